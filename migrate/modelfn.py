@@ -1,0 +1,787 @@
+"""Splits a TF1 `model_fn(features, labels, mode, params)` into the pieces of a Keras program.
+
+The analysis is a data flow over the model_fn's top-level statements:
+- statements that (transitively) read `features` are the forward pass -> `Model.call`; TF1 layer
+  calls in them are hoisted into `Model.__init__` (Keras layers are built once, not per call);
+- statements that read `labels` make the loss -> a Keras loss object, or `Model.compute_loss`;
+- the `tf.train.*Optimizer` (minus `CrossShardOptimizer`, which the strategy replaces) -> compile;
+- statements that read neither (hyper-parameters from `params`, constants) are copied to
+  whichever piece needs them;
+- `mode == ModeKeys.TRAIN` becomes Keras's `training` flag.
+
+Anything outside that shape makes `analyze()` return reasons instead of a plan; the rule then
+marks the program with TODOs and leaves it alone.
+"""
+
+from __future__ import annotations
+
+import builtins
+import re
+from dataclasses import dataclass, field
+
+import libcst as cst
+
+from .names import AliasTable
+
+_BUILTINS = set(dir(builtins))
+
+
+class Unsupported(Exception):
+    """The model_fn has a construct this version cannot migrate; the message says which."""
+
+
+# -- name collection ----------------------------------------------------------------------
+
+
+class _Names(cst.CSTVisitor):
+    def __init__(self) -> None:
+        self.names: set[str] = set()
+
+    def visit_Attribute(self, node: cst.Attribute) -> bool:
+        node.value.visit(self)
+        return False
+
+    def visit_Arg(self, node: cst.Arg) -> bool:
+        node.value.visit(self)
+        return False
+
+    def visit_Name(self, node: cst.Name) -> None:
+        self.names.add(node.value)
+
+
+def names_in(node: cst.CSTNode) -> set[str]:
+    collector = _Names()
+    node.visit(collector)
+    return collector.names
+
+
+def _assigned(stmt: cst.BaseSmallStatement) -> set[str]:
+    targets: list[cst.BaseAssignTargetExpression] = []
+    if isinstance(stmt, cst.Assign):
+        targets = [t.target for t in stmt.targets]
+    elif isinstance(stmt, (cst.AnnAssign, cst.AugAssign)):
+        targets = [stmt.target]
+    out: set[str] = set()
+    for target in targets:
+        if isinstance(target, cst.Name):
+            out.add(target.value)
+        elif isinstance(target, (cst.Tuple, cst.List)):
+            for element in target.elements:
+                if isinstance(element.value, cst.Name):
+                    out.add(element.value.value)
+                else:
+                    raise Unsupported("assignment to a non-name target")
+        else:
+            raise Unsupported("assignment to an attribute or subscript inside model_fn")
+    return out
+
+
+# -- tables -------------------------------------------------------------------------------
+
+# TF1 functional layer -> (Keras class, positional parameter names after `inputs`, arguments the
+# Keras constructor does not take, which the call takes instead).
+FUNCTIONAL_LAYERS: dict[str, tuple[str, tuple[str, ...]]] = {
+    "layers.dense": ("Dense", ("units",)),
+    "layers.dropout": ("Dropout", ("rate", "noise_shape", "seed", "training")),
+    "layers.flatten": ("Flatten", ()),
+    "layers.conv1d": ("Conv1D", ("filters", "kernel_size", "strides", "padding")),
+    "layers.conv2d": ("Conv2D", ("filters", "kernel_size", "strides", "padding")),
+    "layers.conv3d": ("Conv3D", ("filters", "kernel_size", "strides", "padding")),
+    "layers.max_pooling1d": ("MaxPooling1D", ("pool_size", "strides", "padding")),
+    "layers.max_pooling2d": ("MaxPooling2D", ("pool_size", "strides", "padding")),
+    "layers.max_pooling3d": ("MaxPooling3D", ("pool_size", "strides", "padding")),
+    "layers.average_pooling1d": ("AveragePooling1D", ("pool_size", "strides", "padding")),
+    "layers.average_pooling2d": ("AveragePooling2D", ("pool_size", "strides", "padding")),
+    "layers.average_pooling3d": ("AveragePooling3D", ("pool_size", "strides", "padding")),
+}
+LAYER_CLASSES = {
+    "layers.Dense": "Dense",
+    "layers.Dropout": "Dropout",
+    "layers.Flatten": "Flatten",
+    "layers.Conv1D": "Conv1D",
+    "layers.Conv2D": "Conv2D",
+    "layers.Conv3D": "Conv3D",
+    "layers.MaxPooling1D": "MaxPooling1D",
+    "layers.MaxPooling2D": "MaxPooling2D",
+    "layers.AveragePooling2D": "AveragePooling2D",
+}
+# TF1 arguments of layer constructors that have no Keras 3 counterpart.
+_LAYER_DROP = {"reuse", "_reuse"}
+_CALL_ONLY = {"training"}
+
+# Initializers spelled the TF1 way inside layer arguments -> Keras initializers.
+INITIALIZERS = {
+    "constant_initializer": "Constant",
+    "zeros_initializer": "Zeros",
+    "ones_initializer": "Ones",
+    "glorot_uniform_initializer": "GlorotUniform",
+    "glorot_normal_initializer": "GlorotNormal",
+    "random_normal_initializer": "RandomNormal",
+    "random_uniform_initializer": "RandomUniform",
+    "truncated_normal_initializer": "TruncatedNormal",
+    "initializers.constant": "Constant",
+    "initializers.zeros": "Zeros",
+    "initializers.ones": "Ones",
+    "initializers.glorot_uniform": "GlorotUniform",
+}
+
+# TF1 optimizer -> (Keras optimizer, TF1 positional parameters, renames, Keras arguments that
+# must be spelled out because the Keras default differs from TF1's).
+OPTIMIZERS: dict[str, tuple[str, tuple[str, ...], dict[str, str], dict[str, str]]] = {
+    "train.GradientDescentOptimizer": ("SGD", ("learning_rate", "use_locking", "name"), {}, {}),
+    "train.AdamOptimizer": (
+        "Adam",
+        ("learning_rate", "beta1", "beta2", "epsilon", "use_locking", "name"),
+        {"beta1": "beta_1", "beta2": "beta_2"},
+        {"learning_rate": "0.001", "epsilon": "1e-08"},
+    ),
+    "train.AdagradOptimizer": (
+        "Adagrad",
+        ("learning_rate", "initial_accumulator_value", "use_locking", "name"),
+        {},
+        {"epsilon": "0.0"},
+    ),
+    "train.MomentumOptimizer": (
+        "SGD",
+        ("learning_rate", "momentum", "use_locking", "name", "use_nesterov"),
+        {"use_nesterov": "nesterov"},
+        {},
+    ),
+    "train.AdadeltaOptimizer": (
+        "Adadelta",
+        ("learning_rate", "rho", "epsilon", "use_locking", "name"),
+        {},
+        {"learning_rate": "0.001", "rho": "0.95", "epsilon": "1e-08"},
+    ),
+    "train.FtrlOptimizer": (
+        "Ftrl",
+        (
+            "learning_rate",
+            "learning_rate_power",
+            "initial_accumulator_value",
+            "l1_regularization_strength",
+            "l2_regularization_strength",
+            "use_locking",
+            "name",
+            "accum_name",
+            "linear_name",
+            "l2_shrinkage_regularization_strength",
+            "beta",
+        ),
+        {},
+        {},
+    ),
+}
+_OPTIMIZER_DROP = {"use_locking", "name", "accum_name", "linear_name"}
+
+# tf.compat.v1.losses.* -> (Keras loss class, labels parameter, predictions parameter,
+# other TF1 parameters the Keras class takes (TF1 name -> Keras name), fixed Keras arguments).
+LOSSES: dict[str, tuple[str, str, str, dict[str, str], str]] = {
+    "losses.mean_squared_error": ("MeanSquaredError", "labels", "predictions", {}, ""),
+    "losses.absolute_difference": ("MeanAbsoluteError", "labels", "predictions", {}, ""),
+    "losses.huber_loss": ("Huber", "labels", "predictions", {"delta": "delta"}, ""),
+    "losses.sparse_softmax_cross_entropy": ("SparseCategoricalCrossentropy", "labels", "logits", {}, "from_logits=True"),
+    "losses.softmax_cross_entropy": (
+        "CategoricalCrossentropy",
+        "onehot_labels",
+        "logits",
+        {"label_smoothing": "label_smoothing"},
+        "from_logits=True",
+    ),
+    "losses.sigmoid_cross_entropy": (
+        "BinaryCrossentropy",
+        "multi_class_labels",
+        "logits",
+        {"label_smoothing": "label_smoothing"},
+        "from_logits=True",
+    ),
+}
+# Positional order of the TF1 loss functions (to bind positional arguments by name).
+LOSS_PARAMS = {
+    "losses.mean_squared_error": ("labels", "predictions", "weights"),
+    "losses.absolute_difference": ("labels", "predictions", "weights"),
+    "losses.huber_loss": ("labels", "predictions", "weights", "delta"),
+    "losses.sparse_softmax_cross_entropy": ("labels", "logits", "weights"),
+    "losses.softmax_cross_entropy": ("onehot_labels", "logits", "weights", "label_smoothing"),
+    "losses.sigmoid_cross_entropy": ("multi_class_labels", "logits", "weights", "label_smoothing"),
+    "losses.log_loss": ("labels", "predictions", "weights", "epsilon"),
+    "losses.hinge_loss": ("labels", "logits", "weights"),
+    "losses.cosine_distance": ("labels", "predictions", "axis", "weights"),
+}
+
+SPEC_KEYS_SUPPORTED = {"mode", "loss", "train_op"}
+GLOBAL_STEP_FNS = {"train.get_global_step", "train.get_or_create_global_step"}
+MODE_TRAIN = {"estimator.ModeKeys.TRAIN"}
+MODE_ANY = {"estimator.ModeKeys.TRAIN", "estimator.ModeKeys.EVAL", "estimator.ModeKeys.PREDICT"}
+
+
+# -- the plan -----------------------------------------------------------------------------
+
+
+@dataclass
+class Layer:
+    attr: str
+    func: str  # `tf.keras.layers.Dense`
+    args: list[str]  # rendered constructor arguments
+
+
+@dataclass
+class Plan:
+    fn_name: str
+    class_name: str
+    params_name: str
+    features_name: str = "features"
+    labels_name: str = "labels"
+    loss_uses_params: bool = False
+    layers: list[Layer] = field(default_factory=list)
+    init_stmts: list[str] = field(default_factory=list)
+    call_stmts: list[str] = field(default_factory=list)
+    call_uses_params: bool = False
+    output: str = ""
+    keras_loss: str | None = None  # a Keras loss object expression ...
+    loss_stmts: list[str] = field(default_factory=list)  # ... or the body of compute_loss
+    loss_name: str = "loss"
+    optimizer_prelude: list[str] = field(default_factory=list)
+    optimizer: str = ""
+    docstring: str | None = None
+    notes: list[str] = field(default_factory=list)
+
+
+@dataclass
+class _Stmt:
+    node: cst.SimpleStatementLine
+    small: cst.BaseSmallStatement
+    defs: set[str]
+    uses: set[str]
+    kind: str = ""  # pure | forward | loss | optimizer | drop
+
+
+def camel(name: str) -> str:
+    stripped = re.sub(r"_?fn$", "", name)
+    lead = "_" if stripped.startswith("_") else ""
+    parts = [p for p in stripped.strip("_").split("_") if p]
+    base = "".join(p[:1].upper() + p[1:] for p in parts) or "Migrated"
+    if base == "Model":
+        base = "KerasModel"
+    elif not base.endswith("Model"):
+        base += "Model"
+    return lead + base
+
+
+class ModelFnAnalyzer:
+    """Builds a `Plan` for one model_fn, or raises `Unsupported`."""
+
+    def __init__(self, fn: cst.FunctionDef, names: AliasTable, module: cst.Module, tf: str, tfm: str) -> None:
+        self.fn = fn
+        self.names = names
+        self.module = module
+        self.tf = tf
+        self.tfm = tfm
+        params = [p.name.value for p in fn.params.params]
+        if len(params) < 1:
+            raise Unsupported("model_fn takes no arguments")
+        self.features = params[0]
+        self.labels = params[1] if len(params) > 1 else None
+        self.mode = params[2] if len(params) > 2 else None
+        self.params = params[3] if len(params) > 3 else "params"
+        if len(params) > 4 or isinstance(fn.params.star_arg, cst.Param) or fn.params.star_kwarg is not None or fn.params.kwonly_params:
+            raise Unsupported("model_fn takes `config` or extra arguments")
+        if fn.asynchronous or fn.decorators:
+            raise Unsupported("model_fn is decorated or async")
+        self.layer_attrs: dict[str, int] = {}
+
+    # -- helpers --------------------------------------------------------------------------
+    def code(self, node: cst.CSTNode) -> str:
+        return self.module.code_for_node(node)
+
+    def stmt_lines(self, node: cst.SimpleStatementLine) -> list[str]:
+        """A statement as rendered lines: its own comment lines, then its code (first line unindented)."""
+        comments = [line.comment.value for line in node.leading_lines if line.comment is not None]
+        return comments + [self.module.code_for_node(node.with_changes(leading_lines=[]))]
+
+    def canonical(self, node: cst.BaseExpression) -> str | None:
+        return self.names.canonical(node)
+
+    def is_mode_compare(self, node: cst.BaseExpression) -> tuple[bool, str] | None:
+        """`mode == ModeKeys.X` / `mode != ModeKeys.X` -> (equal?, X-path)."""
+        if not isinstance(node, cst.Comparison) or len(node.comparisons) != 1 or self.mode is None:
+            return None
+        target = node.comparisons[0]
+        left, right = node.left, target.comparator
+        if isinstance(right, cst.Name) and right.value == self.mode:
+            left, right = right, left
+        if not (isinstance(left, cst.Name) and left.value == self.mode):
+            return None
+        key = self.canonical(right)
+        if key not in MODE_ANY:
+            return None
+        if isinstance(target.operator, cst.Equal):
+            return True, key
+        if isinstance(target.operator, cst.NotEqual):
+            return False, key
+        return None
+
+    # -- statement flattening ---------------------------------------------------------------
+    def _flatten(self, body: list[cst.BaseStatement], out: list[cst.SimpleStatementLine], notes: list[str]) -> None:
+        for stmt in body:
+            if isinstance(stmt, cst.SimpleStatementLine):
+                out.append(stmt)
+                continue
+            if isinstance(stmt, cst.If):
+                if self._skippable_tpu_branch(stmt):
+                    continue
+                mode = self.is_mode_compare(stmt.test)
+                if mode == (True, "estimator.ModeKeys.TRAIN") and stmt.orelse is None:
+                    self._flatten(list(stmt.body.body), out, notes)  # type: ignore[attr-defined]
+                    continue
+                raise Unsupported(f"`if {self.code(stmt.test).strip()}:` branch in model_fn")
+            raise Unsupported(f"`{type(stmt).__name__}` statement in model_fn")
+
+    def _skippable_tpu_branch(self, stmt: cst.If) -> bool:
+        """`if use_tpu: optimizer = CrossShardOptimizer(optimizer)`: the strategy does the all-reduce."""
+        if stmt.orelse is not None:
+            return False
+        inner = list(stmt.body.body)  # type: ignore[attr-defined]
+        if not inner:
+            return False
+        for line in inner:
+            if not isinstance(line, cst.SimpleStatementLine) or len(line.body) != 1:
+                return False
+            small = line.body[0]
+            if not (isinstance(small, cst.Assign) and isinstance(small.value, cst.Call)):
+                return False
+            if self.canonical(small.value.func) != "tpu.CrossShardOptimizer":
+                return False
+        return True
+
+    # -- main entry -------------------------------------------------------------------------
+    def analyze(self) -> Plan:
+        body = list(self.fn.body.body)  # type: ignore[attr-defined]
+        plan = Plan(
+            fn_name=self.fn.name.value,
+            class_name=camel(self.fn.name.value),
+            params_name=self.params,
+            features_name=self.features,
+            labels_name=self.labels or "labels",
+        )
+        if body and _is_docstring(body[0]):
+            plan.docstring = body[0].body[0].value.evaluated_value  # type: ignore[attr-defined]
+            body = body[1:]
+        lines: list[cst.SimpleStatementLine] = []
+        self._flatten(body, lines, plan.notes)
+        if not lines or not isinstance(lines[-1].body[0], cst.Return):
+            raise Unsupported("model_fn does not end with `return <EstimatorSpec>`")
+        stmts: list[_Stmt] = []
+        for line in lines[:-1]:
+            if len(line.body) != 1:
+                raise Unsupported("several statements on one line in model_fn")
+            small = line.body[0]
+            if isinstance(small, cst.Return):
+                raise Unsupported("more than one `return` in model_fn")
+            if not isinstance(small, (cst.Assign, cst.AnnAssign, cst.AugAssign, cst.Expr)):
+                raise Unsupported(f"`{type(small).__name__}` statement in model_fn")
+            value = getattr(small, "value", None)
+            uses = names_in(value) if value is not None else set()
+            if isinstance(small, cst.AugAssign):
+                uses |= names_in(small.target)
+            stmts.append(_Stmt(line, small, _assigned(small), uses))
+        spec = self._spec(lines[-1].body[0])  # type: ignore[arg-type]
+        loss_name = spec["loss"]
+        train_op = spec.get("train_op")
+        plan.loss_name = loss_name
+
+        # Optimizer, CrossShardOptimizer, minimize, global step.
+        optimizer_names: set[str] = set()
+        optimizer_stmt: _Stmt | None = None
+        global_step_names: set[str] = set()
+        for st in stmts:
+            value = getattr(st.small, "value", None)
+            if isinstance(value, cst.Call):
+                key = self.canonical(value.func)
+                if key in OPTIMIZERS:
+                    if optimizer_stmt is not None:
+                        raise Unsupported("more than one optimizer in model_fn")
+                    optimizer_stmt, st.kind = st, "optimizer"
+                    optimizer_names |= st.defs
+                elif key is not None and key.startswith("train.") and key.endswith("Optimizer"):
+                    raise Unsupported(f"`tf.{key}` (its TF1-faithful Keras form comes with the fidelity work)")
+                elif key == "tpu.CrossShardOptimizer":
+                    st.kind = "drop"
+                    optimizer_names |= st.defs
+                elif key in GLOBAL_STEP_FNS:
+                    st.kind = "drop"
+                    global_step_names |= st.defs
+                elif (
+                    isinstance(value.func, cst.Attribute)
+                    and value.func.attr.value == "minimize"
+                    and isinstance(value.func.value, cst.Name)
+                    and value.func.value.value in optimizer_names
+                ):
+                    self._check_minimize(value, loss_name, global_step_names)
+                    st.kind = "drop"
+        if optimizer_stmt is None:
+            raise Unsupported("no `tf.train.*Optimizer(...).minimize(loss)` found in model_fn")
+        if train_op is not None and not any(train_op in st.defs for st in stmts if st.kind == "drop"):
+            raise Unsupported("train_op is not `optimizer.minimize(loss, ...)`")
+        for st in stmts:
+            if st.kind == "" and st.uses & (global_step_names | optimizer_names):
+                raise Unsupported("the optimizer or global step is used beyond `minimize`")
+
+        # Data flow: forward (features), loss (labels), pure.
+        forward: set[str] = {self.features}
+        label_names: set[str] = {self.labels} if self.labels else set()
+        mode_names: set[str] = {self.mode} if self.mode else set()
+        for st in stmts:
+            if st.kind:
+                continue
+            if isinstance(st.small, cst.Expr):
+                raise Unsupported(f"expression statement `{self.code(st.small).strip()}` in model_fn")
+            if st.uses & label_names:
+                st.kind = "loss"
+                label_names |= st.defs
+            elif st.uses & (forward | mode_names):
+                st.kind = "forward"
+                forward |= st.defs
+            else:
+                st.kind = "pure"
+                if _creates_layer(st.small, self):
+                    raise Unsupported("a layer object is created apart from its call; build it once in the model")
+        if loss_name not in label_names:
+            raise Unsupported("the loss does not depend on labels")
+
+        # The model output: forward names the loss statements read.
+        loss_stmts = [st for st in stmts if st.kind == "loss"]
+        outputs = sorted(set().union(*(st.uses for st in loss_stmts)) & (forward - {self.features}))
+        if len(outputs) != 1:
+            raise Unsupported(f"the loss reads {len(outputs)} model outputs; one is supported")
+        plan.output = outputs[0]
+
+        pure = {name: st for st in stmts if st.kind == "pure" for name in st.defs}
+
+        def needed_pure(uses: set[str]) -> list[_Stmt]:
+            seen: set[int] = set()
+            todo = [n for n in uses if n in pure]
+            while todo:
+                name = todo.pop()
+                st = pure[name]
+                if id(st) in seen:
+                    continue
+                seen.add(id(st))
+                todo.extend(n for n in st.uses if n in pure)
+            return [st for st in stmts if id(st) in seen]
+
+        # Forward pass -> call(), hoisting layers.
+        rewriter = _ForwardRewriter(self)
+        call_lines: list[str] = []
+        forward_stmts = [st for st in stmts if st.kind == "forward"]
+        layer_uses: set[str] = set()
+        for st in stmts:
+            if st.kind == "forward":
+                call_lines += self.stmt_lines(st.node.visit(rewriter))
+            elif st.kind == "pure" and any(st in needed_pure(f.uses) for f in forward_stmts):
+                call_lines += self.stmt_lines(st.node)
+        if rewriter.pending_ctors:
+            raise Unsupported("a layer object is created apart from its call; build it once in the model")
+        for layer in rewriter.layers:
+            layer_uses |= layer[1]
+        if rewriter.uses_labels:
+            raise Unsupported("the forward pass reads labels")
+        bad = layer_uses & (forward | label_names)
+        if bad:
+            raise Unsupported(f"layer arguments depend on tensors ({', '.join(sorted(bad))}); cannot build the layer once")
+        plan.layers = [Layer(attr, func, args) for attr, _, (func, args) in rewriter.layers]
+        plan.init_stmts = [line for st in needed_pure(layer_uses) for line in self.stmt_lines(st.node)]
+        plan.call_stmts = call_lines
+        call_names = set().union(set(), *(names_in(cst.parse_statement(t)) for t in call_lines if not t.startswith("#")))
+        plan.call_uses_params = self.params in call_names
+        if self.mode and self.mode in call_names:
+            raise Unsupported("the forward pass uses `mode` beyond `mode == ModeKeys.TRAIN`")
+
+        # Loss.
+        keras_loss = self._keras_loss(loss_stmts, plan.output, loss_name)
+        loss_pure = needed_pure(set().union(*(s.uses for s in loss_stmts)))
+        if keras_loss is not None and not loss_pure:
+            plan.keras_loss = keras_loss
+        else:
+            loss_rewriter = _LossRewriter(self)
+            lines_out = [line for st in loss_pure for line in self.stmt_lines(st.node)]
+            for st in loss_stmts:
+                lines_out += self.stmt_lines(st.node.visit(loss_rewriter))
+            plan.loss_stmts = lines_out
+            plan.keras_loss = None
+            plan.loss_uses_params = self.params in set().union(*(s.uses for s in loss_stmts + loss_pure))
+
+        # Optimizer.
+        plan.optimizer = self._keras_optimizer(optimizer_stmt.small.value)  # type: ignore[union-attr]
+        plan.optimizer_prelude = [
+            line for st in needed_pure(names_in(optimizer_stmt.small.value)) for line in self.stmt_lines(st.node)  # type: ignore[union-attr]
+        ]
+        for st in stmts:
+            if st.kind == "pure" and st.uses & mode_names:
+                raise Unsupported("a statement uses `mode`")
+        return plan
+
+    def _spec(self, ret: cst.Return) -> dict[str, str]:
+        value = ret.value
+        if not isinstance(value, cst.Call):
+            raise Unsupported("model_fn does not return an EstimatorSpec call")
+        key = self.canonical(value.func)
+        if key not in ("estimator.tpu.TPUEstimatorSpec", "estimator.EstimatorSpec"):
+            raise Unsupported("model_fn does not return an EstimatorSpec call")
+        spec: dict[str, str] = {}
+        for index, arg in enumerate(value.args):
+            name = arg.keyword.value if arg.keyword else ("mode", "predictions", "loss", "train_op")[index] if index < 4 else None
+            if name is None:
+                raise Unsupported("too many positional EstimatorSpec arguments")
+            if name not in SPEC_KEYS_SUPPORTED:
+                if isinstance(arg.value, cst.Name) and arg.value.value == "None":
+                    continue
+                raise Unsupported(f"EstimatorSpec `{name}=` (not migrated yet)")
+            if name == "mode":
+                continue
+            if not isinstance(arg.value, cst.Name):
+                raise Unsupported(f"EstimatorSpec `{name}=` is not a plain name")
+            spec[name] = arg.value.value
+        if "loss" not in spec:
+            raise Unsupported("EstimatorSpec has no `loss=`")
+        return spec
+
+    def _check_minimize(self, call: cst.Call, loss_name: str, global_steps: set[str]) -> None:
+        for index, arg in enumerate(call.args):
+            name = arg.keyword.value if arg.keyword else ("loss", "global_step")[index] if index < 2 else "?"
+            if name == "loss":
+                if not (isinstance(arg.value, cst.Name) and arg.value.value == loss_name):
+                    raise Unsupported("`minimize` is called on something other than the spec's loss")
+            elif name == "global_step":
+                ok = (isinstance(arg.value, cst.Name) and arg.value.value in global_steps) or (
+                    isinstance(arg.value, cst.Call) and self.canonical(arg.value.func) in GLOBAL_STEP_FNS
+                )
+                if not ok:
+                    raise Unsupported("`minimize(global_step=...)` is not the global step")
+            else:
+                raise Unsupported(f"`minimize({name}=...)` is not migrated yet")
+
+    def _keras_loss(self, loss_stmts: list[_Stmt], output: str, loss_name: str) -> str | None:
+        if len(loss_stmts) != 1 or loss_stmts[0].defs != {loss_name}:
+            return None
+        value = getattr(loss_stmts[0].small, "value", None)
+        if not isinstance(value, cst.Call):
+            return None
+        key = self.canonical(value.func)
+        if key not in LOSSES:
+            return None
+        cls, labels_param, preds_param, passthrough, fixed = LOSSES[key]
+        bound = _bind(value, LOSS_PARAMS[key])
+        if bound is None:
+            return None
+        labels = bound.pop(labels_param, None)
+        preds = bound.pop(preds_param, None)
+        if not (isinstance(labels, cst.Name) and labels.value == self.labels):
+            return None
+        if not (isinstance(preds, cst.Name) and preds.value == output):
+            return None
+        args = [fixed] if fixed else []
+        for tf1_name, expr in bound.items():
+            if tf1_name in passthrough:
+                args.append(f"{passthrough[tf1_name]}={self.code(expr)}")
+            else:
+                return None  # weights/reduction/scope: the TF1-faithful compute_loss path handles them
+        return f"{self.tf}.keras.losses.{cls}({', '.join(args)})"
+
+    def _keras_optimizer(self, call: cst.Call) -> str:
+        key = self.canonical(call.func)
+        assert key is not None
+        cls, positional, renames, spelled = OPTIMIZERS[key]
+        bound = _bind(call, positional)
+        if bound is None:
+            raise Unsupported(f"unexpected arguments to `{key}`")
+        if key == "train.MomentumOptimizer" and "learning_rate" in bound and not _is_constant_like(bound["learning_rate"]):
+            raise Unsupported("MomentumOptimizer with a non-constant learning rate (TF1 rescales the accumulator)")
+        args: list[str] = []
+        if "learning_rate" in bound:
+            args.append(f"learning_rate={self.code(bound.pop('learning_rate'))}")
+        elif "learning_rate" in spelled:
+            args.append(f"learning_rate={spelled['learning_rate']}")
+        for name, expr in bound.items():
+            if name in _OPTIMIZER_DROP:
+                continue
+            args.append(f"{renames.get(name, name)}={self.code(expr)}")
+        for name, default in spelled.items():
+            if name != "learning_rate" and name not in bound:
+                args.append(f"{name}={default}")
+        for value in bound.values():
+            if not _is_constant_like(value) and isinstance(value, cst.Call):
+                raise Unsupported("an optimizer argument is a tensor (learning-rate schedules come with the fidelity work)")
+        return f"{self.tf}.keras.optimizers.{cls}({', '.join(args)})"
+
+
+def _creates_layer(node: cst.CSTNode, analyzer: "ModelFnAnalyzer") -> bool:
+    found = False
+
+    class Finder(cst.CSTVisitor):
+        def visit_Call(self, call: cst.Call) -> None:
+            nonlocal found
+            key = analyzer.canonical(call.func) or ""
+            if key.startswith(("layers.", "keras.layers.")):
+                found = True
+
+    node.visit(Finder())
+    return found
+
+
+def _is_docstring(stmt: cst.BaseStatement) -> bool:
+    return (
+        isinstance(stmt, cst.SimpleStatementLine)
+        and len(stmt.body) == 1
+        and isinstance(stmt.body[0], cst.Expr)
+        and isinstance(stmt.body[0].value, (cst.SimpleString, cst.ConcatenatedString))
+    )
+
+
+def _is_constant_like(node: cst.BaseExpression) -> bool:
+    return isinstance(node, (cst.Integer, cst.Float, cst.Name, cst.Subscript, cst.Attribute, cst.UnaryOperation))
+
+
+def _bind(call: cst.Call, positional: tuple[str, ...]) -> dict[str, cst.BaseExpression] | None:
+    bound: dict[str, cst.BaseExpression] = {}
+    for index, arg in enumerate(call.args):
+        if arg.star:
+            return None
+        if arg.keyword is not None:
+            bound[arg.keyword.value] = arg.value
+        elif index < len(positional):
+            bound[positional[index]] = arg.value
+        else:
+            return None
+    return bound
+
+
+class _ForwardRewriter(cst.CSTTransformer):
+    """Hoists TF1 layer calls into Keras layers built once; `mode == TRAIN` -> `training`."""
+
+    def __init__(self, analyzer: ModelFnAnalyzer) -> None:
+        super().__init__()
+        self.a = analyzer
+        # (attr, names the constructor reads, (Keras class path, rendered arguments))
+        self.layers: list[tuple[str, set[str], tuple[str, list[str]]]] = []
+        self.uses_labels = False
+        self.pending_ctors: set[int] = set()
+
+    def _attr(self, base: str) -> str:
+        count = self.a.layer_attrs.get(base, 0)
+        self.a.layer_attrs[base] = count + 1
+        return base if count == 0 else f"{base}_{count}"
+
+    def leave_Name(self, original: cst.Name, updated: cst.Name) -> cst.BaseExpression:
+        if self.a.labels and original.value == self.a.labels:
+            self.uses_labels = True
+        return updated
+
+    def leave_Comparison(self, original: cst.Comparison, updated: cst.Comparison) -> cst.BaseExpression:
+        mode = self.a.is_mode_compare(original)
+        if mode is None:
+            return updated
+        equal, key = mode
+        if key != "estimator.ModeKeys.TRAIN":
+            raise Unsupported(f"the forward pass tests `mode` against {key.rsplit('.', 1)[-1]}")
+        return cst.Name("training") if equal else cst.UnaryOperation(cst.Not(), cst.Name("training"))
+
+    def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
+        key = self.a.canonical(original.func)
+        if key in FUNCTIONAL_LAYERS:
+            return self._functional(key, updated)
+        if isinstance(original.func, cst.Call):
+            inner = self.a.canonical(original.func.func)
+            cls = LAYER_CLASSES.get(inner or "") or (inner.rsplit(".", 1)[-1] if inner and inner.startswith("keras.layers.") else None)
+            if cls is not None:
+                self.pending_ctors.discard(id(original.func))
+                ctor_call = updated.func
+                assert isinstance(ctor_call, cst.Call)
+                ctor_args = [a for a in ctor_call.args if not (a.keyword and a.keyword.value in _LAYER_DROP)]
+                attr = self._attr(_snake(cls))
+                self._add_layer(attr, cls, ctor_args)
+                return updated.with_changes(func=cst.parse_expression(f"self.{attr}"))
+        if key in LAYER_CLASSES or (key or "").startswith("keras.layers."):
+            self.pending_ctors.add(id(original))  # consumed by the enclosing `Layer(...)(x)` call
+            return updated
+        if key is not None and key.startswith("layers."):
+            raise Unsupported(f"`tf.{key}` is not migrated yet")
+        return updated
+
+    def _functional(self, key: str, call: cst.Call) -> cst.BaseExpression:
+        cls, positional = FUNCTIONAL_LAYERS[key]
+        bound = _bind(call, ("inputs",) + positional)
+        if bound is None or "inputs" not in bound:
+            raise Unsupported(f"unexpected arguments to `tf.{key}`")
+        inputs = bound.pop("inputs")
+        call_args = [cst.Arg(inputs)]
+        if "training" in bound:
+            call_args.append(cst.Arg(bound.pop("training"), keyword=cst.Name("training"), equal=_EQ))
+        elif cls == "Dropout":
+            # TF1 `dropout` defaults to training=False: it is a no-op unless told otherwise.
+            call_args.append(cst.Arg(cst.Name("False"), keyword=cst.Name("training"), equal=_EQ))
+        ctor_args = [
+            cst.Arg(value, keyword=cst.Name(name), equal=_EQ)
+            for name, value in bound.items()
+            if name not in _LAYER_DROP
+        ]
+        name_arg = bound.get("name")
+        base = _snake(cls)
+        if isinstance(name_arg, cst.SimpleString) and name_arg.evaluated_value.isidentifier():  # type: ignore[union-attr]
+            base = name_arg.evaluated_value  # type: ignore[assignment,union-attr]
+        attr = self._attr(base)
+        self._add_layer(attr, cls, ctor_args)
+        return cst.Call(func=cst.parse_expression(f"self.{attr}"), args=call_args)
+
+    def _add_layer(self, attr: str, cls: str, args: list[cst.Arg]) -> None:
+        rendered = []
+        for arg in args:
+            value = arg.value.visit(_InitializerRewriter(self.a))
+            text = self.a.code(value)
+            rendered.append(f"{arg.keyword.value}={text}" if arg.keyword else text)
+        func = f"{self.a.tf}.keras.layers.{cls}"
+        used = names_in(cst.parse_expression(f"{func}({', '.join(rendered)})"))
+        self.layers.append((attr, used, (func, rendered)))
+
+
+_EQ = cst.AssignEqual(whitespace_before=cst.SimpleWhitespace(""), whitespace_after=cst.SimpleWhitespace(""))
+
+
+def _snake(cls: str) -> str:
+    name = re.sub(r"(?<=[a-z0-9])([A-Z])", r"_\1", cls).lower()
+    return name.replace("conv1_d", "conv1d").replace("conv2_d", "conv2d").replace("conv3_d", "conv3d").replace(
+        "pooling1_d", "pooling1d"
+    ).replace("pooling2_d", "pooling2d").replace("pooling3_d", "pooling3d")
+
+
+class _InitializerRewriter(cst.CSTTransformer):
+    """`tf.constant_initializer(v)` -> `tf.keras.initializers.Constant(v)` inside layer arguments."""
+
+    def __init__(self, analyzer: ModelFnAnalyzer) -> None:
+        super().__init__()
+        self.a = analyzer
+
+    def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
+        key = self.a.canonical(original.func)
+        if key in INITIALIZERS:
+            args = [a for a in updated.args if not (a.keyword and a.keyword.value in ("dtype", "verify_shape"))]
+            return updated.with_changes(
+                func=cst.parse_expression(f"{self.a.tf}.keras.initializers.{INITIALIZERS[key]}"), args=args
+            )
+        return updated
+
+
+class _LossRewriter(cst.CSTTransformer):
+    """TF1 `tf.losses.*` calls in a loss that has no plain Keras form -> the runtime's TF1-faithful ones."""
+
+    def __init__(self, analyzer: ModelFnAnalyzer) -> None:
+        super().__init__()
+        self.a = analyzer
+
+    def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
+        key = self.a.canonical(original.func)
+        if key is not None and key.startswith("losses."):
+            if key not in LOSS_PARAMS and key != "losses.compute_weighted_loss":
+                raise Unsupported(f"`tf.{key}` is not migrated yet")
+            return updated.with_changes(func=cst.parse_expression(f"{self.a.tfm}.{key}"))
+        return updated

@@ -1,0 +1,129 @@
+"""The rule base class and the per-file context rules share.
+
+A rule is one `libcst.CSTTransformer` subclass in one module of `tfmigrate.rules`. It declares its
+metadata on the class (django-upgrade/Fixit style) and the registry finds it; nothing else lists it.
+
+    class TPUEstimatorToKeras(Rule):
+        '''Why the rule exists (first line = what it does).'''
+        CODE = "TFM301"
+        SUMMARY = "TPUEstimator programs -> TPUStrategy + Keras compile/fit/evaluate"
+        RUNS_AFTER = ("TFM302",)
+
+What a rule cannot migrate it marks with `self.todo("...")`: a `# TODO(tfmigrate TFMxxx): ...`
+comment above the statement being visited, and an entry in the report.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import ClassVar
+
+import libcst as cst
+from libcst.codemod import CodemodContext
+from libcst.codemod.visitors import AddImportsVisitor, RemoveImportsVisitor
+
+from .names import AliasTable
+
+TODO_PREFIX = "# TODO(tfmigrate "
+TODO_RE = re.compile(r"#\s*TODO\(tfmigrate (TFM\d{3})\):\s*(.*)")
+RUNTIME_MODULE = "tfmigrate.runtime"
+RUNTIME_ALIAS = "tfm"
+
+_STATEMENTS = (cst.SimpleStatementLine, cst.BaseCompoundStatement)
+
+
+@dataclass
+class FileContext:
+    """What all rules running over one file share."""
+
+    filename: str
+    target: str
+    names: AliasTable
+    tf2_alias: str
+    codemod: CodemodContext = field(default_factory=CodemodContext)
+    applied: list[str] = field(default_factory=list)
+    todos: list[tuple[str, str]] = field(default_factory=list)
+    scratch: dict = field(default_factory=dict)
+
+    def need_tf2(self) -> str:
+        """The local name of `import tensorflow`, scheduling the import if the file lacks one."""
+        if self.tf2_alias not in self.names.tf_roots and self.tf2_alias not in self.names.tf1_roots:
+            AddImportsVisitor.add_needed_import(self.codemod, "tensorflow", asname=self.tf2_alias)
+        return self.tf2_alias
+
+    def need_runtime(self) -> str:
+        AddImportsVisitor.add_needed_import(self.codemod, RUNTIME_MODULE, asname=RUNTIME_ALIAS)
+        return RUNTIME_ALIAS
+
+    def drop_import_if_unused(self, module: str, obj: str | None = None, asname: str | None = None) -> None:
+        RemoveImportsVisitor.remove_unused_import(self.codemod, module, obj, asname)
+
+
+class Rule(cst.CSTTransformer):
+    CODE: ClassVar[str] = ""
+    SUMMARY: ClassVar[str] = ""
+    RUNS_AFTER: ClassVar[tuple[str, ...]] = ()
+    # Output targets the rule applies to.
+    TARGETS: ClassVar[frozenset[str]] = frozenset({"keras", "ctl"})
+    # Structural rewrites change program structure (model_fn -> Keras model); mechanical ones rename.
+    STRUCTURAL: ClassVar[bool] = False
+
+    def __init__(self, ctx: FileContext) -> None:
+        super().__init__()
+        self.ctx = ctx
+        self._stmt_stack: list[cst.CSTNode] = []
+        self._pending: dict[int, list[str]] = {}
+        self.changed = False
+
+    # -- hooks for subclasses -------------------------------------------------------------
+    def should_run(self) -> bool:
+        """Cheap per-file gate, evaluated before the pass (override to skip files early)."""
+        return True
+
+    # -- helpers --------------------------------------------------------------------------
+    def canonical(self, node: cst.BaseExpression) -> str | None:
+        return self.ctx.names.canonical(node)
+
+    def todo(self, message: str, *, at: cst.CSTNode | None = None) -> None:
+        """Mark the statement being visited (or `at`, an original statement node) as needing a human."""
+        target = at if at is not None else (self._stmt_stack[-1] if self._stmt_stack else None)
+        if target is None:
+            return
+        self._pending.setdefault(id(target), []).append(message)
+
+    def mark_changed(self) -> None:
+        self.changed = True
+
+    # -- statement tracking and TODO placement ----------------------------------------------
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        if isinstance(node, _STATEMENTS):
+            self._stmt_stack.append(node)
+        return super().on_visit(node)
+
+    def on_leave(self, original_node, updated_node):  # type: ignore[override]
+        result = super().on_leave(original_node, updated_node)
+        if isinstance(original_node, _STATEMENTS):
+            self._stmt_stack.pop()
+            messages = self._pending.pop(id(original_node), None)
+            if messages:
+                result = self._attach(result, messages)
+        return result
+
+    def _attach(self, result, messages: list[str]):
+        if isinstance(result, cst.FlattenSentinel):
+            nodes = list(result.nodes)
+            if nodes:
+                nodes[0] = self._attach(nodes[0], messages)
+            return cst.FlattenSentinel(nodes)
+        if not isinstance(result, _STATEMENTS):
+            return result
+        existing = {line.comment.value for line in result.leading_lines if line.comment is not None}
+        lines = list(result.leading_lines)
+        for message in messages:
+            text = f"{TODO_PREFIX}{self.CODE}): {message}"
+            self.ctx.todos.append((self.CODE, message))
+            if text not in existing:
+                existing.add(text)
+                lines.append(cst.EmptyLine(comment=cst.Comment(text)))
+        return result.with_changes(leading_lines=lines)

@@ -1,0 +1,1 @@
+"""Migration rules, one per module, discovered by `tfmigrate.registry`."""

@@ -1,0 +1,43 @@
+"""TFM302: RunConfig / TPUConfig -> tfmigrate.runtime.RunConfig / TPUConfig."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from tfmigrate.rule import Rule
+
+_CONFIGS = {
+    "estimator.tpu.RunConfig": "RunConfig",
+    "estimator.tpu.TPUConfig": "TPUConfig",
+    "estimator.RunConfig": "RunConfig",
+}
+_INPUT_PIPELINE = "estimator.tpu.InputPipelineConfig."
+
+
+class TPUConfigToRuntime(Rule):
+    """Turn `tf.estimator.tpu.RunConfig(...)`/`TPUConfig(...)` into the runtime's config objects.
+
+    `tfmigrate.runtime.RunConfig` accepts every TF1 keyword and turns the ones that still mean
+    something (`model_dir`, `save_checkpoints_steps`, `keep_checkpoint_max`, `tf_random_seed`,
+    `iterations_per_loop`, ...) into strategy, compile settings and checkpoints; it reports the
+    ones that have no TF2 meaning once at run time. `InputPipelineConfig.PER_HOST_V2` and friends
+    become the strings the runtime understands.
+    """
+
+    CODE = "TFM302"
+    SUMMARY = "tf.estimator.tpu.RunConfig/TPUConfig -> tfmigrate.runtime.RunConfig/TPUConfig"
+
+    def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
+        key = self.canonical(original.func)
+        if key in _CONFIGS:
+            self.mark_changed()
+            tfm = self.ctx.need_runtime()
+            return updated.with_changes(func=cst.parse_expression(f"{tfm}.{_CONFIGS[key]}"))
+        return updated
+
+    def leave_Attribute(self, original: cst.Attribute, updated: cst.Attribute) -> cst.BaseExpression:
+        key = self.canonical(original)
+        if key and key.startswith(_INPUT_PIPELINE) and key.count(".") == 3:
+            self.mark_changed()
+            return cst.SimpleString(repr(key.rsplit(".", 1)[1]))
+        return updated

@@ -1,0 +1,348 @@
+"""TFM301: TPUEstimator programs -> a tf.distribute strategy + a compiled Keras model."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import libcst as cst
+
+from tfmigrate.keras_codegen import render
+from tfmigrate.modelfn import ModelFnAnalyzer, Plan, Unsupported, names_in
+from tfmigrate.rule import Rule
+
+_ESTIMATORS = {"estimator.tpu.TPUEstimator"}
+_TPU_ESTIMATOR_ARGS = (
+    "model_fn",
+    "model_dir",
+    "config",
+    "params",
+    "use_tpu",
+    "train_batch_size",
+    "eval_batch_size",
+    "predict_batch_size",
+    "batch_axis",
+    "eval_on_tpu",
+    "export_to_tpu",
+    "export_to_cpu",
+    "warm_start_from",
+    "embedding_config_spec",
+    "export_saved_model_api_version",
+)
+# Constructor arguments with no effect on a Keras program on this path (reported nowhere: they
+# only chose TPU graph variants that TPUStrategy decides by itself).
+_IGNORED_ARGS = {"batch_axis", "export_to_tpu", "export_to_cpu", "eval_on_tpu", "export_saved_model_api_version"}
+_TODO_ARGS = {
+    "warm_start_from": "warm_start_from is not migrated yet: load the checkpoint into `model` before training",
+    "embedding_config_spec": "TPU embeddings need tfrs.layers.embedding.TPUEmbedding; not migrated",
+}
+_SIMPLE = (cst.Name, cst.Attribute, cst.Integer, cst.Float, cst.SimpleString, cst.Subscript)
+
+
+@dataclass
+class _Site:
+    stmt: cst.SimpleStatementLine
+    scope: cst.CSTNode
+    est_name: str
+    args: dict[str, cst.BaseExpression]
+    plan: Plan | None = None
+    problems: list[str] = field(default_factory=list)
+    model_var: str = "model"
+    strategy_var: str = "strategy"
+    params_var: str | None = None
+    config_var: str | None = None
+    prelude: list[str] = field(default_factory=list)
+
+
+class TPUEstimatorToKeras(Rule):
+    """Rewrite a TPUEstimator program into TPUStrategy (or its fallback) + Keras compile/fit/evaluate.
+
+    `model_fn` becomes a Keras model class (layers built once in `__init__`, the forward pass in
+    `call`) and a builder that compiles it with the TF1 loss and optimizer and
+    `steps_per_execution=iterations_per_loop`. The estimator becomes a strategy from
+    `tfmigrate.runtime.make_strategy` and the model built in its scope; `train`/`evaluate` calls
+    become `tfm.fit`/`tfm.evaluate`, which keep the TF1 meaning of `steps`/`max_steps`, the
+    model_dir checkpoints and the `params['batch_size']` the input_fn saw.
+
+    Guide: https://www.tensorflow.org/guide/migrate/tpu_estimator
+    """
+
+    CODE = "TFM301"
+    SUMMARY = "TPUEstimator + model_fn -> TPUStrategy + Keras compile(steps_per_execution)/fit/evaluate"
+    TARGETS = frozenset({"keras"})
+    STRUCTURAL = True
+
+    def should_run(self) -> bool:
+        return True
+
+    def visit_Module(self, node: cst.Module) -> bool:
+        self.module = node
+        self.functions = {s.name.value: s for s in node.body if isinstance(s, cst.FunctionDef)}
+        self.sites: list[_Site] = []
+        self.site_by_stmt: dict[int, _Site] = {}
+        self.call_rewrites: dict[int, tuple[_Site, str]] = {}
+        self.other_uses: dict[int, str] = {}
+        self.plans: dict[str, Plan] = {}
+        self.plan_failures: dict[str, str] = {}
+        self._find_sites(node, node.body)
+        for site in self.sites:
+            self._prepare(site)
+        return True
+
+    # -- discovery ------------------------------------------------------------------------
+    def _find_sites(self, scope: cst.CSTNode, body) -> None:
+        for stmt in body:
+            if isinstance(stmt, cst.SimpleStatementLine):
+                for small in stmt.body:
+                    if (
+                        isinstance(small, cst.Assign)
+                        and len(small.targets) == 1
+                        and isinstance(small.targets[0].target, cst.Name)
+                        and isinstance(small.value, cst.Call)
+                        and self.canonical(small.value.func) in _ESTIMATORS
+                    ):
+                        args = self._bind(small.value)
+                        site = _Site(stmt, scope, small.targets[0].target.value, args or {})
+                        if args is None or len(stmt.body) != 1:
+                            site.problems.append("TPUEstimator is constructed with arguments tfmigrate cannot read")
+                        self.sites.append(site)
+            elif isinstance(stmt, cst.FunctionDef):
+                self._find_sites(stmt, stmt.body.body)  # type: ignore[attr-defined]
+            elif isinstance(stmt, (cst.If, cst.With, cst.For, cst.While, cst.Try)):
+                self._find_sites(scope, stmt.body.body)  # type: ignore[attr-defined]
+
+    def _bind(self, call: cst.Call) -> dict[str, cst.BaseExpression] | None:
+        out: dict[str, cst.BaseExpression] = {}
+        for index, arg in enumerate(call.args):
+            if arg.star:
+                return None
+            name = arg.keyword.value if arg.keyword else (_TPU_ESTIMATOR_ARGS[index] if index < len(_TPU_ESTIMATOR_ARGS) else None)
+            if name is None:
+                return None
+            out[name] = arg.value
+        return out
+
+    def _prepare(self, site: _Site) -> None:
+        fn_expr = site.args.get("model_fn")
+        if not isinstance(fn_expr, cst.Name) or fn_expr.value not in self.functions:
+            site.problems.append("model_fn is not a function defined at module level in this file")
+        else:
+            name = fn_expr.value
+            if name not in self.plans and name not in self.plan_failures:
+                try:
+                    tf = self.ctx.tf2_alias
+                    analyzer = ModelFnAnalyzer(self.functions[name], self.ctx.names, self.module, tf, "tfm")
+                    self.plans[name] = analyzer.analyze()
+                except Unsupported as exc:
+                    self.plan_failures[name] = str(exc)
+            if name in self.plan_failures:
+                site.problems.append(f"`{name}` cannot be migrated automatically yet: {self.plan_failures[name]}")
+            else:
+                site.plan = self.plans[name]
+        for arg, message in _TODO_ARGS.items():
+            if arg in site.args:
+                site.problems.append(message)
+        taken = names_in(site.scope) | set(self.functions)
+        site.model_var = _fresh("model", taken, site.est_name)
+        site.strategy_var = _fresh("strategy", taken, site.est_name)
+        if "params" in site.args and not isinstance(site.args["params"], cst.Name):
+            site.params_var = _fresh("params", taken, site.est_name)
+        if "config" in site.args and not isinstance(site.args["config"], (cst.Name, cst.Attribute)):
+            site.config_var = _fresh("run_config", taken, site.est_name)
+        if site.problems:
+            return
+        self._find_uses(site)
+        self.site_by_stmt[id(site.stmt)] = site
+
+    def _find_uses(self, site: _Site) -> None:
+        rule = self
+
+        class Uses(cst.CSTVisitor):
+            def __init__(self) -> None:
+                self.stmt: list[cst.CSTNode] = []
+
+            def on_visit(self, node: cst.CSTNode) -> bool:
+                if isinstance(node, (cst.SimpleStatementLine, cst.BaseCompoundStatement)):
+                    self.stmt.append(node)
+                return super().on_visit(node)
+
+            def on_leave(self, node: cst.CSTNode) -> None:
+                if isinstance(node, (cst.SimpleStatementLine, cst.BaseCompoundStatement)):
+                    self.stmt.pop()
+                super().on_leave(node)
+
+            def visit_Call(self, node: cst.Call) -> bool:
+                func = node.func
+                if (
+                    isinstance(func, cst.Attribute)
+                    and isinstance(func.value, cst.Name)
+                    and func.value.value == site.est_name
+                    and func.attr.value in ("train", "evaluate")
+                ):
+                    rule.call_rewrites[id(node)] = (site, func.attr.value)
+                    for arg in node.args:
+                        arg.value.visit(self)
+                    return False
+                return True
+
+            def visit_Assign(self, node: cst.Assign) -> bool:
+                if node.value is site_value:
+                    for target in node.targets:
+                        target.target.visit(self)
+                    return False
+                return True
+
+            def visit_Name(self, node: cst.Name) -> None:
+                if node.value == site.est_name and self.stmt:
+                    rule.other_uses[id(self.stmt[-1])] = (
+                        f"`{site.est_name}` is used here beyond train/evaluate: the estimator is now the Keras "
+                        f"model `{site.model_var}`; migrate this use by hand"
+                    )
+
+            def visit_Attribute(self, node: cst.Attribute) -> bool:
+                node.value.visit(self)
+                return False
+
+            def visit_Arg(self, node: cst.Arg) -> bool:
+                node.value.visit(self)
+                return False
+
+        site_value = site.stmt.body[0].value  # type: ignore[attr-defined]
+        site.scope.visit(Uses())
+        # The assignment target itself is the definition, not a use.
+        self.other_uses.pop(id(site.stmt), None)
+
+    # -- rewriting ------------------------------------------------------------------------
+    def leave_FunctionDef(self, original: cst.FunctionDef, updated: cst.FunctionDef):
+        plan = self.plans.get(original.name.value)
+        if plan is None or not any(s.plan is plan and id(s.stmt) in self.site_by_stmt for s in self.sites):
+            if original.name.value in self.plan_failures and any(
+                isinstance(s.args.get("model_fn"), cst.Name) and s.args["model_fn"].value == original.name.value  # type: ignore[union-attr]
+                for s in self.sites
+            ):
+                self.todo(self.plan_failures[original.name.value], at=original)
+            return updated
+        self.mark_changed()
+        tfm = self.ctx.need_runtime()
+        tf = self.ctx.need_tf2()
+        new = cst.parse_module(render(plan, tf=tf, tfm=tfm, indent=self.module.default_indent)).body
+        first = new[0].with_changes(leading_lines=original.leading_lines)
+        return cst.FlattenSentinel([first, *new[1:]])
+
+    def leave_SimpleStatementLine(self, original: cst.SimpleStatementLine, updated: cst.SimpleStatementLine):
+        if id(original) in self.other_uses:
+            self.todo(self.other_uses[id(original)], at=original)
+        site = next((s for s in self.sites if s.stmt is original), None)
+        if site is None:
+            return updated
+        if site.problems:
+            for problem in site.problems:
+                self.todo(problem, at=original)
+            return updated
+        self.mark_changed()
+        return cst.FlattenSentinel(self._site_statements(site, original))
+
+    def leave_Call(self, original: cst.Call, updated: cst.Call):
+        entry = self.call_rewrites.get(id(original))
+        if entry is None:
+            return updated
+        site, method = entry
+        if id(site.stmt) not in self.site_by_stmt:
+            return updated
+        text = self._call_text(site, method, updated)
+        if text is None:
+            return updated
+        return cst.parse_expression(text)
+
+    def _expr(self, node: cst.CSTNode) -> str:
+        return self.module.code_for_node(node)
+
+    def _site_statements(self, site: _Site, original: cst.SimpleStatementLine) -> list[cst.BaseStatement]:
+        tfm = self.ctx.need_runtime()
+        plan = site.plan
+        assert plan is not None
+        lines: list[str] = []
+        if site.params_var:
+            lines.append(f"{site.params_var} = {self._expr(site.args['params'])}")
+        if site.config_var:
+            lines.append(f"{site.config_var} = {self._expr(site.args['config'])}")
+        config = self._config(site)
+        strategy_args = ['"auto"']
+        if config != "None":
+            strategy_args.append(f"cluster_resolver={config}.cluster")
+        if "use_tpu" in site.args:
+            strategy_args.append(f"use_tpu={self._expr(site.args['use_tpu'])}")
+        lines.append(f"{site.strategy_var} = {tfm}.make_strategy({', '.join(strategy_args)})")
+        spe = f"{config}.iterations_per_loop" if config != "None" else "2"
+        lines.append(f"with {site.strategy_var}.scope():")
+        lines.append(f"    {site.model_var} = {plan.fn_name}({self._params(site)}, steps_per_execution={spe})")
+        body = cst.parse_module("\n".join(lines) + "\n").body
+        first = body[0].with_changes(leading_lines=original.leading_lines)
+        return [first, *body[1:]]
+
+    def _config(self, site: _Site) -> str:
+        if site.config_var:
+            return site.config_var
+        if "config" in site.args:
+            return self._expr(site.args["config"])
+        return "None"
+
+    def _params(self, site: _Site) -> str:
+        if site.params_var:
+            return site.params_var
+        if "params" in site.args:
+            return self._expr(site.args["params"])
+        return "{}"
+
+    def _call_text(self, site: _Site, method: str, call: cst.Call) -> str | None:
+        tfm = "tfm"
+        positional = ("input_fn", "hooks", "steps", "max_steps", "saving_listeners") if method == "train" else (
+            "input_fn",
+            "steps",
+            "hooks",
+            "checkpoint_path",
+            "name",
+        )
+        bound: dict[str, cst.BaseExpression] = {}
+        for index, arg in enumerate(call.args):
+            if arg.star or (arg.keyword is None and index >= len(positional)):
+                self.todo(f"`{site.est_name}.{method}(...)` has arguments tfmigrate cannot read")
+                return None
+            bound[arg.keyword.value if arg.keyword else positional[index]] = arg.value
+        for extra in ("hooks", "saving_listeners", "checkpoint_path", "name"):
+            value = bound.get(extra)
+            if value is not None and not (isinstance(value, cst.Name) and value.value == "None"):
+                self.todo(f"`{method}({extra}=...)` is not migrated yet (hooks become Keras callbacks)")
+                return None
+        if "input_fn" not in bound:
+            return None
+        batch_arg = "train_batch_size" if method == "train" else "eval_batch_size"
+        data_args = [self._expr(bound["input_fn"])]
+        if batch_arg in site.args:
+            data_args.append(f"batch_size={self._expr(site.args[batch_arg])}")
+        if "params" in site.args:
+            data_args.append(f"params={self._params(site)}")
+        if method == "evaluate":
+            data_args.append('mode="eval"')
+        data_args.append(f"use_tpu={self._expr(site.args['use_tpu']) if 'use_tpu' in site.args else 'True'}")
+        args = [site.model_var, f"{tfm}.input_fn_data({', '.join(data_args)})"]
+        for key in ("steps", "max_steps"):
+            if key in bound:
+                args.append(f"{key}={self._expr(bound[key])}")
+        config = self._config(site)
+        if config != "None":
+            args.append(f"config={config}")
+        if "model_dir" in site.args:
+            args.append(f"model_dir={self._expr(site.args['model_dir'])}")
+        fn = "fit" if method == "train" else "evaluate"
+        return f"{tfm}.{fn}({', '.join(args)})"
+
+
+def _fresh(base: str, taken: set[str], est_name: str) -> str:
+    if base not in taken:
+        return base
+    candidate = f"{est_name}_{base}"
+    index = 2
+    while candidate in taken:
+        candidate = f"{base}_{index}"
+        index += 1
+    return candidate

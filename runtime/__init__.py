@@ -1,0 +1,1 @@
+"""tfmigrate.runtime: what migrated programs import."""

@@ -1,0 +1,214 @@
+"""The generated TF1 -> TF2 symbol tables (rules/data/*.json) load and say what TF's metadata says.
+
+Runs without TensorFlow: it only reads the JSON written by scripts/gen_api_table.py. Every
+spot-checked value below was read off TF 2.15.1's tf_export metadata (and, for the
+`v2_absent_in_current_tf` / tf2_api_paths checks, TF 2.21.0 + Keras 3.15.1) -- none is a guess.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+DATA = Path(__file__).resolve().parent.parent / "rules" / "data"
+TABLE_PATH = DATA / "tf_api_v1_to_v2.json"
+PATHS_PATH = DATA / "tf2_api_paths.json"
+
+
+@pytest.fixture(scope="module")
+def table() -> dict:
+    return json.loads(TABLE_PATH.read_text(encoding="utf-8"))
+
+
+@pytest.fixture(scope="module")
+def symbols(table) -> dict:
+    return table["symbols"]
+
+
+@pytest.fixture(scope="module")
+def absent(table) -> set:
+    return set(table["v2_absent_in_current_tf"])
+
+
+@pytest.fixture(scope="module")
+def tf2_paths() -> list:
+    return json.loads(PATHS_PATH.read_text(encoding="utf-8"))["paths"]
+
+
+def _mentioned_v2_names(table: dict) -> set:
+    names = {v for v in table["symbols"].values() if v}
+    for alts in table["v2_alternatives"].values():
+        names.update(alts)
+    names.update(table["v2_same_name_other_symbol"])
+    names.update(table["tf_upgrade_v2_renames"].values())
+    return names
+
+
+# ----------------------------------------------------------------------------- shape of the table
+
+
+def test_table_loads_with_expected_sections(table):
+    for key in ("generated_by", "tensorflow_version", "symbols", "v2_absent_in_current_tf",
+                "v2_alternatives", "v2_same_name_other_symbol", "tf_upgrade_v2_renames",
+                "v1_non_api_modules", "current_tensorflow_version"):
+        assert key in table, key
+    assert table["generated_by"] == "scripts/gen_api_table.py"
+    assert table["tensorflow_version"] == "2.15.1"
+    assert table["current_tensorflow_version"].startswith("2.")
+
+
+def test_many_thousands_of_entries(symbols):
+    assert len(symbols) >= 4000
+    with_v2 = [k for k, v in symbols.items() if v is not None]
+    v1_only = [k for k, v in symbols.items() if v is None]
+    assert len(with_v2) >= 3000
+    assert len(v1_only) >= 500
+
+
+def test_stable_sorted_output(table, symbols):
+    # Deterministic: sorted keys everywhere, sorted lists, one trailing newline.
+    assert list(symbols) == sorted(symbols)
+    assert list(table) == sorted(table)
+    assert table["v2_absent_in_current_tf"] == sorted(set(table["v2_absent_in_current_tf"]))
+    assert table["v2_same_name_other_symbol"] == sorted(table["v2_same_name_other_symbol"])
+    text = TABLE_PATH.read_text(encoding="utf-8")
+    assert text.endswith("}\n") and not text.endswith("\n\n")
+
+
+def test_values_are_v2_paths_or_null(symbols):
+    for v1, v2 in symbols.items():
+        assert not v1.startswith(("compat.", "tf.")), v1
+        assert v2 is None or (isinstance(v2, str) and v2 and not v2.startswith(("tf.", "compat.v1."))), (v1, v2)
+
+
+def test_alternatives_start_with_the_preferred_name(symbols, table):
+    for v1, alts in table["v2_alternatives"].items():
+        assert len(alts) > 1 and len(set(alts)) == len(alts)
+        assert symbols[v1] == alts[0], v1
+
+
+# ---------------------------------------------------------------------- facts from the metadata
+
+
+@pytest.mark.parametrize("v1, v2", [
+    ("nn.relu", "nn.relu"),
+    ("reshape", "reshape"),
+    ("cast", "cast"),
+    ("gfile.GFile", "io.gfile.GFile"),
+    ("io.gfile.exists", "io.gfile.exists"),
+    ("random_normal", "random.normal"),
+    ("where_v2", "where"),
+    ("add", "math.add"),                 # tf_export("math.add", "add"): canonical first name
+    ("dimension_value", "compat.dimension_value"),  # its only v2 name is under compat.
+    ("feature_column.numeric_column", "feature_column.numeric_column"),
+    ("distribute.cluster_resolver.TPUClusterResolver", "distribute.cluster_resolver.TPUClusterResolver"),
+    ("keras.layers.Dense", "keras.layers.Dense"),
+    ("keras.Model", "keras.Model"),
+    ("keras.optimizers.Adam", "keras.optimizers.legacy.Adam"),  # Keras 2.15 v1 Adam = legacy
+    ("train.SessionRunHook", "estimator.SessionRunHook"),       # v2 name only via the estimator API
+    # constants (from the _tf_api_constants lists)
+    ("float32", "dtypes.float32"),
+    ("newaxis", "newaxis"),
+    ("saved_model.tag_constants.SERVING", "saved_model.SERVING"),
+    ("data.experimental.AUTOTUNE", "data.AUTOTUNE"),
+])
+def test_v1_symbol_with_v2_name(symbols, v1, v2):
+    assert symbols[v1] == v2
+
+
+@pytest.mark.parametrize("v1", [
+    # v1-only in the metadata: no TF2 name at all.
+    "to_float", "layers.dense", "layers.Dense", "train.AdamOptimizer", "train.Saver",
+    "train.exponential_decay", "train.MonitoredTrainingSession", "Session", "placeholder",
+    "get_variable", "variable_scope", "global_variables_initializer", "AUTO_REUSE",
+    "losses.mean_squared_error", "metrics.accuracy", "summary.scalar", "logging.info",
+    "logging.INFO", "app.run", "estimator.tpu.TPUEstimator", "tpu.CrossShardOptimizer",
+    "nn.rnn_cell.LSTMCell", "initializers.glorot_uniform",
+    # A different (v1) object than the v2 symbol of the same name: also null.
+    "data.Dataset", "gfile.Exists", "Variable", "nn.conv2d", "estimator.Estimator",
+])
+def test_v1_only_symbol_maps_to_null(symbols, v1):
+    assert v1 in symbols
+    assert symbols[v1] is None
+
+
+def test_estimator_tpu_symbols_present(symbols):
+    for name in ("estimator.tpu.TPUEstimator", "estimator.tpu.TPUEstimatorSpec",
+                 "estimator.tpu.RunConfig", "estimator.tpu.TPUConfig"):
+        assert name in symbols
+
+
+def test_same_name_other_symbol(table):
+    same = set(table["v2_same_name_other_symbol"])
+    for name in ("data.Dataset", "Variable", "nn.conv2d", "estimator.Estimator"):
+        assert name in same
+    assert "to_float" not in same and "Session" not in same
+    assert all(table["symbols"][p] is None for p in same)
+
+
+def test_tf_upgrade_v2_renames(table):
+    renames = table["tf_upgrade_v2_renames"]
+    assert renames["gfile.Exists"] == "io.gfile.exists"
+    assert renames["image.resize_images"] == "image.resize"
+    assert renames["multinomial"] == "random.categorical"
+    # tf_upgrade_v2 sends to_float to compat.v1 (and rewrites calls to tf.cast): no rename here.
+    assert "to_float" not in renames
+    assert all(table["symbols"][p] is None for p in renames)
+    assert not any(t.startswith("compat.v1.") for t in renames.values())
+
+
+def test_non_api_modules(table):
+    assert table["v1_non_api_modules"] == {
+        "app.flags": "tensorflow.python.platform.flags",
+        "flags": "tensorflow.python.platform.flags",
+        "test.mock": "unittest.mock",
+    }
+    assert table["v1_without_metadata"] == []
+
+
+# ------------------------------------------------------------------------------ current TF check
+
+
+def test_common_targets_resolve_on_current_tf(symbols, absent):
+    for v1 in ("nn.relu", "reshape", "cast", "gfile.GFile", "float32", "keras.layers.Dense"):
+        assert symbols[v1] not in absent, v1
+    for v2 in ("nn.relu", "reshape", "data.Dataset", "io.gfile.exists", "Variable", "nn.conv2d"):
+        assert v2 not in absent, v2
+
+
+def test_removed_namespaces_are_absent(table, absent):
+    mentioned = _mentioned_v2_names(table)
+    assert absent <= mentioned
+    # tf.estimator is gone from current TF: every estimator.* v2 name is absent.
+    estimator = {n for n in mentioned if n.startswith("estimator.")}
+    assert estimator and estimator <= absent
+    assert "estimator.SessionRunHook" in absent
+    assert "keras.layers.DenseFeatures" in absent
+
+
+def test_every_resolving_v2_name_is_a_listed_tf2_path(table, absent, tf2_paths):
+    listed = set(tf2_paths)
+    missing = sorted(n for n in _mentioned_v2_names(table) - absent if n not in listed)
+    assert missing == []
+    assert not (absent & listed)
+
+
+# --------------------------------------------------------------------------- tf2_api_paths.json
+
+
+def test_tf2_api_paths(tf2_paths):
+    doc = json.loads(PATHS_PATH.read_text(encoding="utf-8"))
+    assert doc["generated_by"] == "scripts/gen_api_table.py"
+    assert doc["tensorflow_version"].startswith("2.")
+    assert PATHS_PATH.stat().st_size < 2 * 1024 * 1024
+    assert TABLE_PATH.stat().st_size < 2 * 1024 * 1024
+    assert tf2_paths == sorted(set(tf2_paths))
+    assert len(tf2_paths) >= 4000
+    for path in ("nn", "nn.relu", "reshape", "float32", "newaxis", "data.Dataset", "io.gfile.exists",
+                 "distribute.TPUStrategy", "keras", "keras.layers.Dense", "keras.Model",
+                 "keras.optimizers.Adam", "compat.v1", "__version__"):
+        assert path in tf2_paths, path
+    assert not any(p.startswith(("compat.v1.", "compat.v2.", "estimator")) for p in tf2_paths)
+    assert not any(".src." in p or p.startswith("keras.src") for p in tf2_paths)
