@@ -334,7 +334,10 @@ class ModelFnAnalyzer:
                 if mode == (True, "estimator.ModeKeys.TRAIN") and stmt.orelse is None:
                     self._flatten(list(stmt.body.body), out, notes)  # type: ignore[attr-defined]
                     continue
-                raise Unsupported(f"`if {self.code(stmt.test).strip()}:` branch in model_fn")
+                if mode is not None:
+                    op = "==" if mode[0] else "!="
+                    raise Unsupported(f"a `mode {op} ModeKeys.{mode[1].rsplit('.', 1)[-1]}` branch in model_fn")
+                raise Unsupported("an `if` in model_fn that is not a TRAIN-mode or use_tpu switch")
             raise Unsupported(f"`{type(stmt).__name__}` statement in model_fn")
 
     def _skippable_tpu_branch(self, stmt: cst.If) -> bool:

@@ -8,6 +8,7 @@ from importlib import resources
 
 import libcst as cst
 
+from tfmigrate.names import canonical_name
 from tfmigrate.rule import Rule
 
 # Namespaces that are gone from TF >= 2.16 with Keras 3 even under tf.compat.v1.
@@ -19,15 +20,20 @@ _REMOVED = {
 
 
 @functools.cache
-def api_table() -> tuple[dict[str, str | None], frozenset[str], frozenset[str], frozenset[str]]:
+def _load() -> tuple[dict, frozenset[str]]:
     data_dir = resources.files("tfmigrate.rules") / "data"
     table = json.loads((data_dir / "tf_api_v1_to_v2.json").read_text(encoding="utf-8"))
     current = json.loads((data_dir / "tf2_api_paths.json").read_text(encoding="utf-8"))
+    return table, frozenset(current["paths"])
+
+
+def api_table() -> tuple[dict[str, str | None], frozenset[str], frozenset[str], frozenset[str]]:
+    table, current = _load()
     return (
         table["symbols"],
         frozenset(table["v2_same_name_other_symbol"]),
         frozenset(table["v2_absent_in_current_tf"]),
-        frozenset(current["paths"]),
+        current,
     )
 
 
@@ -44,12 +50,18 @@ def lookup(path: str) -> tuple[str, str] | None:
 
 
 def v2_name(symbol: str) -> str | None:
-    symbols, same_name, absent, _ = api_table()
-    target = symbols.get(symbol)
-    if target is None and symbol in same_name:
+    """The TF2 spelling of a v1 symbol: its own path when that is one of its v2 names, else TF's preferred one."""
+    table, current = _load()
+    target = table["symbols"].get(symbol)
+    alternatives = table["v2_alternatives"].get(symbol, [])
+    if symbol in alternatives and symbol in current:
+        return symbol
+    if target is None and symbol in table["v2_same_name_other_symbol"]:
         target = symbol
-    if target is None or target in absent:
-        return None
+    if target is None:
+        target = table["tf_upgrade_v2_renames"].get(symbol)
+    if target is None or target not in current:
+        target = next((alt for alt in alternatives if alt in current), None)
     return target
 
 
@@ -94,8 +106,11 @@ class CompatV1ToV2(Rule):
         elif full.startswith("tensorflow.") and not full.startswith(("tensorflow.compat.", "tensorflow.contrib")):
             path, bare = full[len("tensorflow."):], True
         elif full.startswith("tensorflow.contrib."):
-            self.todo(_REMOVED["contrib"] + f" (`{full.replace('tensorflow.', 'tf.', 1)}`)")
-            return node
+            folded = canonical_name(full)
+            if folded is None or folded.startswith("contrib."):
+                self.todo(_REMOVED["contrib"] + f" (`{full.replace('tensorflow.', 'tf.', 1)}`)")
+                return node
+            path, bare = folded, False
         else:
             return node
         if path.startswith("keras."):

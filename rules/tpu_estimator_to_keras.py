@@ -86,7 +86,34 @@ class TPUEstimatorToKeras(Rule):
         self._find_sites(node, node.body)
         for site in self.sites:
             self._prepare(site)
+        # Estimators that are returned or passed on (not assigned and used in one scope): their
+        # model_fn is still analysed, so the TODO can say what stands in the way.
+        site_calls = {id(s.stmt.body[0].value) for s in self.sites if s.stmt.body}  # type: ignore[attr-defined]
+        self.loose_calls: set[int] = set()
+        rule = self
+
+        class Calls(cst.CSTVisitor):
+            def visit_Call(self, call: cst.Call) -> None:
+                if id(call) in site_calls or rule.canonical(call.func) not in _ESTIMATORS:
+                    return
+                rule.loose_calls.add(id(call))
+                fn = (rule._bind(call) or {}).get("model_fn")
+                if isinstance(fn, cst.Name) and fn.value in rule.functions:
+                    rule._analyze(fn.value)
+                    rule.loose_fns.add(fn.value)
+
+        self.loose_fns: set[str] = set()
+        node.visit(Calls())
         return True
+
+    def _analyze(self, name: str) -> None:
+        if name in self.plans or name in self.plan_failures:
+            return
+        try:
+            analyzer = ModelFnAnalyzer(self.functions[name], self.ctx.names, self.module, self.ctx.tf2_alias, "tfm")
+            self.plans[name] = analyzer.analyze()
+        except Unsupported as exc:
+            self.plan_failures[name] = str(exc)
 
     # -- discovery ------------------------------------------------------------------------
     def _find_sites(self, scope: cst.CSTNode, body) -> None:
@@ -127,13 +154,7 @@ class TPUEstimatorToKeras(Rule):
             site.problems.append("model_fn is not a function defined at module level in this file")
         else:
             name = fn_expr.value
-            if name not in self.plans and name not in self.plan_failures:
-                try:
-                    tf = self.ctx.tf2_alias
-                    analyzer = ModelFnAnalyzer(self.functions[name], self.ctx.names, self.module, tf, "tfm")
-                    self.plans[name] = analyzer.analyze()
-                except Unsupported as exc:
-                    self.plan_failures[name] = str(exc)
+            self._analyze(name)
             if name in self.plan_failures:
                 site.problems.append(f"`{name}` cannot be migrated automatically yet: {self.plan_failures[name]}")
             else:
@@ -215,11 +236,13 @@ class TPUEstimatorToKeras(Rule):
     def leave_FunctionDef(self, original: cst.FunctionDef, updated: cst.FunctionDef):
         plan = self.plans.get(original.name.value)
         if plan is None or not any(s.plan is plan and id(s.stmt) in self.site_by_stmt for s in self.sites):
-            if original.name.value in self.plan_failures and any(
-                isinstance(s.args.get("model_fn"), cst.Name) and s.args["model_fn"].value == original.name.value  # type: ignore[union-attr]
+            name = original.name.value
+            referenced = name in self.loose_fns or any(
+                isinstance(s.args.get("model_fn"), cst.Name) and s.args["model_fn"].value == name  # type: ignore[union-attr]
                 for s in self.sites
-            ):
-                self.todo(self.plan_failures[original.name.value], at=original)
+            )
+            if name in self.plan_failures and referenced:
+                self.todo(f"`{name}` cannot be migrated automatically yet: {self.plan_failures[name]}", at=original)
             return updated
         self.mark_changed()
         tfm = self.ctx.need_runtime()
@@ -242,6 +265,12 @@ class TPUEstimatorToKeras(Rule):
         return cst.FlattenSentinel(self._site_statements(site, original))
 
     def leave_Call(self, original: cst.Call, updated: cst.Call):
+        if id(original) in self.loose_calls:
+            self.todo(
+                "this TPUEstimator is returned or passed on; tfmigrate migrates an estimator assigned to a "
+                "variable whose train/evaluate calls are in the same function: restructure, or migrate by hand"
+            )
+            return updated
         entry = self.call_rewrites.get(id(original))
         if entry is None:
             return updated
