@@ -1,0 +1,202 @@
+"""The CLI contract: modes, exit codes, reports, per-file isolation, atomic writes, idempotency."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import stat
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from conftest import FIXTURES
+from tfmigrate.cli import main
+
+PROGRAM = FIXTURES / "TFM301_tpu_estimator_to_keras" / "guide_adagrad.in.py"
+MIGRATED = FIXTURES / "TFM301_tpu_estimator_to_keras" / "guide_adagrad.out.py"
+TODO_PROGRAM = FIXTURES / "TFM301_tpu_estimator_to_keras" / "predict_branch_todo.in.py"
+NOOP = FIXTURES / "TFM101_compat_v1_to_v2" / "tf2_program_noop.in.py"
+
+
+def invoke(*args: str) -> tuple[int, str, str]:
+    result = CliRunner().invoke(main, list(args), catch_exceptions=False)
+    return result.exit_code, result.stdout, result.stderr
+
+
+@pytest.fixture()
+def tree(tmp_path: Path) -> Path:
+    root = tmp_path / "proj"
+    (root / "pkg").mkdir(parents=True)
+    shutil.copy(PROGRAM, root / "pkg" / "train.py")
+    shutil.copy(NOOP, root / "pkg" / "tf2.py")
+    (root / "pkg" / "plain.py").write_text("print('no tensorflow here')\n")
+    (root / "README.txt").write_text("docs\n")
+    # Things discovery must skip.
+    for skipped in (".hidden", "build", "venv_dir"):
+        (root / skipped).mkdir()
+        shutil.copy(PROGRAM, root / skipped / "train.py")
+    (root / "venv_dir" / "pyvenv.cfg").write_text("home = /usr\n")
+    return root
+
+
+def snapshot(root: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+def test_write_mode_migrates_in_place(tree: Path) -> None:
+    code, _, err = invoke(str(tree))
+    assert code == 1  # files changed
+    assert (tree / "pkg" / "train.py").read_text() == MIGRATED.read_text()
+    assert (tree / "pkg" / "tf2.py").read_bytes() == NOOP.read_bytes()
+    assert (tree / ".hidden" / "train.py").read_bytes() == PROGRAM.read_bytes()
+    assert (tree / "build" / "train.py").read_bytes() == PROGRAM.read_bytes()
+    assert (tree / "venv_dir" / "train.py").read_bytes() == PROGRAM.read_bytes()
+    assert "3 files: 1 changed, 0 TODOs left in 0 files, 0 failed" in err
+    # Idempotent: a second run finds nothing to do and exits 0.
+    before = snapshot(tree)
+    code, _, err = invoke(str(tree))
+    assert code == 0, err
+    assert snapshot(tree) == before
+
+
+def test_diff_writes_nothing(tree: Path) -> None:
+    before = snapshot(tree)
+    code, out, _ = invoke("--diff", str(tree))
+    assert code == 1
+    assert snapshot(tree) == before
+    assert out.startswith("--- a/") and "+class KerasModel(tf.keras.Model):" in out
+    assert "-  estimator = tf.estimator.tpu.TPUEstimator(" in out
+
+
+def test_check_exit_codes(tree: Path, tmp_path: Path) -> None:
+    before = snapshot(tree)
+    code, _, err = invoke("--check", str(tree))
+    assert code == 1 and "would migrate" in err
+    assert snapshot(tree) == before
+    code, _, _ = invoke("--check", str(NOOP))
+    assert code == 0
+    # TODOs left count as work remaining.
+    todo = tmp_path / "todo.py"
+    shutil.copy(TODO_PROGRAM, todo)
+    invoke(str(todo))
+    code, _, err = invoke("--check", str(todo))
+    assert code == 1 and "TFM301" in err
+
+
+def test_out_dir_leaves_sources_alone(tree: Path, tmp_path: Path) -> None:
+    before = snapshot(tree)
+    out = tmp_path / "out"
+    code, _, _ = invoke("--out-dir", str(out), str(tree))
+    assert code == 1
+    assert snapshot(tree) == before
+    assert (out / "pkg" / "train.py").read_text() == MIGRATED.read_text()
+    assert (out / "pkg" / "tf2.py").read_bytes() == NOOP.read_bytes()
+    assert (out / "README.txt").read_text() == "docs\n"
+    assert not (out / "build").exists()
+    code, _, err = invoke("--out-dir", str(out), str(tree))
+    assert code == 2 and "not empty" in err
+
+
+def test_json_report(tree: Path, tmp_path: Path) -> None:
+    todo = tree / "pkg" / "todo.py"
+    shutil.copy(TODO_PROGRAM, todo)
+    (tree / "pkg" / "broken.py").write_text("import tensorflow as tf\ndef f(:\n")
+    report = tmp_path / "report.json"
+    code, _, _ = invoke("--report", str(report), str(tree))
+    assert code == 2
+    data = json.loads(report.read_text())
+    files = {Path(f["path"]).name: f for f in data["files"]}
+    assert files["train.py"]["status"] == "migrated"
+    assert files["train.py"]["rules"] == ["TFM301", "TFM302", "TFM101"]
+    assert files["tf2.py"]["status"] == "unchanged"
+    assert files["plain.py"]["status"] == "unchanged"
+    assert files["todo.py"]["status"] == "todo"
+    todo_codes = {t["code"] for t in files["todo.py"]["todos"]}
+    assert "TFM301" in todo_codes
+    first = files["todo.py"]["todos"][0]
+    lines = todo.read_text().splitlines()
+    assert "TODO(tfmigrate " + first["code"] in lines[first["line"] - 1]
+    assert files["broken.py"]["status"] == "error"
+    assert files["broken.py"]["errors"][0]["line"] == 2
+    assert data["summary"]["error"] == 1 and data["summary"]["todo"] == 1
+
+
+def test_bad_files_are_isolated_and_untouched(tmp_path: Path) -> None:
+    good = tmp_path / "good.py"
+    shutil.copy(PROGRAM, good)
+    bad_syntax = tmp_path / "bad_syntax.py"
+    bad_syntax.write_bytes(b"import tensorflow.compat.v1 as tf\nx = tf.layers.dense(\n")
+    latin1 = tmp_path / "latin1.py"
+    latin1.write_bytes(b"import tensorflow.compat.v1 as tf\n# caf\xe9\nx = tf.nn.relu\n")
+    originals = {p: p.read_bytes() for p in (bad_syntax, latin1)}
+    code, _, err = invoke("-j", "2", str(tmp_path))
+    assert code == 2
+    assert good.read_text() == MIGRATED.read_text()
+    for path, data in originals.items():
+        assert path.read_bytes() == data
+    assert "bad_syntax.py:3: error E001: syntax error" in err or "bad_syntax.py:2: error E001" in err
+    assert "latin1.py: error E003: cannot decode" in err
+    assert "1 failed" not in err and "2 failed" in err
+
+
+def test_declared_encoding_and_permissions_are_kept(tmp_path: Path) -> None:
+    src = tmp_path / "cookie.py"
+    src.write_bytes(b"# -*- coding: latin-1 -*-\nimport tensorflow.compat.v1 as tf\nname = 'caf\xe9'\ny = tf.nn.relu\n")
+    os.chmod(src, 0o750)
+    code, _, _ = invoke(str(src))
+    assert code == 1
+    assert src.read_bytes() == b"# -*- coding: latin-1 -*-\nimport tensorflow as tf\nname = 'caf\xe9'\ny = tf.nn.relu\n"
+    assert stat.S_IMODE(src.stat().st_mode) == 0o750
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".tfmigrate-")]
+
+
+def test_parallel_jobs_match_serial(tmp_path: Path) -> None:
+    pairs = sorted((FIXTURES).glob("*/*.in.py"))
+    serial, parallel = tmp_path / "serial", tmp_path / "parallel"
+    for root in (serial, parallel):
+        root.mkdir()
+        for i, case in enumerate(pairs):
+            shutil.copy(case, root / f"case_{i:02d}.py")
+    invoke(str(serial))
+    invoke("-j", "2", str(parallel))
+    for a in sorted(serial.iterdir()):
+        assert a.read_bytes() == (parallel / a.name).read_bytes()
+
+
+def test_rule_selection(tmp_path: Path) -> None:
+    src = tmp_path / "p.py"
+    shutil.copy(PROGRAM, src)
+    code, out, _ = invoke("--diff", "--select", "TFM302", str(src))
+    assert code == 1
+    assert "+  tpu_config = tfm.TPUConfig(iterations_per_loop=5)" in out
+    assert "class KerasModel" not in out
+    code, out, _ = invoke("--diff", "--ignore", "TFM3", str(src))
+    assert "tfm." not in out
+    code, _, err = invoke("--select", "TFM9", str(src))
+    assert code == 2 and "unknown rule selector" in err
+
+
+def test_list_and_explain() -> None:
+    code, out, _ = invoke("--list-rules")
+    assert code == 0
+    assert "TFM301" in out and "structural" in out and "TFM101" in out
+    code, out, _ = invoke("--explain", "TFM301")
+    assert code == 0 and "steps_per_execution" in out
+
+
+def test_missing_path_and_ctl_target(tmp_path: Path) -> None:
+    code, _, err = invoke(str(tmp_path / "nope"))
+    assert code == 2 and "no such file" in err
+    code, _, err = invoke("--target", "ctl", str(NOOP))
+    assert code == 2 and "not available yet" in err
+
+
+def test_console_script_runs() -> None:
+    exe = Path(sys.executable).with_name("tfmigrate")
+    proc = subprocess.run([str(exe), "--check", str(NOOP)], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    assert "1 files: 0 would change" in proc.stderr
