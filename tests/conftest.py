@@ -20,3 +20,20 @@ def fixture_pairs() -> list[Path]:
 
 def fixture_id(path: Path) -> str:
     return f"{path.parent.name}/{path.name[: -len('.in.py')]}"
+
+
+# A skipped test is not a passing test: under TFMIGRATE_NO_SKIPS=1 (./run tests, CI) any skip fails the run.
+_SKIPPED: list[str] = []
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    if report.skipped:
+        _SKIPPED.append(report.nodeid)
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    import os
+
+    if os.environ.get("TFMIGRATE_NO_SKIPS") and _SKIPPED and session.exitstatus == 0:
+        print(f"\n{len(_SKIPPED)} tests were skipped; skips are failures here:\n  " + "\n  ".join(_SKIPPED))
+        session.exitstatus = 1

@@ -1,0 +1,158 @@
+"""Checkpoints in `model_dir`, as TF1 Estimator kept them, for Keras models.
+
+TF1 Estimator restored the latest checkpoint of `model_dir` at the start of every `train`/`evaluate`
+call (it rebuilt the graph each time) and saved `model.ckpt-<global_step>` while training. Here the
+Keras model object outlives a call, so a model is restored once per process: before its first
+`fit`/`evaluate`, unless it was already trained by the runtime. Checkpoints are object-based
+`tf.train.Checkpoint(model=..., optimizer=...)` files named `ckpt-<global_step>`, managed by
+`tf.train.CheckpointManager`; the global step is `model.optimizer.iterations`.
+
+A TF1 name-based checkpoint in `model_dir` is never restored silently as nothing (which is what
+`tf.train.Checkpoint.restore` does with one): it raises `TF1CheckpointError`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import weakref
+from typing import Any
+
+import keras
+import tensorflow as tf
+
+from ._logging import logger
+
+__all__ = [
+    "CHECKPOINT_NAME",
+    "TF1CheckpointError",
+    "is_tf1_checkpoint",
+    "latest_checkpoint",
+    "model_checkpoint",
+    "restore_latest",
+]
+
+#: File prefix of the checkpoints the runtime writes: `<model_dir>/ckpt-<global_step>.index`.
+CHECKPOINT_NAME = "ckpt"
+_OBJECT_GRAPH_KEY = "_CHECKPOINTABLE_OBJECT_GRAPH"
+
+
+class TF1CheckpointError(NotImplementedError):
+    """`model_dir` holds a TF1 name-based (`tf.compat.v1.train.Saver`) checkpoint."""
+
+
+@dataclasses.dataclass
+class _ModelState:
+    """What the runtime remembers about one Keras model object in this process."""
+
+    checkpoint: tf.train.Checkpoint | None = None
+    restored: bool = False  # Restored from (or checked against) a model_dir, or trained by `fit`.
+    seeded: bool = False  # `RunConfig.tf_random_seed` applied.
+
+
+_states: weakref.WeakKeyDictionary[Any, _ModelState] = weakref.WeakKeyDictionary()
+
+
+def model_state(model: keras.Model) -> _ModelState:
+    """The runtime's bookkeeping for `model` (created on first use, dropped with the model)."""
+    state = _states.get(model)
+    if state is None:
+        state = _states[model] = _ModelState()
+    return state
+
+
+def model_checkpoint(model: keras.Model) -> tf.train.Checkpoint:
+    """The `tf.train.Checkpoint(model=model, optimizer=model.optimizer)` the runtime saves and restores."""
+    state = model_state(model)
+    if state.checkpoint is None:
+        objects: dict[str, Any] = {"model": model}
+        if getattr(model, "optimizer", None) is not None:
+            objects["optimizer"] = model.optimizer
+        state.checkpoint = tf.train.Checkpoint(**objects)
+    return state.checkpoint
+
+
+def latest_checkpoint(model_dir: str | os.PathLike) -> str | None:
+    """The newest checkpoint prefix recorded in `model_dir`'s `checkpoint` file, TF1 or TF2, or None."""
+    return tf.train.latest_checkpoint(os.fspath(model_dir))
+
+
+def is_tf1_checkpoint(path: str) -> bool:
+    """Whether the checkpoint at prefix `path` is name-based (TF1 `Saver`) rather than object-based."""
+    return _OBJECT_GRAPH_KEY not in tf.train.load_checkpoint(path).get_variable_to_shape_map()
+
+
+def _check_not_tf1(path: str, model_dir: str) -> None:
+    if is_tf1_checkpoint(path):
+        raise TF1CheckpointError(
+            f"The latest checkpoint in model_dir {model_dir!r} is a TF1 name-based checkpoint ({path!r}, "
+            "written by tf.compat.v1.train.Saver / Estimator). tf.train.Checkpoint would restore nothing "
+            "from it, silently. Loading TF1 checkpoints into Keras models comes with tfmigrate's "
+            "checkpoint loader (variable-name and optimizer-slot mapping); until then convert the "
+            "checkpoint, or train in a new model_dir."
+        )
+
+
+def _learning_rate_variable(optimizer: Any) -> Any:
+    learning_rate = getattr(optimizer, "_learning_rate", None)
+    return learning_rate if isinstance(learning_rate, (keras.Variable, tf.Variable)) else None
+
+
+def restore_latest(model: keras.Model, model_dir: str | os.PathLike) -> str | None:
+    """Restores `model` and its optimizer from the latest checkpoint in `model_dir`, if there is one.
+
+    The model and its optimizer must already be built, so every variable exists and is matched.
+    The learning rate the model was compiled with is kept: TF1 graphs held it as a constant that no
+    checkpoint restored, while a Keras optimizer keeps it in a (checkpointed) variable.
+
+    Args:
+        model: A built, compiled Keras model.
+        model_dir: The directory to restore from.
+
+    Returns:
+        The checkpoint path restored, or None when `model_dir` has no checkpoint.
+
+    Raises:
+        TF1CheckpointError: If the latest checkpoint is a TF1 name-based one.
+        ValueError: If the checkpoint does not match the model's variables.
+    """
+    model_dir = os.fspath(model_dir)
+    path = latest_checkpoint(model_dir)
+    if path is None:
+        return None
+    _check_not_tf1(path, model_dir)
+    learning_rate = _learning_rate_variable(getattr(model, "optimizer", None))
+    compiled_learning_rate = None if learning_rate is None else learning_rate.numpy()
+    status = model_checkpoint(model).restore(path)
+    try:
+        status.assert_existing_objects_matched()
+    except AssertionError as error:
+        raise ValueError(
+            f"Checkpoint {path!r} in model_dir {model_dir!r} does not match the model being restored "
+            f"(a different architecture or optimizer?): {error}"
+        ) from error
+    status.expect_partial()
+    if learning_rate is not None:
+        learning_rate.assign(compiled_learning_rate)
+    optimizer = getattr(model, "optimizer", None)
+    step = int(optimizer.iterations.numpy()) if optimizer is not None else -1
+    logger.info("tfmigrate.runtime: restored %s (global step %d).", path, step)
+    return path
+
+
+def checkpoint_manager(model: keras.Model, model_dir: str | os.PathLike, config: Any) -> tf.train.CheckpointManager:
+    """A `CheckpointManager` over `model_dir` with `config`'s retention (`keep_checkpoint_*`).
+
+    A new manager is made for every call, so it starts from the `checkpoint` file on disk even when
+    several model objects share the directory.
+    """
+    max_to_keep = getattr(config, "keep_checkpoint_max", 5)
+    every_n_hours = getattr(config, "keep_checkpoint_every_n_hours", 10000)
+    return tf.train.CheckpointManager(
+        model_checkpoint(model),
+        directory=os.fspath(model_dir),
+        # TF1 Saver: max_to_keep=0 or None keeps every checkpoint.
+        max_to_keep=max_to_keep or None,
+        keep_checkpoint_every_n_hours=every_n_hours,
+        checkpoint_name=CHECKPOINT_NAME,
+    )

@@ -1,0 +1,87 @@
+"""The equivalence harness: the TF1 original on the oracle vs its migration on current TF.
+
+A program under test prints one line per result it wants compared:
+
+    eval_results {'global_step': 7.0, 'loss': 1.2556...}
+
+(the printed dict of an `evaluate()` call, keys sorted). `compare()` demands the same number of
+lines, the same keys in each, and every value within `rtol` relative (1e-5 by default).
+"""
+
+from __future__ import annotations
+
+import ast
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+from .oracle import oracle_python, quiet_env
+
+RESULT_PREFIX = "eval_results "
+
+
+@dataclass
+class Run:
+    python: str
+    program: Path
+    returncode: int
+    stdout: str
+    stderr: str
+
+    @property
+    def results(self) -> list[dict[str, float]]:
+        return parse_results(self.stdout)
+
+    def check(self) -> "Run":
+        if self.returncode != 0:
+            raise AssertionError(
+                f"{self.program.name} failed under {self.python} (exit {self.returncode}):\n{self.stderr[-6000:]}"
+            )
+        return self
+
+
+def parse_results(stdout: str) -> list[dict[str, float]]:
+    out = []
+    for line in stdout.splitlines():
+        if line.startswith(RESULT_PREFIX):
+            out.append(ast.literal_eval(line[len(RESULT_PREFIX):]))
+    return out
+
+
+def run_program(python: str | Path, program: Path, cwd: Path, timeout: int = 300) -> Run:
+    proc = subprocess.run(
+        [str(python), str(program)],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env=quiet_env(),
+    )
+    return Run(str(python), program, proc.returncode, proc.stdout, proc.stderr)
+
+
+def run_oracle(program: Path, cwd: Path) -> Run:
+    return run_program(oracle_python(), program, cwd)
+
+
+def run_current(program: Path, cwd: Path) -> Run:
+    return run_program(sys.executable, program, cwd)
+
+
+def compare(expected: list[dict[str, float]], actual: list[dict[str, float]], rtol: float = 1e-5) -> list[str]:
+    """Differences between two result lists (empty when equivalent)."""
+    problems = []
+    if not expected:
+        problems.append("the original printed no results")
+    if len(expected) != len(actual):
+        problems.append(f"{len(expected)} results from the original, {len(actual)} from the migration")
+    for index, (want, got) in enumerate(zip(expected, actual)):
+        if set(want) != set(got):
+            problems.append(f"result {index}: keys {sorted(want)} != {sorted(got)}")
+            continue
+        for key in sorted(want):
+            a, b = float(want[key]), float(got[key])
+            if abs(a - b) > rtol * max(abs(a), abs(b)) + 1e-12:
+                problems.append(f"result {index}: {key} = {a!r} on the oracle, {b!r} migrated (rel {abs(a-b)/max(abs(a),1e-30):.2e})")
+    return problems

@@ -1,0 +1,76 @@
+"""The oracle environment: the last TensorFlow with Estimator, in a venv the test tooling owns.
+
+`oracle_python()` returns the interpreter of a virtual environment holding exactly
+tensorflow-cpu 2.15.1 + tensorflow-estimator 2.15.0 (Python 3.11), creating it on first use
+(about a minute) and reusing it afterwards. It lives under `$TFMIGRATE_CACHE`
+(default `~/.cache/tfmigrate`); a marker file records the pinned spec, so a change of pins
+rebuilds it. A lock keeps parallel test processes from building it twice.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+ORACLE_PINS = ("tensorflow-cpu==2.15.1", "tensorflow-estimator==2.15.0")
+_MARKER = ".tfmigrate-oracle"
+
+
+def cache_dir() -> Path:
+    return Path(os.environ.get("TFMIGRATE_CACHE", Path.home() / ".cache" / "tfmigrate"))
+
+
+def oracle_dir() -> Path:
+    return cache_dir() / "oracle-py311-tf2.15"
+
+
+def _spec() -> str:
+    return " ".join(ORACLE_PINS) + f" python{sys.version_info.major}.{sys.version_info.minor}"
+
+
+def oracle_python() -> Path:
+    """Path of the oracle interpreter, building the venv if needed."""
+    if sys.version_info[:2] != (3, 11):
+        raise RuntimeError("the oracle (TF 2.15) needs Python 3.11; run the suite with Python 3.11")
+    root = oracle_dir()
+    python = root / "bin" / "python"
+    cache_dir().mkdir(parents=True, exist_ok=True)
+    with open(cache_dir() / "oracle.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        marker = root / _MARKER
+        if python.exists() and marker.exists() and marker.read_text() == _spec() and _imports_ok(python):
+            return python
+        if root.exists():
+            shutil.rmtree(root)
+        base = getattr(sys, "_base_executable", sys.executable)
+        subprocess.run([base, "-m", "venv", str(root)], check=True)
+        subprocess.run(
+            [str(python), "-m", "pip", "install", "--quiet", "--disable-pip-version-check", *ORACLE_PINS],
+            check=True,
+        )
+        if not _imports_ok(python):
+            raise RuntimeError(f"the oracle venv at {root} was built but cannot import tf.compat.v1.estimator.tpu")
+        marker.write_text(_spec())
+    return python
+
+
+def _imports_ok(python: Path) -> bool:
+    probe = "import tensorflow as tf; assert tf.__version__ == '2.15.1'; tf.compat.v1.estimator.tpu.TPUEstimator"
+    proc = subprocess.run([str(python), "-c", probe], capture_output=True, env=quiet_env())
+    return proc.returncode == 0
+
+
+def quiet_env() -> dict[str, str]:
+    env = dict(os.environ)
+    env.update(
+        TF_CPP_MIN_LOG_LEVEL="2",
+        CUDA_VISIBLE_DEVICES="",
+        PYTHONHASHSEED="0",
+        TF_ENABLE_ONEDNN_OPTS="0",
+    )
+    env.pop("TF_USE_LEGACY_KERAS", None)
+    return env
