@@ -4,35 +4,56 @@ from __future__ import annotations
 
 import textwrap
 
+import libcst as cst
+
 from .modelfn import Plan
 
 _IND = "    "
 _WIDTH = 100
 
 
-def wrap_call(head: str, func: str, args: list[str], indent: str, *, tail: str = "") -> list[str]:
+def wrap_call(head: str, func: str, args: list[str], indent: str, unit: str = _IND, *, tail: str = "") -> list[str]:
     """`head + func(args) + tail` on one line if it fits, else one argument per line."""
     one = f"{indent}{head}{func}({', '.join(args)}){tail}"
     if len(one) <= _WIDTH or not args:
         return [one]
-    inner = indent + _IND
+    inner = indent + unit
     return [f"{indent}{head}{func}("] + [f"{inner}{arg}," for arg in args] + [f"{indent}){tail}"]
 
 
-def _block(lines: list[str], depth: int) -> list[str]:
-    """Re-indent rendered statements (each possibly multi-line, with its own continuation lines)."""
-    out: list[str] = []
-    for text in lines:
-        text = text.rstrip("\n")
-        first, *rest = text.split("\n")
-        # Leading comment lines of a statement come first; every line of the statement keeps its
-        # relative layout, so only the statement's own lines get the new indentation.
-        out.append(_IND * depth + first.lstrip())
-        out.extend(rest)
-    return out
+class _Slots:
+    """Placeholders for carried-over statements: generated text holds `__tfm_slot_N__`, and the
+    parsed result gets the original nodes back, so comments and layout survive the move."""
+
+    def __init__(self) -> None:
+        self.nodes: list[cst.SimpleStatementLine] = []
+
+    def block(self, stmts: list[cst.SimpleStatementLine], depth: int, unit: str) -> list[str]:
+        out = []
+        for node in stmts:
+            out.append(f"{unit * depth}__tfm_slot_{len(self.nodes)}__")
+            self.nodes.append(node)
+        return out
+
+    def fill(self, module: cst.Module) -> cst.Module:
+        nodes = self.nodes
+
+        class Fill(cst.CSTTransformer):
+            def leave_SimpleStatementLine(self, original, updated):
+                small = updated.body[0] if len(updated.body) == 1 else None
+                if isinstance(small, cst.Expr) and isinstance(small.value, cst.Name):
+                    name = small.value.value
+                    if name.startswith("__tfm_slot_"):
+                        return nodes[int(name[len("__tfm_slot_"):-2])]
+                return updated
+
+        return module.visit(Fill())
 
 
-def render(plan: Plan, *, tf: str, tfm: str, indent: str = _IND) -> str:
+def render(plan: Plan, *, tf: str, tfm: str, indent: str = _IND) -> list[cst.BaseStatement]:
+    """The class and builder replacing `plan`'s model_fn, as module-level statements."""
+    _IND = indent  # the module's own indentation unit
+    slots = _Slots()
     p = plan.params_name
     doc = f"The forward pass of the TF1 `{plan.fn_name}`, as a Keras model (migrated by tfmigrate)."
     lines = [f"class {plan.class_name}({tf}.keras.Model):", f'{_IND}"""{doc}"""', ""]
@@ -40,14 +61,14 @@ def render(plan: Plan, *, tf: str, tfm: str, indent: str = _IND) -> str:
     lines.append(f"{_IND * 2}super().__init__()")
     if plan.call_uses_params:
         lines.append(f"{_IND * 2}self.{p} = {p}")
-    lines += _block(plan.init_stmts, 2)
+    lines += slots.block(plan.init_stmts, 2, _IND)
     for layer in plan.layers:
-        lines += wrap_call(f"self.{layer.attr} = ", layer.func, layer.args, _IND * 2)
+        lines += wrap_call(f"self.{layer.attr} = ", layer.func, layer.args, _IND * 2, _IND)
     lines.append("")
     lines.append(f"{_IND}def call(self, {plan.features_name}, training=False):")
     if plan.call_uses_params:
         lines.append(f"{_IND * 2}{p} = self.{p}")
-    lines += _block(plan.call_stmts, 2)
+    lines += slots.block(plan.call_stmts, 2, _IND)
     lines.append(f"{_IND * 2}return {plan.output}")
     if plan.keras_loss is None:
         lines.append("")
@@ -56,7 +77,7 @@ def render(plan: Plan, *, tf: str, tfm: str, indent: str = _IND) -> str:
         if plan.loss_uses_params:
             lines.append(f"{_IND * 2}{p} = self.{p}")
         lines.append(f"{_IND * 2}{plan.labels_name}, {plan.output} = y, y_pred")
-        lines += _block(plan.loss_stmts, 2)
+        lines += slots.block(plan.loss_stmts, 2, _IND)
         lines.append(f"{_IND * 2}return {tfm}.scale_loss_for_replicas({plan.loss_name})")
     lines += ["", ""]
     builder_doc = (
@@ -70,21 +91,15 @@ def render(plan: Plan, *, tf: str, tfm: str, indent: str = _IND) -> str:
         lines.append(f'{_IND}"""')
     else:
         lines.append(f'{_IND}"""{builder_doc}"""')
-    lines += _block(plan.optimizer_prelude, 1)
+    lines += slots.block(plan.optimizer_prelude, 1, _IND)
     lines.append(f"{_IND}model = {plan.class_name}({p})")
     lines.append(f"{_IND}optimizer = {plan.optimizer}")
     loss = plan.keras_loss if plan.keras_loss is not None else "None"
     compile_args = ["optimizer=optimizer", f"loss={loss}", "steps_per_execution=steps_per_execution"]
-    lines += wrap_call("", "model.compile", compile_args, _IND)
+    lines += wrap_call("", "model.compile", compile_args, _IND, _IND)
     lines.append(f"{_IND}return model")
     text = "\n".join(lines) + "\n"
-    if indent != _IND:
-        text = "\n".join(_reindent(line, indent) for line in text.split("\n"))
-    return text
+    module = cst.parse_module(text, config=cst.PartialParserConfig(default_indent=indent))
+    return list(slots.fill(module).body)
 
 
-def _reindent(line: str, indent: str) -> str:
-    """Swap the generated 4-space levels for the module's own indentation (leading run only)."""
-    stripped = line.lstrip(" ")
-    levels, extra = divmod(len(line) - len(stripped), len(_IND))
-    return indent * levels + " " * extra + stripped

@@ -234,14 +234,14 @@ class Plan:
     labels_name: str = "labels"
     loss_uses_params: bool = False
     layers: list[Layer] = field(default_factory=list)
-    init_stmts: list[str] = field(default_factory=list)
-    call_stmts: list[str] = field(default_factory=list)
+    init_stmts: list[cst.SimpleStatementLine] = field(default_factory=list)
+    call_stmts: list[cst.SimpleStatementLine] = field(default_factory=list)
     call_uses_params: bool = False
     output: str = ""
     keras_loss: str | None = None  # a Keras loss object expression ...
-    loss_stmts: list[str] = field(default_factory=list)  # ... or the body of compute_loss
+    loss_stmts: list[cst.SimpleStatementLine] = field(default_factory=list)  # ... or compute_loss's body
     loss_name: str = "loss"
-    optimizer_prelude: list[str] = field(default_factory=list)
+    optimizer_prelude: list[cst.SimpleStatementLine] = field(default_factory=list)
     optimizer: str = ""
     docstring: str | None = None
     notes: list[str] = field(default_factory=list)
@@ -294,10 +294,9 @@ class ModelFnAnalyzer:
     def code(self, node: cst.CSTNode) -> str:
         return self.module.code_for_node(node)
 
-    def stmt_lines(self, node: cst.SimpleStatementLine) -> list[str]:
-        """A statement as rendered lines: its own comment lines, then its code (first line unindented)."""
-        comments = [line.comment.value for line in node.leading_lines if line.comment is not None]
-        return comments + [self.module.code_for_node(node.with_changes(leading_lines=[]))]
+    def stmt_lines(self, node: cst.SimpleStatementLine) -> list[cst.SimpleStatementLine]:
+        """A statement to carry over into generated code (kept as a node: comments and layout intact)."""
+        return [node]
 
     def canonical(self, node: cst.BaseExpression) -> str | None:
         return self.names.canonical(node)
@@ -475,7 +474,7 @@ class ModelFnAnalyzer:
 
         # Forward pass -> call(), hoisting layers.
         rewriter = _ForwardRewriter(self)
-        call_lines: list[str] = []
+        call_lines: list[cst.SimpleStatementLine] = []
         forward_stmts = [st for st in stmts if st.kind == "forward"]
         layer_uses: set[str] = set()
         for st in stmts:
@@ -495,7 +494,7 @@ class ModelFnAnalyzer:
         plan.layers = [Layer(attr, func, args) for attr, _, (func, args) in rewriter.layers]
         plan.init_stmts = [line for st in needed_pure(layer_uses) for line in self.stmt_lines(st.node)]
         plan.call_stmts = call_lines
-        call_names = set().union(set(), *(names_in(cst.parse_statement(t)) for t in call_lines if not t.startswith("#")))
+        call_names = set().union(set(), *(names_in(node) for node in call_lines))
         plan.call_uses_params = self.params in call_names
         if self.mode and self.mode in call_names:
             raise Unsupported("the forward pass uses `mode` beyond `mode == ModeKeys.TRAIN`")

@@ -247,7 +247,7 @@ class TPUEstimatorToKeras(Rule):
         self.mark_changed()
         tfm = self.ctx.need_runtime()
         tf = self.ctx.need_tf2()
-        new = cst.parse_module(render(plan, tf=tf, tfm=tfm, indent=self.module.default_indent)).body
+        new = render(plan, tf=tf, tfm=tfm, indent=self.module.default_indent)
         first = new[0].with_changes(leading_lines=original.leading_lines)
         return cst.FlattenSentinel([first, *new[1:]])
 

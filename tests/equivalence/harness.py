@@ -11,6 +11,7 @@ lines, the same keys in each, and every value within `rtol` relative (1e-5 by de
 from __future__ import annotations
 
 import ast
+import re
 import subprocess
 import sys
 from dataclasses import dataclass
@@ -61,12 +62,25 @@ def run_program(python: str | Path, program: Path, cwd: Path, timeout: int = 300
     return Run(str(python), program, proc.returncode, proc.stdout, proc.stderr)
 
 
+def runs_wanted(program: Path) -> int:
+    """`tfmigrate-harness: runs=N` in a program asks for N runs in the same directory (restores)."""
+    match = re.search(r"tfmigrate-harness: runs=(\d+)", program.read_text(encoding="utf-8"))
+    return int(match.group(1)) if match else 1
+
+
+def run_repeated(python: str | Path, program: Path, cwd: Path) -> Run:
+    """Run `runs_wanted(program)` times in `cwd`; the results of all runs, in order."""
+    runs = [run_program(python, program, cwd).check() for _ in range(runs_wanted(program))]
+    last = runs[-1]
+    return Run(last.python, program, 0, "".join(r.stdout for r in runs), "".join(r.stderr for r in runs))
+
+
 def run_oracle(program: Path, cwd: Path) -> Run:
-    return run_program(oracle_python(), program, cwd)
+    return run_repeated(oracle_python(), program, cwd)
 
 
 def run_current(program: Path, cwd: Path) -> Run:
-    return run_program(sys.executable, program, cwd)
+    return run_repeated(sys.executable, program, cwd)
 
 
 def compare(expected: list[dict[str, float]], actual: list[dict[str, float]], rtol: float = 1e-5) -> list[str]:

@@ -40,13 +40,12 @@ def test_migration_matches_oracle(case: Path, tmp_path: Path) -> None:
     migrated = migrated_dir / "program.py"
     migrated.write_text(migrated_text, encoding="utf-8")
 
-    want = run_oracle(original, original_dir).check().results
-    got = run_current(migrated, migrated_dir).check().results
+    want = run_oracle(original, original_dir).results
+    got = run_current(migrated, migrated_dir).results
     problems = compare(want, got)
     assert not problems, "\n".join(problems)
     # The original really trained: the loss moved between evaluations.
-    losses = [r["loss"] for r in want]
-    assert len(set(losses)) == len(losses)
+    assert len({r["loss"] for r in want}) >= 2
 
 
 def test_compare_catches_differences() -> None:
