@@ -129,11 +129,13 @@ INITIALIZERS = {
 # must be spelled out because the Keras default differs from TF1's).
 OPTIMIZERS: dict[str, tuple[str, tuple[str, ...], dict[str, str], dict[str, str]]] = {
     "train.GradientDescentOptimizer": ("SGD", ("learning_rate", "use_locking", "name"), {}, {}),
+    # Keras Adam differs from TF1's in float32 bias-correction arithmetic (5e-6 relative after 30
+    # steps, measured); the runtime's Adam keeps TF1's (and its epsilon=1e-8 default).
     "train.AdamOptimizer": (
-        "Adam",
+        "runtime:optimizers.Adam",
         ("learning_rate", "beta1", "beta2", "epsilon", "use_locking", "name"),
         {"beta1": "beta_1", "beta2": "beta_2"},
-        {"learning_rate": "0.001", "epsilon": "1e-08"},
+        {"learning_rate": "0.001"},
     ),
     "train.AdagradOptimizer": (
         "Adagrad",
@@ -614,6 +616,8 @@ class ModelFnAnalyzer:
         for value in bound.values():
             if not _is_constant_like(value) and isinstance(value, cst.Call):
                 raise Unsupported("an optimizer argument is a tensor (learning-rate schedules come with the fidelity work)")
+        if cls.startswith("runtime:"):
+            return f"{self.tfm}.{cls[len('runtime:'):]}({', '.join(args)})"
         return f"{self.tf}.keras.optimizers.{cls}({', '.join(args)})"
 
 

@@ -13,9 +13,7 @@ A TF1 name-based checkpoint in `model_dir` is never restored silently as nothing
 
 from __future__ import annotations
 
-import dataclasses
 import os
-import weakref
 from typing import Any
 
 import keras
@@ -41,35 +39,12 @@ class TF1CheckpointError(NotImplementedError):
     """`model_dir` holds a TF1 name-based (`tf.compat.v1.train.Saver`) checkpoint."""
 
 
-@dataclasses.dataclass
-class _ModelState:
-    """What the runtime remembers about one Keras model object in this process."""
-
-    checkpoint: tf.train.Checkpoint | None = None
-    restored: bool = False  # Restored from (or checked against) a model_dir, or trained by `fit`.
-    seeded: bool = False  # `RunConfig.tf_random_seed` applied.
-
-
-_states: weakref.WeakKeyDictionary[Any, _ModelState] = weakref.WeakKeyDictionary()
-
-
-def model_state(model: keras.Model) -> _ModelState:
-    """The runtime's bookkeeping for `model` (created on first use, dropped with the model)."""
-    state = _states.get(model)
-    if state is None:
-        state = _states[model] = _ModelState()
-    return state
-
-
 def model_checkpoint(model: keras.Model) -> tf.train.Checkpoint:
-    """The `tf.train.Checkpoint(model=model, optimizer=model.optimizer)` the runtime saves and restores."""
-    state = model_state(model)
-    if state.checkpoint is None:
-        objects: dict[str, Any] = {"model": model}
-        if getattr(model, "optimizer", None) is not None:
-            objects["optimizer"] = model.optimizer
-        state.checkpoint = tf.train.Checkpoint(**objects)
-    return state.checkpoint
+    """A `tf.train.Checkpoint(model=model, optimizer=model.optimizer)`, the object graph the runtime saves."""
+    objects: dict[str, Any] = {"model": model}
+    if getattr(model, "optimizer", None) is not None:
+        objects["optimizer"] = model.optimizer
+    return tf.train.Checkpoint(**objects)
 
 
 def latest_checkpoint(model_dir: str | os.PathLike) -> str | None:

@@ -1,0 +1,77 @@
+"""Keras optimizers that reproduce TF1 `tf.compat.v1.train.*Optimizer` updates to float32 rounding.
+
+Keras 3 and TF1 write the same formulas, but not the same float32 arithmetic, and adaptive
+optimizers amplify the difference (Adam normalises every update, so a few ulps in its bias
+correction become ~5e-6 relative in the weights after 30 steps; measured). The classes here keep
+TF1's arithmetic:
+
+  * `Adam`: TF1 keeps `beta1_power`/`beta2_power` as float32 variables multiplied by beta once per
+    step (Keras computes `beta ** t`), and computes `1 - beta` in float32 (Keras in float64, then
+    rounds). Default `epsilon=1e-8` as in TF1 (Keras: 1e-7).
+"""
+
+from __future__ import annotations
+
+import tensorflow as tf
+
+
+def _keras():
+    return tf.keras
+
+
+class Adam(tf.keras.optimizers.Adam):
+    """`tf.compat.v1.train.AdamOptimizer` as a Keras 3 optimizer (same numbers, float32 included).
+
+    Args:
+      learning_rate: float, schedule or callable, as for Keras `Adam`.
+      beta_1: TF1 `beta1`.
+      beta_2: TF1 `beta2`.
+      epsilon: TF1 `epsilon` (default 1e-8, TF1's; Keras's default is 1e-7).
+      **kwargs: the other Keras optimizer arguments (name, clipnorm, ...). `amsgrad` is not
+        supported: TF1's AdamOptimizer has none.
+    """
+
+    def __init__(self, learning_rate=0.001, beta_1=0.9, beta_2=0.999, epsilon=1e-8, **kwargs):
+        if kwargs.pop("amsgrad", False):
+            raise ValueError("`amsgrad=True` has no TF1 AdamOptimizer counterpart; use keras.optimizers.Adam")
+        kwargs.setdefault("name", "adam")
+        super().__init__(learning_rate=learning_rate, beta_1=beta_1, beta_2=beta_2, epsilon=epsilon, **kwargs)
+
+    def build(self, var_list):
+        if self.built:
+            return
+        super().build(var_list)
+        self._beta_1_powers = []
+        self._beta_2_powers = []
+        for var in var_list:
+            # One pair per variable: all pairs hold the same values, as TF1's single pair would.
+            self._beta_1_powers.append(
+                self.add_variable(shape=(), dtype=var.dtype, initializer=_constant(self.beta_1), name="beta1_power")
+            )
+            self._beta_2_powers.append(
+                self.add_variable(shape=(), dtype=var.dtype, initializer=_constant(self.beta_2), name="beta2_power")
+            )
+
+    def update_step(self, gradient, variable, learning_rate):
+        dtype = variable.dtype
+        lr = tf.cast(learning_rate, dtype)
+        gradient = tf.cast(gradient, dtype)
+        index = self._get_variable_index(variable)
+        m = self._momentums[index]
+        v = self._velocities[index]
+        beta1_power = self._beta_1_powers[index]
+        beta2_power = self._beta_2_powers[index]
+        one = tf.constant(1.0, dtype)
+        beta1 = tf.constant(self.beta_1, dtype)
+        beta2 = tf.constant(self.beta_2, dtype)
+        epsilon = tf.constant(self.epsilon, dtype)
+        alpha = lr * tf.sqrt(one - beta2_power) / (one - beta1_power)
+        self.assign_add(m, (gradient - m) * (one - beta1))
+        self.assign_add(v, (tf.square(gradient) - v) * (one - beta2))
+        self.assign_sub(variable, (m * alpha) / (tf.sqrt(v) + epsilon))
+        self.assign(beta1_power, beta1_power * beta1)
+        self.assign(beta2_power, beta2_power * beta2)
+
+
+def _constant(value):
+    return tf.keras.initializers.Constant(float(value))
