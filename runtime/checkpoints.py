@@ -98,10 +98,10 @@ def restore_latest(model: keras.Model, model_dir: str | os.PathLike) -> str | No
     _check_not_tf1(path, model_dir)
     learning_rate = _learning_rate_variable(getattr(model, "optimizer", None))
     compiled_learning_rate = None if learning_rate is None else learning_rate.numpy()
-    status = model_checkpoint(model).restore(path)
     try:
+        status = model_checkpoint(model).restore(path)
         status.assert_existing_objects_matched()
-    except AssertionError as error:
+    except (AssertionError, ValueError) as error:
         raise ValueError(
             f"Checkpoint {path!r} in model_dir {model_dir!r} does not match the model being restored "
             f"(a different architecture or optimizer?): {error}"
