@@ -155,6 +155,12 @@ OPTIMIZERS: dict[str, tuple[str, tuple[str, ...], dict[str, str], dict[str, str]
         {},
         {"learning_rate": "0.001", "rho": "0.95", "epsilon": "1e-08"},
     ),
+    "train.RMSPropOptimizer": (
+        "runtime:optimizers.RMSProp",
+        ("learning_rate", "decay", "momentum", "epsilon", "use_locking", "centered", "name"),
+        {},
+        {},
+    ),
     "train.FtrlOptimizer": (
         "Ftrl",
         (
@@ -209,6 +215,50 @@ LOSS_PARAMS = {
     "losses.log_loss": ("labels", "predictions", "weights", "epsilon"),
     "losses.hinge_loss": ("labels", "logits", "weights"),
     "losses.cosine_distance": ("labels", "predictions", "axis", "weights"),
+}
+
+# tf.compat.v1.train.*_decay(learning_rate, global_step, ...) -> Keras schedules, which read
+# `optimizer.iterations` before it is incremented, as TF1 read `global_step` (bit-identical).
+# (TF1 positional parameters, index of the step parameter, target, TF1 -> target renames)
+SCHEDULES: dict[str, tuple[tuple[str, ...], str, str, dict[str, str]]] = {
+    "train.exponential_decay": (
+        ("learning_rate", "global_step", "decay_steps", "decay_rate", "staircase", "name"),
+        "global_step",
+        "keras:ExponentialDecay",
+        {"learning_rate": "initial_learning_rate"},
+    ),
+    "train.inverse_time_decay": (
+        ("learning_rate", "global_step", "decay_steps", "decay_rate", "staircase", "name"),
+        "global_step",
+        "keras:InverseTimeDecay",
+        {"learning_rate": "initial_learning_rate"},
+    ),
+    "train.polynomial_decay": (
+        ("learning_rate", "global_step", "decay_steps", "end_learning_rate", "power", "cycle", "name"),
+        "global_step",
+        "keras:PolynomialDecay",
+        {"learning_rate": "initial_learning_rate"},
+    ),
+    "train.piecewise_constant": (("x", "boundaries", "values", "name"), "x", "keras:PiecewiseConstantDecay", {}),
+    "train.piecewise_constant_decay": (("x", "boundaries", "values", "name"), "x", "keras:PiecewiseConstantDecay", {}),
+    "train.cosine_decay": (
+        ("learning_rate", "global_step", "decay_steps", "alpha", "name"),
+        "global_step",
+        "keras:CosineDecay",
+        {"learning_rate": "initial_learning_rate"},
+    ),
+    "train.cosine_decay_restarts": (
+        ("learning_rate", "global_step", "first_decay_steps", "t_mul", "m_mul", "alpha", "name"),
+        "global_step",
+        "keras:CosineDecayRestarts",
+        {"learning_rate": "initial_learning_rate", "first_decay_steps": "first_decay_steps"},
+    ),
+    "train.natural_exp_decay": (
+        ("learning_rate", "global_step", "decay_steps", "decay_rate", "staircase", "name"),
+        "global_step",
+        "runtime:schedules.NaturalExpDecay",
+        {},
+    ),
 }
 
 SPEC_KEYS_SUPPORTED = {"mode", "loss", "train_op"}
@@ -398,11 +448,18 @@ class ModelFnAnalyzer:
         optimizer_names: set[str] = set()
         optimizer_stmt: _Stmt | None = None
         global_step_names: set[str] = set()
+        schedule_nodes: dict[int, cst.SimpleStatementLine] = {}
+        self.schedule_names: set[str] = set()
         for st in stmts:
             value = getattr(st.small, "value", None)
             if isinstance(value, cst.Call):
                 key = self.canonical(value.func)
-                if key in OPTIMIZERS:
+                if key in SCHEDULES and isinstance(st.small, cst.Assign):
+                    st.kind = "schedule"
+                    schedule_nodes[id(st)] = self._schedule(st, key, value, global_step_names)
+                    self.schedule_names |= st.defs
+                    st.uses -= global_step_names
+                elif key in OPTIMIZERS:
                     if optimizer_stmt is not None:
                         raise Unsupported("more than one optimizer in model_fn")
                     optimizer_stmt, st.kind = st, "optimizer"
@@ -517,13 +574,44 @@ class ModelFnAnalyzer:
 
         # Optimizer.
         plan.optimizer = self._keras_optimizer(optimizer_stmt.small.value)  # type: ignore[union-attr]
+        schedules = [st for st in stmts if st.kind == "schedule"]
+        wanted = names_in(optimizer_stmt.small.value)  # type: ignore[union-attr]
+        for st in reversed(schedules):
+            if st.defs & wanted:
+                wanted |= st.uses
+        prelude = {id(st) for st in needed_pure(wanted)}
         plan.optimizer_prelude = [
-            line for st in needed_pure(names_in(optimizer_stmt.small.value)) for line in self.stmt_lines(st.node)  # type: ignore[union-attr]
+            schedule_nodes[id(st)] if st.kind == "schedule" else st.node
+            for st in stmts
+            if id(st) in prelude or (st.kind == "schedule" and st.defs & wanted)
         ]
         for st in stmts:
             if st.kind == "pure" and st.uses & mode_names:
                 raise Unsupported("a statement uses `mode`")
         return plan
+
+    def _is_global_step(self, node: cst.BaseExpression, names: set[str]) -> bool:
+        if isinstance(node, cst.Name):
+            return node.value in names
+        if isinstance(node, cst.Call):
+            return self.canonical(node.func) in GLOBAL_STEP_FNS
+        return False
+
+    def _schedule(self, st: _Stmt, key: str, call: cst.Call, global_steps: set[str]) -> cst.SimpleStatementLine:
+        positional, step_param, target, renames = SCHEDULES[key]
+        bound = _bind(call, positional)
+        if bound is None or step_param not in bound:
+            raise Unsupported(f"unexpected arguments to `tf.{key}`")
+        if not self._is_global_step(bound.pop(step_param), global_steps):
+            raise Unsupported(f"`tf.{key}` is driven by something other than the global step")
+        bound.pop("name", None)
+        args = ", ".join(f"{renames.get(k, k)}={self.code(v)}" for k, v in bound.items())
+        kind, cls = target.split(":")
+        func = f"{self.tf}.keras.optimizers.schedules.{cls}" if kind == "keras" else f"{self.tfm}.{cls}"
+        assign = st.small
+        assert isinstance(assign, cst.Assign)
+        new = assign.with_changes(value=cst.parse_expression(f"{func}({args})"))
+        return st.node.with_changes(body=[new])
 
     def _spec(self, ret: cst.Return) -> dict[str, str]:
         value = ret.value
@@ -599,8 +687,13 @@ class ModelFnAnalyzer:
         bound = _bind(call, positional)
         if bound is None:
             raise Unsupported(f"unexpected arguments to `{key}`")
-        if key == "train.MomentumOptimizer" and "learning_rate" in bound and not _is_constant_like(bound["learning_rate"]):
-            raise Unsupported("MomentumOptimizer with a non-constant learning rate (TF1 rescales the accumulator)")
+        lr = bound.get("learning_rate")
+        scheduled = isinstance(lr, cst.Name) and lr.value in self.schedule_names
+        if key == "train.MomentumOptimizer" and lr is not None and (scheduled or not _is_constant_like(lr)):
+            if not scheduled:
+                raise Unsupported("MomentumOptimizer with a tensor learning rate (not a tf.train.*_decay schedule)")
+            # Keras SGD rescales only new steps by a changed rate; TF1 rescales the whole history.
+            cls, renames = "runtime:optimizers.Momentum", {}
         args: list[str] = []
         if "learning_rate" in bound:
             args.append(f"learning_rate={self.code(bound.pop('learning_rate'))}")
@@ -615,7 +708,7 @@ class ModelFnAnalyzer:
                 args.append(f"{name}={default}")
         for value in bound.values():
             if not _is_constant_like(value) and isinstance(value, cst.Call):
-                raise Unsupported("an optimizer argument is a tensor (learning-rate schedules come with the fidelity work)")
+                raise Unsupported("an optimizer argument is a tensor expression (only tf.train.*_decay schedules migrate)")
         if cls.startswith("runtime:"):
             return f"{self.tfm}.{cls[len('runtime:'):]}({', '.join(args)})"
         return f"{self.tf}.keras.optimizers.{cls}({', '.join(args)})"

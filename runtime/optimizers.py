@@ -8,15 +8,17 @@ TF1's arithmetic:
   * `Adam`: TF1 keeps `beta1_power`/`beta2_power` as float32 variables multiplied by beta once per
     step (Keras computes `beta ** t`), and computes `1 - beta` in float32 (Keras in float64, then
     rounds). Default `epsilon=1e-8` as in TF1 (Keras: 1e-7).
+  * `Momentum`: TF1 accumulates raw gradients (`a = m*a + g; w -= lr*a`) where Keras SGD
+    accumulates lr-scaled steps (`v = m*v - lr*g; w += v`). With a constant learning rate the two
+    agree (3e-7); with a learning-rate schedule TF1 rescales the whole history by the new rate and
+    they differ by tens of percent.
+  * `RMSProp`: TF1 starts the mean-square slot at 1 (Keras: 0), uses epsilon 1e-10 inside the
+    square root, and always runs the momentum form (`mom = m*mom + lr*g/sqrt(ms+eps); w -= mom`).
 """
 
 from __future__ import annotations
 
 import tensorflow as tf
-
-
-def _keras():
-    return tf.keras
 
 
 class Adam(tf.keras.optimizers.Adam):
@@ -75,3 +77,97 @@ class Adam(tf.keras.optimizers.Adam):
 
 def _constant(value):
     return tf.keras.initializers.Constant(float(value))
+
+
+class Momentum(tf.keras.optimizers.Optimizer):
+    """`tf.compat.v1.train.MomentumOptimizer` as a Keras 3 optimizer.
+
+    Args:
+      learning_rate: float, schedule or callable.
+      momentum: TF1 `momentum`.
+      use_nesterov: TF1 `use_nesterov`.
+      **kwargs: other Keras optimizer arguments.
+    """
+
+    def __init__(self, learning_rate, momentum, use_nesterov=False, name="momentum", **kwargs):
+        super().__init__(learning_rate=learning_rate, name=name, **kwargs)
+        self.momentum = float(momentum)
+        self.use_nesterov = bool(use_nesterov)
+
+    def build(self, var_list):
+        if self.built:
+            return
+        super().build(var_list)
+        self._accumulators = [self.add_variable_from_reference(v, "momentum") for v in var_list]
+
+    def update_step(self, gradient, variable, learning_rate):
+        dtype = variable.dtype
+        lr = tf.cast(learning_rate, dtype)
+        gradient = tf.cast(gradient, dtype)
+        momentum = tf.constant(self.momentum, dtype)
+        accum = self._accumulators[self._get_variable_index(variable)]
+        self.assign(accum, accum * momentum + gradient)
+        if self.use_nesterov:
+            self.assign_sub(variable, gradient * lr + accum * momentum * lr)
+        else:
+            self.assign_sub(variable, lr * accum)
+
+    def get_config(self):
+        config = super().get_config()
+        config.update(momentum=self.momentum, use_nesterov=self.use_nesterov)
+        return config
+
+
+class RMSProp(tf.keras.optimizers.Optimizer):
+    """`tf.compat.v1.train.RMSPropOptimizer` as a Keras 3 optimizer.
+
+    Args:
+      learning_rate: float, schedule or callable.
+      decay: TF1 `decay` (Keras calls it `rho`).
+      momentum: TF1 `momentum`.
+      epsilon: TF1 `epsilon` (default 1e-10).
+      centered: TF1 `centered`.
+      **kwargs: other Keras optimizer arguments.
+    """
+
+    def __init__(self, learning_rate, decay=0.9, momentum=0.0, epsilon=1e-10, centered=False, name="rmsprop", **kwargs):
+        super().__init__(learning_rate=learning_rate, name=name, **kwargs)
+        self.decay_rate = float(decay)
+        self.momentum = float(momentum)
+        self.epsilon = float(epsilon)
+        self.centered = bool(centered)
+
+    def build(self, var_list):
+        if self.built:
+            return
+        super().build(var_list)
+        self._mean_squares = [self.add_variable_from_reference(v, "rms", initializer="ones") for v in var_list]
+        self._moms = [self.add_variable_from_reference(v, "momentum") for v in var_list]
+        self._mean_grads = (
+            [self.add_variable_from_reference(v, "mg") for v in var_list] if self.centered else []
+        )
+
+    def update_step(self, gradient, variable, learning_rate):
+        dtype = variable.dtype
+        lr = tf.cast(learning_rate, dtype)
+        gradient = tf.cast(gradient, dtype)
+        index = self._get_variable_index(variable)
+        ms, mom = self._mean_squares[index], self._moms[index]
+        one = tf.constant(1.0, dtype)
+        rho = tf.constant(self.decay_rate, dtype)
+        momentum = tf.constant(self.momentum, dtype)
+        epsilon = tf.constant(self.epsilon, dtype)
+        self.assign(ms, ms + (tf.square(gradient) - ms) * (one - rho))
+        if self.centered:
+            mg = self._mean_grads[index]
+            self.assign(mg, mg + (gradient - mg) * (one - rho))
+            denominator = ms - tf.square(mg) + epsilon
+        else:
+            denominator = ms + epsilon
+        self.assign(mom, mom * momentum + lr * gradient / tf.sqrt(denominator))
+        self.assign_sub(variable, mom)
+
+    def get_config(self):
+        config = super().get_config()
+        config.update(decay=self.decay_rate, momentum=self.momentum, epsilon=self.epsilon, centered=self.centered)
+        return config
