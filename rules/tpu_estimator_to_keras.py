@@ -353,6 +353,8 @@ class TPUEstimatorToKeras(Rule):
         if method == "evaluate":
             data_args.append('mode="eval"')
         data_args.append(f"use_tpu={self._expr(site.args['use_tpu']) if 'use_tpu' in site.args else 'True'}")
+        if self._config(site) != "None":
+            data_args.append(f"config={self._config(site)}")
         args = [site.model_var, f"{tfm}.input_fn_data({', '.join(data_args)})"]
         for key in ("steps", "max_steps"):
             if key in bound:

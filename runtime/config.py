@@ -441,7 +441,8 @@ class RunConfig:
             raise ValueError(f"`session_creation_timeout_secs` should be > 0, got {session_creation_timeout_secs!r}.")
         if experimental_max_worker_delay_secs is not None and not _is_int(experimental_max_worker_delay_secs):
             raise ValueError(
-                f"`experimental_max_worker_delay_secs` must be an int if set, got {experimental_max_worker_delay_secs!r}."
+                "`experimental_max_worker_delay_secs` must be an int if set, got "
+                f"{experimental_max_worker_delay_secs!r}."
             )
         if protocol not in (None, "grpc", "grpc+verbs"):
             raise ValueError(f"`protocol` should be grpc or grpc+verbs, got {protocol!r}.")

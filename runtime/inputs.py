@@ -177,7 +177,7 @@ def input_fn_data(
     batch_size: int | None,
     params: Mapping[str, Any] | None = None,
     mode: str = "train",
-    per_replica: bool = False,
+    per_replica: bool | None = None,
     use_tpu: bool | None = None,
     config: Any = None,
 ) -> InputFnData:
@@ -194,6 +194,8 @@ def input_fn_data(
         per_replica: False for PER_HOST_V1 / `use_tpu=False` (the `input_fn` builds host batches
             of G / pipelines, which Keras splits); True for PER_HOST_V2 / PER_SHARD_V1 /
             Estimator + distribution strategy (the `input_fn` builds per-replica batches of G / R).
+            None (the default): as TPUEstimator decided it, from `config.tpu_config`'s
+            `per_host_input_for_training` for training on TPU, global batches otherwise.
         use_tpu: TPUEstimator's `use_tpu`, put into `params['use_tpu']` when not None.
         config: The `RunConfig` passed to an `input_fn` that takes `config`.
 
@@ -204,6 +206,14 @@ def input_fn_data(
         ValueError: If `batch_size` or `mode` is invalid.
         TypeError: If `input_fn` is not callable or `params` is not a dict.
     """
+    if per_replica is None:
+        tpu_config = getattr(config, "tpu_config", None)
+        per_replica = bool(
+            use_tpu is not False
+            and mode == "train"
+            and tpu_config is not None
+            and getattr(tpu_config, "per_replica_input", False)
+        )
     return InputFnData(
         input_fn=input_fn,
         batch_size=batch_size,

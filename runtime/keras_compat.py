@@ -121,7 +121,9 @@ class _DataSource:
 
 def _check_model(model: Any, caller: str) -> None:
     if not isinstance(model, keras.Model):
-        raise TypeError(f"tfmigrate.runtime.{caller}: `model` must be a Keras 3 keras.Model, got {type(model).__name__}.")
+        raise TypeError(
+            f"tfmigrate.runtime.{caller}: `model` must be a Keras 3 keras.Model, got {type(model).__name__}."
+        )
     if getattr(model, "optimizer", None) is None or not getattr(model, "compiled", True):
         raise ValueError(
             f"tfmigrate.runtime.{caller}: compile the model first (model.compile(optimizer=..., loss=..., "
@@ -132,7 +134,8 @@ def _check_model(model: Any, caller: str) -> None:
 def _ensure_built(model: keras.Model, source: _DataSource) -> None:
     """Creates every model and optimizer variable, so a checkpoint can be restored into them."""
     strategy = model.distribute_strategy
-    unbuilt = not model.built or not all(layer.built for layer in model._flatten_layers())  # noqa: SLF001
+    layers = model._flatten_layers() if hasattr(model, "_flatten_layers") else model.layers  # noqa: SLF001
+    unbuilt = not model.built or not all(layer.built for layer in layers)
     if unbuilt:
         x, _, _ = keras.utils.unpack_x_y_sample_weight(source.first_batch())
         with strategy.scope():
@@ -409,7 +412,10 @@ def fit(
     all_callbacks = list(callbacks or [])
     if model_dir is not None:
         # Without a config, TF1's default RunConfig: every 600 seconds.
-        save_steps, save_secs = (None, 600) if config is None else (config.save_checkpoints_steps, config.save_checkpoints_secs)
+        if config is None:
+            save_steps, save_secs = None, 600
+        else:
+            save_steps, save_secs = config.save_checkpoints_steps, config.save_checkpoints_secs
         manager = checkpoints.checkpoint_manager(model, model_dir, config)
         all_callbacks.append(_CheckpointSaver(manager, save_steps=save_steps, save_secs=save_secs))
     fit_kwargs.setdefault("verbose", 0)
@@ -470,16 +476,14 @@ def evaluate(
             raise TypeError(f"tfmigrate.runtime.evaluate sets `{key}` itself.")
     model_dir = _resolve_model_dir(model_dir, config)
     source = _DataSource(data, model.distribute_strategy)
-    state = model_state(model)
-    was_restored = state.restored
-    _prepare(model, source, config, model_dir)
     if (
         model_dir is not None
-        and not was_restored
+        and not model_state(model).restored
         and checkpoints.latest_checkpoint(model_dir) is None
         and _global_step(model) == 0
     ):
         raise ValueError(f"Could not find trained model in model_dir: {model_dir!r} (nothing to evaluate).")
+    _prepare(model, source, config, model_dir)
     kwargs.setdefault("verbose", 0)
     with _quiet_end_of_input():
         logs = model.evaluate(source.keras_input(steps), steps=steps, return_dict=True, **kwargs)

@@ -33,7 +33,7 @@ class _StrategyRequest:
 # TPU systems this process already initialised, by master address: initialising twice would
 # reset the TPU and lose its variables.
 _initialized_tpus: dict[str, Any] = {}
-_tpu_lock = threading.Lock()
+_lock = threading.RLock()
 
 
 def _visible_gpus() -> list[str]:
@@ -57,10 +57,27 @@ def _build_one_device(request: _StrategyRequest) -> tf.distribute.Strategy:
     return tf.distribute.OneDeviceStrategy(device)
 
 
+# MirroredStrategy objects by (devices, cross_device_ops), reused for identical requests: a second
+# MirroredStrategy over the same devices restarts the collective keys, and training a different
+# model under it fails with "Shape mismatch in the collective instance 100" (tensorflow#62790,
+# measured on TF 2.21 with two logical CPUs; sharing one strategy object does not fail).
+_mirrored: dict[tuple[Any, ...], tf.distribute.MirroredStrategy] = {}
+
+
+def _mirrored_strategy(devices: Sequence[str] | None, cross_device_ops: Any) -> tf.distribute.MirroredStrategy:
+    key = (tuple(devices) if devices else None, id(cross_device_ops) if cross_device_ops is not None else None)
+    with _lock:
+        strategy = _mirrored.get(key)
+        if strategy is None:  # The cache keeps `cross_device_ops` alive, so its id is not reused.
+            strategy = tf.distribute.MirroredStrategy(
+                devices=list(devices) if devices else None, cross_device_ops=cross_device_ops
+            )
+            _mirrored[key] = strategy
+    return strategy
+
+
 def _build_mirrored(request: _StrategyRequest) -> tf.distribute.Strategy:
-    return tf.distribute.MirroredStrategy(
-        devices=list(request.devices) if request.devices else None, cross_device_ops=request.cross_device_ops
-    )
+    return _mirrored_strategy(request.devices, request.cross_device_ops)
 
 
 def _resolve_tpu(request: _StrategyRequest) -> Any:
@@ -82,7 +99,7 @@ def _resolve_tpu(request: _StrategyRequest) -> Any:
                 f"make_strategy(kind={request.kind!r}) could not resolve a TPU ({setting}): {error}"
             ) from error
     master = str(resolver.master()) if hasattr(resolver, "master") else repr(resolver)
-    with _tpu_lock:
+    with _lock:
         if master in _initialized_tpus:
             return resolver
         try:
@@ -125,7 +142,7 @@ def _build_auto(request: _StrategyRequest) -> tf.distribute.Strategy:
         )
     gpus = _visible_gpus()
     if len(gpus) > 1:
-        return tf.distribute.MirroredStrategy(devices=gpus, cross_device_ops=request.cross_device_ops)
+        return _mirrored_strategy(gpus, request.cross_device_ops)
     if len(gpus) == 1:
         return tf.distribute.OneDeviceStrategy(gpus[0])
     return tf.distribute.get_strategy()
@@ -157,7 +174,9 @@ def make_strategy(
     Kinds:
       * "default": `tf.distribute.get_strategy()` (no distribution, or the strategy in scope).
       * "one_device": `OneDeviceStrategy(devices[0])`, or on "/gpu:0" / "/cpu:0".
-      * "mirrored": `MirroredStrategy(devices, cross_device_ops)`.
+      * "mirrored": `MirroredStrategy(devices, cross_device_ops)`. Identical requests get the same
+        strategy object: a second MirroredStrategy over the same devices breaks collective
+        all-reduces of a different model in the same process (tensorflow#62790).
       * "tpu": `TPUStrategy` on `cluster_resolver`, or on `TPUClusterResolver(tpu=tpu)`; the TPU
         system is connected to and initialised once per process. Raises when no TPU can be
         resolved; it never falls back.

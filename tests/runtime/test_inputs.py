@@ -1,0 +1,142 @@
+"""input_fn_data: TF1 signature inspection, params['batch_size'] per input mode, dataset checks."""
+
+from __future__ import annotations
+
+import functools
+
+import keras
+import numpy as np
+import pytest
+import tensorflow as tf
+
+import tfmigrate.runtime as tfm
+from tfmigrate.runtime import InputFnData, ModeKeys, input_fn_data
+
+pytestmark = pytest.mark.tf
+
+
+def _dataset(batch_size=2):
+    x = np.arange(32, dtype="float32").reshape(16, 2)
+    return tf.data.Dataset.from_tensor_slices((x, x[:, :1])).batch(batch_size, drop_remainder=True)
+
+
+def test_input_fn_without_arguments():
+    data = input_fn_data(lambda: _dataset(), batch_size=8)
+    assert isinstance(data(), tf.data.Dataset)
+
+
+def test_only_named_arguments_are_passed():
+    seen = {}
+
+    def params_only(params):
+        seen["params_only"] = params
+        return _dataset()
+
+    def mode_params(mode, params):
+        seen["mode_params"] = (mode, params)
+        return _dataset()
+
+    def everything(params, mode, config):
+        seen["everything"] = (params, mode, config)
+        return _dataset()
+
+    def keyword_only(*, config, mode):
+        seen["keyword_only"] = (config, mode)
+        return _dataset()
+
+    def var_keywords(**kwargs):  # TF1's fn_args did not see through **kwargs either.
+        seen["var_keywords"] = kwargs
+        return _dataset()
+
+    config = tfm.RunConfig(model_dir="/tmp/m")
+    for fn in (params_only, mode_params, everything, keyword_only, var_keywords):
+        input_fn_data(fn, batch_size=8, params={"k": 1}, mode="eval", config=config)()
+    assert seen["params_only"] == {"k": 1, "batch_size": 8}
+    assert seen["mode_params"] == ("eval", {"k": 1, "batch_size": 8})
+    assert seen["everything"] == ({"k": 1, "batch_size": 8}, "eval", config)
+    assert seen["keyword_only"] == (config, "eval")
+    assert seen["var_keywords"] == {}
+
+
+def test_partial_bound_params_are_not_passed_again():
+    def fn(data_dir, params):
+        return _dataset(params["batch_size"] if isinstance(params, dict) else 1)
+
+    bound = functools.partial(fn, "/data", params={"batch_size": 3})
+    assert input_fn_data(bound, batch_size=8)().element_spec[0].shape[0] == 3
+
+
+def test_params_are_copied_and_use_tpu_added_only_when_given():
+    params = {"lr": 0.1}
+    captured = []
+
+    def fn(params):
+        captured.append(params)
+        params["mutated"] = True
+        return _dataset()
+
+    input_fn_data(fn, batch_size=4, params=params, use_tpu=False)()
+    input_fn_data(fn, batch_size=None, params=params)()
+    assert params == {"lr": 0.1}
+    assert captured[0] == {"lr": 0.1, "batch_size": 4, "use_tpu": False, "mutated": True}
+    assert captured[1] == {"lr": 0.1, "mutated": True}  # A plain Estimator gets its params only.
+
+
+@pytest.mark.parametrize("mode, expected", [("train", "train"), ("eval", "eval"), ("infer", "infer"), ("predict", "infer")])
+def test_modes_are_tf1_mode_keys(mode, expected):
+    assert input_fn_data(lambda: _dataset(), batch_size=1, mode=mode).mode == expected
+    assert ModeKeys.PREDICT == "infer" and ModeKeys.TRAIN == "train" and ModeKeys.EVAL == "eval"
+
+
+def test_bad_arguments():
+    with pytest.raises(ValueError, match="mode"):
+        input_fn_data(lambda: _dataset(), batch_size=1, mode="training")
+    with pytest.raises(ValueError, match="batch_size"):
+        input_fn_data(lambda: _dataset(), batch_size=0)
+    with pytest.raises(TypeError, match="params"):
+        input_fn_data(lambda: _dataset(), batch_size=1, params=[1])
+    with pytest.raises(TypeError, match="input_fn"):
+        input_fn_data("not callable", batch_size=1)
+
+
+def test_batch_size_per_input_context():
+    def context(pipelines, replicas):
+        return tf.distribute.InputContext(num_input_pipelines=pipelines, input_pipeline_id=0, num_replicas_in_sync=replicas)
+
+    host = input_fn_data(lambda: _dataset(), batch_size=32)
+    replica = input_fn_data(lambda: _dataset(), batch_size=32, per_replica=True)
+    assert host.call_params(context(1, 8))["batch_size"] == 32  # PER_HOST_V1 on one host: G.
+    assert host.call_params(context(2, 8))["batch_size"] == 16  # G / hosts.
+    assert replica.call_params(context(1, 8))["batch_size"] == 4  # PER_HOST_V2: G / replicas.
+    assert replica.call_params(context(2, 8))["batch_size"] == 4
+    with pytest.raises(ValueError):
+        input_fn_data(lambda: _dataset(), batch_size=30, per_replica=True).call_params(context(1, 8))
+
+
+def test_input_fn_returning_tensors_raises_with_advice():
+    def tf1_style(params):
+        features, labels = tf.compat.v1.data.make_one_shot_iterator(_dataset()).get_next()
+        return features, labels
+
+    with pytest.raises(TypeError, match=r"returned tuple, not a tf.data.Dataset.*return the dataset itself"):
+        input_fn_data(tf1_style, batch_size=2)()
+
+
+@pytest.mark.parametrize("per_replica, expected_batch", [(False, 8), (True, 4)])
+def test_batch_size_seen_under_two_replica_mirrored(two_cpus, per_replica, expected_batch):
+    """G=8 on 2 replicas: the input_fn builds 8 (Keras splits 4+4) or 4 (each replica gets whole elements)."""
+    strategy = tfm.make_strategy("mirrored", devices=two_cpus)
+    seen = []
+
+    def input_fn(params):
+        seen.append(params["batch_size"])
+        return _dataset(params["batch_size"]).repeat()
+
+    with strategy.scope():
+        model = keras.Sequential([keras.Input((2,)), keras.layers.Dense(1)])
+        model.compile(optimizer="sgd", loss="mse")
+    data = input_fn_data(input_fn, batch_size=8, per_replica=per_replica)
+    assert isinstance(data, InputFnData) and data.per_replica is per_replica
+    tfm.fit(model, data, steps=2)
+    assert seen and set(seen) == {expected_batch}
+    assert int(model.optimizer.iterations.numpy()) == 2
