@@ -64,6 +64,8 @@ def render(plan: Plan, *, tf: str, tfm: str, indent: str = _IND) -> list[cst.Bas
     lines += slots.block(plan.init_stmts, 2, _IND)
     for layer in plan.layers:
         lines += wrap_call(f"self.{layer.attr} = ", layer.func, layer.args, _IND * 2, _IND)
+    for attr, func, args in plan.metrics:
+        lines += wrap_call(f"self.{attr} = ", func, args, _IND * 2, _IND)
     lines.append("")
     lines.append(f"{_IND}def call(self, {plan.features_name}, training=False):")
     if plan.call_uses_params:
@@ -79,6 +81,16 @@ def render(plan: Plan, *, tf: str, tfm: str, indent: str = _IND) -> list[cst.Bas
         lines.append(f"{_IND * 2}{plan.labels_name}, {plan.output} = y, y_pred")
         lines += slots.block(plan.loss_stmts, 2, _IND)
         lines.append(f"{_IND * 2}return {tfm}.scale_loss_for_replicas({plan.loss_name})")
+    if plan.metrics:
+        lines.append("")
+        lines.append(f"{_IND}def compute_metrics(self, x, y, y_pred, sample_weight=None):")
+        lines.append(f'{_IND * 2}"""The TF1 `eval_metrics` of `{plan.fn_name}`, as Keras metrics (TF1 numbers)."""')
+        names = ", ".join(param for param, _ in plan.metric_sources)
+        values = ", ".join(source for _, source in plan.metric_sources)
+        lines.append(f"{_IND * 2}{names} = {values}" if len(plan.metric_sources) != 1 else f"{_IND * 2}{names} = {values}")
+        lines += slots.block(plan.metric_prelude, 2, _IND)
+        lines += [f"{_IND * 2}{update}" for update in plan.metric_updates]
+        lines.append(f"{_IND * 2}return super().compute_metrics(x, y, y_pred, sample_weight)")
     lines += ["", ""]
     builder_doc = (
         f"Builds and compiles the Keras model that replaces the TF1 `{plan.fn_name}` (migrated by tfmigrate)."

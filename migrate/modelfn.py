@@ -261,7 +261,25 @@ SCHEDULES: dict[str, tuple[tuple[str, ...], str, str, dict[str, str]]] = {
     ),
 }
 
-SPEC_KEYS_SUPPORTED = {"mode", "loss", "train_op"}
+SPEC_KEYS_SUPPORTED = {"mode", "loss", "train_op", "eval_metrics"}
+
+# tf.compat.v1.metrics.* -> (tfmigrate.runtime.metrics class, update parameters in TF1 order,
+# constructor parameters). The runtime classes keep TF1's arguments and arithmetic.
+METRICS: dict[str, tuple[str, tuple[str, ...], tuple[str, ...]]] = {
+    "metrics.accuracy": ("Accuracy", ("labels", "predictions", "weights"), ()),
+    "metrics.mean": ("Mean", ("values", "weights"), ()),
+    "metrics.mean_squared_error": ("MeanSquaredError", ("labels", "predictions", "weights"), ()),
+    "metrics.root_mean_squared_error": ("RootMeanSquaredError", ("labels", "predictions", "weights"), ()),
+    "metrics.mean_absolute_error": ("MeanAbsoluteError", ("labels", "predictions", "weights"), ()),
+    "metrics.precision": ("Precision", ("labels", "predictions", "weights"), ()),
+    "metrics.recall": ("Recall", ("labels", "predictions", "weights"), ()),
+    "metrics.auc": (
+        "AUC",
+        ("labels", "predictions", "weights", "num_thresholds", "metrics_collections", "updates_collections", "curve", "name", "summation_method"),
+        ("num_thresholds", "curve", "summation_method"),
+    ),
+}
+_METRIC_DROP = {"metrics_collections", "updates_collections", "name"}
 GLOBAL_STEP_FNS = {"train.get_global_step", "train.get_or_create_global_step"}
 MODE_TRAIN = {"estimator.ModeKeys.TRAIN"}
 MODE_ANY = {"estimator.ModeKeys.TRAIN", "estimator.ModeKeys.EVAL", "estimator.ModeKeys.PREDICT"}
@@ -297,6 +315,14 @@ class Plan:
     optimizer: str = ""
     docstring: str | None = None
     notes: list[str] = field(default_factory=list)
+    # eval_metrics: (attribute, class path, constructor args), how metric_fn's parameters map onto
+    # Keras's (y, y_pred), metric_fn's own statements, and the update calls.
+    metrics: list[tuple[str, str, list[str]]] = field(default_factory=list)
+    metric_sources: list[tuple[str, str]] = field(default_factory=list)
+    metric_prelude: list[cst.SimpleStatementLine] = field(default_factory=list)
+    metric_updates: list[str] = field(default_factory=list)
+    # Module-level functions (a metric_fn) whose body now lives in the model class.
+    absorbed_functions: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -341,6 +367,9 @@ class ModelFnAnalyzer:
         if fn.asynchronous or fn.decorators:
             raise Unsupported("model_fn is decorated or async")
         self.layer_attrs: dict[str, int] = {}
+        self.local_fns: dict[str, cst.FunctionDef] = {}
+        self.eval_return: cst.Return | None = None
+        self.eval_metrics_expr: cst.BaseExpression | None = None
 
     # -- helpers --------------------------------------------------------------------------
     def code(self, node: cst.CSTNode) -> str:
@@ -378,12 +407,23 @@ class ModelFnAnalyzer:
             if isinstance(stmt, cst.SimpleStatementLine):
                 out.append(stmt)
                 continue
+            if isinstance(stmt, cst.FunctionDef):
+                self.local_fns[stmt.name.value] = stmt  # e.g. a metric_fn defined inside model_fn
+                continue
             if isinstance(stmt, cst.If):
                 if self._skippable_tpu_branch(stmt):
                     continue
                 mode = self.is_mode_compare(stmt.test)
                 if mode == (True, "estimator.ModeKeys.TRAIN") and stmt.orelse is None:
                     self._flatten(list(stmt.body.body), out, notes)  # type: ignore[attr-defined]
+                    continue
+                if mode == (True, "estimator.ModeKeys.EVAL") and stmt.orelse is None:
+                    inner: list[cst.SimpleStatementLine] = []
+                    self._flatten(list(stmt.body.body), inner, notes)  # type: ignore[attr-defined]
+                    if not inner or not isinstance(inner[-1].body[0], cst.Return) or self.eval_return is not None:
+                        raise Unsupported("a `mode == ModeKeys.EVAL` branch that does not end with `return <spec>`")
+                    self.eval_return = inner[-1].body[0]  # type: ignore[assignment]
+                    out.extend(inner[:-1])
                     continue
                 if mode is not None:
                     op = "==" if mode[0] else "!="
@@ -440,6 +480,19 @@ class ModelFnAnalyzer:
                 uses |= names_in(small.target)
             stmts.append(_Stmt(line, small, _assigned(small), uses))
         spec = self._spec(lines[-1].body[0])  # type: ignore[arg-type]
+        if self.eval_return is not None:
+            eval_spec = self._spec(self.eval_return)
+            if eval_spec.get("loss") != spec["loss"]:
+                raise Unsupported("the EVAL branch reports a different loss")
+        metric_names: set[str] = set()
+        if isinstance(self.eval_metrics_expr, cst.Name):
+            metric_names.add(self.eval_metrics_expr.value)
+            for st in stmts:
+                if st.defs & metric_names:
+                    st.kind = "drop"
+                    if not isinstance(st.small, cst.Assign):
+                        raise Unsupported("`eval_metrics` is not assigned a `(metric_fn, tensors)` tuple")
+                    self.eval_metrics_expr = st.small.value
         loss_name = spec["loss"]
         train_op = spec.get("train_op")
         plan.loss_name = loss_name
@@ -516,6 +569,8 @@ class ModelFnAnalyzer:
         if len(outputs) != 1:
             raise Unsupported(f"the loss reads {len(outputs)} model outputs; one is supported")
         plan.output = outputs[0]
+        if self.eval_metrics_expr is not None:
+            self._metrics(plan)
 
         pure = {name: st for st in stmts if st.kind == "pure" for name in st.defs}
 
@@ -590,6 +645,77 @@ class ModelFnAnalyzer:
                 raise Unsupported("a statement uses `mode`")
         return plan
 
+    def _metrics(self, plan: "Plan") -> None:
+        """`eval_metrics=(metric_fn, tensors)` -> runtime metric objects updated in `compute_metrics`."""
+        expr = self.eval_metrics_expr
+        if not (isinstance(expr, cst.Tuple) and len(expr.elements) == 2 and isinstance(expr.elements[0].value, cst.Name)):
+            raise Unsupported("`eval_metrics` is not a `(metric_fn, tensors)` tuple")
+        fn_name = expr.elements[0].value.value  # type: ignore[attr-defined]
+        fn = self.local_fns.get(fn_name)
+        if fn is None:
+            fn = next((s for s in self.module.body if isinstance(s, cst.FunctionDef) and s.name.value == fn_name), None)
+            if fn is None:
+                raise Unsupported(f"metric_fn `{fn_name}` is not defined in this file")
+            plan.absorbed_functions.append(fn_name)
+        params = [p.name.value for p in fn.params.params]
+        tensors = expr.elements[1].value
+        bound: dict[str, cst.BaseExpression] = {}
+        if isinstance(tensors, (cst.List, cst.Tuple)):
+            if len(tensors.elements) != len(params):
+                raise Unsupported("metric_fn's parameters and the eval_metrics tensors do not line up")
+            bound = {p: e.value for p, e in zip(params, tensors.elements)}
+        elif isinstance(tensors, cst.Dict):
+            for element in tensors.elements:
+                if not isinstance(element, cst.DictElement) or not isinstance(element.key, cst.SimpleString):
+                    raise Unsupported("eval_metrics tensors dict with non-literal keys")
+                bound[element.key.evaluated_value] = element.value  # type: ignore[index]
+        else:
+            raise Unsupported("eval_metrics tensors are not a list or dict")
+        sources = []
+        for param, value in bound.items():
+            if isinstance(value, cst.Name) and value.value == self.labels:
+                sources.append((param, "y"))
+            elif isinstance(value, cst.Name) and value.value == plan.output:
+                sources.append((param, "y_pred"))
+            else:
+                raise Unsupported(f"metric_fn receives `{self.code(value)}`; only labels and the model output migrate")
+        body = list(fn.body.body)  # type: ignore[attr-defined]
+        if body and _is_docstring(body[0]):
+            body = body[1:]
+        if not body or not isinstance(body[-1], cst.SimpleStatementLine) or not isinstance(body[-1].body[0], cst.Return):
+            raise Unsupported("metric_fn does not end with `return {name: tf.metrics.*(...)}`")
+        returned = body[-1].body[0].value  # type: ignore[attr-defined]
+        if not isinstance(returned, cst.Dict):
+            raise Unsupported("metric_fn does not return a dict literal")
+        prelude = []
+        for stmt in body[:-1]:
+            if not isinstance(stmt, cst.SimpleStatementLine) or not all(isinstance(x, (cst.Assign, cst.AnnAssign)) for x in stmt.body):
+                raise Unsupported("metric_fn has statements other than assignments before its return")
+            prelude.append(stmt)
+        updates = []
+        for element in returned.elements:
+            if not isinstance(element, cst.DictElement) or not isinstance(element.key, cst.SimpleString):
+                raise Unsupported("metric_fn's dict has non-literal keys")
+            key = element.key.evaluated_value
+            call = element.value
+            metric = self.canonical(call.func) if isinstance(call, cst.Call) else None
+            if metric not in METRICS:
+                raise Unsupported(f"metric `{key}` is not a supported tf.metrics.* call")
+            cls, positional, ctor_params = METRICS[metric]
+            args = _bind(call, positional)  # type: ignore[arg-type]
+            if args is None:
+                raise Unsupported(f"unexpected arguments to `tf.{metric}`")
+            attr = _metric_attr(str(key), self.layer_attrs)
+            ctor = [f"name={element.key.value}"] + [
+                f"{k}={self.code(v)}" for k, v in args.items() if k in ctor_params
+            ]
+            update = ", ".join(f"{k}={self.code(v)}" for k, v in args.items() if k not in ctor_params and k not in _METRIC_DROP)
+            plan.metrics.append((attr, f"{self.tfm}.metrics.{cls}", ctor))
+            updates.append(f"self.{attr}.update_state({update})")
+        plan.metric_sources = sources
+        plan.metric_prelude = prelude
+        plan.metric_updates = updates
+
     def _is_global_step(self, node: cst.BaseExpression, names: set[str]) -> bool:
         if isinstance(node, cst.Name):
             return node.value in names
@@ -630,6 +756,11 @@ class ModelFnAnalyzer:
                     continue
                 raise Unsupported(f"EstimatorSpec `{name}=` (not migrated yet)")
             if name == "mode":
+                continue
+            if name == "eval_metrics":
+                if self.eval_metrics_expr is not None:
+                    raise Unsupported("`eval_metrics` given twice")
+                self.eval_metrics_expr = arg.value
                 continue
             if not isinstance(arg.value, cst.Name):
                 raise Unsupported(f"EstimatorSpec `{name}=` is not a plain name")
@@ -712,6 +843,16 @@ class ModelFnAnalyzer:
         if cls.startswith("runtime:"):
             return f"{self.tfm}.{cls[len('runtime:'):]}({', '.join(args)})"
         return f"{self.tf}.keras.optimizers.{cls}({', '.join(args)})"
+
+
+def _metric_attr(key: str, taken: dict[str, int]) -> str:
+    base = re.sub(r"\W+", "_", key).strip("_") or "metric"
+    if base[0].isdigit():
+        base = "m_" + base
+    base = f"{base}_metric"
+    count = taken.get(base, 0)
+    taken[base] = count + 1
+    return base if count == 0 else f"{base}_{count}"
 
 
 def _creates_layer(node: cst.CSTNode, analyzer: "ModelFnAnalyzer") -> bool:

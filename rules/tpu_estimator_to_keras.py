@@ -234,6 +234,10 @@ class TPUEstimatorToKeras(Rule):
 
     # -- rewriting ------------------------------------------------------------------------
     def leave_FunctionDef(self, original: cst.FunctionDef, updated: cst.FunctionDef):
+        if original.name.value in self._absorbed():
+            # A module-level metric_fn now inlined into the model's compute_metrics, used nowhere else.
+            self.mark_changed()
+            return cst.RemovalSentinel.REMOVE
         plan = self.plans.get(original.name.value)
         if plan is None or not any(s.plan is plan and id(s.stmt) in self.site_by_stmt for s in self.sites):
             name = original.name.value
@@ -250,6 +254,14 @@ class TPUEstimatorToKeras(Rule):
         new = render(plan, tf=tf, tfm=tfm, indent=self.module.default_indent)
         first = new[0].with_changes(leading_lines=original.leading_lines)
         return cst.FlattenSentinel([first, *new[1:]])
+
+    def _absorbed(self) -> set[str]:
+        if not hasattr(self, "_absorbed_cache"):
+            migrated = [s.plan for s in self.sites if s.plan is not None and id(s.stmt) in self.site_by_stmt]
+            candidates = {name for plan in migrated for name in plan.absorbed_functions}
+            counts = _name_counts(self.module)
+            self._absorbed_cache = {name for name in candidates if counts.get(name, 0) == 2}  # the def + one use
+        return self._absorbed_cache
 
     def leave_SimpleStatementLine(self, original: cst.SimpleStatementLine, updated: cst.SimpleStatementLine):
         if id(original) in self.other_uses:
@@ -366,6 +378,17 @@ class TPUEstimatorToKeras(Rule):
             args.append(f"model_dir={self._expr(site.args['model_dir'])}")
         fn = "fit" if method == "train" else "evaluate"
         return f"{tfm}.{fn}({', '.join(args)})"
+
+
+def _name_counts(module: cst.Module) -> dict[str, int]:
+    counts: dict[str, int] = {}
+
+    class Count(cst.CSTVisitor):
+        def visit_Name(self, node: cst.Name) -> None:
+            counts[node.value] = counts.get(node.value, 0) + 1
+
+    module.visit(Count())
+    return counts
 
 
 def _fresh(base: str, taken: set[str], est_name: str) -> str:

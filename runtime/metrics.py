@@ -1,0 +1,193 @@
+"""`tf.compat.v1.metrics.*` as Keras 3 metrics, with TF1's arguments and TF1's numbers.
+
+A TF1 metric was a `(value, update_op)` pair over local variables; the Keras form is a stateful
+`keras.metrics.Metric`. The classes here keep the TF1 call signature in `update_state`
+(`labels=`, `predictions=`, `values=`, `weights=`) and TF1's arithmetic, which differs from the
+nearest Keras metric in places:
+
+  * `Accuracy`: exact match of `predictions` and `labels` (after casting predictions to the labels'
+    dtype), averaged over every element: `keras.metrics.Accuracy`, not the `"accuracy"` string.
+  * `Precision`/`Recall`: TF1 casts predictions and labels to bool (non-zero is positive); Keras
+    thresholds predictions at 0.5.
+  * `AUC`: TF1's `summation_method="trapezoidal"` with its epsilon (1e-6) in the rates; for PR
+    curves Keras's interpolation gives different numbers (0.822481 vs 0.822512, measured).
+  * `Mean*`/`RootMeanSquaredError`: weighted means over all elements, like TF1.
+
+Weights broadcast to the values' shape, as in TF1.
+"""
+
+from __future__ import annotations
+
+import tensorflow as tf
+
+keras = tf.keras
+
+
+def _broadcast_weights(weights, values):
+    values = tf.convert_to_tensor(values)
+    if weights is None:
+        return tf.ones_like(values, dtype=tf.float32)
+    weights = tf.cast(weights, tf.float32)
+    return tf.broadcast_to(tf.reshape(weights, tf.concat([tf.shape(weights), tf.ones(tf.rank(values) - tf.rank(weights), tf.int32)], 0)), tf.shape(values))
+
+
+def _squeeze_like(labels, predictions):
+    """TF1's `remove_squeezable_dimensions`: drop a trailing 1 where ranks differ by one."""
+    labels = tf.convert_to_tensor(labels)
+    predictions = tf.convert_to_tensor(predictions)
+    if labels.shape.rank is not None and predictions.shape.rank is not None:
+        if labels.shape.rank == predictions.shape.rank + 1 and labels.shape[-1] == 1:
+            labels = tf.squeeze(labels, -1)
+        elif predictions.shape.rank == labels.shape.rank + 1 and predictions.shape[-1] == 1:
+            predictions = tf.squeeze(predictions, -1)
+    return labels, predictions
+
+
+class _WeightedMean(keras.metrics.Metric):
+    """total / count over every element, TF1's `metrics.mean`."""
+
+    def __init__(self, name=None, dtype="float32"):
+        super().__init__(name=name, dtype=dtype)
+        self.total = self.add_variable(shape=(), initializer="zeros", name="total", dtype="float32")
+        self.count = self.add_variable(shape=(), initializer="zeros", name="count", dtype="float32")
+
+    def _add(self, values, weights):
+        values = tf.cast(values, tf.float32)
+        weights = _broadcast_weights(weights, values)
+        self.total.assign_add(tf.reduce_sum(values * weights))
+        self.count.assign_add(tf.reduce_sum(weights))
+
+    def result(self):
+        return tf.math.divide_no_nan(self.total, self.count)
+
+
+class Mean(_WeightedMean):
+    """`tf.compat.v1.metrics.mean(values, weights=None)`."""
+
+    def update_state(self, values, weights=None, sample_weight=None):
+        self._add(values, weights if weights is not None else sample_weight)
+
+
+class Accuracy(_WeightedMean):
+    """`tf.compat.v1.metrics.accuracy(labels, predictions, weights=None)`."""
+
+    def update_state(self, labels, predictions, weights=None, sample_weight=None):
+        labels, predictions = _squeeze_like(labels, predictions)
+        if labels.dtype != predictions.dtype:
+            predictions = tf.cast(predictions, labels.dtype)
+        self._add(tf.cast(tf.equal(predictions, labels), tf.float32), weights if weights is not None else sample_weight)
+
+
+class MeanSquaredError(_WeightedMean):
+    """`tf.compat.v1.metrics.mean_squared_error(labels, predictions, weights=None)`."""
+
+    def update_state(self, labels, predictions, weights=None, sample_weight=None):
+        labels, predictions = _squeeze_like(labels, predictions)
+        diff = tf.math.squared_difference(tf.cast(predictions, tf.float32), tf.cast(labels, tf.float32))
+        self._add(diff, weights if weights is not None else sample_weight)
+
+
+class RootMeanSquaredError(MeanSquaredError):
+    """`tf.compat.v1.metrics.root_mean_squared_error(labels, predictions, weights=None)`."""
+
+    def result(self):
+        return tf.sqrt(super().result())
+
+
+class MeanAbsoluteError(_WeightedMean):
+    """`tf.compat.v1.metrics.mean_absolute_error(labels, predictions, weights=None)`."""
+
+    def update_state(self, labels, predictions, weights=None, sample_weight=None):
+        labels, predictions = _squeeze_like(labels, predictions)
+        diff = tf.abs(tf.cast(predictions, tf.float32) - tf.cast(labels, tf.float32))
+        self._add(diff, weights if weights is not None else sample_weight)
+
+
+class _BoolConfusion(keras.metrics.Metric):
+    def __init__(self, name=None, dtype="float32"):
+        super().__init__(name=name, dtype=dtype)
+        self.true_positives = self.add_variable(shape=(), initializer="zeros", name="tp", dtype="float32")
+        self.other = self.add_variable(shape=(), initializer="zeros", name="other", dtype="float32")
+
+    def _counts(self, labels, predictions, weights):
+        labels, predictions = _squeeze_like(labels, predictions)
+        labels = tf.cast(labels, tf.bool)
+        predictions = tf.cast(predictions, tf.bool)
+        weights = _broadcast_weights(weights, tf.cast(labels, tf.float32))
+        return labels, predictions, weights
+
+
+class Precision(_BoolConfusion):
+    """`tf.compat.v1.metrics.precision(labels, predictions, weights=None)`: tp / (tp + fp)."""
+
+    def update_state(self, labels, predictions, weights=None, sample_weight=None):
+        labels, predictions, w = self._counts(labels, predictions, weights if weights is not None else sample_weight)
+        self.true_positives.assign_add(tf.reduce_sum(w * tf.cast(labels & predictions, tf.float32)))
+        self.other.assign_add(tf.reduce_sum(w * tf.cast(~labels & predictions, tf.float32)))
+
+    def result(self):
+        return tf.math.divide_no_nan(self.true_positives, self.true_positives + self.other)
+
+
+class Recall(_BoolConfusion):
+    """`tf.compat.v1.metrics.recall(labels, predictions, weights=None)`: tp / (tp + fn)."""
+
+    def update_state(self, labels, predictions, weights=None, sample_weight=None):
+        labels, predictions, w = self._counts(labels, predictions, weights if weights is not None else sample_weight)
+        self.true_positives.assign_add(tf.reduce_sum(w * tf.cast(labels & predictions, tf.float32)))
+        self.other.assign_add(tf.reduce_sum(w * tf.cast(labels & ~predictions, tf.float32)))
+
+    def result(self):
+        return tf.math.divide_no_nan(self.true_positives, self.true_positives + self.other)
+
+
+class AUC(keras.metrics.AUC):
+    """`tf.compat.v1.metrics.auc(labels, predictions, weights=None, num_thresholds=200, curve='ROC',
+    summation_method='trapezoidal')`, with TF1's thresholds and trapezoidal sum."""
+
+    def __init__(self, num_thresholds=200, curve="ROC", summation_method="trapezoidal", name=None, dtype=None):
+        if summation_method not in ("trapezoidal", "careful_interpolation"):
+            raise ValueError(f"`summation_method` ({summation_method!r}) must be 'trapezoidal' or 'careful_interpolation'")
+        self.tf1_summation_method = summation_method
+        self.tf1_curve = str(curve).upper()
+        super().__init__(
+            num_thresholds=num_thresholds,
+            curve=curve,
+            summation_method="interpolation",
+            name=name,
+            dtype=dtype,
+        )
+
+    def update_state(self, labels, predictions, weights=None, sample_weight=None):
+        labels, predictions = _squeeze_like(labels, predictions)
+        w = weights if weights is not None else sample_weight
+        if w is not None:
+            w = _broadcast_weights(w, tf.cast(labels, tf.float32))
+        return super().update_state(tf.cast(labels, tf.bool), tf.cast(predictions, tf.float32), sample_weight=w)
+
+    def result(self):
+        if self.tf1_summation_method == "careful_interpolation":
+            return super().result()
+        epsilon = 1.0e-6
+        tp, fp, tn, fn = self.true_positives, self.false_positives, self.true_negatives, self.false_negatives
+        recall = (tp + epsilon) / (tp + fn + epsilon)
+        if self.tf1_curve == "ROC":
+            x = fp / (fp + tn + epsilon)
+            y = recall
+        else:
+            x = recall
+            y = (tp + epsilon) / (tp + fp + epsilon)
+        return tf.reduce_sum((x[: self.num_thresholds - 1] - x[1:]) * (y[: self.num_thresholds - 1] + y[1:]) / 2.0)
+
+
+# TF1 metric function -> (class, parameters of update_state in TF1 order, constructor parameters).
+TF1_METRICS = {
+    "accuracy": (Accuracy, ("labels", "predictions", "weights"), ()),
+    "mean": (Mean, ("values", "weights"), ()),
+    "mean_squared_error": (MeanSquaredError, ("labels", "predictions", "weights"), ()),
+    "root_mean_squared_error": (RootMeanSquaredError, ("labels", "predictions", "weights"), ()),
+    "mean_absolute_error": (MeanAbsoluteError, ("labels", "predictions", "weights"), ()),
+    "precision": (Precision, ("labels", "predictions", "weights"), ()),
+    "recall": (Recall, ("labels", "predictions", "weights"), ()),
+    "auc": (AUC, ("labels", "predictions", "weights"), ("num_thresholds", "curve", "summation_method")),
+}
