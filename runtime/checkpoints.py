@@ -7,8 +7,9 @@ Keras model object outlives a call, so a model is restored once per process: bef
 `tf.train.Checkpoint(model=..., optimizer=...)` files named `ckpt-<global_step>`, managed by
 `tf.train.CheckpointManager`; the global step is `model.optimizer.iterations`.
 
-A TF1 name-based checkpoint in `model_dir` is never restored silently as nothing (which is what
-`tf.train.Checkpoint.restore` does with one): it raises `TF1CheckpointError`.
+A TF1 name-based checkpoint in `model_dir` (an Estimator's) is never restored silently as nothing
+(which is what `tf.train.Checkpoint.restore` does with one): `tf1_checkpoint` maps its variable
+names and optimizer slots onto the model, or raises saying what is missing.
 """
 
 from __future__ import annotations
@@ -87,17 +88,26 @@ def restore_latest(model: keras.Model, model_dir: str | os.PathLike) -> str | No
     Returns:
         The checkpoint path restored, or None when `model_dir` has no checkpoint.
 
+    A TF1 (Estimator) checkpoint is loaded through `tf1_checkpoint.load_tf1_checkpoint`: TF1
+    variable names and optimizer slots mapped onto the model, `global_step` onto the iterations.
+
     Raises:
-        TF1CheckpointError: If the latest checkpoint is a TF1 name-based one.
         ValueError: If the checkpoint does not match the model's variables.
     """
     model_dir = os.fspath(model_dir)
     path = latest_checkpoint(model_dir)
     if path is None:
         return None
-    _check_not_tf1(path, model_dir)
     learning_rate = _learning_rate_variable(getattr(model, "optimizer", None))
     compiled_learning_rate = None if learning_rate is None else learning_rate.numpy()
+    if is_tf1_checkpoint(path):
+        # An Estimator's model_dir: map TF1 names and optimizer slots onto the Keras model.
+        from .tf1_checkpoint import load_tf1_checkpoint
+
+        load_tf1_checkpoint(model, path)
+        if learning_rate is not None:
+            learning_rate.assign(compiled_learning_rate)
+        return path
     try:
         status = model_checkpoint(model).restore(path)
         status.assert_existing_objects_matched()

@@ -75,6 +75,26 @@ def run_repeated(python: str | Path, program: Path, cwd: Path) -> Run:
     return Run(last.python, program, 0, "".join(r.stdout for r in runs), "".join(r.stderr for r in runs))
 
 
+def continues_from_oracle(program: Path) -> bool:
+    """`tfmigrate-harness: continue-from-oracle`: the migration must resume a TF1 model_dir."""
+    return "tfmigrate-harness: continue-from-oracle" in program.read_text(encoding="utf-8")
+
+
+def run_continued(original: Path, migrated: Path, cwd: Path) -> tuple[list[dict], list[dict]]:
+    """Two oracle runs in `cwd/a` vs an oracle run then a migrated run in `cwd/b` (same model_dir).
+
+    Returns (expected, actual) result lists: the migrated program must continue from the TF1
+    checkpoint the first run left exactly as a second TF1 run does.
+    """
+    a, b = cwd / "a", cwd / "b"
+    a.mkdir()
+    b.mkdir()
+    expected = [r for _ in range(2) for r in run_program(oracle_python(), original, a).check().results]
+    first = run_program(oracle_python(), original, b).check().results
+    second = run_program(sys.executable, migrated, b).check().results
+    return expected, first + second
+
+
 def run_oracle(program: Path, cwd: Path) -> Run:
     return run_repeated(oracle_python(), program, cwd)
 

@@ -16,7 +16,7 @@ import pytest
 from conftest import fixture_id, fixture_pairs
 from tfmigrate.engine import transform_source
 
-from .harness import RESULT_PREFIX, compare, parse_results, run_current, run_oracle
+from .harness import RESULT_PREFIX, compare, continues_from_oracle, parse_results, run_continued, run_current, run_oracle
 
 pytestmark = [pytest.mark.oracle, pytest.mark.tf]
 
@@ -40,8 +40,11 @@ def test_migration_matches_oracle(case: Path, tmp_path: Path) -> None:
     migrated = migrated_dir / "program.py"
     migrated.write_text(migrated_text, encoding="utf-8")
 
-    want = run_oracle(original, original_dir).results
-    got = run_current(migrated, migrated_dir).results
+    if continues_from_oracle(case):
+        want, got = run_continued(original, migrated, tmp_path)
+    else:
+        want = run_oracle(original, original_dir).results
+        got = run_current(migrated, migrated_dir).results
     problems = compare(want, got)
     assert not problems, "\n".join(problems)
     # The original really trained: the loss moved between evaluations.

@@ -1,0 +1,183 @@
+"""Loads a TF1 name-based checkpoint (Estimator's `model.ckpt-N`) into a migrated Keras model.
+
+`tf.train.Checkpoint(...).restore(tf1_checkpoint)` silently restores nothing and
+`model.load_weights` refuses the format, so the mapping is explicit:
+
+  * **Weights.** A migrated model holds its layers as attributes named as TF1 named the layers'
+    variable scopes (`self.dense`, `self.dense_1`, `self.hidden`: `tf.layers` auto-naming or the
+    explicit `name=`), so `<attribute>/<weight>` is the TF1 name: `dense_1/kernel`. An
+    `assignment_map` in `init_from_checkpoint` syntax (`{'old_scope/': 'new_scope/'}`, or
+    variable to variable) rewrites TF1 names first.
+  * **Optimizer slots**, by optimizer: Adam `<v>/Adam`, `<v>/Adam_1`, `beta1_power`,
+    `beta2_power`; Momentum `<v>/Momentum` (Keras SGD keeps `-lr * accumulator`); Adagrad
+    `<v>/Adagrad`; RMSProp `<v>/RMSProp`, then `_1` (mg if centered, else momentum), `_2`;
+    Adadelta `<v>/Adadelta`, `_1`; Ftrl `<v>/Ftrl`, `_1`.
+  * **global_step** becomes `optimizer.iterations`.
+  * Shapes are checked; a model variable or slot the checkpoint lacks is an error (nothing is ever
+    restored silently half-way); TF1 variables nothing consumed are reported.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import tensorflow as tf
+
+keras = tf.keras
+logger = logging.getLogger("tfmigrate.runtime")
+
+
+@dataclass
+class LoadReport:
+    """What `load_tf1_checkpoint` did: assigned `model name <- TF1 name` pairs and leftovers."""
+
+    path: str
+    assigned: dict[str, str] = field(default_factory=dict)
+    unused: list[str] = field(default_factory=list)
+    global_step: int | None = None
+
+
+def tf1_variable_names(model: keras.Model) -> dict[str, Any]:
+    """TF1 name -> model variable, from the model's layer attributes (see the module docstring)."""
+    names: dict[str, Any] = {}
+    layers = [(attr, value) for attr, value in vars(model).items() if not attr.startswith("_") and isinstance(value, keras.layers.Layer)]
+    if not layers:  # Sequential/functional models: the layers' own names are the scopes.
+        layers = [(layer.name, layer) for layer in model.layers]
+    for scope, layer in layers:
+        for weight in layer.weights:
+            names[f"{scope}/{weight.name.split('/')[-1]}"] = weight
+    return names
+
+
+def _apply_assignment_map(name: str, assignment_map: dict[str, str] | None) -> str:
+    """Model-side name -> checkpoint name, `init_from_checkpoint` style ({ckpt_scope/: model_scope/})."""
+    if not assignment_map:
+        return name
+    for ckpt, mine in assignment_map.items():
+        if ckpt.endswith("/") and mine.endswith("/") and name.startswith(mine):
+            return ckpt + name[len(mine):]
+        if ckpt == "/" and mine.endswith("/") and name.startswith(mine):
+            return name[len(mine):]
+        if not mine.endswith("/") and name == mine:
+            return ckpt
+    return name
+
+
+def _slot_map(optimizer: Any) -> list[tuple[str, str, float]]:
+    """(optimizer attribute holding per-variable slots, TF1 slot suffix, scale) for `optimizer`."""
+    from . import optimizers as tf1_optimizers
+
+    if isinstance(optimizer, tf1_optimizers.Adam) or isinstance(optimizer, keras.optimizers.Adam):
+        return [("_momentums", "Adam", 1.0), ("_velocities", "Adam_1", 1.0)]
+    if isinstance(optimizer, tf1_optimizers.Momentum):
+        return [("_accumulators", "Momentum", 1.0)]
+    if isinstance(optimizer, tf1_optimizers.RMSProp):
+        if optimizer.centered:
+            return [("_mean_squares", "RMSProp", 1.0), ("_mean_grads", "RMSProp_1", 1.0), ("_moms", "RMSProp_2", 1.0)]
+        return [("_mean_squares", "RMSProp", 1.0), ("_moms", "RMSProp_1", 1.0)]
+    if isinstance(optimizer, keras.optimizers.Adagrad):
+        return [("_accumulators", "Adagrad", 1.0)]
+    if isinstance(optimizer, keras.optimizers.Adadelta):
+        return [("_accumulated_grads", "Adadelta", 1.0), ("_accumulated_delta_vars", "Adadelta_1", 1.0)]
+    if isinstance(optimizer, keras.optimizers.Ftrl):
+        return [("_accumulators", "Ftrl", 1.0), ("_linears", "Ftrl_1", 1.0)]
+    if isinstance(optimizer, keras.optimizers.SGD):
+        if optimizer.momentum:
+            # Keras SGD keeps v = -lr * a where TF1 kept the raw accumulator a.
+            return [("momentums", "Momentum", -float(np.asarray(optimizer.learning_rate)))]
+        return []
+    raise ValueError(f"no TF1 slot mapping for optimizer {type(optimizer).__name__}")
+
+
+def load_tf1_checkpoint(
+    model: keras.Model,
+    path: str,
+    *,
+    assignment_map: dict[str, str] | None = None,
+    include_optimizer: bool = True,
+) -> LoadReport:
+    """Assigns a TF1 checkpoint's variables to a built (and, for slots, compiled) Keras model.
+
+    Args:
+      model: the migrated model, built; its optimizer built too when `include_optimizer`.
+      path: a checkpoint prefix (`.../model.ckpt-100`) or a directory holding checkpoints.
+      assignment_map: `init_from_checkpoint`-style renames, checkpoint scope -> model scope.
+      include_optimizer: also restore optimizer slots and `global_step`.
+
+    Returns:
+      A `LoadReport`.
+
+    Raises:
+      ValueError: a model variable or optimizer slot is missing from the checkpoint or has another
+        shape; no variable is assigned in that case.
+    """
+    if tf.io.gfile.isdir(path):
+        latest = tf.train.latest_checkpoint(path)
+        if latest is None:
+            raise ValueError(f"no checkpoint in directory {path!r}")
+        path = latest
+    reader = tf.train.load_checkpoint(path)
+    shapes = reader.get_variable_to_shape_map()
+    plan: list[tuple[Any, str, float]] = []
+    missing: list[str] = []
+    for name, variable in tf1_variable_names(model).items():
+        ckpt_name = _apply_assignment_map(name, assignment_map)
+        if ckpt_name not in shapes:
+            missing.append(f"{name} (looked for {ckpt_name!r})")
+            continue
+        plan.append((variable, ckpt_name, 1.0))
+    optimizer = getattr(model, "optimizer", None) if include_optimizer else None
+    step = None
+    if optimizer is not None:
+        for attr, suffix, scale in _slot_map(optimizer):
+            slots = getattr(optimizer, attr)
+            for name, variable in tf1_variable_names(model).items():
+                if not variable.trainable:
+                    continue
+                ckpt_name = f"{_apply_assignment_map(name, assignment_map)}/{suffix}"
+                if ckpt_name not in shapes:
+                    missing.append(f"optimizer slot {ckpt_name!r}")
+                    continue
+                plan.append((slots[optimizer._get_variable_index(variable)], ckpt_name, scale))
+        if "global_step" in shapes:
+            step = int(reader.get_tensor("global_step"))
+    if not plan and not missing:
+        raise ValueError(f"the model has no variables to restore from TF1 checkpoint {path!r} (is it built?)")
+    if missing:
+        raise ValueError(
+            f"TF1 checkpoint {path!r} does not hold every variable of the model; nothing was restored. "
+            f"Missing: {', '.join(missing)}. Pass `assignment_map` if the TF1 scopes were named differently."
+        )
+    for variable, ckpt_name, _ in plan:
+        if tuple(shapes[ckpt_name]) != tuple(variable.shape):
+            raise ValueError(
+                f"TF1 variable {ckpt_name!r} has shape {shapes[ckpt_name]}, the model's has {tuple(variable.shape)}; "
+                "nothing was restored"
+            )
+    report = LoadReport(path=path, global_step=step)
+    for variable, ckpt_name, scale in plan:
+        value = reader.get_tensor(ckpt_name)
+        variable.assign(value * scale if scale != 1.0 else value)
+        report.assigned[getattr(variable, "path", getattr(variable, "name", "?"))] = ckpt_name
+    if optimizer is not None:
+        from . import optimizers as tf1_optimizers
+
+        if isinstance(optimizer, tf1_optimizers.Adam):
+            for powers, key in ((optimizer._beta_1_powers, "beta1_power"), (optimizer._beta_2_powers, "beta2_power")):
+                if key not in shapes:
+                    raise ValueError(f"TF1 checkpoint {path!r} has no {key!r} for Adam")
+                for power in powers:
+                    power.assign(reader.get_tensor(key))
+                report.assigned[key] = key
+        if step is not None:
+            optimizer.iterations.assign(step)
+            report.assigned["iterations"] = "global_step"
+    consumed = set(report.assigned.values())
+    report.unused = sorted(name for name in shapes if name not in consumed)
+    if report.unused:
+        logger.warning("tfmigrate.runtime: TF1 checkpoint %s: not restored into the model: %s", path, ", ".join(report.unused))
+    logger.info("tfmigrate.runtime: restored TF1 checkpoint %s (%d variables, global step %s).", path, len(report.assigned), step)
+    return report
