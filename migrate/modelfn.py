@@ -82,6 +82,16 @@ def _assigned(stmt: cst.BaseSmallStatement) -> set[str]:
 # Keras constructor does not take, which the call takes instead).
 FUNCTIONAL_LAYERS: dict[str, tuple[str, tuple[str, ...]]] = {
     "layers.dense": ("Dense", ("units",)),
+    # TF1's fused kernel keeps a Bessel-corrected moving variance; the runtime's layer does too.
+    "layers.batch_normalization": (
+        "runtime:layers.BatchNormalization",
+        (
+            "axis", "momentum", "epsilon", "center", "scale", "beta_initializer", "gamma_initializer",
+            "moving_mean_initializer", "moving_variance_initializer", "beta_regularizer", "gamma_regularizer",
+            "beta_constraint", "gamma_constraint", "training", "trainable", "name", "reuse", "renorm",
+            "renorm_clipping", "renorm_momentum", "fused", "virtual_batch_size", "adjustment",
+        ),
+    ),
     "layers.dropout": ("Dropout", ("rate", "noise_shape", "seed", "training")),
     "layers.flatten": ("Flatten", ()),
     "layers.conv1d": ("Conv1D", ("filters", "kernel_size", "strides", "padding")),
@@ -95,6 +105,7 @@ FUNCTIONAL_LAYERS: dict[str, tuple[str, tuple[str, ...]]] = {
     "layers.average_pooling3d": ("AveragePooling3D", ("pool_size", "strides", "padding")),
 }
 LAYER_CLASSES = {
+    "layers.BatchNormalization": "runtime:layers.BatchNormalization",
     "layers.Dense": "Dense",
     "layers.Dropout": "Dropout",
     "layers.Flatten": "Flatten",
@@ -368,6 +379,8 @@ class ModelFnAnalyzer:
             raise Unsupported("model_fn is decorated or async")
         self.layer_attrs: dict[str, int] = {}
         self.local_fns: dict[str, cst.FunctionDef] = {}
+        self.update_ops_dependency = False
+        self.update_ops_dependency_names: set[str] = set()
         self.eval_return: cst.Return | None = None
         self.eval_metrics_expr: cst.BaseExpression | None = None
 
@@ -429,7 +442,37 @@ class ModelFnAnalyzer:
                     op = "==" if mode[0] else "!="
                     raise Unsupported(f"a `mode {op} ModeKeys.{mode[1].rsplit('.', 1)[-1]}` branch in model_fn")
                 raise Unsupported("an `if` in model_fn that is not a TRAIN-mode or use_tpu switch")
+            if isinstance(stmt, cst.With) and self._update_ops_block(stmt):
+                self._flatten(list(stmt.body.body), out, notes)  # type: ignore[attr-defined]
+                continue
             raise Unsupported(f"`{type(stmt).__name__}` statement in model_fn")
+
+    def _update_ops_block(self, stmt: cst.With) -> bool:
+        """`with tf.control_dependencies(update_ops):` around minimize: Keras layers update their own
+        statistics, so the block dissolves; its presence decides whether TF1 BatchNorm updated them."""
+        if len(stmt.items) != 1 or stmt.items[0].asname is not None:
+            return False
+        call = stmt.items[0].item
+        if not (isinstance(call, cst.Call) and self.canonical(call.func) == "control_dependencies" and len(call.args) == 1):
+            return False
+        arg = call.args[0].value
+        if isinstance(arg, cst.Call) and self._is_update_ops(arg):
+            self.update_ops_dependency = True
+            return True
+        if isinstance(arg, cst.Name):
+            self.update_ops_dependency_names.add(arg.value)
+            self.update_ops_dependency = True
+            return True
+        return False
+
+    def _is_update_ops(self, node: cst.BaseExpression) -> bool:
+        """`tf.get_collection(tf.GraphKeys.UPDATE_OPS)`."""
+        return (
+            isinstance(node, cst.Call)
+            and self.canonical(node.func) == "get_collection"
+            and len(node.args) >= 1
+            and self.canonical(node.args[0].value) == "GraphKeys.UPDATE_OPS"
+        )
 
     def _skippable_tpu_branch(self, stmt: cst.If) -> bool:
         """`if use_tpu: optimizer = CrossShardOptimizer(optimizer)`: the strategy does the all-reduce."""
@@ -503,10 +546,15 @@ class ModelFnAnalyzer:
         global_step_names: set[str] = set()
         schedule_nodes: dict[int, cst.SimpleStatementLine] = {}
         self.schedule_names: set[str] = set()
+        update_ops_defined: set[str] = set()
         for st in stmts:
             value = getattr(st.small, "value", None)
             if isinstance(value, cst.Call):
                 key = self.canonical(value.func)
+                if self._is_update_ops(value):
+                    st.kind = "drop"
+                    update_ops_defined = st.defs
+                    continue
                 if key in SCHEDULES and isinstance(st.small, cst.Assign):
                     st.kind = "schedule"
                     schedule_nodes[id(st)] = self._schedule(st, key, value, global_step_names)
@@ -535,6 +583,8 @@ class ModelFnAnalyzer:
                     st.kind = "drop"
         if optimizer_stmt is None:
             raise Unsupported("no `tf.train.*Optimizer(...).minimize(loss)` found in model_fn")
+        if self.update_ops_dependency_names - update_ops_defined:
+            raise Unsupported("`tf.control_dependencies(...)` on something other than the UPDATE_OPS collection")
         if train_op is not None and not any(train_op in st.defs for st in stmts if st.kind == "drop"):
             raise Unsupported("train_op is not `optimizer.minimize(loss, ...)`")
         for st in stmts:
@@ -957,7 +1007,7 @@ class _ForwardRewriter(cst.CSTTransformer):
         call_args = [cst.Arg(inputs)]
         if "training" in bound:
             call_args.append(cst.Arg(bound.pop("training"), keyword=cst.Name("training"), equal=_EQ))
-        elif cls == "Dropout":
+        elif cls in ("Dropout", "runtime:layers.BatchNormalization"):
             # TF1 `dropout` defaults to training=False: it is a no-op unless told otherwise.
             call_args.append(cst.Arg(cst.Name("False"), keyword=cst.Name("training"), equal=_EQ))
         ctor_args = [
@@ -979,7 +1029,13 @@ class _ForwardRewriter(cst.CSTTransformer):
             value = arg.value.visit(_InitializerRewriter(self.a))
             text = self.a.code(value)
             rendered.append(f"{arg.keyword.value}={text}" if arg.keyword else text)
-        func = f"{self.a.tf}.keras.layers.{cls}"
+        if cls.startswith("runtime:"):
+            func = f"{self.a.tfm}.{cls[len('runtime:'):]}"
+            if cls.endswith("BatchNormalization") and not self.a.update_ops_dependency:
+                # No UPDATE_OPS dependency in the TF1 train op: its moving statistics never moved.
+                rendered.append("update_moving_statistics=False")
+        else:
+            func = f"{self.a.tf}.keras.layers.{cls}"
         used = names_in(cst.parse_expression(f"{func}({', '.join(rendered)})"))
         self.layers.append((attr, used, (func, rendered)))
 
@@ -988,6 +1044,7 @@ _EQ = cst.AssignEqual(whitespace_before=cst.SimpleWhitespace(""), whitespace_aft
 
 
 def _snake(cls: str) -> str:
+    cls = cls.rsplit(".", 1)[-1]
     name = re.sub(r"(?<=[a-z0-9])([A-Z])", r"_\1", cls).lower()
     return name.replace("conv1_d", "conv1d").replace("conv2_d", "conv2d").replace("conv3_d", "conv3d").replace(
         "pooling1_d", "pooling1d"

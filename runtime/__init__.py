@@ -9,19 +9,43 @@ TF1 Estimator/TPUEstimator behaviour on TF2 + Keras 3:
     `mode`, `config`), global or per-replica batches.
   * `fit` / `evaluate`: `Estimator.train`/`evaluate` semantics (`steps` vs `max_steps`, the global
     step, checkpoints in `model_dir`) on a compiled Keras model.
+  * `layers`: TF1 layer behaviour Keras lacks (fused BatchNorm's Bessel-corrected moving variance).
   * `metrics`: `tf.compat.v1.metrics.*` as Keras metrics with TF1's arguments and numbers.
   * `schedules`: TF1 learning-rate decays Keras lacks (natural_exp_decay).
   * `optimizers`: Keras optimizers with TF1's float32 arithmetic where Keras's differs (Adam).
   * `losses`: TF1-faithful `tf.compat.v1.losses` (weights and `Reduction`s), and
     `scale_loss_for_replicas` for the loss a Keras `compute_loss` returns under a strategy.
+
+Custom training loops, layered like Orbit:
+
+  * `Trainer` / `Evaluator`: the inner loop, `train(num_steps)` / `evaluate(num_steps)`.
+  * `StandardTrainer` / `StandardEvaluator` (+ their frozen `*Options`): those as per-step hooks,
+    run as one `tf.while_loop` per loop or one `tf.function` call per step;
+    `KerasModelTrainer` / `KerasModelEvaluator`: the step of a compiled Keras model, with
+    `model.fit`'s numbers.
+  * `Controller`: the outer loop (`steps_per_loop`, checkpoints, summaries, actions, chief-only
+    writes).
+  * `create_loop_fn` / `create_one_step_fn` / `create_tf_while_loop_fn`: the loop functions.
 """
 
-from . import losses, metrics, optimizers, schedules
+from . import layers, losses, metrics, optimizers, schedules
 from .checkpoints import CHECKPOINT_NAME, TF1CheckpointError, is_tf1_checkpoint, latest_checkpoint
 from .config import InputPipelineConfig, RunConfig, TPUConfig
+from .controller import Controller, is_chief
 from .inputs import InputFnData, ModeKeys, input_fn_data
+from .interfaces import Evaluator, Trainer
 from .keras_compat import evaluate, fit
+from .loops import LoopOutput, create_loop_fn, create_one_step_fn, create_tf_while_loop_fn
 from .losses import Reduction, scale_loss_for_replicas
+from .standard import (
+    KerasModelEvaluator,
+    KerasModelTrainer,
+    StandardEvaluator,
+    StandardEvaluatorOptions,
+    StandardTrainer,
+    StandardTrainerOptions,
+    distribute_dataset,
+)
 from .strategy import STRATEGY_KINDS, make_strategy
 
 __all__ = [
@@ -39,10 +63,27 @@ __all__ = [
     "input_fn_data",
     "is_tf1_checkpoint",
     "latest_checkpoint",
+    "layers",
     "losses",
     "make_strategy",
     "metrics",
     "optimizers",
     "schedules",
     "scale_loss_for_replicas",
+    # Custom training loops.
+    "Controller",
+    "Evaluator",
+    "KerasModelEvaluator",
+    "KerasModelTrainer",
+    "LoopOutput",
+    "StandardEvaluator",
+    "StandardEvaluatorOptions",
+    "StandardTrainer",
+    "StandardTrainerOptions",
+    "Trainer",
+    "create_loop_fn",
+    "create_one_step_fn",
+    "create_tf_while_loop_fn",
+    "distribute_dataset",
+    "is_chief",
 ]
