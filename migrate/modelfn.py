@@ -136,6 +136,15 @@ INITIALIZERS = {
     "initializers.glorot_uniform": "GlorotUniform",
 }
 
+# tf.contrib.layers regularizers -> Keras ones. TF1's l2_regularizer(s) is s * sum(w**2) / 2
+# (nn.l2_loss); Keras's L2(l) is l * sum(w**2): halving is exact in float32.
+REGULARIZERS = {
+    "contrib.layers.l2_regularizer": ("L2", "0.5"),
+    "contrib.layers.l1_regularizer": ("L1", ""),
+}
+# Reading the regularization losses the layers registered.
+REGULARIZATION_LOSS_FNS = {"losses.get_regularization_loss"}
+
 # TF1 optimizer -> (Keras optimizer, TF1 positional parameters, renames, Keras arguments that
 # must be spelled out because the Keras default differs from TF1's).
 OPTIMIZERS: dict[str, tuple[str, tuple[str, ...], dict[str, str], dict[str, str]]] = {
@@ -663,6 +672,13 @@ class ModelFnAnalyzer:
         if self.mode and self.mode in call_names:
             raise Unsupported("the forward pass uses `mode` beyond `mode == ModeKeys.TRAIN`")
 
+        # Regularizers count only if the TF1 loss read them (tf.losses.get_regularization_loss());
+        # Keras always adds them, so unread ones are dropped to keep TF1's numbers.
+        reads_regularization = any(_calls(st.small, self, REGULARIZATION_LOSS_FNS) for st in loss_stmts)
+        if not reads_regularization:
+            for layer in plan.layers:
+                layer.args = [a for a in layer.args if not re.match(r"\w*_regularizer=", a)]
+
         # Loss.
         keras_loss = self._keras_loss(loss_stmts, plan.output, loss_name)
         loss_pure = needed_pure(set().union(*(s.uses for s in loss_stmts)))
@@ -905,6 +921,19 @@ def _metric_attr(key: str, taken: dict[str, int]) -> str:
     return base if count == 0 else f"{base}_{count}"
 
 
+def _calls(node: cst.CSTNode, analyzer: "ModelFnAnalyzer", keys: set[str]) -> bool:
+    found = False
+
+    class Finder(cst.CSTVisitor):
+        def visit_Call(self, call: cst.Call) -> None:
+            nonlocal found
+            if analyzer.canonical(call.func) in keys:
+                found = True
+
+    node.visit(Finder())
+    return found
+
+
 def _creates_layer(node: cst.CSTNode, analyzer: "ModelFnAnalyzer") -> bool:
     found = False
 
@@ -1065,6 +1094,14 @@ class _InitializerRewriter(cst.CSTTransformer):
             return updated.with_changes(
                 func=cst.parse_expression(f"{self.a.tf}.keras.initializers.{INITIALIZERS[key]}"), args=args
             )
+        if key in REGULARIZERS:
+            cls, factor = REGULARIZERS[key]
+            args = [a for a in updated.args if not (a.keyword and a.keyword.value == "scope")]
+            if len(args) != 1:
+                raise Unsupported(f"unexpected arguments to `tf.{key}`")
+            value = self.a.code(args[0].value)
+            value = f"{factor} * {value}" if factor else value
+            return cst.parse_expression(f"{self.a.tf}.keras.regularizers.{cls}({value})")
         return updated
 
 
@@ -1077,6 +1114,10 @@ class _LossRewriter(cst.CSTTransformer):
 
     def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
         key = self.a.canonical(original.func)
+        if key in REGULARIZATION_LOSS_FNS:
+            if updated.args:
+                raise Unsupported(f"`tf.{key}` with a scope is not migrated yet")
+            return cst.parse_expression(f"{self.a.tfm}.losses.regularization_loss(self)")
         if key is not None and key.startswith("losses."):
             if key not in LOSS_PARAMS and key != "losses.compute_weighted_loss":
                 raise Unsupported(f"`tf.{key}` is not migrated yet")

@@ -20,6 +20,7 @@ __all__ = [
     "Reduction",
     "absolute_difference",
     "compute_weighted_loss",
+    "regularization_loss",
     "cosine_distance",
     "hinge_loss",
     "huber_loss",
@@ -507,3 +508,12 @@ def scale_loss_for_replicas(loss: Any) -> tf.Tensor:
     if replicas == 1:
         return loss
     return tf.multiply(loss, tf.cast(1.0 / replicas, loss.dtype))
+
+
+def regularization_loss(model) -> tf.Tensor:
+    """`tf.compat.v1.losses.get_regularization_loss()` for a Keras model: the sum of its layers'
+    regularization penalties (`model.losses`), or 0.0 when there are none."""
+    penalties = list(model.losses)
+    if not penalties:
+        return tf.constant(0.0)
+    return tf.add_n([tf.cast(p, tf.float32) for p in penalties])
