@@ -59,7 +59,7 @@ def render(plan: Plan, *, tf: str, tfm: str, indent: str = _IND) -> list[cst.Bas
     lines = [f"class {plan.class_name}({tf}.keras.Model):", f'{_IND}"""{doc}"""', ""]
     lines.append(f"{_IND}def __init__(self, {p}):")
     lines.append(f"{_IND * 2}super().__init__()")
-    if plan.call_uses_params:
+    if plan.call_uses_params or plan.loss_uses_params or plan.gradient_uses_params:
         lines.append(f"{_IND * 2}self.{p} = {p}")
     lines += slots.block(plan.init_stmts, 2, _IND)
     for layer in plan.layers:
@@ -81,6 +81,19 @@ def render(plan: Plan, *, tf: str, tfm: str, indent: str = _IND) -> list[cst.Bas
         lines.append(f"{_IND * 2}{plan.labels_name}, {plan.output} = y, y_pred")
         lines += slots.block(plan.loss_stmts, 2, _IND)
         lines.append(f"{_IND * 2}return {tfm}.scale_loss_for_replicas({plan.loss_name})")
+    if plan.gradient_stmts:
+        lines.append("")
+        lines.append(f"{_IND}def train_step(self, data):")
+        lines.append(f'{_IND * 2}"""A Keras train step around the TF1 `{plan.fn_name}`\'s own gradient code."""')
+        scale = "True" if plan.gradient_scale_loss else "False"
+        lines.append(f"{_IND * 2}return {tfm}.train_step(self, data, self.apply_tf1_gradients, scale_loss={scale})")
+        lines.append("")
+        lines.append(f"{_IND}def apply_tf1_gradients(self, {plan.gradient_loss_name}, tape):")
+        lines.append(f'{_IND * 2}"""The gradient code of the TF1 `{plan.fn_name}`, kept as written, on the tape."""')
+        if plan.gradient_uses_params:
+            lines.append(f"{_IND * 2}{p} = self.{p}")
+        lines += slots.block(plan.gradient_prelude, 2, _IND)
+        lines += slots.block(plan.gradient_stmts, 2, _IND)
     if plan.metrics:
         lines.append("")
         lines.append(f"{_IND}def compute_metrics(self, x, y, y_pred, sample_weight=None):")

@@ -341,6 +341,12 @@ class Plan:
     metric_sources: list[tuple[str, str]] = field(default_factory=list)
     metric_prelude: list[cst.SimpleStatementLine] = field(default_factory=list)
     metric_updates: list[str] = field(default_factory=list)
+    # TF1 gradient code (compute, transform, apply), run by `tfm.train_step` from `train_step`.
+    gradient_stmts: list[cst.SimpleStatementLine] = field(default_factory=list)
+    gradient_scale_loss: bool = True
+    gradient_loss_name: str = "loss"
+    gradient_prelude: list[cst.SimpleStatementLine] = field(default_factory=list)
+    gradient_uses_params: bool = False
     # Module-level functions (a metric_fn) whose body now lives in the model class.
     absorbed_functions: list[str] = field(default_factory=list)
 
@@ -592,13 +598,14 @@ class ModelFnAnalyzer:
                     st.kind = "drop"
         if optimizer_stmt is None:
             raise Unsupported("no `tf.train.*Optimizer(...).minimize(loss)` found in model_fn")
+        self._gradient_code(stmts, plan, optimizer_names, global_step_names, loss_name)
         if self.update_ops_dependency_names - update_ops_defined:
             raise Unsupported("`tf.control_dependencies(...)` on something other than the UPDATE_OPS collection")
-        if train_op is not None and not any(train_op in st.defs for st in stmts if st.kind == "drop"):
-            raise Unsupported("train_op is not `optimizer.minimize(loss, ...)`")
+        if train_op is not None and not any(train_op in st.defs for st in stmts if st.kind in ("drop", "grad")):
+            raise Unsupported("train_op is not `optimizer.minimize(loss, ...)` or `optimizer.apply_gradients(...)`")
         for st in stmts:
             if st.kind == "" and st.uses & (global_step_names | optimizer_names):
-                raise Unsupported("the optimizer or global step is used beyond `minimize`")
+                raise Unsupported("the optimizer or global step is used beyond `minimize`/`apply_gradients`")
 
         # Data flow: forward (features), loss (labels), pure.
         forward: set[str] = {self.features}
@@ -706,10 +713,60 @@ class ModelFnAnalyzer:
             for st in stmts
             if id(st) in prelude or (st.kind == "schedule" and st.defs & wanted)
         ]
+        if plan.gradient_stmts:
+            uses = self.gradient_uses - {loss_name} - optimizer_names - global_step_names
+            bad = uses & ((forward - {self.features}) | label_names | {self.features})
+            if bad:
+                raise Unsupported(f"the gradient code reads tensors of the model ({', '.join(sorted(bad))})")
+            gradient_pure = needed_pure(uses)
+            plan.gradient_prelude = [st.node for st in gradient_pure]
+            plan.gradient_uses_params = self.params in uses | set().union(set(), *(st.uses for st in gradient_pure))
         for st in stmts:
             if st.kind == "pure" and st.uses & mode_names:
                 raise Unsupported("a statement uses `mode`")
         return plan
+
+    def _gradient_code(
+        self, stmts: list["_Stmt"], plan: "Plan", optimizers: set[str], global_steps: set[str], loss_name: str
+    ) -> None:
+        """`compute_gradients`/`tf.gradients` + transforms + `apply_gradients`: kept as the model's
+        `apply_tf1_gradients(loss, tape)`, called from a runtime train step."""
+        apply_index = None
+        for index, st in enumerate(stmts):
+            value = getattr(st.small, "value", None)
+            if (
+                isinstance(value, cst.Call)
+                and isinstance(value.func, cst.Attribute)
+                and value.func.attr.value == "apply_gradients"
+                and isinstance(value.func.value, cst.Name)
+                and value.func.value.value in optimizers
+            ):
+                if apply_index is not None:
+                    raise Unsupported("more than one `apply_gradients`")
+                apply_index = index
+        if apply_index is None:
+            return
+        # The gradient section: statements that start from gradient sources, and what builds on them.
+        sources = {"gradients", "trainable_variables"}
+        grad_names: set[str] = set()
+        section: list[_Stmt] = []
+        for st in stmts[: apply_index + 1]:
+            if st.kind:
+                continue
+            value = getattr(st.small, "value", None)
+            starts = value is not None and (
+                _calls(value, self, sources)
+                or _calls_method(value, optimizers, "compute_gradients")
+            )
+            if starts or st.uses & grad_names or st is stmts[apply_index]:
+                st.kind = "grad"
+                grad_names |= st.defs
+                section.append(st)
+        rewriter = _GradientRewriter(self, optimizers, global_steps)
+        plan.gradient_stmts = [st.node.visit(rewriter) for st in section]
+        plan.gradient_scale_loss = not rewriter.uses_tf_gradients
+        plan.gradient_loss_name = loss_name
+        self.gradient_uses = set().union(*(st.uses for st in section)) - grad_names
 
     def _metrics(self, plan: "Plan") -> None:
         """`eval_metrics=(metric_fn, tensors)` -> runtime metric objects updated in `compute_metrics`."""
@@ -921,6 +978,25 @@ def _metric_attr(key: str, taken: dict[str, int]) -> str:
     return base if count == 0 else f"{base}_{count}"
 
 
+def _calls_method(node: cst.CSTNode, receivers: set[str], method: str) -> bool:
+    found = False
+
+    class Finder(cst.CSTVisitor):
+        def visit_Call(self, call: cst.Call) -> None:
+            nonlocal found
+            func = call.func
+            if (
+                isinstance(func, cst.Attribute)
+                and func.attr.value == method
+                and isinstance(func.value, cst.Name)
+                and func.value.value in receivers
+            ):
+                found = True
+
+    node.visit(Finder())
+    return found
+
+
 def _calls(node: cst.CSTNode, analyzer: "ModelFnAnalyzer", keys: set[str]) -> bool:
     found = False
 
@@ -1102,6 +1178,57 @@ class _InitializerRewriter(cst.CSTTransformer):
             value = self.a.code(args[0].value)
             value = f"{factor} * {value}" if factor else value
             return cst.parse_expression(f"{self.a.tf}.keras.regularizers.{cls}({value})")
+        return updated
+
+
+class _GradientRewriter(cst.CSTTransformer):
+    """TF1 gradient code -> the same code on a `tf.GradientTape` and the model's Keras optimizer."""
+
+    def __init__(self, analyzer: ModelFnAnalyzer, optimizers: set[str], global_steps: set[str]) -> None:
+        super().__init__()
+        self.a = analyzer
+        self.optimizers = optimizers
+        self.global_steps = global_steps
+        self.uses_tf_gradients = False
+
+    def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
+        key = self.a.canonical(original.func)
+        if key == "trainable_variables":
+            return cst.parse_expression("self.trainable_variables")
+        if key == "gradients":
+            self.uses_tf_gradients = True
+            args = [a for a in updated.args if not a.keyword or a.keyword.value in ("ys", "xs")]
+            if len(args) != 2:
+                raise Unsupported("`tf.gradients` with arguments beyond (ys, xs)")
+            return cst.Call(func=cst.parse_expression("tape.gradient"), args=[a.with_changes(keyword=None, equal=cst.MaybeSentinel.DEFAULT) for a in args])
+        func = original.func
+        if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value in self.optimizers:
+            method = func.attr.value
+            if method == "compute_gradients":
+                bound = _bind(updated, ("loss", "var_list"))
+                if bound is None or "loss" not in bound:
+                    raise Unsupported("`compute_gradients` with arguments beyond (loss, var_list)")
+                loss = self.a.code(bound["loss"])
+                variables = self.a.code(bound["var_list"]) if "var_list" in bound else "self.trainable_variables"
+                return cst.parse_expression(f"list(zip(tape.gradient({loss}, {variables}), {variables}))")
+            if method == "apply_gradients":
+                bound = _bind(updated, ("grads_and_vars", "global_step", "name"))
+                if bound is None or "grads_and_vars" not in bound:
+                    raise Unsupported("unexpected arguments to `apply_gradients`")
+                step = bound.get("global_step")
+                if step is not None and not self.a._is_global_step(step, self.global_steps):
+                    raise Unsupported("`apply_gradients(global_step=...)` is not the global step")
+                return cst.parse_expression(f"self.optimizer.apply_gradients({self.a.code(bound['grads_and_vars'])})")
+            raise Unsupported(f"`optimizer.{method}` in the gradient code")
+        return updated
+
+    def leave_SimpleStatementLine(self, original, updated):
+        # `train_op = self.optimizer.apply_gradients(...)`: the op is gone, the call stays.
+        small = updated.body[0]
+        if isinstance(small, cst.Assign) and isinstance(small.value, cst.Call):
+            func = small.value.func
+            if isinstance(func, cst.Attribute) and func.attr.value == "apply_gradients" and self.a.code(func.value) == "self.optimizer":
+                return updated.with_changes(body=[cst.Expr(small.value)])
         return updated
 
 

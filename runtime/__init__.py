@@ -4,11 +4,15 @@ TF1 Estimator/TPUEstimator behaviour on TF2 + Keras 3:
 
   * `RunConfig`, `TPUConfig`, `InputPipelineConfig`: the TF1 configuration objects, as validated,
     frozen options.
-  * `make_strategy`: the `tf.distribute.Strategy` (TPU, mirrored, one device, default).
+  * `make_strategy`: the `tf.distribute.Strategy` (TPU, mirrored, central storage, multi-worker
+    mirrored, parameter server, one device, default); `cluster_coordinator` for parameter servers;
+    `cluster`: `TF_CONFIG` parsing (`parse_tf_config`, `TFConfig`) and who is chief.
   * `input_fn_data` / `InputFnData`: call a TF1 `input_fn` as Estimator did (`params['batch_size']`,
     `mode`, `config`), global or per-replica batches.
-  * `fit` / `evaluate`: `Estimator.train`/`evaluate` semantics (`steps` vs `max_steps`, the global
-    step, checkpoints in `model_dir`) on a compiled Keras model.
+  * `fit` / `evaluate` / `predict`: `Estimator.train`/`evaluate`/`predict` semantics (`steps` vs
+    `max_steps`, the global step, checkpoints in `model_dir`) on a compiled Keras model, under every
+    strategy: Keras's own loops where they work, the runtime's `engine` under multi-worker mirrored
+    and parameter-server strategies.
   * `layers`: TF1 layer behaviour Keras lacks (fused BatchNorm's Bessel-corrected moving variance).
   * `metrics`: `tf.compat.v1.metrics.*` as Keras metrics with TF1's arguments and numbers.
   * `schedules`: TF1 learning-rate decays Keras lacks (natural_exp_decay).
@@ -28,13 +32,14 @@ Custom training loops, layered like Orbit:
   * `create_loop_fn` / `create_one_step_fn` / `create_tf_while_loop_fn`: the loop functions.
 """
 
-from . import layers, losses, metrics, optimizers, schedules
+from . import cluster, layers, losses, metrics, optimizers, schedules
 from .checkpoints import CHECKPOINT_NAME, TF1CheckpointError, is_tf1_checkpoint, latest_checkpoint
+from .cluster import TFConfig, parse_tf_config
 from .config import InputPipelineConfig, RunConfig, TPUConfig
 from .controller import Controller, is_chief
 from .inputs import InputFnData, ModeKeys, input_fn_data
 from .interfaces import Evaluator, Trainer
-from .keras_compat import evaluate, fit
+from .keras_compat import evaluate, fit, predict
 from .loops import LoopOutput, create_loop_fn, create_one_step_fn, create_tf_while_loop_fn
 from .losses import Reduction, scale_loss_for_replicas
 from .standard import (
@@ -46,7 +51,8 @@ from .standard import (
     StandardTrainerOptions,
     distribute_dataset,
 )
-from .strategy import STRATEGY_KINDS, make_strategy
+from .train_step import train_step
+from .strategy import STRATEGY_KINDS, cluster_coordinator, make_strategy
 
 __all__ = [
     "CHECKPOINT_NAME",
@@ -57,7 +63,10 @@ __all__ = [
     "Reduction",
     "RunConfig",
     "TF1CheckpointError",
+    "TFConfig",
     "TPUConfig",
+    "cluster",
+    "cluster_coordinator",
     "evaluate",
     "fit",
     "input_fn_data",
@@ -68,8 +77,11 @@ __all__ = [
     "make_strategy",
     "metrics",
     "optimizers",
+    "parse_tf_config",
+    "predict",
     "schedules",
     "scale_loss_for_replicas",
+    "train_step",
     # Custom training loops.
     "Controller",
     "Evaluator",
