@@ -32,27 +32,14 @@ Custom training loops, layered like Orbit:
   * `create_loop_fn` / `create_one_step_fn` / `create_tf_while_loop_fn`: the loop functions.
 """
 
-from . import cluster, layers, losses, metrics, optimizers, schedules
+from . import layers, losses, metrics, optimizers, schedules
 from .checkpoints import CHECKPOINT_NAME, TF1CheckpointError, is_tf1_checkpoint, latest_checkpoint
-from .cluster import TFConfig, parse_tf_config
 from .config import InputPipelineConfig, RunConfig, TPUConfig
-from .controller import Controller, is_chief
 from .inputs import InputFnData, ModeKeys, input_fn_data
-from .interfaces import Evaluator, Trainer
-from .keras_compat import evaluate, fit, predict
-from .loops import LoopOutput, create_loop_fn, create_one_step_fn, create_tf_while_loop_fn
+from .keras_compat import evaluate, fit
 from .losses import Reduction, scale_loss_for_replicas
-from .standard import (
-    KerasModelEvaluator,
-    KerasModelTrainer,
-    StandardEvaluator,
-    StandardEvaluatorOptions,
-    StandardTrainer,
-    StandardTrainerOptions,
-    distribute_dataset,
-)
 from .train_step import train_step
-from .strategy import STRATEGY_KINDS, cluster_coordinator, make_strategy
+from .strategy import STRATEGY_KINDS, make_strategy
 
 __all__ = [
     "CHECKPOINT_NAME",
@@ -63,10 +50,7 @@ __all__ = [
     "Reduction",
     "RunConfig",
     "TF1CheckpointError",
-    "TFConfig",
     "TPUConfig",
-    "cluster",
-    "cluster_coordinator",
     "evaluate",
     "fit",
     "input_fn_data",
@@ -77,25 +61,8 @@ __all__ = [
     "make_strategy",
     "metrics",
     "optimizers",
-    "parse_tf_config",
-    "predict",
     "schedules",
     "scale_loss_for_replicas",
     "train_step",
     # Custom training loops.
-    "Controller",
-    "Evaluator",
-    "KerasModelEvaluator",
-    "KerasModelTrainer",
-    "LoopOutput",
-    "StandardEvaluator",
-    "StandardEvaluatorOptions",
-    "StandardTrainer",
-    "StandardTrainerOptions",
-    "Trainer",
-    "create_loop_fn",
-    "create_one_step_fn",
-    "create_tf_while_loop_fn",
-    "distribute_dataset",
-    "is_chief",
 ]
