@@ -59,7 +59,7 @@ def render(plan: Plan, *, tf: str, tfm: str, indent: str = _IND) -> list[cst.Bas
     lines = [f"class {plan.class_name}({tf}.keras.Model):", f'{_IND}"""{doc}"""', ""]
     lines.append(f"{_IND}def __init__(self, {p}):")
     lines.append(f"{_IND * 2}super().__init__()")
-    if plan.call_uses_params or plan.loss_uses_params or plan.gradient_uses_params:
+    if plan.call_uses_params or plan.loss_uses_params or plan.gradient_uses_params or plan.predict_uses_params:
         lines.append(f"{_IND * 2}self.{p} = {p}")
     lines += slots.block(plan.init_stmts, 2, _IND)
     for layer in plan.layers:
@@ -81,6 +81,17 @@ def render(plan: Plan, *, tf: str, tfm: str, indent: str = _IND) -> list[cst.Bas
         lines.append(f"{_IND * 2}{plan.labels_name}, {plan.output} = y, y_pred")
         lines += slots.block(plan.loss_stmts, 2, _IND)
         lines.append(f"{_IND * 2}return {tfm}.scale_loss_for_replicas({plan.loss_name})")
+    if plan.predictions is not None:
+        lines.append("")
+        lines.append(f"{_IND}def predict_step(self, data):")
+        lines.append(f'{_IND * 2}"""The PREDICT-mode `predictions` of the TF1 `{plan.fn_name}`, keyed as before."""')
+        lines.append(f"{_IND * 2}{plan.features_name}, _, _ = {tf}.keras.utils.unpack_x_y_sample_weight(data)")
+        lines.append(f"{_IND * 2}{plan.output} = self({plan.features_name}, training=False)")
+        if plan.predict_uses_params:
+            lines.append(f"{_IND * 2}{p} = self.{p}")
+        lines += slots.block(plan.predict_prelude, 2, _IND)
+        lines += slots.block(plan.predict_stmts, 2, _IND)
+        lines.append(f"{_IND * 2}return {plan.predictions}")
     if plan.gradient_stmts:
         lines.append("")
         lines.append(f"{_IND}def train_step(self, data):")

@@ -347,6 +347,11 @@ class Plan:
     gradient_loss_name: str = "loss"
     gradient_prelude: list[cst.SimpleStatementLine] = field(default_factory=list)
     gradient_uses_params: bool = False
+    # The PREDICT branch: statements recomputed from the output, the branch's own, the dict.
+    predictions: str | None = None
+    predict_prelude: list[cst.SimpleStatementLine] = field(default_factory=list)
+    predict_stmts: list[cst.SimpleStatementLine] = field(default_factory=list)
+    predict_uses_params: bool = False
     # Module-level functions (a metric_fn) whose body now lives in the model class.
     absorbed_functions: list[str] = field(default_factory=list)
 
@@ -397,6 +402,8 @@ class ModelFnAnalyzer:
         self.update_ops_dependency = False
         self.update_ops_dependency_names: set[str] = set()
         self.eval_return: cst.Return | None = None
+        self.predict_return: cst.Return | None = None
+        self.predict_stmts: list[cst.SimpleStatementLine] = []
         self.eval_metrics_expr: cst.BaseExpression | None = None
 
     # -- helpers --------------------------------------------------------------------------
@@ -452,6 +459,14 @@ class ModelFnAnalyzer:
                         raise Unsupported("a `mode == ModeKeys.EVAL` branch that does not end with `return <spec>`")
                     self.eval_return = inner[-1].body[0]  # type: ignore[assignment]
                     out.extend(inner[:-1])
+                    continue
+                if mode == (True, "estimator.ModeKeys.PREDICT") and stmt.orelse is None and self.predict_return is None:
+                    inner = []
+                    self._flatten(list(stmt.body.body), inner, notes)  # type: ignore[attr-defined]
+                    if not inner or not isinstance(inner[-1].body[0], cst.Return):
+                        raise Unsupported("a `mode == ModeKeys.PREDICT` branch that does not end with `return <spec>`")
+                    self.predict_return = inner[-1].body[0]  # type: ignore[assignment]
+                    self.predict_stmts = inner[:-1]
                     continue
                 if mode is not None:
                     op = "==" if mode[0] else "!="
@@ -637,6 +652,8 @@ class ModelFnAnalyzer:
         plan.output = outputs[0]
         if self.eval_metrics_expr is not None:
             self._metrics(plan)
+        if self.predict_return is not None:
+            self._predictions(plan, stmts, forward)
 
         pure = {name: st for st in stmts if st.kind == "pure" for name in st.defs}
 
@@ -656,6 +673,15 @@ class ModelFnAnalyzer:
         rewriter = _ForwardRewriter(self)
         call_lines: list[cst.SimpleStatementLine] = []
         forward_stmts = [st for st in stmts if st.kind == "forward"]
+        # Forward statements the output does not need and that build no layer (say, probabilities
+        # only the PREDICT branch reads) stay out of call(); predict_step recomputes what it needs.
+        live: set[str] = {plan.output}
+        for st in reversed(forward_stmts):
+            if st.defs & live or _creates_layer(st.small, self):
+                live |= st.uses
+            else:
+                st.kind = "dead"
+        forward_stmts = [st for st in forward_stmts if st.kind == "forward"]
         layer_uses: set[str] = set()
         for st in stmts:
             if st.kind == "forward":
@@ -767,6 +793,50 @@ class ModelFnAnalyzer:
         plan.gradient_scale_loss = not rewriter.uses_tf_gradients
         plan.gradient_loss_name = loss_name
         self.gradient_uses = set().union(*(st.uses for st in section)) - grad_names
+
+    def _predictions(self, plan: "Plan", stmts: list["_Stmt"], forward: set[str]) -> None:
+        """The PREDICT branch -> `predict_step`, returning the `predictions` TF1 returned."""
+        assert self.predict_return is not None
+        call = self.predict_return.value
+        if not isinstance(call, cst.Call) or self.canonical(call.func) not in ("estimator.tpu.TPUEstimatorSpec", "estimator.EstimatorSpec"):
+            raise Unsupported("the PREDICT branch does not return an EstimatorSpec")
+        predictions = None
+        for index, arg in enumerate(call.args):
+            name = arg.keyword.value if arg.keyword else ("mode", "predictions")[index] if index < 2 else "?"
+            if name == "predictions":
+                predictions = arg.value
+            elif name != "mode" and not (isinstance(arg.value, cst.Name) and arg.value.value == "None"):
+                raise Unsupported(f"the PREDICT spec's `{name}=` is not migrated yet")
+        if predictions is None:
+            raise Unsupported("the PREDICT spec has no `predictions=`")
+        # What the branch may read: the model output, the features, pure names, and forward
+        # statements computed from the output alone (recomputed after the model call).
+        after_output: dict[str, _Stmt] = {}
+        allowed = {plan.output, self.features}
+        for st in stmts:
+            if st.kind in ("forward", "dead") and st.uses & forward and st.uses & forward <= allowed | set(after_output):
+                if plan.output in st.uses or st.uses & set(after_output):
+                    for name in st.defs:
+                        after_output[name] = st
+        branch_defs: set[str] = set()
+        for line in self.predict_stmts:
+            branch_defs |= _assigned(line.body[0]) if isinstance(line.body[0], (cst.Assign, cst.AnnAssign)) else set()
+        uses = names_in(predictions).union(*(names_in(line) for line in self.predict_stmts))
+        bad = (uses & forward) - allowed - set(after_output) - branch_defs
+        if bad or (self.labels and self.labels in uses):
+            raise Unsupported(f"the predictions read tensors the model does not return ({', '.join(sorted(bad or {self.labels}))})")
+        needed: list[_Stmt] = []
+        todo = [n for n in uses if n in after_output]
+        while todo:
+            st = after_output[todo.pop()]
+            if st not in needed:
+                needed.append(st)
+                todo.extend(n for n in st.uses if n in after_output)
+        pure = [st for st in stmts if st.kind == "pure" and st.defs & (uses | set().union(set(), *(x.uses for x in needed)))]
+        plan.predict_prelude = [st.node for st in stmts if st in pure or st in needed]
+        plan.predict_stmts = list(self.predict_stmts)
+        plan.predictions = self.code(predictions)
+        plan.predict_uses_params = self.params in uses
 
     def _metrics(self, plan: "Plan") -> None:
         """`eval_metrics=(metric_fn, tensors)` -> runtime metric objects updated in `compute_metrics`."""
