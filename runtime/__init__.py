@@ -35,9 +35,21 @@ Custom training loops, layered like Orbit:
 from . import layers, losses, metrics, optimizers, schedules
 from .checkpoints import CHECKPOINT_NAME, TF1CheckpointError, is_tf1_checkpoint, latest_checkpoint
 from .config import InputPipelineConfig, RunConfig, TPUConfig
+from .controller import Controller, is_chief
 from .inputs import InputFnData, ModeKeys, input_fn_data
+from .interfaces import Evaluator, Trainer
 from .keras_compat import evaluate, fit
+from .loops import LoopOutput, create_loop_fn, create_one_step_fn, create_tf_while_loop_fn
 from .losses import Reduction, scale_loss_for_replicas
+from .standard import (
+    KerasModelEvaluator,
+    KerasModelTrainer,
+    StandardEvaluator,
+    StandardEvaluatorOptions,
+    StandardTrainer,
+    StandardTrainerOptions,
+    distribute_dataset,
+)
 from .train_step import train_step
 from .strategy import STRATEGY_KINDS, make_strategy
 
@@ -65,4 +77,19 @@ __all__ = [
     "scale_loss_for_replicas",
     "train_step",
     # Custom training loops.
+    "Controller",
+    "Evaluator",
+    "KerasModelEvaluator",
+    "KerasModelTrainer",
+    "LoopOutput",
+    "StandardEvaluator",
+    "StandardEvaluatorOptions",
+    "StandardTrainer",
+    "StandardTrainerOptions",
+    "Trainer",
+    "create_loop_fn",
+    "create_one_step_fn",
+    "create_tf_while_loop_fn",
+    "distribute_dataset",
+    "is_chief",
 ]
