@@ -48,7 +48,7 @@ def test_migration_matches_oracle(case: Path, tmp_path: Path) -> None:
     problems = compare(want, got)
     assert not problems, "\n".join(problems)
     # The original really trained: the loss moved between evaluations.
-    assert len({r["loss"] for r in want}) >= 2
+    assert len({r["loss"] for r in want if "loss" in r}) >= 2
 
 
 def test_compare_catches_differences() -> None:
