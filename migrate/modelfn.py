@@ -1048,50 +1048,38 @@ def _metric_attr(key: str, taken: dict[str, int]) -> str:
     return base if count == 0 else f"{base}_{count}"
 
 
-def _calls_method(node: cst.CSTNode, receivers: set[str], method: str) -> bool:
+def _any_call(node: cst.CSTNode, predicate) -> bool:
+    """Whether any call inside `node` satisfies `predicate(call)`."""
     found = False
 
     class Finder(cst.CSTVisitor):
         def visit_Call(self, call: cst.Call) -> None:
             nonlocal found
-            func = call.func
-            if (
-                isinstance(func, cst.Attribute)
-                and func.attr.value == method
-                and isinstance(func.value, cst.Name)
-                and func.value.value in receivers
-            ):
-                found = True
+            found = found or bool(predicate(call))
 
     node.visit(Finder())
     return found
+
+
+def _calls_method(node: cst.CSTNode, receivers: set[str], method: str) -> bool:
+    """`<receiver>.<method>(...)` inside `node`, for a receiver name in `receivers`."""
+    return _any_call(
+        node,
+        lambda call: isinstance(call.func, cst.Attribute)
+        and call.func.attr.value == method
+        and isinstance(call.func.value, cst.Name)
+        and call.func.value.value in receivers,
+    )
 
 
 def _calls(node: cst.CSTNode, analyzer: "ModelFnAnalyzer", keys: set[str]) -> bool:
-    found = False
-
-    class Finder(cst.CSTVisitor):
-        def visit_Call(self, call: cst.Call) -> None:
-            nonlocal found
-            if analyzer.canonical(call.func) in keys:
-                found = True
-
-    node.visit(Finder())
-    return found
+    """A call of one of the TF1 API paths `keys` inside `node`."""
+    return _any_call(node, lambda call: analyzer.canonical(call.func) in keys)
 
 
 def _creates_layer(node: cst.CSTNode, analyzer: "ModelFnAnalyzer") -> bool:
-    found = False
-
-    class Finder(cst.CSTVisitor):
-        def visit_Call(self, call: cst.Call) -> None:
-            nonlocal found
-            key = analyzer.canonical(call.func) or ""
-            if key.startswith(("layers.", "keras.layers.")):
-                found = True
-
-    node.visit(Finder())
-    return found
+    """A TF1 or Keras layer (function or class) used inside `node`."""
+    return _any_call(node, lambda call: (analyzer.canonical(call.func) or "").startswith(("layers.", "keras.layers.")))
 
 
 def _is_docstring(stmt: cst.BaseStatement) -> bool:
