@@ -20,6 +20,7 @@
 from __future__ import annotations
 
 import logging
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -64,6 +65,29 @@ def _apply_assignment_map(name: str, assignment_map: dict[str, str] | None) -> s
         if not mine.endswith("/") and name == mine:
             return ckpt
     return name
+
+
+_PART = re.compile(r"^(.*)/part_(\d+)$")
+
+
+def _partitioned_variables(shapes: dict[str, list[int]]) -> dict[str, list[str]]:
+    """`name -> [name/part_0, name/part_1, ...]` for variables a TF1 partitioner split."""
+    parts: dict[str, dict[int, str]] = {}
+    for key in shapes:
+        match = _PART.match(key)
+        if match:
+            parts.setdefault(match.group(1), {})[int(match.group(2))] = key
+    return {name: [by_index[i] for i in sorted(by_index)] for name, by_index in parts.items()}
+
+
+def _read(reader, name: str, partitioned: dict[str, list[str]]) -> np.ndarray:
+    """A variable's value; partitioned ones are concatenated along the axis their parts split."""
+    if name not in partitioned:
+        return reader.get_tensor(name)
+    pieces = [reader.get_tensor(part) for part in partitioned[name]]
+    first = pieces[0].shape
+    axis = next((i for i in range(len(first)) if any(p.shape[i] != first[i] for p in pieces)), 0)
+    return np.concatenate(pieces, axis=axis)
 
 
 def _slot_map(optimizer: Any) -> list[tuple[str, str, float]]:
@@ -123,9 +147,10 @@ def load_tf1_checkpoint(
     shapes = reader.get_variable_to_shape_map()
     plan: list[tuple[Any, str, float]] = []
     missing: list[str] = []
+    partitioned = _partitioned_variables(shapes)
     for name, variable in tf1_variable_names(model).items():
         ckpt_name = _apply_assignment_map(name, assignment_map)
-        if ckpt_name not in shapes:
+        if ckpt_name not in shapes and ckpt_name not in partitioned:
             missing.append(f"{name} (looked for {ckpt_name!r})")
             continue
         plan.append((variable, ckpt_name, 1.0))
@@ -138,7 +163,7 @@ def load_tf1_checkpoint(
                 if not variable.trainable:
                     continue
                 ckpt_name = f"{_apply_assignment_map(name, assignment_map)}/{suffix}"
-                if ckpt_name not in shapes:
+                if ckpt_name not in shapes and ckpt_name not in partitioned:
                     missing.append(f"optimizer slot {ckpt_name!r}")
                     continue
                 plan.append((slots[optimizer._get_variable_index(variable)], ckpt_name, scale))
@@ -151,15 +176,17 @@ def load_tf1_checkpoint(
             f"TF1 checkpoint {path!r} does not hold every variable of the model; nothing was restored. "
             f"Missing: {', '.join(missing)}. Pass `assignment_map` if the TF1 scopes were named differently."
         )
+    values: dict[str, np.ndarray] = {}
     for variable, ckpt_name, _ in plan:
-        if tuple(shapes[ckpt_name]) != tuple(variable.shape):
+        values[ckpt_name] = _read(reader, ckpt_name, partitioned)
+        if tuple(values[ckpt_name].shape) != tuple(variable.shape):
             raise ValueError(
-                f"TF1 variable {ckpt_name!r} has shape {shapes[ckpt_name]}, the model's has {tuple(variable.shape)}; "
-                "nothing was restored"
+                f"TF1 variable {ckpt_name!r} has shape {tuple(values[ckpt_name].shape)}, the model's has "
+                f"{tuple(variable.shape)}; nothing was restored"
             )
     report = LoadReport(path=path, global_step=step)
     for variable, ckpt_name, scale in plan:
-        value = reader.get_tensor(ckpt_name)
+        value = values[ckpt_name]
         variable.assign(value * scale if scale != 1.0 else value)
         report.assigned[getattr(variable, "path", getattr(variable, "name", "?"))] = ckpt_name
     if optimizer is not None:
@@ -176,6 +203,7 @@ def load_tf1_checkpoint(
             optimizer.iterations.assign(step)
             report.assigned["iterations"] = "global_step"
     consumed = set(report.assigned.values())
+    consumed |= {part for whole in consumed if whole in partitioned for part in partitioned[whole]}
     report.unused = sorted(name for name in shapes if name not in consumed)
     if report.unused:
         logger.warning("tfmigrate.runtime: TF1 checkpoint %s: not restored into the model: %s", path, ", ".join(report.unused))

@@ -140,3 +140,55 @@ def test_assignment_map_renames_scopes(oracle: dict) -> None:
     assert report.assigned
     reader = tf.train.load_checkpoint(str(oracle["root"] / "gd"))
     np.testing.assert_array_equal(model.encoder.kernel.numpy(), reader.get_tensor("dense/kernel"))
+
+
+def test_partitioned_tf1_variables_load_whole(tmp_path) -> None:
+    """A kernel a TF1 partitioner split (Saver stores it as slices of one key) loads as one weight."""
+    checkpoint = run_oracle(
+        """
+        import numpy as np
+        import tensorflow.compat.v1 as tf
+        tf.disable_eager_execution()
+        with tf.Graph().as_default():
+            partitioner = tf.fixed_size_partitioner(3)
+            with tf.variable_scope("dense", partitioner=partitioner):
+                kernel = tf.get_variable("kernel", [7, 2], initializer=tf.random_normal_initializer(seed=1))
+            bias = tf.get_variable("dense/bias", [2], initializer=tf.ones_initializer())
+            with tf.Session() as s:
+                s.run(tf.global_variables_initializer())
+                value = s.run(tf.convert_to_tensor(kernel))
+                tf.train.Saver().save(s, PAYLOAD + "/model.ckpt", global_step=3)
+        print(json.dumps(value.tolist()))
+        """,
+        str(tmp_path),
+    )
+
+    class One(tf.keras.Model):
+        def __init__(self):
+            super().__init__()
+            self.dense = tf.keras.layers.Dense(2)
+
+        def call(self, features, training=False):
+            return self.dense(features)
+
+    model = One()
+    model(np.zeros((1, 7), np.float32))
+    report = load_tf1_checkpoint(model, str(tmp_path), include_optimizer=False)
+    np.testing.assert_array_equal(model.dense.kernel.numpy(), np.asarray(checkpoint, np.float32))
+    np.testing.assert_array_equal(model.dense.bias.numpy(), np.ones(2))
+    assert report.unused == []
+
+
+def test_part_n_keys_are_concatenated_along_their_split_axis(tmp_path) -> None:
+    """Checkpoints whose keys are `<name>/part_N` (one tensor per shard) are stitched together."""
+    full = np.arange(14, dtype=np.float32).reshape(7, 2)
+    with tf.Graph().as_default():
+        parts = {f"dense/kernel/part_{i}": tf.compat.v1.Variable(chunk) for i, chunk in enumerate(np.split(full, [3, 5]))}
+        parts["dense/bias"] = tf.compat.v1.Variable(np.zeros(2, np.float32))
+        with tf.compat.v1.Session() as session:
+            session.run(tf.compat.v1.global_variables_initializer())
+            tf.compat.v1.train.Saver(parts).save(session, str(tmp_path / "model.ckpt"))
+    model = tf.keras.Sequential([tf.keras.Input((7,)), tf.keras.layers.Dense(2, name="dense")])
+    report = load_tf1_checkpoint(model, str(tmp_path), include_optimizer=False)
+    np.testing.assert_array_equal(model.layers[0].kernel.numpy(), full)
+    assert report.unused == []
