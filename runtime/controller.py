@@ -54,6 +54,11 @@ _SCALAR_METADATA = summary_pb2.SummaryMetadata(
 )
 
 
+def write_scalar(name: str, value: float, step: int) -> Any:
+    """Writes a scalar summary TensorBoard reads as one, without TensorBoard installed."""
+    return tf.summary.write(name, tf.constant(value, tf.float32), step=step, metadata=_SCALAR_METADATA)
+
+
 def is_chief(strategy: tf.distribute.Strategy) -> bool:
     """Whether this process is the chief of `strategy`'s cluster (the one that writes files).
 
@@ -157,7 +162,7 @@ class _SummaryWriter:
             return
         with writer.as_default():
             for name, value in _flat_scalars(logs).items():
-                tf.summary.write(name, tf.constant(value, tf.float32), step=step, metadata=_SCALAR_METADATA)
+                write_scalar(name, value, step)
         writer.flush()
 
     def close(self) -> None:
