@@ -197,7 +197,7 @@ class TPUEstimatorToKeras(Rule):
                     isinstance(func, cst.Attribute)
                     and isinstance(func.value, cst.Name)
                     and func.value.value == site.est_name
-                    and func.attr.value in ("train", "evaluate")
+                    and func.attr.value in ("train", "evaluate", "predict")
                 ):
                     rule.call_rewrites[id(node)] = (site, func.attr.value)
                     for arg in node.args:
@@ -336,13 +336,14 @@ class TPUEstimatorToKeras(Rule):
 
     def _call_text(self, site: _Site, method: str, call: cst.Call) -> str | None:
         tfm = "tfm"
-        positional = ("input_fn", "hooks", "steps", "max_steps", "saving_listeners") if method == "train" else (
-            "input_fn",
-            "steps",
-            "hooks",
-            "checkpoint_path",
-            "name",
-        )
+        positional = {
+            "train": ("input_fn", "hooks", "steps", "max_steps", "saving_listeners"),
+            "evaluate": ("input_fn", "steps", "hooks", "checkpoint_path", "name"),
+            "predict": ("input_fn", "predict_keys", "hooks", "checkpoint_path", "yield_single_examples"),
+        }[method]
+        if method == "predict" and (site.plan is None or site.plan.predictions is None):
+            self.todo(f"`{site.est_name}.predict(...)`: model_fn has no PREDICT branch that tfmigrate could migrate")
+            return None
         bound: dict[str, cst.BaseExpression] = {}
         for index, arg in enumerate(call.args):
             if arg.star or (arg.keyword is None and index >= len(positional)):
@@ -356,7 +357,7 @@ class TPUEstimatorToKeras(Rule):
                 return None
         if "input_fn" not in bound:
             return None
-        batch_arg = "train_batch_size" if method == "train" else "eval_batch_size"
+        batch_arg = {"train": "train_batch_size", "evaluate": "eval_batch_size", "predict": "predict_batch_size"}[method]
         data_args = [self._expr(bound["input_fn"])]
         if batch_arg in site.args:
             data_args.append(f"batch_size={self._expr(site.args[batch_arg])}")
@@ -364,11 +365,13 @@ class TPUEstimatorToKeras(Rule):
             data_args.append(f"params={self._params(site)}")
         if method == "evaluate":
             data_args.append('mode="eval"')
+        elif method == "predict":
+            data_args.append('mode="infer"')
         data_args.append(f"use_tpu={self._expr(site.args['use_tpu']) if 'use_tpu' in site.args else 'True'}")
         if self._config(site) != "None":
             data_args.append(f"config={self._config(site)}")
         args = [site.model_var, f"{tfm}.input_fn_data({', '.join(data_args)})"]
-        for key in ("steps", "max_steps"):
+        for key in ("steps", "max_steps", "predict_keys", "yield_single_examples"):
             if key in bound:
                 args.append(f"{key}={self._expr(bound[key])}")
         config = self._config(site)
@@ -376,7 +379,7 @@ class TPUEstimatorToKeras(Rule):
             args.append(f"config={config}")
         if "model_dir" in site.args:
             args.append(f"model_dir={self._expr(site.args['model_dir'])}")
-        fn = "fit" if method == "train" else "evaluate"
+        fn = {"train": "fit", "evaluate": "evaluate", "predict": "predict_examples"}[method]
         return f"{tfm}.{fn}({', '.join(args)})"
 
 

@@ -32,13 +32,14 @@ Custom training loops, layered like Orbit:
   * `create_loop_fn` / `create_one_step_fn` / `create_tf_while_loop_fn`: the loop functions.
 """
 
-from . import layers, losses, metrics, optimizers, schedules
+from . import cluster, layers, losses, metrics, optimizers, schedules
 from .checkpoints import CHECKPOINT_NAME, TF1CheckpointError, is_tf1_checkpoint, latest_checkpoint
+from .cluster import TFConfig, parse_tf_config
 from .config import InputPipelineConfig, RunConfig, TPUConfig
 from .controller import Controller, is_chief
 from .inputs import InputFnData, ModeKeys, input_fn_data
 from .interfaces import Evaluator, Trainer
-from .keras_compat import evaluate, fit
+from .keras_compat import evaluate, fit, predict
 from .loops import LoopOutput, create_loop_fn, create_one_step_fn, create_tf_while_loop_fn
 from .losses import Reduction, scale_loss_for_replicas
 from .standard import (
@@ -50,8 +51,9 @@ from .standard import (
     StandardTrainerOptions,
     distribute_dataset,
 )
+from .predictions import predict_examples
 from .train_step import train_step
-from .strategy import STRATEGY_KINDS, make_strategy
+from .strategy import STRATEGY_KINDS, cluster_coordinator, make_strategy
 
 __all__ = [
     "CHECKPOINT_NAME",
@@ -62,7 +64,10 @@ __all__ = [
     "Reduction",
     "RunConfig",
     "TF1CheckpointError",
+    "TFConfig",
     "TPUConfig",
+    "cluster",
+    "cluster_coordinator",
     "evaluate",
     "fit",
     "input_fn_data",
@@ -73,6 +78,9 @@ __all__ = [
     "make_strategy",
     "metrics",
     "optimizers",
+    "parse_tf_config",
+    "predict",
+    "predict_examples",
     "schedules",
     "scale_loss_for_replicas",
     "train_step",

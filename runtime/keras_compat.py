@@ -1,16 +1,32 @@
-"""`fit` and `evaluate`: TF1 `Estimator.train`/`evaluate` semantics on a compiled Keras 3 model.
+"""`fit`, `evaluate` and `predict`: TF1 `Estimator.train`/`evaluate`/`predict` semantics on a compiled
+Keras 3 model, under every `tf.distribute` strategy kind.
 
 Separation of concerns:
-  * `fit`/`evaluate` own the *outer* TF1 contract: `steps` vs `max_steps`, the global step
+  * `fit`/`evaluate`/`predict` own the *outer* TF1 contract: `steps` vs `max_steps`, the global step
     (`model.optimizer.iterations`), restoring from and saving to `model_dir`, the random seed.
-  * `_DataSource` owns how the data reaches Keras: a `tf.data.Dataset` is given as is (Keras splits
+  * `_DataSource` owns how the data reaches the loop: a `tf.data.Dataset` is given as is (Keras splits
     its global batches across replicas); an `InputFnData` with `per_replica=False` becomes the
     dataset of one input pipeline; a per-replica `InputFnData` or any function of
-    `tf.distribute.InputContext` goes through `strategy.distribute_datasets_from_function`.
-  * Keras owns the *inner* loop: one `model.fit(epochs=1)` call, `steps_per_execution` steps per
-    device call (TPUEstimator's `iterations_per_loop`), callbacks every `steps_per_execution` steps.
-  * `_CheckpointSaver` (a Keras callback) owns TF1's `CheckpointSaverHook` schedule; `checkpoints`
-    owns the files.
+    `tf.distribute.InputContext` goes through `strategy.distribute_datasets_from_function`. For the
+    runtime's engine it also makes distributed, per-worker and local datasets.
+  * The *inner* loop, `steps_per_execution` steps per device call (TPUEstimator's
+    `iterations_per_loop`) with callbacks every `steps_per_execution` steps, is Keras's own
+    `model.fit(epochs=1)`/`evaluate`/`predict` wherever it works, and the runtime's `engine`
+    where it does not:
+
+      kind                    fit                          evaluate / predict
+      default, one_device     Keras                        Keras
+      mirrored                Keras, with the runtime's    Keras
+                              device loop (`_device_loop`)
+      central_storage         Keras (+ `_use_native_increments`)
+      tpu                     Keras (untested here: no TPU)
+      multi_worker_mirrored   engine (keras-team/keras#20585)
+      parameter_server        engine (no Keras 3 support): steps scheduled on the workers;
+                              evaluate/predict on the coordinator
+
+  * `_CheckpointSaver` (a Keras callback, used by both) owns TF1's `CheckpointSaverHook` schedule
+    and the multi-worker convention (chief into `model_dir`, other workers into a temporary
+    directory); `checkpoints` owns the files, `cluster` says who is chief.
 
 Step counts are exact. Keras 3.15 `fit(steps_per_epoch=n)` with `steps_per_execution=k` runs whole
 device loops, ending at the next multiple of k (measured: n=5, k=4 -> 8 steps), whereas TF1
@@ -22,30 +38,33 @@ Keras 3.15's loop calls `strategy.run` inside a `tf.cond` and fails with "You mu
 placeholder tensor" when `steps_per_execution > 1` (keras-team/keras#19246, measured on 2 CPUs),
 and at the end of a finite `distribute_datasets_from_function` dataset it starts one more step
 whose `OutOfRangeError` comes after `optimizer.iterations` was incremented (measured: 5 batches ->
-global step 6). The runtime's loop asks `get_next_as_optional()` before every step and otherwise
-calls the same `model.train_step` (measured: identical weights and logs to Keras's loop with
-`steps_per_execution=1`). TPUStrategy keeps Keras's loop (untested here: no TPU).
+global step 6). The runtime's loop (the engine's `multi_step_function`) asks
+`get_next_as_optional()` before every step and otherwise calls the same `model.train_step`
+(measured: identical weights and logs to Keras's loop with `steps_per_execution=1`).
+
+Under CentralStorageStrategy and ParameterServerStrategy Keras's `Variable.assign_add` (a read,
+then an assignment) counts wrongly; `_use_native_increments` explains and fixes it.
 """
 
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import time
 import warnings
-import weakref
 from typing import Any, Callable, Iterator, Mapping
 
 import keras
 import numpy as np
 import tensorflow as tf
 
-from . import checkpoints
+from . import checkpoints, cluster, engine
 from ._state import ModelState, model_state
 from ._logging import logger
 from .inputs import InputFnData
 
-__all__ = ["evaluate", "fit"]
+__all__ = ["evaluate", "fit", "predict"]
 
 _RAN_OUT_OF_DATA = "Your input ran out of data"
 _RESERVED_FIT_KWARGS = ("x", "y", "epochs", "steps_per_epoch", "batch_size", "initial_epoch", "validation_split")
@@ -85,15 +104,17 @@ class _DataSource:
             )
         return dataset
 
+    def _single_dataset(self) -> tf.data.Dataset:
+        """The dataset of a single input pipeline feeding every replica: global batches."""
+        if self.kind == "dataset":
+            return self.data
+        if self.kind == "global_fn":
+            return self.data.global_dataset(self.strategy.num_replicas_in_sync)
+        return self._call_fn(self._single_pipeline_context())
+
     def first_batch(self) -> Any:
         """One element of the (single-pipeline) dataset, to build the model with."""
-        if self.kind == "dataset":
-            dataset = self.data
-        elif self.kind == "global_fn":
-            dataset = self.data.global_dataset(self.strategy.num_replicas_in_sync)
-        else:
-            dataset = self._call_fn(self._single_pipeline_context())
-        for element in dataset.take(1):
+        for element in self._single_dataset().take(1):
             return element
         raise ValueError("The input data is empty: cannot build the model from its first batch.")
 
@@ -115,34 +136,130 @@ class _DataSource:
 
         return self.strategy.distribute_datasets_from_function(dataset_fn)
 
+    # What the runtime's engine (`engine.py`) asks for.
+
+    def distributed(self, limit: int | None) -> Any:
+        """A distributed dataset of `limit` steps for a synchronous strategy (MultiWorkerMirrored).
+
+        A dataset of global batches is split as Keras splits it, and sharded across workers by data
+        (`AutoShardPolicy.DATA`, unless the dataset sets a policy itself), so that every step sees
+        the global batch one worker would see: `AUTO` would shard a file-based dataset by files.
+        """
+        data = self.keras_input(limit)
+        if isinstance(data, tf.distribute.DistributedDataset):
+            return data
+        if data.options().experimental_distribute.auto_shard_policy == tf.data.experimental.AutoShardPolicy.AUTO:
+            options = tf.data.Options()
+            options.experimental_distribute.auto_shard_policy = tf.data.experimental.AutoShardPolicy.DATA
+            data = data.with_options(options)
+        return self.strategy.experimental_distribute_dataset(data)
+
+    def per_worker(self) -> Any:
+        """For `ClusterCoordinator.create_per_worker_dataset`: each worker builds its own input.
+
+        A dataset is copied to every worker as is; a dataset function is called on every worker
+        (through `distribute_datasets_from_function`, with that worker's `InputContext`).
+        """
+        if self.kind == "dataset":
+            return self.data
+        strategy = self.strategy
+
+        def per_worker_dataset_fn() -> Any:
+            return strategy.distribute_datasets_from_function(self._call_fn)
+
+        return per_worker_dataset_fn
+
+    def local(self, limit: int | None) -> tf.data.Dataset:
+        """The single-pipeline dataset (global batches) cut to `limit` batches, for this process alone."""
+        dataset = self._single_dataset()
+        return dataset if limit is None else dataset.take(limit)
+
 
 # -- model preparation ---------------------------------------------------------------------------
 
 
-def _check_model(model: Any, caller: str) -> None:
+def _check_model(model: Any, caller: str, *, compiled: bool = True) -> None:
     if not isinstance(model, keras.Model):
         raise TypeError(
             f"tfmigrate.runtime.{caller}: `model` must be a Keras 3 keras.Model, got {type(model).__name__}."
         )
-    if getattr(model, "optimizer", None) is None or not getattr(model, "compiled", True):
+    if compiled and (getattr(model, "optimizer", None) is None or not getattr(model, "compiled", True)):
         raise ValueError(
             f"tfmigrate.runtime.{caller}: compile the model first (model.compile(optimizer=..., loss=..., "
             "steps_per_execution=config.iterations_per_loop))."
         )
 
 
-def _ensure_built(model: keras.Model, source: _DataSource) -> None:
-    """Creates every model and optimizer variable, so a checkpoint can be restored into them."""
+def _ensure_built(model: keras.Model, source: _DataSource, *, with_labels: bool = True) -> None:
+    """Creates every model, optimizer and compiled-metric variable before any step runs.
+
+    A checkpoint can then be restored into them, and no variable is created inside a step: under
+    ParameterServerStrategy a step runs on a worker, where no variable may be created. The compiled
+    loss and metrics are built only `with_labels` (not for `predict`, whose data may have none).
+    """
     strategy = model.distribute_strategy
     layers = model._flatten_layers() if hasattr(model, "_flatten_layers") else model.layers  # noqa: SLF001
     unbuilt = not model.built or not all(layer.built for layer in layers)
+    batch = None
     if unbuilt:
-        x, _, _ = keras.utils.unpack_x_y_sample_weight(source.first_batch())
+        batch = source.first_batch()
+        x, _, _ = keras.utils.unpack_x_y_sample_weight(batch)
         with strategy.scope():
             model(x, training=False)
-    if not model.optimizer.built:
+    if getattr(model, "optimizer", None) is not None and not model.optimizer.built:
         with strategy.scope():
             model.optimizer.build(model.trainable_variables)
+    compile_state = [getattr(model, "_compile_metrics", None), getattr(model, "_compile_loss", None)]
+    unbuilt_state = any(state is not None and not state.built for state in compile_state)
+    if with_labels and unbuilt_state and hasattr(model, "_symbolic_build"):
+        # What Keras's own `fit` does before its first step (symbolic: no data is computed on).
+        with strategy.scope():
+            model._symbolic_build(data_batch=source.first_batch() if batch is None else batch)  # noqa: SLF001
+    _use_native_increments(model)
+
+
+def _native_assign_add(variable: Any, value: Any) -> Any:
+    return variable.value.assign_add(tf.cast(value, variable.value.dtype))
+
+
+def _native_assign_sub(variable: Any, value: Any) -> Any:
+    return variable.value.assign_sub(tf.cast(value, variable.value.dtype))
+
+
+def _use_native_increments(model: keras.Model) -> None:
+    """Makes `assign_add`/`assign_sub` of the model's Keras variables one TF operation where needed.
+
+    Keras 3's `Variable.assign_add(d)` is `assign(self + d)`, a read then a write
+    (keras/src/backend/common/variables.py). Two strategies break on that:
+
+      * CentralStorageStrategy: a metric's `total`/`count` is one `AggregatingVariable` with SUM
+        aggregation, so the replicas' *assignments* are summed: R * v + sum(d) instead of
+        v + sum(d) (measured on 2 CPUs: a `Mean`'s total went 3 -> 9 -> 21 for updates of 1 and 2
+        per call; the logged loss was 0.4546 instead of 0.4376 after 10 steps, the weights agreed).
+      * ParameterServerStrategy with several workers: workers read and write the same variable on a
+        parameter server concurrently, so increments are lost (measured: `optimizer.iterations` 31
+        after 40 steps on 2 workers; the metrics lose updates the same way).
+
+    The TF variable's own `assign_add` merges the replicas' deltas (CentralStorage) and is a single
+    operation on the parameter server, so those variables use it. (The optimizer's weight updates
+    already call TF's `assign_sub` directly.) Weights and optimizer state under CentralStorage are
+    not SUM-aggregated and are left alone.
+    """
+    strategy = model.distribute_strategy
+    central = isinstance(strategy, tf.distribute.experimental.CentralStorageStrategy)
+    if not central and not isinstance(strategy, tf.distribute.experimental.ParameterServerStrategy):
+        return
+    optimizer = getattr(model, "optimizer", None)
+    variables = list(model.variables) + list(model.metrics_variables)
+    if optimizer is not None:
+        variables += list(optimizer.variables)
+    for variable in variables:
+        if not isinstance(variable, keras.Variable) or "assign_add" in vars(variable):
+            continue
+        if central and getattr(variable.value, "aggregation", None) != tf.VariableAggregation.SUM:
+            continue
+        variable.assign_add = functools.partial(_native_assign_add, variable)
+        variable.assign_sub = functools.partial(_native_assign_sub, variable)
 
 
 def _resolve_model_dir(model_dir: Any, config: Any) -> str | None:
@@ -151,14 +268,16 @@ def _resolve_model_dir(model_dir: Any, config: Any) -> str | None:
     return None if model_dir is None else os.fspath(model_dir)
 
 
-def _prepare(model: keras.Model, source: _DataSource, config: Any, model_dir: str | None) -> ModelState:
+def _prepare(
+    model: keras.Model, source: _DataSource, config: Any, model_dir: str | None, *, with_labels: bool = True
+) -> ModelState:
     """Seeds, builds and (once per model object) restores `model`; returns its runtime state."""
     state = model_state(model)
     seed = getattr(config, "tf_random_seed", None)
     if seed is not None and not state.seeded:
         keras.utils.set_random_seed(seed)
         state.seeded = True
-    _ensure_built(model, source)
+    _ensure_built(model, source, with_labels=with_labels)
     if model_dir is not None and not state.restored:
         checkpoints.restore_latest(model, model_dir)
         state.restored = True
@@ -187,58 +306,20 @@ def _needs_own_loop(model: keras.Model) -> bool:
     return not model.run_eagerly and isinstance(model.distribute_strategy, tf.distribute.MirroredStrategy)
 
 
-def _mean_over_replicas(strategy: tf.distribute.Strategy, value: Any) -> Any:
-    if isinstance(value, tf.distribute.DistributedValues):
-        return tf.reduce_mean(tf.stack(strategy.experimental_local_results(value)), axis=0)
-    return value
-
-
 def _multi_step_function(model: keras.Model, step_name: str) -> Callable[[Any], Any]:
     """A Keras `train_function` running up to `steps_per_execution` steps of `step_name` per call.
 
-    Unlike Keras 3.15's, the loop never wraps `strategy.run` in a `tf.cond`, and checks
-    `get_next_as_optional().has_value()` before each step, so no step starts on exhausted input.
-    Logs are averaged over replicas, as Keras's "auto" reduction does off TPU. The function holds
-    the model weakly (it is kept in the model's runtime state).
+    The engine's inner loop (`engine.multi_step_function`): unlike Keras 3.15's, it never wraps
+    `strategy.run` in a `tf.cond`, and checks `get_next_as_optional().has_value()` before each step,
+    so no step starts on exhausted input. Logs are averaged over replicas, as Keras's "auto"
+    reduction does off TPU. The function holds the model weakly (it is kept in the model's runtime
+    state).
     """
-    strategy = model.distribute_strategy
+    multi_step = engine.multi_step_function(engine.step_on_replicas(model, step_name, gather=False))
     steps_per_execution = int(model.steps_per_execution)
-    model_ref = weakref.ref(model)
-
-    def one_step(data: Any) -> Any:
-        outputs = strategy.run(getattr(model_ref(), step_name), args=(data,))
-        return tf.nest.map_structure(lambda v: _mean_over_replicas(strategy, v), outputs)
-
-    if model.jit_compile is True:
-        one_step = tf.function(one_step, jit_compile=True)
-
-    @tf.function(reduce_retracing=True)
-    def multi_step(iterator: Any) -> tf.experimental.Optional:
-        # The outputs' structure is only known once the body is traced; as in Keras, the empty
-        # Optional's spec is filled in during tracing.
-        no_outputs = tf.experimental.Optional.empty(None)
-
-        def condition(step: tf.Tensor, outputs: Any, next_inputs: Any) -> tf.Tensor:
-            del outputs
-            return tf.logical_and(step < steps_per_execution, next_inputs.has_value())
-
-        def body(step: tf.Tensor, outputs: Any, next_inputs: Any) -> tuple[Any, Any, Any]:
-            del outputs
-            new_outputs = tf.experimental.Optional.from_value(one_step(next_inputs.get_value()))
-            no_outputs._element_spec = new_outputs.element_spec  # noqa: SLF001
-            following = tf.cond(
-                step + 1 < steps_per_execution, iterator.get_next_as_optional, lambda: next_inputs
-            )
-            return step + 1, new_outputs, following
-
-        _, outputs, _ = tf.while_loop(
-            condition, body, loop_vars=[tf.constant(0), no_outputs, iterator.get_next_as_optional()]
-        )
-        outputs._element_spec = no_outputs.element_spec  # noqa: SLF001
-        return outputs
 
     def function(iterator: Any) -> Any:
-        outputs = multi_step(iterator)
+        _, outputs = multi_step(iterator, tf.constant(steps_per_execution))
         if not outputs.has_value():
             raise StopIteration
         return outputs.get_value()
@@ -291,6 +372,12 @@ def _quiet_end_of_input() -> Iterator[None]:
 # -- checkpoints during training -----------------------------------------------------------------
 
 
+def _on_any_worker(strategy: tf.distribute.Strategy, flag: bool) -> bool:
+    """Whether `flag` is True on at least one worker (a collective: every worker must call it)."""
+    votes = strategy.run(lambda: tf.constant(1.0 if flag else 0.0))
+    return float(strategy.reduce("SUM", votes, axis=None)) > 0
+
+
 class _CheckpointSaver(keras.callbacks.Callback):
     """TF1 `CheckpointSaverHook` as a Keras callback.
 
@@ -298,11 +385,29 @@ class _CheckpointSaver(keras.callbacks.Callback):
     `save_steps` steps or `save_secs` seconds have passed since the last save (checked on batch
     ends, i.e. every `steps_per_execution` steps, as TPUEstimator checked once per loop), and at the
     end unless the last step was just saved.
+
+    Under a multi-worker MultiWorkerMirroredStrategy every worker saves at the same steps (TF's
+    convention, since a save may read variables collectively): the chief into `model_dir`, the
+    others into a temporary directory they delete after each save (`cluster.checkpoint_dir`). Every
+    worker therefore decides alike: the save at the start is always made (re-saving an existing
+    checkpoint writes the same values), and a `save_secs` save is made when it is due on any worker.
     """
 
-    def __init__(self, manager: tf.train.CheckpointManager, *, save_steps: int | None, save_secs: float | None):
+    def __init__(
+        self,
+        model: keras.Model,
+        model_dir: str,
+        config: Any,
+        *,
+        save_steps: int | None,
+        save_secs: float | None,
+    ):
         super().__init__()
-        self._manager = manager
+        self._strategy = model.distribute_strategy
+        self._multi_worker = cluster.is_multi_worker(self._strategy)
+        directory, self._temporary = cluster.checkpoint_dir(model_dir, self._strategy)
+        self._manager = checkpoints.checkpoint_manager(model, directory, config)
+        self._model_dir = model_dir
         self._save_steps = save_steps or None
         self._save_secs = save_secs or None
         self._last_step: int | None = None
@@ -313,13 +418,16 @@ class _CheckpointSaver(keras.callbacks.Callback):
 
     def _save(self, step: int) -> None:
         path = self._manager.save(checkpoint_number=step)
-        logger.info("tfmigrate.runtime: saved checkpoint %s.", path)
+        if self._temporary:
+            tf.io.gfile.rmtree(self._manager.directory)
+        else:
+            logger.info("tfmigrate.runtime: saved checkpoint %s.", path)
         self._last_step, self._last_time = step, time.monotonic()
 
     def on_train_begin(self, logs: Mapping[str, Any] | None = None) -> None:
         step = self._step()
-        prefix = os.path.join(self._manager.directory, f"{checkpoints.CHECKPOINT_NAME}-{step}")
-        if tf.io.gfile.exists(prefix + ".index"):
+        prefix = os.path.join(self._model_dir, f"{checkpoints.CHECKPOINT_NAME}-{step}")
+        if not self._multi_worker and tf.io.gfile.exists(prefix + ".index"):
             self._last_step, self._last_time = step, time.monotonic()
         else:
             self._save(step)
@@ -329,7 +437,10 @@ class _CheckpointSaver(keras.callbacks.Callback):
         if step == self._last_step:
             return
         due = self._save_steps is not None and (self._last_step is None or step >= self._last_step + self._save_steps)
-        due = due or (self._save_secs is not None and time.monotonic() - self._last_time >= self._save_secs)
+        if not due and self._save_secs is not None:
+            due = time.monotonic() - self._last_time >= self._save_secs
+            if self._multi_worker:
+                due = _on_any_worker(self._strategy, due)
         if due:
             self._save(step)
 
@@ -360,18 +471,37 @@ def fit(
     from the directory's latest checkpoint; checkpoints `ckpt-<global_step>` are saved when training
     starts, every `config.save_checkpoints_steps` steps or `config.save_checkpoints_secs` seconds
     (checked every `steps_per_execution` steps), and at the end, keeping `config.keep_checkpoint_max`.
+    Under a multi-worker MultiWorkerMirroredStrategy every worker restores from `model_dir` and
+    takes part in every save; only the chief writes to `model_dir` (the others write to a
+    temporary directory and delete it), so a restarted cluster resumes from the chief's checkpoints.
+
+    Which loop runs (the results are the default strategy's on the same global batches):
+      * Keras's `model.fit`: default, one-device, central-storage (its metric sums fixed, see
+        `_use_native_increments`) and TPU strategies, and mirrored with `steps_per_execution=1`.
+      * Keras's `model.fit` with the runtime's device loop: mirrored with `steps_per_execution > 1`
+        (keras-team/keras#19246).
+      * The runtime's engine (`engine.train`), calling the model's own `train_step` under
+        `strategy.run`: MultiWorkerMirroredStrategy (Keras 3 fails on the first distributed batch,
+        keras-team/keras#20585) and ParameterServerStrategy (Keras 3 has no `ClusterCoordinator`
+        support). Under ParameterServerStrategy, `steps_per_execution` steps are scheduled per
+        worker through `cluster_coordinator(strategy)`, each worker reading its own copy of the
+        data (`create_per_worker_dataset`), and the coordinator waits for each wave of one
+        execution per worker. The engine takes only `verbose` among `fit_kwargs`.
 
     Args:
         model: A compiled Keras 3 model, built and compiled in the strategy's scope; its
             `steps_per_execution` plays TPUEstimator's `iterations_per_loop`.
         data: A `tf.data.Dataset` (global batches), an `InputFnData` from `input_fn_data`, or a
-            function of `tf.distribute.InputContext` returning per-replica batches.
+            function of `tf.distribute.InputContext` returning per-replica batches. Under
+            MultiWorkerMirroredStrategy a dataset is sharded across workers by data
+            (`AutoShardPolicy.DATA` unless it sets a policy), so every step sees the global batch.
         steps: Train this many more steps (fewer if the data ends first).
         max_steps: Train until the global step reaches `max_steps`; nothing runs if it already has.
         config: A `RunConfig` (or None): `model_dir`, checkpoint schedule and retention,
             `tf_random_seed` (applied once per model object).
         model_dir: Overrides `config.model_dir`.
-        callbacks: Keras callbacks; they see batch ends every `steps_per_execution` steps.
+        callbacks: Keras callbacks; they see batch ends every `steps_per_execution` steps (under
+            ParameterServerStrategy, after every wave of executions).
         **fit_kwargs: Other `keras.Model.fit` arguments (`verbose` defaults to 0). `epochs`,
             `steps_per_epoch`, `x`, `y`, `batch_size`, `initial_epoch` and `validation_split` are
             set by the runtime.
@@ -383,7 +513,8 @@ def fit(
         ValueError: If both `steps` and `max_steps` are given, either is not positive, or the model
             is not compiled or its checkpoint does not match.
         TF1CheckpointError: If the latest checkpoint in the model directory is a TF1 one.
-        TypeError: For `data` of an unsupported type or a reserved `fit_kwargs` key.
+        TypeError: For `data` of an unsupported type, a reserved `fit_kwargs` key, or a
+            `fit_kwargs` key other than `verbose` when the runtime's engine runs the model.
     """
     _check_model(model, "fit")
     if steps is not None and max_steps is not None:
@@ -416,17 +547,44 @@ def fit(
             save_steps, save_secs = None, 600
         else:
             save_steps, save_secs = config.save_checkpoints_steps, config.save_checkpoints_secs
-        manager = checkpoints.checkpoint_manager(model, model_dir, config)
-        all_callbacks.append(_CheckpointSaver(manager, save_steps=save_steps, save_secs=save_secs))
+        all_callbacks.append(
+            _CheckpointSaver(model, model_dir, config, save_steps=save_steps, save_secs=save_secs)
+        )
     fit_kwargs.setdefault("verbose", 0)
     fit_kwargs.setdefault("shuffle", False)
-    with _device_loop(model), _quiet_end_of_input():
-        history = model.fit(
-            source.keras_input(limit), epochs=1, steps_per_epoch=limit, callbacks=all_callbacks, **fit_kwargs
-        )
+    if engine.uses_engine(model):
+        fit_kwargs.pop("shuffle")  # The data's order is the dataset's.
+        _check_engine_kwargs("fit", model, fit_kwargs)
+        history = engine.train(model, source, limit=limit, callbacks=all_callbacks, **fit_kwargs)
+    else:
+        with _device_loop(model), _quiet_end_of_input():
+            history = model.fit(
+                source.keras_input(limit), epochs=1, steps_per_epoch=limit, callbacks=all_callbacks, **fit_kwargs
+            )
     state.restored = True  # Trained: the in-memory model is now newer than any checkpoint.
     logger.info("tfmigrate.runtime.fit: global step %d -> %d.", start, _global_step(model))
     return history
+
+
+def _check_trained(model: keras.Model, model_dir: str | None, caller: str) -> None:
+    """TF1 raised when `evaluate`/`predict` found no checkpoint for a model never trained."""
+    if (
+        model_dir is not None
+        and not model_state(model).restored
+        and checkpoints.latest_checkpoint(model_dir) is None
+        and (getattr(model, "optimizer", None) is None or _global_step(model) == 0)
+    ):
+        raise ValueError(f"Could not find trained model in model_dir: {model_dir!r} (nothing to {caller}).")
+
+
+def _check_engine_kwargs(caller: str, model: keras.Model, kwargs: Mapping[str, Any]) -> None:
+    unsupported = sorted(set(kwargs) - {"verbose"})
+    if unsupported:
+        raise TypeError(
+            f"tfmigrate.runtime.{caller}: under {type(model.distribute_strategy).__name__} the runtime's engine "
+            f"runs the model (Keras's own loop does not work there) and takes only `verbose`, not "
+            f"{', '.join(f'`{k}`' for k in unsupported)}."
+        )
 
 
 def _to_python(value: Any) -> Any:
@@ -452,13 +610,22 @@ def evaluate(
     mean of the per-batch losses (`tf.compat.v1.metrics.mean(loss)`), Keras weights each batch by
     its size. With equal batches (`drop_remainder=True`, as TPUs require anyway) they agree.
 
+    Which loop runs: Keras's `model.evaluate` under the default, one-device, mirrored,
+    central-storage and TPU strategies; the runtime's engine (`engine.test`, the model's own
+    `test_step`) under MultiWorkerMirroredStrategy (keras-team/keras#20585) and
+    ParameterServerStrategy (no Keras 3 support; the coordinator evaluates by itself, TF's "inline
+    evaluation", because every worker's dataset would be a full copy of the data). Either way
+    `steps_per_execution` batches run per `tf.function` call, and the metrics are read across all
+    replicas.
+
     Args:
         model: A compiled Keras 3 model.
         data: As for `fit`.
         steps: Evaluate this many batches, or until the data ends when None.
         config: A `RunConfig` or None (`model_dir`, `tf_random_seed`).
         model_dir: Overrides `config.model_dir`.
-        **kwargs: Other `keras.Model.evaluate` arguments (`verbose` defaults to 0).
+        **kwargs: Other `keras.Model.evaluate` arguments (`verbose` defaults to 0; the engine takes
+            only `verbose`).
 
     Returns:
         A dict of Python floats keyed by `loss` and the compiled metrics' names, plus
@@ -468,6 +635,8 @@ def evaluate(
         ValueError: If `steps` is not positive, the model is not compiled, or the model directory
             has no checkpoint for a model that was never trained (as TF1 raised).
         TF1CheckpointError: If the latest checkpoint in the model directory is a TF1 one.
+        TypeError: For `data` of an unsupported type or a keyword the runtime sets or its engine
+            does not take.
     """
     _check_model(model, "evaluate")
     steps = _check_steps(steps, "steps")
@@ -476,17 +645,73 @@ def evaluate(
             raise TypeError(f"tfmigrate.runtime.evaluate sets `{key}` itself.")
     model_dir = _resolve_model_dir(model_dir, config)
     source = _DataSource(data, model.distribute_strategy)
-    if (
-        model_dir is not None
-        and not model_state(model).restored
-        and checkpoints.latest_checkpoint(model_dir) is None
-        and _global_step(model) == 0
-    ):
-        raise ValueError(f"Could not find trained model in model_dir: {model_dir!r} (nothing to evaluate).")
+    _check_trained(model, model_dir, "evaluate")
     _prepare(model, source, config, model_dir)
     kwargs.setdefault("verbose", 0)
-    with _quiet_end_of_input():
-        logs = model.evaluate(source.keras_input(steps), steps=steps, return_dict=True, **kwargs)
+    if engine.uses_engine(model):
+        _check_engine_kwargs("evaluate", model, kwargs)
+        logs = engine.test(model, source, steps=steps, **kwargs)
+    else:
+        with _quiet_end_of_input():
+            logs = model.evaluate(source.keras_input(steps), steps=steps, return_dict=True, **kwargs)
     results = {name: _to_python(value) for name, value in logs.items()}
     results["global_step"] = _global_step(model)
     return results
+
+
+def predict(
+    model: keras.Model,
+    data: Any,
+    *,
+    steps: int | None = None,
+    config: Any = None,
+    model_dir: str | os.PathLike | None = None,
+    **kwargs: Any,
+) -> Any:
+    """Predicts with a Keras model as TF1 `Estimator.predict(input_fn)` did, all at once.
+
+    A model object not yet restored or trained in this process is first restored from the model
+    directory's latest checkpoint (`model_dir`, else `config.model_dir`). Estimator yielded one
+    prediction per example; this returns the arrays of all of them (Keras's `predict`).
+
+    Which loop runs: Keras's `model.predict` under the default, one-device, mirrored,
+    central-storage and TPU strategies; the runtime's engine (`engine.predict`) under
+    MultiWorkerMirroredStrategy (keras-team/keras#20585: every worker gets the predictions of the
+    whole global batch, gathered in replica order) and ParameterServerStrategy (no Keras 3 support:
+    the coordinator predicts by itself, reading the variables from the parameter servers). Both run
+    `steps_per_execution` batches per `tf.function` call.
+
+    Args:
+        model: A Keras 3 model (compiled or not) built in the strategy's scope.
+        data: As for `fit`; labels in the batches are ignored.
+        steps: Predict on this many batches, or until the data ends when None.
+        config: A `RunConfig` or None (`model_dir`, `tf_random_seed`).
+        model_dir: Overrides `config.model_dir`.
+        **kwargs: Other `keras.Model.predict` arguments (`verbose` defaults to 0; the engine takes
+            only `verbose`).
+
+    Returns:
+        NumPy arrays: `predict_step`'s outputs concatenated along the batch axis, in its structure
+        (one array for a single-output model).
+
+    Raises:
+        ValueError: If `steps` is not positive, the data is empty, or the model directory has no
+            checkpoint for a model that was never trained (as TF1 raised).
+        TF1CheckpointError: If the latest checkpoint in the model directory is a TF1 one.
+        TypeError: For `data` of an unsupported type or a reserved keyword.
+    """
+    _check_model(model, "predict", compiled=False)
+    steps = _check_steps(steps, "steps")
+    for key in ("x", "batch_size"):
+        if key in kwargs:
+            raise TypeError(f"tfmigrate.runtime.predict sets `{key}` itself.")
+    model_dir = _resolve_model_dir(model_dir, config)
+    source = _DataSource(data, model.distribute_strategy)
+    _check_trained(model, model_dir, "predict")
+    _prepare(model, source, config, model_dir, with_labels=False)
+    kwargs.setdefault("verbose", 0)
+    if engine.uses_engine(model):
+        _check_engine_kwargs("predict", model, kwargs)
+        return engine.predict(model, source, steps=steps, **kwargs)
+    with _quiet_end_of_input():
+        return model.predict(source.keras_input(steps), steps=steps, **kwargs)

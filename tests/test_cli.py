@@ -18,7 +18,7 @@ from tfmigrate.cli import main
 
 PROGRAM = FIXTURES / "TFM301_tpu_estimator_to_keras" / "guide_adagrad.in.py"
 MIGRATED = FIXTURES / "TFM301_tpu_estimator_to_keras" / "guide_adagrad.out.py"
-TODO_PROGRAM = FIXTURES / "TFM301_tpu_estimator_to_keras" / "predict_branch_todo.in.py"
+TODO_PROGRAM = FIXTURES / "TFM301_tpu_estimator_to_keras" / "returned_estimator_todo.in.py"
 NOOP = FIXTURES / "TFM101_compat_v1_to_v2" / "tf2_program_noop.in.py"
 
 

@@ -58,7 +58,16 @@ def test_auto_falls_back_with_one_warning_when_no_tpu_is_found(caplog):
 def test_unknown_kind_lists_the_valid_ones():
     with pytest.raises(ValueError, match="valid kinds are auto, default, one_device, mirrored, tpu"):
         make_strategy("central")
-    assert STRATEGY_KINDS == ("auto", "default", "one_device", "mirrored", "tpu")
+    assert STRATEGY_KINDS == (
+        "auto",
+        "default",
+        "one_device",
+        "mirrored",
+        "tpu",
+        "central_storage",
+        "multi_worker_mirrored",
+        "parameter_server",
+    )
 
 
 @pytest.mark.parametrize("devices", ["/cpu:0", []])

@@ -1,0 +1,64 @@
+"""`Estimator.predict` semantics on top of `tfmigrate.runtime.predict`: one dict per example.
+
+TF1 `Estimator.predict(input_fn, predict_keys=None, yield_single_examples=True)` was a generator:
+per example (or per batch) it yielded the `predictions` dict of the PREDICT-mode spec, keyed as
+the model_fn keyed it. Migrated models return that dict from `predict_step`; this generator
+splits Keras's concatenated arrays back into Estimator's shape.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Iterator, Sequence
+
+import numpy as np
+
+
+def predict_examples(
+    model,
+    data: Any,
+    *,
+    predict_keys: str | Sequence[str] | None = None,
+    yield_single_examples: bool = True,
+    **predict_kwargs: Any,
+) -> Iterator[Any]:
+    """Yields predictions as TF1 `Estimator.predict` did.
+
+    Args:
+      model: the migrated Keras model (its `predict_step` returns the TF1 `predictions`).
+      data: as for `tfmigrate.runtime.predict` (an `input_fn_data(..., mode="infer")`, a dataset).
+      predict_keys: only these keys of a dict of predictions (TF1's `predict_keys`).
+      yield_single_examples: one item per example (True) or per batch (False; batches of the
+        `data`'s `batch_size`).
+      **predict_kwargs: passed to `tfmigrate.runtime.predict` (`steps`, `config`, `model_dir`).
+
+    Yields:
+      A dict per example (or batch) when the model predicts a dict, else an array.
+
+    Raises:
+      ValueError: a `predict_keys` entry the predictions do not have.
+    """
+    from .keras_compat import predict
+
+    outputs = predict(model, data, **predict_kwargs)
+    if isinstance(predict_keys, str):
+        predict_keys = [predict_keys]
+    if isinstance(outputs, dict):
+        if predict_keys is not None:
+            missing = [key for key in predict_keys if key not in outputs]
+            if missing:
+                raise ValueError(f"`predict_keys` {missing} are not among the predictions {sorted(outputs)}")
+            outputs = {key: outputs[key] for key in predict_keys}
+        total = len(next(iter(outputs.values())))
+    else:
+        total = len(outputs)
+    if yield_single_examples:
+        step = 1
+    else:
+        step = getattr(data, "batch_size", None) or total
+    for start in range(0, total, step):
+        if isinstance(outputs, dict):
+            item = {key: np.asarray(value[start : start + step]) for key, value in outputs.items()}
+            yield {key: value[0] for key, value in item.items()} if yield_single_examples else item
+        else:
+            chunk = np.asarray(outputs[start : start + step])
+            yield chunk[0] if yield_single_examples else chunk

@@ -1,0 +1,140 @@
+"""Launching the processes of a multi-process strategy test, with bounded waits and certain cleanup.
+
+`ProcessGroup` starts `strategy_worker.py` processes (each in its own session, logging to its own
+file) and, on leaving its `with` block, SIGKILLs every one still running. Every wait has a deadline;
+a failure message carries the tail of each process's log.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any, Callable
+
+WORKER = Path(__file__).resolve().parent / "strategy_worker.py"
+
+
+def free_ports(count: int) -> list[int]:
+    """`count` distinct free TCP ports on 127.0.0.1 (bound together, then released)."""
+    sockets = []
+    try:
+        for _ in range(count):
+            sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+            sock.bind(("127.0.0.1", 0))
+            sockets.append(sock)
+        return [sock.getsockname()[1] for sock in sockets]
+    finally:
+        for sock in sockets:
+            sock.close()
+
+
+def local_cluster(**jobs: int) -> dict[str, list[str]]:
+    """A cluster spec on 127.0.0.1 with free ports, e.g. local_cluster(worker=2)."""
+    ports = iter(free_ports(sum(jobs.values())))
+    return {job: [f"127.0.0.1:{next(ports)}" for _ in range(count)] for job, count in jobs.items()}
+
+
+def tf_config(cluster: dict[str, list[str]], task_type: str, index: int) -> str:
+    return json.dumps({"cluster": cluster, "task": {"type": task_type, "index": index}})
+
+
+class Process:
+    def __init__(self, name: str, popen: subprocess.Popen, log: Path, out: Path | None) -> None:
+        self.name, self.popen, self.log, self.out = name, popen, log, out
+
+    def log_tail(self, chars: int = 3000) -> str:
+        try:
+            text = self.log.read_text(errors="replace")
+        except OSError:
+            return "<no log>"
+        lines = [line for line in text.splitlines() if not line.startswith(("I0000", "W0000", "E0000"))]
+        return "\n".join(lines)[-chars:]
+
+    def result(self) -> Any:
+        assert self.out is not None and self.out.exists(), f"{self.name} wrote no result:\n{self.log_tail()}"
+        return json.loads(self.out.read_text())
+
+
+class ProcessGroup:
+    """The processes of one test; all of them are SIGKILLed when the `with` block is left."""
+
+    def __init__(self, directory: Path, deadline_s: float) -> None:
+        self.directory = directory
+        self.deadline_s = deadline_s
+        self.processes: list[Process] = []
+
+    def __enter__(self) -> "ProcessGroup":
+        return self
+
+    def __exit__(self, *exc_info: Any) -> None:
+        for process in self.processes:
+            self.kill(process)
+
+    def start(self, name: str, spec: dict[str, Any], *, tf_config: str | None = None) -> Process:
+        env = {k: v for k, v in os.environ.items() if k != "TF_CONFIG"}
+        env.update(TF_CPP_MIN_LOG_LEVEL="2", CUDA_VISIBLE_DEVICES="-1", PYTHONUNBUFFERED="1")
+        if tf_config is not None:
+            env["TF_CONFIG"] = tf_config
+        out = self.directory / f"{name}.json"
+        spec = {"out": str(out), "deadline_s": self.deadline_s, **spec}
+        log = self.directory / f"{name}.log"
+        with open(log, "wb") as log_file:
+            popen = subprocess.Popen(
+                [sys.executable, str(WORKER), json.dumps(spec)],
+                env=env,
+                stdin=subprocess.PIPE,
+                stdout=log_file,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )
+        process = Process(name, popen, log, out)
+        self.processes.append(process)
+        return process
+
+    def kill(self, process: Process) -> None:
+        if process.popen.poll() is None:
+            try:
+                os.killpg(process.popen.pid, signal.SIGKILL)  # Its own session: it and its children.
+            except ProcessLookupError:
+                pass
+        try:
+            process.popen.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            pass
+        if process.popen.stdin is not None:
+            process.popen.stdin.close()
+
+    def wait(self, processes: list[Process], timeout: float) -> None:
+        """Waits for `processes` to exit; fails (with their logs) on a timeout or a nonzero exit."""
+        deadline = time.monotonic() + timeout
+        for process in processes:
+            try:
+                rc = process.popen.wait(timeout=max(0.1, deadline - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                logs = "\n".join(f"--- {p.name}:\n{p.log_tail()}" for p in processes)
+                raise AssertionError(f"{process.name} did not finish within {timeout}s\n{logs}") from None
+            assert rc == 0, f"{process.name} exited with {rc}:\n{process.log_tail()}"
+
+    def wait_until(self, condition: Callable[[], bool], what: str, timeout: float, watched: list[Process]) -> None:
+        """Waits until `condition()`; fails if it is not met in time or a watched process exits first."""
+        deadline = time.monotonic() + timeout
+        while not condition():
+            for process in watched:
+                if process.popen.poll() is not None:
+                    raise AssertionError(
+                        f"{process.name} exited ({process.popen.returncode}) before {what}:\n{process.log_tail()}"
+                    )
+            if time.monotonic() > deadline:
+                logs = "\n".join(f"--- {p.name}:\n{p.log_tail()}" for p in watched)
+                raise AssertionError(f"not {what} within {timeout}s\n{logs}")
+            time.sleep(0.05)
+
+    def wait_for_file(self, path: Path, timeout: float, watched: list[Process]) -> None:
+        """Waits until `path` exists; fails if it does not appear in time or a watched process exits first."""
+        self.wait_until(path.exists, f"{path.name} appeared", timeout, watched)

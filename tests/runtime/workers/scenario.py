@@ -1,0 +1,96 @@
+"""The training scenario every strategy kind is checked on: one model, one data set, one run.
+
+Shared by the in-process tests and the worker processes (`strategy_worker.py`), so that every kind
+trains exactly the same model on exactly the same global batches as the default strategy.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import keras
+import numpy as np
+import tensorflow as tf
+
+import tfmigrate.runtime as tfm
+
+STEPS = 10
+GLOBAL_BATCH = 8
+EVAL_STEPS = 4
+PREDICT_STEPS = 3
+
+_rng = np.random.RandomState(0)
+X = _rng.rand(64, 3).astype("float32")
+Y = (X @ np.array([[1.0], [-2.0], [0.5]], "float32") + 0.3).astype("float32")
+
+
+def dataset(batch_size: int = GLOBAL_BATCH, repeat: bool = True, skip: int = 0) -> tf.data.Dataset:
+    """Global batches of (X, Y), in order; `skip` drops that many batches (a resumed run's position)."""
+    data = tf.data.Dataset.from_tensor_slices((X, Y))
+    data = data.repeat() if repeat else data
+    return data.batch(batch_size, drop_remainder=True).skip(skip)
+
+
+def input_fn(params: dict[str, Any]) -> tf.data.Dataset:
+    """A TF1-style input_fn (`params['batch_size']`), for `tfm.input_fn_data`."""
+    return dataset(params["batch_size"])
+
+
+def make_model(strategy: tf.distribute.Strategy, steps_per_execution: int, learning_rate: float = 0.05) -> keras.Model:
+    """A small dense model with constant initial weights, compiled in `strategy`'s scope."""
+    with strategy.scope():
+        model = keras.Sequential(
+            [
+                keras.Input((3,)),
+                keras.layers.Dense(4, activation="tanh", kernel_initializer=keras.initializers.Constant(0.1)),
+                keras.layers.Dense(1, kernel_initializer="zeros"),
+            ]
+        )
+        model.compile(
+            optimizer=keras.optimizers.SGD(learning_rate),
+            loss="mse",
+            metrics=["mae"],
+            steps_per_execution=steps_per_execution,
+            jit_compile=False,
+        )
+    return model
+
+
+def weights(model: keras.Model) -> list[list[float]]:
+    return [np.asarray(w, "float64").ravel().tolist() for w in model.get_weights()]
+
+
+def run(strategy: tf.distribute.Strategy, steps_per_execution: int, *, data: str = "dataset") -> dict[str, Any]:
+    """Trains STEPS steps, evaluates EVAL_STEPS batches and predicts PREDICT_STEPS batches.
+
+    Args:
+        strategy: The strategy to build the model under.
+        steps_per_execution: The model's `steps_per_execution`.
+        data: "dataset" (a dataset of global batches) or "input_fn" (`tfm.input_fn_data`).
+
+    Returns:
+        JSON-able results: weights, the fit history, evaluate's results, the predictions, and the
+        global step.
+    """
+    model = make_model(strategy, steps_per_execution)
+    if data == "input_fn":
+        train_data = tfm.input_fn_data(input_fn, batch_size=GLOBAL_BATCH)
+        eval_data = tfm.input_fn_data(input_fn, batch_size=GLOBAL_BATCH, mode="eval")
+    else:
+        train_data = eval_data = dataset()
+    history = tfm.fit(model, train_data, steps=STEPS)
+    results = tfm.evaluate(model, eval_data, steps=EVAL_STEPS)
+    predictions = tfm.predict(model, dataset(repeat=False), steps=PREDICT_STEPS)
+    return {
+        "weights": weights(model),
+        "history": {k: [float(v) for v in vs] for k, vs in history.history.items()},
+        "evaluate": results,
+        "predictions": np.asarray(predictions, "float64").ravel().tolist(),
+        "global_step": int(model.optimizer.iterations.numpy()),
+        "pid": os.getpid(),
+    }
+
+
+def max_weight_difference(a: dict[str, Any], b: dict[str, Any]) -> float:
+    return max(float(np.max(np.abs(np.subtract(x, y)))) for x, y in zip(a["weights"], b["weights"], strict=True))
