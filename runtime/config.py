@@ -288,14 +288,9 @@ _IGNORED_RUN_CONFIG_FIELDS: Mapping[str, Any] = types.MappingProxyType(
         "session_creation_timeout_secs": 7200,
         "checkpoint_save_graph_def": True,
         "evaluation_master": None,
-        "save_summary_steps": 100,
-        "log_step_count_steps": 100,
     }
 )
-_IGNORED_WHY = {
-    "save_summary_steps": "tfmigrate.runtime.fit writes no summaries yet (add a Keras TensorBoard callback)",
-    "log_step_count_steps": "tfmigrate.runtime.fit does not log steps/sec (use Keras `verbose`)",
-}
+_IGNORED_WHY: dict[str, str] = {}
 
 
 @dataclasses.dataclass(frozen=True, init=False)
@@ -314,13 +309,15 @@ class RunConfig:
     Attributes:
         model_dir: Directory of checkpoints, or None (then nothing is saved or restored).
         tf_random_seed: Seed for `keras.utils.set_random_seed`, or None.
-        save_summary_steps: Kept, not used yet.
+        save_summary_steps: `fit` writes `loss`, the other logs and `global_step/sec` summaries
+            to the model directory every this many global steps (None or 0: never).
         save_checkpoints_steps: Save every this many steps, or None.
         save_checkpoints_secs: Save every this many seconds, or None (600 when neither is given).
         session_config: Ignored.
         keep_checkpoint_max: Checkpoints to keep (`CheckpointManager.max_to_keep`).
         keep_checkpoint_every_n_hours: Also keep one checkpoint per this many hours.
-        log_step_count_steps: Kept, not used yet.
+        log_step_count_steps: `fit` logs `loss = ..., step = ...` and `global_step/sec` every this
+            many global steps (None or 0: never).
         train_distribute: A `tf.distribute.Strategy` for training, or None.
         device_fn: Ignored.
         protocol: Ignored.

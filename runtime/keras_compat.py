@@ -378,6 +378,21 @@ def _on_any_worker(strategy: tf.distribute.Strategy, flag: bool) -> bool:
     return float(strategy.reduce("SUM", votes, axis=None)) > 0
 
 
+def _config_callbacks(model: keras.Model, config: Any, model_dir: Any) -> list[keras.callbacks.Callback]:
+    """RunConfig's `log_step_count_steps` and `save_summary_steps` (TF1 defaults: 100 each)."""
+    from .callbacks import StepLogger, SummarySaver
+    from .cluster import is_chief
+
+    log_steps = getattr(config, "log_step_count_steps", 100) if config is not None else 100
+    summary_steps = getattr(config, "save_summary_steps", 100) if config is not None else 100
+    out: list[keras.callbacks.Callback] = []
+    if log_steps:
+        out.append(StepLogger(int(log_steps)))
+    if summary_steps and model_dir is not None and is_chief(model.distribute_strategy):
+        out.append(SummarySaver(os.fspath(model_dir), int(summary_steps)))
+    return out
+
+
 class _CheckpointSaver(keras.callbacks.Callback):
     """TF1 `CheckpointSaverHook` as a Keras callback.
 
@@ -550,6 +565,7 @@ def fit(
         all_callbacks.append(
             _CheckpointSaver(model, model_dir, config, save_steps=save_steps, save_secs=save_secs)
         )
+    all_callbacks += _config_callbacks(model, config, model_dir)
     fit_kwargs.setdefault("verbose", 0)
     fit_kwargs.setdefault("shuffle", False)
     if engine.uses_engine(model):

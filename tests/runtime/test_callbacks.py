@@ -54,3 +54,23 @@ def test_summary_saver_writes_loss_scalars(tmp_path) -> None:
 def test_bad_interval_is_rejected() -> None:
     with pytest.raises(ValueError, match="every_n_steps"):
         StepLogger(every_n_steps=0)
+
+
+def test_fit_writes_summaries_and_logs_as_run_config_says(tmp_path, caplog) -> None:
+    import logging
+
+    import tfmigrate.runtime as tfm
+
+    model, data = model_and_data(steps_per_execution=2)
+    config = tfm.RunConfig(model_dir=str(tmp_path), save_summary_steps=4, log_step_count_steps=3)
+    with caplog.at_level(logging.INFO, logger="tfmigrate.runtime"):
+        tfm.fit(model, data.repeat(), steps=8, config=config)
+    steps = []
+    for path in glob.glob(str(tmp_path / "events.out.tfevents.*")):
+        for record in tf.data.TFRecordDataset(path):
+            event = tf.compat.v1.Event.FromString(record.numpy())
+            steps += [event.step for value in event.summary.value if value.tag == "loss"]
+    assert sorted(steps) == [4, 8]
+    logged = [r.getMessage() for r in caplog.records if r.getMessage().startswith("loss = ")]
+    # Every 3 steps, seen at 2-step loop ends: the loops ending past steps 3 and 6.
+    assert [m.rsplit("step = ", 1)[1] for m in logged] == ["4", "6"]
