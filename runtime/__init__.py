@@ -53,7 +53,7 @@ from .standard import (
 )
 from .predictions import predict_examples
 from .train_step import train_step
-from .strategy import STRATEGY_KINDS, cluster_coordinator, make_strategy
+from .strategy import STRATEGY_KINDS, cluster_coordinator, make_strategy, strategy_from_config
 
 __all__ = [
     "CHECKPOINT_NAME",
@@ -83,6 +83,7 @@ __all__ = [
     "predict_examples",
     "schedules",
     "scale_loss_for_replicas",
+    "strategy_from_config",
     "train_step",
     # Custom training loops.
     "Controller",

@@ -489,3 +489,39 @@ def make_strategy(
     strategy = _BUILDERS[kind](request)
     logger.info("tfmigrate.runtime.make_strategy(%r) -> %s", kind, type(strategy).__name__)
     return strategy
+
+
+def strategy_from_config(config: Any, *, use_tpu: bool | None = None, mode: str = "train") -> tf.distribute.Strategy:
+    """The strategy a TF1 `RunConfig` asked for.
+
+    `train_distribute` (or `eval_distribute` for `mode="eval"`, falling back to
+    `train_distribute` as Estimator did) when set; otherwise `make_strategy("auto")` with the
+    config's `cluster` (a TPU cluster resolver under TPUEstimator) and `use_tpu`.
+
+    Args:
+        config: A `tfmigrate.runtime.RunConfig` (or anything with those attributes), or None.
+        use_tpu: TPUEstimator's `use_tpu`, for "auto".
+        mode: "train" or "eval".
+
+    Returns:
+        A `tf.distribute.Strategy`.
+
+    Raises:
+        ValueError: If `mode` is neither "train" nor "eval".
+    """
+    if mode not in ("train", "eval"):
+        raise ValueError(f"`mode` ({mode!r}) must be 'train' or 'eval'")
+    chosen = None
+    if config is not None:
+        if mode == "eval":
+            chosen = getattr(config, "eval_distribute", None)
+        chosen = chosen or getattr(config, "train_distribute", None)
+    if chosen is not None:
+        return chosen
+    options: dict[str, Any] = {}
+    cluster = getattr(config, "cluster", None) if config is not None else None
+    if cluster is not None:
+        options["cluster_resolver"] = cluster
+    if use_tpu is not None:
+        options["use_tpu"] = use_tpu
+    return make_strategy("auto", **options)

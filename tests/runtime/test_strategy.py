@@ -83,3 +83,17 @@ def test_mirrored_requests_share_one_strategy(two_cpus):
     ops = tf.distribute.ReductionToOneDevice()
     other = make_strategy("mirrored", devices=two_cpus, cross_device_ops=ops)
     assert other is not first and make_strategy("mirrored", devices=two_cpus, cross_device_ops=ops) is other
+
+
+def test_strategy_from_config_prefers_train_then_eval_distribute(two_cpus):
+    import tfmigrate.runtime as tfm
+
+    mirrored = tfm.make_strategy("mirrored", devices=two_cpus)
+    config = tfm.RunConfig(train_distribute=mirrored)
+    assert tfm.strategy_from_config(config) is mirrored
+    assert tfm.strategy_from_config(config, mode="eval") is mirrored  # Estimator fell back to train_distribute
+    evaluating = tfm.make_strategy("one_device", devices=[two_cpus[0]])
+    assert tfm.strategy_from_config(tfm.RunConfig(train_distribute=mirrored, eval_distribute=evaluating), mode="eval") is evaluating
+    assert tfm.strategy_from_config(tfm.RunConfig(), use_tpu=False) is tf.distribute.get_strategy()
+    with pytest.raises(ValueError, match="`mode`"):
+        tfm.strategy_from_config(config, mode="infer")
