@@ -630,6 +630,16 @@ class ModelFnAnalyzer:
             if st.kind:
                 continue
             if isinstance(st.small, cst.Expr):
+                value = st.small.value
+                key = self.canonical(value.func) if isinstance(value, cst.Call) else None
+                if key is not None and key.startswith(("summary.", "contrib.summary.")):
+                    # Summaries change no number; they are left out, and said so.
+                    st.kind = "drop"
+                    plan.notes.append(
+                        f"`tf.{key}(...)` in `{plan.fn_name}` was not migrated: write it with tf.summary "
+                        "inside the Keras train step (summaries/host_call come with a later rule)"
+                    )
+                    continue
                 raise Unsupported(f"expression statement `{self.code(st.small).strip()}` in model_fn")
             if st.uses & label_names:
                 st.kind = "loss"

@@ -252,6 +252,8 @@ class TPUEstimatorToKeras(Rule):
         tfm = self.ctx.need_runtime()
         tf = self.ctx.need_tf2()
         new = render(plan, tf=tf, tfm=tfm, indent=self.module.default_indent)
+        for note in dict.fromkeys(plan.notes):
+            self.todo(note, at=original)
         first = new[0].with_changes(leading_lines=original.leading_lines)
         return cst.FlattenSentinel([first, *new[1:]])
 

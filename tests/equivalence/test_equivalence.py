@@ -36,7 +36,8 @@ def test_migration_matches_oracle(case: Path, tmp_path: Path) -> None:
     shutil.copy(case, original)
     migrated_text = transform_source(case.read_text(encoding="utf-8"), filename=str(case)).output
     assert migrated_text == case.with_name(case.name.replace(".in.py", ".out.py")).read_text(encoding="utf-8")
-    assert "TODO(tfmigrate" not in migrated_text
+    if "tfmigrate-harness: todos-allowed" not in case.read_text(encoding="utf-8"):
+        assert "TODO(tfmigrate" not in migrated_text
     migrated = migrated_dir / "program.py"
     migrated.write_text(migrated_text, encoding="utf-8")
 
