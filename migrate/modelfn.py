@@ -293,6 +293,11 @@ METRICS: dict[str, tuple[str, tuple[str, ...], tuple[str, ...]]] = {
     "metrics.mean_absolute_error": ("MeanAbsoluteError", ("labels", "predictions", "weights"), ()),
     "metrics.precision": ("Precision", ("labels", "predictions", "weights"), ()),
     "metrics.recall": ("Recall", ("labels", "predictions", "weights"), ()),
+    "metrics.mean_per_class_accuracy": (
+        "MeanPerClassAccuracy",
+        ("labels", "predictions", "num_classes", "weights", "metrics_collections", "updates_collections", "name"),
+        ("num_classes",),
+    ),
     "metrics.auc": (
         "AUC",
         ("labels", "predictions", "weights", "num_thresholds", "metrics_collections", "updates_collections", "curve", "name", "summation_method"),

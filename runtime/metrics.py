@@ -180,6 +180,33 @@ class AUC(keras.metrics.AUC):
         return tf.reduce_sum((x[: self.num_thresholds - 1] - x[1:]) * (y[: self.num_thresholds - 1] + y[1:]) / 2.0)
 
 
+class MeanPerClassAccuracy(keras.metrics.Metric):
+    """`tf.compat.v1.metrics.mean_per_class_accuracy(labels, predictions, num_classes, weights=None)`:
+    the mean over all `num_classes` of per-class accuracy (a class never seen counts as 0, as in TF1)."""
+
+    def __init__(self, num_classes, name=None, dtype="float32"):
+        super().__init__(name=name, dtype=dtype)
+        self.num_classes = int(num_classes)
+        self.total = self.add_variable(shape=(self.num_classes,), initializer="zeros", name="total", dtype="float32")
+        self.count = self.add_variable(shape=(self.num_classes,), initializer="zeros", name="count", dtype="float32")
+
+    def update_state(self, labels, predictions, weights=None, sample_weight=None):
+        labels, predictions = _squeeze_like(labels, predictions)
+        labels = tf.reshape(tf.cast(labels, tf.int32), [-1])
+        predictions = tf.reshape(tf.cast(predictions, tf.int32), [-1])
+        w = weights if weights is not None else sample_weight
+        w = tf.reshape(_broadcast_weights(w, tf.cast(tf.reshape(labels, [-1]), tf.float32)), [-1])
+        correct = tf.cast(tf.equal(labels, predictions), tf.float32)
+        self.total.assign_add(tf.math.unsorted_segment_sum(w, labels, self.num_classes))
+        self.count.assign_add(tf.math.unsorted_segment_sum(w * correct, labels, self.num_classes))
+
+    def result(self):
+        return tf.reduce_mean(tf.math.divide_no_nan(self.count, self.total))
+
+    def get_config(self):
+        return {**super().get_config(), "num_classes": self.num_classes}
+
+
 # TF1 metric function -> (class, parameters of update_state in TF1 order, constructor parameters).
 TF1_METRICS = {
     "accuracy": (Accuracy, ("labels", "predictions", "weights"), ()),
@@ -190,4 +217,5 @@ TF1_METRICS = {
     "precision": (Precision, ("labels", "predictions", "weights"), ()),
     "recall": (Recall, ("labels", "predictions", "weights"), ()),
     "auc": (AUC, ("labels", "predictions", "weights"), ("num_thresholds", "curve", "summation_method")),
+    "mean_per_class_accuracy": (MeanPerClassAccuracy, ("labels", "predictions", "num_classes", "weights"), ("num_classes",)),
 }

@@ -30,6 +30,8 @@ CASES = {
     "mean_w": ("tf.metrics.mean(s, weights=w)", lambda: metrics.Mean(), "values weights"),
     "auc_roc": ("tf.metrics.auc(l, s)", lambda: metrics.AUC(), "labels scores"),
     "auc_pr": ("tf.metrics.auc(l, s, curve='PR')", lambda: metrics.AUC(curve="PR"), "labels scores"),
+    "per_class": ("tf.metrics.mean_per_class_accuracy(l, p, 3)", lambda: metrics.MeanPerClassAccuracy(3), "labels predictions"),
+    "per_class_w": ("tf.metrics.mean_per_class_accuracy(l, p, 3, weights=w)", lambda: metrics.MeanPerClassAccuracy(3), "labels predictions weights"),
     "auc_pr_w": ("tf.metrics.auc(l, s, weights=w, curve='PR', num_thresholds=50)", lambda: metrics.AUC(num_thresholds=50, curve="PR"), "labels scores weights"),
 }
 
