@@ -1,0 +1,396 @@
+"""The machinery of the Estimator-family rules (TFM201 Estimator, TFM301 TPUEstimator).
+
+A rule finds `est = <Estimator class>(model_fn=..., ...)` sites, analyses their `model_fn`
+(`modelfn.ModelFnAnalyzer`), replaces the `model_fn` with a Keras model class and builder, the
+site with a strategy and the model built in its scope, and `est.train/evaluate/predict` with the
+runtime's `fit`/`evaluate`/`predict_examples`. The rule modules only say which estimator class
+they handle and how its arguments map.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import libcst as cst
+
+from .keras_codegen import render
+from .modelfn import ModelFnAnalyzer, Plan, Unsupported, names_in
+from .rule import Rule
+
+_TODO_ARGS = {
+    "warm_start_from": "warm_start_from is not migrated yet: load the checkpoint into `model` before training",
+    "embedding_config_spec": "TPU embeddings need tfrs.layers.embedding.TPUEmbedding; not migrated",
+}
+
+
+@dataclass
+class _Site:
+    stmt: cst.SimpleStatementLine
+    scope: cst.CSTNode
+    est_name: str
+    args: dict[str, cst.BaseExpression]
+    plan: Plan | None = None
+    problems: list[str] = field(default_factory=list)
+    model_var: str = "model"
+    strategy_var: str = "strategy"
+    params_var: str | None = None
+    config_var: str | None = None
+    prelude: list[str] = field(default_factory=list)
+
+
+class EstimatorSiteRule(Rule):
+    """Base of the Estimator-family rules; subclasses set the class attributes below."""
+
+    ESTIMATOR_KEYS: frozenset[str] = frozenset()
+    CTOR_ARGS: tuple[str, ...] = ()
+    ESTIMATOR_NAME = "Estimator"
+    TPU = False
+    TARGETS = frozenset({"keras"})
+    STRUCTURAL = True
+
+    def should_run(self) -> bool:
+        return True
+
+    def visit_Module(self, node: cst.Module) -> bool:
+        self.module = node
+        self.functions = {s.name.value: s for s in node.body if isinstance(s, cst.FunctionDef)}
+        self.sites: list[_Site] = []
+        self.site_by_stmt: dict[int, _Site] = {}
+        self.call_rewrites: dict[int, tuple[_Site, str]] = {}
+        self.other_uses: dict[int, str] = {}
+        self.plans: dict[str, Plan] = {}
+        self.plan_failures: dict[str, str] = {}
+        self._find_sites(node, node.body)
+        for site in self.sites:
+            self._prepare(site)
+        # Estimators that are returned or passed on (not assigned and used in one scope): their
+        # model_fn is still analysed, so the TODO can say what stands in the way.
+        site_calls = {id(s.stmt.body[0].value) for s in self.sites if s.stmt.body}  # type: ignore[attr-defined]
+        self.loose_calls: set[int] = set()
+        rule = self
+
+        class Calls(cst.CSTVisitor):
+            def visit_Call(self, call: cst.Call) -> None:
+                if id(call) in site_calls or rule.canonical(call.func) not in rule.ESTIMATOR_KEYS:
+                    return
+                rule.loose_calls.add(id(call))
+                fn = (rule._bind(call) or {}).get("model_fn")
+                if isinstance(fn, cst.Name) and fn.value in rule.functions:
+                    rule._analyze(fn.value)
+                    rule.loose_fns.add(fn.value)
+
+        self.loose_fns: set[str] = set()
+        node.visit(Calls())
+        return True
+
+    def _analyze(self, name: str) -> None:
+        if name in self.plans or name in self.plan_failures:
+            return
+        try:
+            analyzer = ModelFnAnalyzer(self.functions[name], self.ctx.names, self.module, self.ctx.tf2_alias, "tfm")
+            self.plans[name] = analyzer.analyze()
+        except Unsupported as exc:
+            self.plan_failures[name] = str(exc)
+
+    # -- discovery ------------------------------------------------------------------------
+    def _find_sites(self, scope: cst.CSTNode, body) -> None:
+        for stmt in body:
+            if isinstance(stmt, cst.SimpleStatementLine):
+                for small in stmt.body:
+                    if (
+                        isinstance(small, cst.Assign)
+                        and len(small.targets) == 1
+                        and isinstance(small.targets[0].target, cst.Name)
+                        and isinstance(small.value, cst.Call)
+                        and self.canonical(small.value.func) in self.ESTIMATOR_KEYS
+                    ):
+                        args = self._bind(small.value)
+                        site = _Site(stmt, scope, small.targets[0].target.value, args or {})
+                        if args is None or len(stmt.body) != 1:
+                            site.problems.append(f"{self.ESTIMATOR_NAME} is constructed with arguments tfmigrate cannot read")
+                        self.sites.append(site)
+            elif isinstance(stmt, cst.FunctionDef):
+                self._find_sites(stmt, stmt.body.body)  # type: ignore[attr-defined]
+            elif isinstance(stmt, (cst.If, cst.With, cst.For, cst.While, cst.Try)):
+                self._find_sites(scope, stmt.body.body)  # type: ignore[attr-defined]
+
+    def _bind(self, call: cst.Call) -> dict[str, cst.BaseExpression] | None:
+        out: dict[str, cst.BaseExpression] = {}
+        for index, arg in enumerate(call.args):
+            if arg.star:
+                return None
+            name = arg.keyword.value if arg.keyword else (self.CTOR_ARGS[index] if index < len(self.CTOR_ARGS) else None)
+            if name is None:
+                return None
+            out[name] = arg.value
+        return out
+
+    def _prepare(self, site: _Site) -> None:
+        fn_expr = site.args.get("model_fn")
+        if not isinstance(fn_expr, cst.Name) or fn_expr.value not in self.functions:
+            site.problems.append("model_fn is not a function defined at module level in this file")
+        else:
+            name = fn_expr.value
+            self._analyze(name)
+            if name in self.plan_failures:
+                site.problems.append(f"`{name}` cannot be migrated automatically yet: {self.plan_failures[name]}")
+            else:
+                site.plan = self.plans[name]
+        for arg, message in _TODO_ARGS.items():
+            if arg in site.args:
+                site.problems.append(message)
+        taken = names_in(site.scope) | set(self.functions)
+        site.model_var = _fresh("model", taken, site.est_name)
+        site.strategy_var = _fresh("strategy", taken, site.est_name)
+        if "params" in site.args and not isinstance(site.args["params"], cst.Name):
+            site.params_var = _fresh("params", taken, site.est_name)
+        if "config" in site.args and not isinstance(site.args["config"], (cst.Name, cst.Attribute)):
+            site.config_var = _fresh("run_config", taken, site.est_name)
+        if site.problems:
+            return
+        self._find_uses(site)
+        self.site_by_stmt[id(site.stmt)] = site
+
+    def _find_uses(self, site: _Site) -> None:
+        rule = self
+
+        class Uses(cst.CSTVisitor):
+            def __init__(self) -> None:
+                self.stmt: list[cst.CSTNode] = []
+
+            def on_visit(self, node: cst.CSTNode) -> bool:
+                if isinstance(node, (cst.SimpleStatementLine, cst.BaseCompoundStatement)):
+                    self.stmt.append(node)
+                return super().on_visit(node)
+
+            def on_leave(self, node: cst.CSTNode) -> None:
+                if isinstance(node, (cst.SimpleStatementLine, cst.BaseCompoundStatement)):
+                    self.stmt.pop()
+                super().on_leave(node)
+
+            def visit_Call(self, node: cst.Call) -> bool:
+                func = node.func
+                if (
+                    isinstance(func, cst.Attribute)
+                    and isinstance(func.value, cst.Name)
+                    and func.value.value == site.est_name
+                    and func.attr.value in ("train", "evaluate", "predict")
+                ):
+                    rule.call_rewrites[id(node)] = (site, func.attr.value)
+                    for arg in node.args:
+                        arg.value.visit(self)
+                    return False
+                return True
+
+            def visit_Assign(self, node: cst.Assign) -> bool:
+                if node.value is site_value:
+                    for target in node.targets:
+                        target.target.visit(self)
+                    return False
+                return True
+
+            def visit_Name(self, node: cst.Name) -> None:
+                if node.value == site.est_name and self.stmt:
+                    rule.other_uses[id(self.stmt[-1])] = (
+                        f"`{site.est_name}` is used here beyond train/evaluate: the estimator is now the Keras "
+                        f"model `{site.model_var}`; migrate this use by hand"
+                    )
+
+            def visit_Attribute(self, node: cst.Attribute) -> bool:
+                node.value.visit(self)
+                return False
+
+            def visit_Arg(self, node: cst.Arg) -> bool:
+                node.value.visit(self)
+                return False
+
+        site_value = site.stmt.body[0].value  # type: ignore[attr-defined]
+        site.scope.visit(Uses())
+        # The assignment target itself is the definition, not a use.
+        self.other_uses.pop(id(site.stmt), None)
+
+    # -- rewriting ------------------------------------------------------------------------
+    def leave_FunctionDef(self, original: cst.FunctionDef, updated: cst.FunctionDef):
+        if original.name.value in self._absorbed():
+            # A module-level metric_fn now inlined into the model's compute_metrics, used nowhere else.
+            self.mark_changed()
+            return cst.RemovalSentinel.REMOVE
+        plan = self.plans.get(original.name.value)
+        if plan is None or not any(s.plan is plan and id(s.stmt) in self.site_by_stmt for s in self.sites):
+            name = original.name.value
+            referenced = name in self.loose_fns or any(
+                isinstance(s.args.get("model_fn"), cst.Name) and s.args["model_fn"].value == name  # type: ignore[union-attr]
+                for s in self.sites
+            )
+            if name in self.plan_failures and referenced:
+                self.todo(f"`{name}` cannot be migrated automatically yet: {self.plan_failures[name]}", at=original)
+            return updated
+        self.mark_changed()
+        tfm = self.ctx.need_runtime()
+        tf = self.ctx.need_tf2()
+        new = render(plan, tf=tf, tfm=tfm, indent=self.module.default_indent)
+        for note in dict.fromkeys(plan.notes):
+            self.todo(note, at=original)
+        first = new[0].with_changes(leading_lines=original.leading_lines)
+        return cst.FlattenSentinel([first, *new[1:]])
+
+    def _absorbed(self) -> set[str]:
+        if not hasattr(self, "_absorbed_cache"):
+            migrated = [s.plan for s in self.sites if s.plan is not None and id(s.stmt) in self.site_by_stmt]
+            candidates = {name for plan in migrated for name in plan.absorbed_functions}
+            counts = _name_counts(self.module)
+            self._absorbed_cache = {name for name in candidates if counts.get(name, 0) == 2}  # the def + one use
+        return self._absorbed_cache
+
+    def leave_SimpleStatementLine(self, original: cst.SimpleStatementLine, updated: cst.SimpleStatementLine):
+        if id(original) in self.other_uses:
+            self.todo(self.other_uses[id(original)], at=original)
+        site = next((s for s in self.sites if s.stmt is original), None)
+        if site is None:
+            return updated
+        if site.problems:
+            for problem in site.problems:
+                self.todo(problem, at=original)
+            return updated
+        self.mark_changed()
+        return cst.FlattenSentinel(self._site_statements(site, original))
+
+    def leave_Call(self, original: cst.Call, updated: cst.Call):
+        if id(original) in self.loose_calls:
+            self.todo(
+                f"this {self.ESTIMATOR_NAME} is returned or passed on; tfmigrate migrates an estimator assigned to a "
+                "variable whose train/evaluate calls are in the same function: restructure, or migrate by hand"
+            )
+            return updated
+        entry = self.call_rewrites.get(id(original))
+        if entry is None:
+            return updated
+        site, method = entry
+        if id(site.stmt) not in self.site_by_stmt:
+            return updated
+        text = self._call_text(site, method, updated)
+        if text is None:
+            return updated
+        return cst.parse_expression(text)
+
+    def _expr(self, node: cst.CSTNode) -> str:
+        return self.module.code_for_node(node)
+
+    def _site_statements(self, site: _Site, original: cst.SimpleStatementLine) -> list[cst.BaseStatement]:
+        tfm = self.ctx.need_runtime()
+        plan = site.plan
+        assert plan is not None
+        lines: list[str] = []
+        if site.params_var:
+            lines.append(f"{site.params_var} = {self._expr(site.args['params'])}")
+        if site.config_var:
+            lines.append(f"{site.config_var} = {self._expr(site.args['config'])}")
+        config = self._config(site)
+        if self.TPU:
+            strategy_args = ['"auto"']
+            if config != "None":
+                strategy_args.append(f"cluster_resolver={config}.cluster")
+            if "use_tpu" in site.args:
+                strategy_args.append(f"use_tpu={self._expr(site.args['use_tpu'])}")
+            lines.append(f"{site.strategy_var} = {tfm}.make_strategy({', '.join(strategy_args)})")
+            spe = f"{config}.iterations_per_loop" if config != "None" else "2"
+            build = f"{plan.fn_name}({self._params(site)}, steps_per_execution={spe})"
+        else:
+            # Estimator: RunConfig(train_distribute=...) chose the strategy; none means default.
+            lines.append(f"{site.strategy_var} = {tfm}.strategy_from_config({config})")
+            build = f"{plan.fn_name}({self._params(site)})"
+        lines.append(f"with {site.strategy_var}.scope():")
+        lines.append(f"    {site.model_var} = {build}")
+        body = cst.parse_module("\n".join(lines) + "\n").body
+        first = body[0].with_changes(leading_lines=original.leading_lines)
+        return [first, *body[1:]]
+
+    def _config(self, site: _Site) -> str:
+        if site.config_var:
+            return site.config_var
+        if "config" in site.args:
+            return self._expr(site.args["config"])
+        return "None"
+
+    def _params(self, site: _Site) -> str:
+        if site.params_var:
+            return site.params_var
+        if "params" in site.args:
+            return self._expr(site.args["params"])
+        return "{}"
+
+    def _call_text(self, site: _Site, method: str, call: cst.Call) -> str | None:
+        tfm = "tfm"
+        positional = {
+            "train": ("input_fn", "hooks", "steps", "max_steps", "saving_listeners"),
+            "evaluate": ("input_fn", "steps", "hooks", "checkpoint_path", "name"),
+            "predict": ("input_fn", "predict_keys", "hooks", "checkpoint_path", "yield_single_examples"),
+        }[method]
+        if method == "predict" and (site.plan is None or site.plan.predictions is None):
+            self.todo(f"`{site.est_name}.predict(...)`: model_fn has no PREDICT branch that tfmigrate could migrate")
+            return None
+        bound: dict[str, cst.BaseExpression] = {}
+        for index, arg in enumerate(call.args):
+            if arg.star or (arg.keyword is None and index >= len(positional)):
+                self.todo(f"`{site.est_name}.{method}(...)` has arguments tfmigrate cannot read")
+                return None
+            bound[arg.keyword.value if arg.keyword else positional[index]] = arg.value
+        for extra in ("hooks", "saving_listeners", "checkpoint_path", "name"):
+            value = bound.get(extra)
+            if value is not None and not (isinstance(value, cst.Name) and value.value == "None"):
+                self.todo(f"`{method}({extra}=...)` is not migrated yet (hooks become Keras callbacks)")
+                return None
+        if "input_fn" not in bound:
+            return None
+        batch_arg = {"train": "train_batch_size", "evaluate": "eval_batch_size", "predict": "predict_batch_size"}[method]
+        data_args = [self._expr(bound["input_fn"])]
+        if self.TPU:
+            data_args.append(f"batch_size={self._expr(site.args[batch_arg])}" if batch_arg in site.args else "batch_size=None")
+        else:
+            data_args.append("batch_size=None")  # an Estimator input_fn batches by itself
+        if "params" in site.args:
+            data_args.append(f"params={self._params(site)}")
+        if method == "evaluate":
+            data_args.append('mode="eval"')
+        elif method == "predict":
+            data_args.append('mode="infer"')
+        if self.TPU:
+            data_args.append(f"use_tpu={self._expr(site.args['use_tpu']) if 'use_tpu' in site.args else 'True'}")
+        else:
+            # Under a distribution strategy Estimator called input_fn once per replica.
+            data_args.append("per_replica=True")
+        if self._config(site) != "None":
+            data_args.append(f"config={self._config(site)}")
+        args = [site.model_var, f"{tfm}.input_fn_data({', '.join(data_args)})"]
+        for key in ("steps", "max_steps", "predict_keys", "yield_single_examples"):
+            if key in bound:
+                args.append(f"{key}={self._expr(bound[key])}")
+        config = self._config(site)
+        if config != "None":
+            args.append(f"config={config}")
+        if "model_dir" in site.args:
+            args.append(f"model_dir={self._expr(site.args['model_dir'])}")
+        fn = {"train": "fit", "evaluate": "evaluate", "predict": "predict_examples"}[method]
+        return f"{tfm}.{fn}({', '.join(args)})"
+
+
+def _name_counts(module: cst.Module) -> dict[str, int]:
+    counts: dict[str, int] = {}
+
+    class Count(cst.CSTVisitor):
+        def visit_Name(self, node: cst.Name) -> None:
+            counts[node.value] = counts.get(node.value, 0) + 1
+
+    module.visit(Count())
+    return counts
+
+
+def _fresh(base: str, taken: set[str], est_name: str) -> str:
+    if base not in taken:
+        return base
+    candidate = f"{est_name}_{base}"
+    index = 2
+    while candidate in taken:
+        candidate = f"{base}_{index}"
+        index += 1
+    return candidate

@@ -1,0 +1,26 @@
+"""TFM201: Estimator + model_fn programs -> a tf.distribute strategy + a compiled Keras model."""
+
+from __future__ import annotations
+
+from tfmigrate.estimator_sites import EstimatorSiteRule
+
+
+class EstimatorToKeras(EstimatorSiteRule):
+    """Rewrite a `tf.estimator.Estimator(model_fn=...)` program into Keras compile/fit/evaluate.
+
+    The `model_fn` becomes a Keras model class and builder exactly as for TPUEstimator (TFM301);
+    the estimator becomes the strategy `RunConfig(train_distribute=...)` named (the default one
+    otherwise) and the model built in its scope. `train`/`evaluate`/`predict` become the runtime's
+    `fit`/`evaluate`/`predict_examples`, which keep Estimator's `steps`/`max_steps`, `model_dir`
+    checkpoints and per-replica `input_fn` batches under a distribution strategy.
+
+    Guide: https://www.tensorflow.org/guide/migrate/migrating_estimator
+    """
+
+    CODE = "TFM201"
+    SUMMARY = "Estimator + model_fn -> Keras model in the RunConfig's strategy + compile/fit/evaluate"
+    RUNS_AFTER = ()
+    ESTIMATOR_KEYS = frozenset({"estimator.Estimator"})
+    CTOR_ARGS = ("model_fn", "model_dir", "config", "params", "warm_start_from")
+    ESTIMATOR_NAME = "Estimator"
+    TPU = False
