@@ -281,7 +281,7 @@ SCHEDULES: dict[str, tuple[tuple[str, ...], str, str, dict[str, str]]] = {
     ),
 }
 
-SPEC_KEYS_SUPPORTED = {"mode", "loss", "train_op", "eval_metrics"}
+SPEC_KEYS_SUPPORTED = {"mode", "loss", "train_op", "eval_metrics", "eval_metric_ops"}
 
 # tf.compat.v1.metrics.* -> (tfmigrate.runtime.metrics class, update parameters in TF1 order,
 # constructor parameters). The runtime classes keep TF1's arguments and arithmetic.
@@ -410,6 +410,7 @@ class ModelFnAnalyzer:
         self.predict_return: cst.Return | None = None
         self.predict_stmts: list[cst.SimpleStatementLine] = []
         self.eval_metrics_expr: cst.BaseExpression | None = None
+        self.eval_metric_ops_expr: cst.BaseExpression | None = None
 
     # -- helpers --------------------------------------------------------------------------
     def code(self, node: cst.CSTNode) -> str:
@@ -586,6 +587,9 @@ class ModelFnAnalyzer:
             value = getattr(st.small, "value", None)
             if isinstance(value, cst.Call):
                 key = self.canonical(value.func)
+                if key in METRICS and isinstance(st.small, cst.Assign):
+                    st.kind = "metricop"
+                    continue
                 if self._is_update_ops(value):
                     st.kind = "drop"
                     update_ops_defined = st.defs
@@ -619,6 +623,11 @@ class ModelFnAnalyzer:
         if optimizer_stmt is None:
             raise Unsupported("no `tf.train.*Optimizer(...).minimize(loss)` found in model_fn")
         self._gradient_code(stmts, plan, optimizer_names, global_step_names, loss_name)
+        metric_ops = {name for st in stmts if st.kind == "metricop" for name in st.defs}
+        for st in stmts:
+            value = getattr(st.small, "value", None)
+            if not st.kind and isinstance(value, cst.Dict) and metric_ops and names_in(value) <= metric_ops:
+                st.kind = "metricdict"
         if self.update_ops_dependency_names - update_ops_defined:
             raise Unsupported("`tf.control_dependencies(...)` on something other than the UPDATE_OPS collection")
         if train_op is not None and not any(train_op in st.defs for st in stmts if st.kind in ("drop", "grad")):
@@ -669,6 +678,15 @@ class ModelFnAnalyzer:
             self._metrics(plan)
         if self.predict_return is not None:
             self._predictions(plan, stmts, forward)
+        if self.eval_metric_ops_expr is not None:
+            if self.eval_metrics_expr is not None:
+                raise Unsupported("both `eval_metrics` and `eval_metric_ops`")
+            for st in stmts:
+                if st.kind == "metricdict":
+                    st.kind = ""
+            self._metric_ops(plan, stmts, forward)
+        elif any(st.kind == "metricop" for st in stmts):
+            raise Unsupported("tf.metrics.* ops that no `eval_metric_ops` reports")
 
         pure = {name: st for st in stmts if st.kind == "pure" for name in st.defs}
 
@@ -809,6 +827,69 @@ class ModelFnAnalyzer:
         plan.gradient_loss_name = loss_name
         self.gradient_uses = set().union(*(st.uses for st in section)) - grad_names
 
+    def _after_output(
+        self, plan: "Plan", stmts: list["_Stmt"], forward: set[str], uses: set[str], what: str
+    ) -> list[cst.SimpleStatementLine]:
+        """The statements that recompute `uses` after the model call: pure ones, and forward ones
+        computed from the model output alone (`predicted = tf.argmax(logits, 1)`)."""
+        after_output: dict[str, _Stmt] = {}
+        allowed = {plan.output, self.features}
+        for st in stmts:
+            if st.kind in ("forward", "dead") and st.uses & forward and st.uses & forward <= allowed | set(after_output):
+                if plan.output in st.uses or st.uses & set(after_output):
+                    for name in st.defs:
+                        after_output[name] = st
+        bad = (uses & forward) - allowed - set(after_output)
+        if bad:
+            raise Unsupported(f"{what} read tensors the model does not return ({', '.join(sorted(bad))})")
+        needed: list[_Stmt] = []
+        todo = [n for n in uses if n in after_output]
+        while todo:
+            st = after_output[todo.pop()]
+            if st not in needed:
+                needed.append(st)
+                todo.extend(n for n in st.uses if n in after_output)
+        pure = [st for st in stmts if st.kind == "pure" and st.defs & (uses | set().union(set(), *(x.uses for x in needed)))]
+        return [st.node for st in stmts if st in pure or st in needed]
+
+    def _metric_ops(self, plan: "Plan", stmts: list["_Stmt"], forward: set[str]) -> None:
+        """`eval_metric_ops={name: tf.metrics.*(...)}` -> runtime metrics updated in `compute_metrics`."""
+        expr = self.eval_metric_ops_expr
+        if isinstance(expr, cst.Name):
+            owner = next((st for st in stmts if st.defs == {expr.value} and isinstance(getattr(st.small, "value", None), cst.Dict)), None)
+            if owner is None:
+                raise Unsupported("`eval_metric_ops` is not a dict literal in model_fn")
+            owner.kind = "drop"
+            expr = owner.small.value  # type: ignore[union-attr]
+        if not isinstance(expr, cst.Dict):
+            raise Unsupported("`eval_metric_ops` is not a dict literal")
+        ops = {name: st for st in stmts if st.kind == "metricop" for name in st.defs}
+        updates, uses = [], set()
+        for element in expr.elements:
+            if not isinstance(element, cst.DictElement) or not isinstance(element.key, cst.SimpleString):
+                raise Unsupported("`eval_metric_ops` has non-literal keys")
+            call = element.value
+            if isinstance(call, cst.Name) and call.value in ops:
+                call = ops[call.value].small.value  # type: ignore[union-attr]
+            metric = self.canonical(call.func) if isinstance(call, cst.Call) else None
+            if metric not in METRICS:
+                raise Unsupported(f"eval metric `{element.key.evaluated_value}` is not a supported tf.metrics.* call")
+            cls, positional, ctor_params = METRICS[metric]
+            args = _bind(call, positional)  # type: ignore[arg-type]
+            if args is None:
+                raise Unsupported(f"unexpected arguments to `tf.{metric}`")
+            attr = _metric_attr(str(element.key.evaluated_value), self.layer_attrs)
+            ctor = [f"name={element.key.value}"] + [f"{k}={self.code(v)}" for k, v in args.items() if k in ctor_params]
+            update_args = {k: v for k, v in args.items() if k not in ctor_params and k not in _METRIC_DROP}
+            for value in update_args.values():
+                uses |= names_in(value)
+            plan.metrics.append((attr, f"{self.tfm}.metrics.{cls}", ctor))
+            updates.append(f"self.{attr}.update_state({', '.join(f'{k}={self.code(v)}' for k, v in update_args.items())})")
+        labels = {self.labels} if self.labels else set()
+        plan.metric_sources = [(self.labels or "labels", "y"), (plan.output, "y_pred")]
+        plan.metric_prelude = self._after_output(plan, stmts, forward, uses - labels, "the eval metrics")
+        plan.metric_updates = updates
+
     def _predictions(self, plan: "Plan", stmts: list["_Stmt"], forward: set[str]) -> None:
         """The PREDICT branch -> `predict_step`, returning the `predictions` TF1 returned."""
         assert self.predict_return is not None
@@ -824,31 +905,13 @@ class ModelFnAnalyzer:
                 raise Unsupported(f"the PREDICT spec's `{name}=` is not migrated yet")
         if predictions is None:
             raise Unsupported("the PREDICT spec has no `predictions=`")
-        # What the branch may read: the model output, the features, pure names, and forward
-        # statements computed from the output alone (recomputed after the model call).
-        after_output: dict[str, _Stmt] = {}
-        allowed = {plan.output, self.features}
-        for st in stmts:
-            if st.kind in ("forward", "dead") and st.uses & forward and st.uses & forward <= allowed | set(after_output):
-                if plan.output in st.uses or st.uses & set(after_output):
-                    for name in st.defs:
-                        after_output[name] = st
         branch_defs: set[str] = set()
         for line in self.predict_stmts:
             branch_defs |= _assigned(line.body[0]) if isinstance(line.body[0], (cst.Assign, cst.AnnAssign)) else set()
         uses = names_in(predictions).union(*(names_in(line) for line in self.predict_stmts))
-        bad = (uses & forward) - allowed - set(after_output) - branch_defs
-        if bad or (self.labels and self.labels in uses):
-            raise Unsupported(f"the predictions read tensors the model does not return ({', '.join(sorted(bad or {self.labels}))})")
-        needed: list[_Stmt] = []
-        todo = [n for n in uses if n in after_output]
-        while todo:
-            st = after_output[todo.pop()]
-            if st not in needed:
-                needed.append(st)
-                todo.extend(n for n in st.uses if n in after_output)
-        pure = [st for st in stmts if st.kind == "pure" and st.defs & (uses | set().union(set(), *(x.uses for x in needed)))]
-        plan.predict_prelude = [st.node for st in stmts if st in pure or st in needed]
+        if self.labels and self.labels in uses:
+            raise Unsupported("the predictions read labels")
+        plan.predict_prelude = self._after_output(plan, stmts, forward, uses - branch_defs, "the predictions")
         plan.predict_stmts = list(self.predict_stmts)
         plan.predictions = self.code(predictions)
         plan.predict_uses_params = self.params in uses
@@ -964,6 +1027,11 @@ class ModelFnAnalyzer:
                     continue
                 raise Unsupported(f"EstimatorSpec `{name}=` (not migrated yet)")
             if name == "mode":
+                continue
+            if name == "eval_metric_ops":
+                if self.eval_metric_ops_expr is not None:
+                    raise Unsupported("`eval_metric_ops` given twice")
+                self.eval_metric_ops_expr = arg.value
                 continue
             if name == "eval_metrics":
                 if self.eval_metrics_expr is not None:
