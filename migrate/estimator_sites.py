@@ -48,9 +48,6 @@ class EstimatorSiteRule(Rule):
     TARGETS = frozenset({"keras"})
     STRUCTURAL = True
 
-    def should_run(self) -> bool:
-        return True
-
     def visit_Module(self, node: cst.Module) -> bool:
         self.module = node
         self.functions = {s.name.value: s for s in node.body if isinstance(s, cst.FunctionDef)}

@@ -111,7 +111,7 @@ def render(plan: Plan, *, tf: str, tfm: str, indent: str = _IND) -> list[cst.Bas
         lines.append(f'{_IND * 2}"""The TF1 `eval_metrics` of `{plan.fn_name}`, as Keras metrics (TF1 numbers)."""')
         names = ", ".join(param for param, _ in plan.metric_sources)
         values = ", ".join(source for _, source in plan.metric_sources)
-        lines.append(f"{_IND * 2}{names} = {values}" if len(plan.metric_sources) != 1 else f"{_IND * 2}{names} = {values}")
+        lines.append(f"{_IND * 2}{names} = {values}")
         lines += slots.block(plan.metric_prelude, 2, _IND)
         lines += [f"{_IND * 2}{update}" for update in plan.metric_updates]
         lines.append(f"{_IND * 2}return super().compute_metrics(x, y, y_pred, sample_weight)")

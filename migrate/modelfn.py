@@ -416,10 +416,6 @@ class ModelFnAnalyzer:
     def code(self, node: cst.CSTNode) -> str:
         return self.module.code_for_node(node)
 
-    def stmt_lines(self, node: cst.SimpleStatementLine) -> list[cst.SimpleStatementLine]:
-        """A statement to carry over into generated code (kept as a node: comments and layout intact)."""
-        return [node]
-
     def canonical(self, node: cst.BaseExpression) -> str | None:
         return self.names.canonical(node)
 
@@ -443,7 +439,7 @@ class ModelFnAnalyzer:
         return None
 
     # -- statement flattening ---------------------------------------------------------------
-    def _flatten(self, body: list[cst.BaseStatement], out: list[cst.SimpleStatementLine], notes: list[str]) -> None:
+    def _flatten(self, body: list[cst.BaseStatement], out: list[cst.SimpleStatementLine]) -> None:
         for stmt in body:
             if isinstance(stmt, cst.SimpleStatementLine):
                 out.append(stmt)
@@ -456,11 +452,11 @@ class ModelFnAnalyzer:
                     continue
                 mode = self.is_mode_compare(stmt.test)
                 if mode == (True, "estimator.ModeKeys.TRAIN") and stmt.orelse is None:
-                    self._flatten(list(stmt.body.body), out, notes)  # type: ignore[attr-defined]
+                    self._flatten(list(stmt.body.body), out)  # type: ignore[attr-defined]
                     continue
                 if mode == (True, "estimator.ModeKeys.EVAL") and stmt.orelse is None:
                     inner: list[cst.SimpleStatementLine] = []
-                    self._flatten(list(stmt.body.body), inner, notes)  # type: ignore[attr-defined]
+                    self._flatten(list(stmt.body.body), inner)  # type: ignore[attr-defined]
                     if not inner or not isinstance(inner[-1].body[0], cst.Return) or self.eval_return is not None:
                         raise Unsupported("a `mode == ModeKeys.EVAL` branch that does not end with `return <spec>`")
                     self.eval_return = inner[-1].body[0]  # type: ignore[assignment]
@@ -468,7 +464,7 @@ class ModelFnAnalyzer:
                     continue
                 if mode == (True, "estimator.ModeKeys.PREDICT") and stmt.orelse is None and self.predict_return is None:
                     inner = []
-                    self._flatten(list(stmt.body.body), inner, notes)  # type: ignore[attr-defined]
+                    self._flatten(list(stmt.body.body), inner)  # type: ignore[attr-defined]
                     if not inner or not isinstance(inner[-1].body[0], cst.Return):
                         raise Unsupported("a `mode == ModeKeys.PREDICT` branch that does not end with `return <spec>`")
                     self.predict_return = inner[-1].body[0]  # type: ignore[assignment]
@@ -479,7 +475,7 @@ class ModelFnAnalyzer:
                     raise Unsupported(f"a `mode {op} ModeKeys.{mode[1].rsplit('.', 1)[-1]}` branch in model_fn")
                 raise Unsupported("an `if` in model_fn that is not a TRAIN-mode or use_tpu switch")
             if isinstance(stmt, cst.With) and self._update_ops_block(stmt):
-                self._flatten(list(stmt.body.body), out, notes)  # type: ignore[attr-defined]
+                self._flatten(list(stmt.body.body), out)  # type: ignore[attr-defined]
                 continue
             raise Unsupported(f"`{type(stmt).__name__}` statement in model_fn")
 
@@ -541,7 +537,7 @@ class ModelFnAnalyzer:
             plan.docstring = body[0].body[0].value.evaluated_value  # type: ignore[attr-defined]
             body = body[1:]
         lines: list[cst.SimpleStatementLine] = []
-        self._flatten(body, lines, plan.notes)
+        self._flatten(body, lines)
         if not lines or not isinstance(lines[-1].body[0], cst.Return):
             raise Unsupported("model_fn does not end with `return <EstimatorSpec>`")
         stmts: list[_Stmt] = []
@@ -718,9 +714,9 @@ class ModelFnAnalyzer:
         layer_uses: set[str] = set()
         for st in stmts:
             if st.kind == "forward":
-                call_lines += self.stmt_lines(st.node.visit(rewriter))
+                call_lines.append(st.node.visit(rewriter))
             elif st.kind == "pure" and any(st in needed_pure(f.uses) for f in forward_stmts):
-                call_lines += self.stmt_lines(st.node)
+                call_lines.append(st.node)
         if rewriter.pending_ctors:
             raise Unsupported("a layer object is created apart from its call; build it once in the model")
         for layer in rewriter.layers:
@@ -731,7 +727,7 @@ class ModelFnAnalyzer:
         if bad:
             raise Unsupported(f"layer arguments depend on tensors ({', '.join(sorted(bad))}); cannot build the layer once")
         plan.layers = [Layer(attr, func, args) for attr, _, (func, args) in rewriter.layers]
-        plan.init_stmts = [line for st in needed_pure(layer_uses) for line in self.stmt_lines(st.node)]
+        plan.init_stmts = [st.node for st in needed_pure(layer_uses)]
         plan.call_stmts = call_lines
         call_names = set().union(set(), *(names_in(node) for node in call_lines))
         plan.call_uses_params = self.params in call_names
@@ -752,9 +748,9 @@ class ModelFnAnalyzer:
             plan.keras_loss = keras_loss
         else:
             loss_rewriter = _LossRewriter(self)
-            lines_out = [line for st in loss_pure for line in self.stmt_lines(st.node)]
+            lines_out = [st.node for st in loss_pure]
             for st in loss_stmts:
-                lines_out += self.stmt_lines(st.node.visit(loss_rewriter))
+                lines_out.append(st.node.visit(loss_rewriter))
             plan.loss_stmts = lines_out
             plan.keras_loss = None
             plan.loss_uses_params = self.params in set().union(*(s.uses for s in loss_stmts + loss_pure))

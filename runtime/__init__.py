@@ -33,7 +33,7 @@ Custom training loops, layered like Orbit:
 """
 
 from . import cluster, layers, losses, metrics, optimizers, schedules
-from .checkpoints import CHECKPOINT_NAME, TF1CheckpointError, is_tf1_checkpoint, latest_checkpoint
+from .checkpoints import CHECKPOINT_NAME, is_tf1_checkpoint, latest_checkpoint
 from .cluster import TFConfig, parse_tf_config
 from .config import InputPipelineConfig, RunConfig, TPUConfig
 from .controller import Controller, is_chief
@@ -63,7 +63,6 @@ __all__ = [
     "ModeKeys",
     "Reduction",
     "RunConfig",
-    "TF1CheckpointError",
     "TFConfig",
     "TPUConfig",
     "cluster",

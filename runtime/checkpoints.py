@@ -24,7 +24,6 @@ from ._logging import logger
 
 __all__ = [
     "CHECKPOINT_NAME",
-    "TF1CheckpointError",
     "is_tf1_checkpoint",
     "latest_checkpoint",
     "model_checkpoint",
@@ -34,10 +33,6 @@ __all__ = [
 #: File prefix of the checkpoints the runtime writes: `<model_dir>/ckpt-<global_step>.index`.
 CHECKPOINT_NAME = "ckpt"
 _OBJECT_GRAPH_KEY = "_CHECKPOINTABLE_OBJECT_GRAPH"
-
-
-class TF1CheckpointError(NotImplementedError):
-    """`model_dir` holds a TF1 name-based (`tf.compat.v1.train.Saver`) checkpoint."""
 
 
 def model_checkpoint(model: keras.Model) -> tf.train.Checkpoint:
@@ -56,17 +51,6 @@ def latest_checkpoint(model_dir: str | os.PathLike) -> str | None:
 def is_tf1_checkpoint(path: str) -> bool:
     """Whether the checkpoint at prefix `path` is name-based (TF1 `Saver`) rather than object-based."""
     return _OBJECT_GRAPH_KEY not in tf.train.load_checkpoint(path).get_variable_to_shape_map()
-
-
-def _check_not_tf1(path: str, model_dir: str) -> None:
-    if is_tf1_checkpoint(path):
-        raise TF1CheckpointError(
-            f"The latest checkpoint in model_dir {model_dir!r} is a TF1 name-based checkpoint ({path!r}, "
-            "written by tf.compat.v1.train.Saver / Estimator). tf.train.Checkpoint would restore nothing "
-            "from it, silently. Loading TF1 checkpoints into Keras models comes with tfmigrate's "
-            "checkpoint loader (variable-name and optimizer-slot mapping); until then convert the "
-            "checkpoint, or train in a new model_dir."
-        )
 
 
 def _learning_rate_variable(optimizer: Any) -> Any:

@@ -527,7 +527,8 @@ def fit(
     Raises:
         ValueError: If both `steps` and `max_steps` are given, either is not positive, or the model
             is not compiled or its checkpoint does not match.
-        TF1CheckpointError: If the latest checkpoint in the model directory is a TF1 one.
+        ValueError: If the latest checkpoint in the model directory is a TF1 one that does not fit the
+            model (`tf1_checkpoint.load_tf1_checkpoint` says what is missing; nothing is restored).
         TypeError: For `data` of an unsupported type, a reserved `fit_kwargs` key, or a
             `fit_kwargs` key other than `verbose` when the runtime's engine runs the model.
     """
@@ -650,7 +651,8 @@ def evaluate(
     Raises:
         ValueError: If `steps` is not positive, the model is not compiled, or the model directory
             has no checkpoint for a model that was never trained (as TF1 raised).
-        TF1CheckpointError: If the latest checkpoint in the model directory is a TF1 one.
+        ValueError: If the latest checkpoint in the model directory is a TF1 one that does not fit the
+            model (`tf1_checkpoint.load_tf1_checkpoint` says what is missing; nothing is restored).
         TypeError: For `data` of an unsupported type or a keyword the runtime sets or its engine
             does not take.
     """
@@ -713,7 +715,8 @@ def predict(
     Raises:
         ValueError: If `steps` is not positive, the data is empty, or the model directory has no
             checkpoint for a model that was never trained (as TF1 raised).
-        TF1CheckpointError: If the latest checkpoint in the model directory is a TF1 one.
+        ValueError: If the latest checkpoint in the model directory is a TF1 one that does not fit the
+            model (`tf1_checkpoint.load_tf1_checkpoint` says what is missing; nothing is restored).
         TypeError: For `data` of an unsupported type or a reserved keyword.
     """
     _check_model(model, "predict", compiled=False)
