@@ -21,6 +21,15 @@ def wrap_call(head: str, func: str, args: list[str], indent: str, unit: str = _I
     return [f"{indent}{head}{func}("] + [f"{inner}{arg}," for arg in args] + [f"{indent}){tail}"]
 
 
+def wrap_dict(head: str, items: dict[str, str], indent: str, unit: str = _IND) -> list[str]:
+    """`head + {'k': 'v', ...}` on one line if it fits, else one item per line."""
+    pairs = [f"{k!r}: {v!r}" for k, v in items.items()]
+    one = f"{indent}{head}{{{', '.join(pairs)}}}"
+    if len(one) <= _WIDTH:
+        return [one]
+    return [f"{indent}{head}{{"] + [f"{indent}{unit}{pair}," for pair in pairs] + [f"{indent}}}"]
+
+
 class _Slots:
     """Placeholders for carried-over statements: generated text holds `__tfm_slot_N__`, and the
     parsed result gets the original nodes back, so comments and layout survive the move."""
@@ -57,6 +66,10 @@ def render(plan: Plan, *, tf: str, tfm: str, indent: str = _IND) -> list[cst.Bas
     p = plan.params_name
     doc = f"The forward pass of the TF1 `{plan.fn_name}`, as a Keras model (migrated by tfmigrate)."
     lines = [f"class {plan.class_name}({tf}.keras.Model):", f'{_IND}"""{doc}"""', ""]
+    if plan.tf1_names:
+        lines.append(f"{_IND}# TF1 names of the layers and weights, for loading the original's checkpoints.")
+        lines += wrap_dict("TF1_NAMES = ", plan.tf1_names, _IND, _IND)
+        lines.append("")
     lines.append(f"{_IND}def __init__(self, {p}):")
     lines.append(f"{_IND * 2}super().__init__()")
     if plan.call_uses_params or plan.loss_uses_params or plan.gradient_uses_params or plan.predict_uses_params:
@@ -64,6 +77,8 @@ def render(plan: Plan, *, tf: str, tfm: str, indent: str = _IND) -> list[cst.Bas
     lines += slots.block(plan.init_stmts, 2, _IND)
     for layer in plan.layers:
         lines += wrap_call(f"self.{layer.attr} = ", layer.func, layer.args, _IND * 2, _IND)
+    for attr, args in plan.weights:
+        lines += wrap_call(f"self.{attr} = ", "self.add_weight", args, _IND * 2, _IND)
     for attr, func, args in plan.metrics:
         lines += wrap_call(f"self.{attr} = ", func, args, _IND * 2, _IND)
     lines.append("")

@@ -116,25 +116,144 @@ LAYER_CLASSES = {
     "layers.MaxPooling2D": "MaxPooling2D",
     "layers.AveragePooling2D": "AveragePooling2D",
 }
+# tf.contrib.layers / slim (and `tf_slim`) layer functions -> (Keras class, positional parameters
+# after `inputs`, TF1 -> Keras renames, TF1 defaults to spell out where Keras's differ, TF1's
+# default variable scope, TF1 weight names for the Keras ones, and the call's `training`
+# parameter with its TF1 default).
+CONTRIB_LAYERS: dict[str, tuple[str, tuple[str, ...], dict[str, str], dict[str, str], str, dict[str, str], tuple[str, str] | None]] = {
+    "contrib.layers.fully_connected": (
+        "Dense",
+        ("num_outputs", "activation_fn", "normalizer_fn", "normalizer_params", "weights_initializer",
+         "weights_regularizer", "biases_initializer", "biases_regularizer", "reuse", "variables_collections",
+         "outputs_collections", "trainable", "scope"),
+        {"num_outputs": "units", "activation_fn": "activation", "weights_initializer": "kernel_initializer",
+         "weights_regularizer": "kernel_regularizer", "biases_initializer": "bias_initializer",
+         "biases_regularizer": "bias_regularizer"},
+        {"activation_fn": "{tf}.nn.relu"},
+        "fully_connected",
+        {"kernel": "weights", "bias": "biases"},
+        None,
+    ),
+    "contrib.layers.conv2d": (
+        "Conv2D",
+        ("num_outputs", "kernel_size", "stride", "padding", "data_format", "rate", "activation_fn", "normalizer_fn",
+         "normalizer_params", "weights_initializer", "weights_regularizer", "biases_initializer", "biases_regularizer",
+         "reuse", "variables_collections", "outputs_collections", "trainable", "scope"),
+        {"num_outputs": "filters", "stride": "strides", "rate": "dilation_rate", "activation_fn": "activation",
+         "weights_initializer": "kernel_initializer", "weights_regularizer": "kernel_regularizer",
+         "biases_initializer": "bias_initializer", "biases_regularizer": "bias_regularizer"},
+        {"padding": "'same'", "activation_fn": "{tf}.nn.relu"},
+        "Conv",
+        {"kernel": "weights", "bias": "biases"},
+        None,
+    ),
+    "contrib.layers.max_pool2d": (
+        "MaxPooling2D",
+        ("kernel_size", "stride", "padding", "data_format", "outputs_collections", "scope"),
+        {"kernel_size": "pool_size", "stride": "strides"},
+        {"stride": "2", "padding": "'valid'"},
+        "MaxPool2D",
+        {},
+        None,
+    ),
+    "contrib.layers.avg_pool2d": (
+        "AveragePooling2D",
+        ("kernel_size", "stride", "padding", "data_format", "outputs_collections", "scope"),
+        {"kernel_size": "pool_size", "stride": "strides"},
+        {"stride": "2", "padding": "'valid'"},
+        "AvgPool2D",
+        {},
+        None,
+    ),
+    "contrib.layers.flatten": ("Flatten", ("outputs_collections", "scope"), {}, {}, "Flatten", {}, None),
+    "contrib.layers.dropout": (
+        "Dropout",
+        ("keep_prob", "noise_shape", "is_training", "outputs_collections", "scope", "seed"),
+        {},
+        {"keep_prob": "0.5"},
+        "Dropout",
+        {},
+        ("is_training", "True"),
+    ),
+    # TF1's layer_norm: moments over [begin_norm_axis, rank), epsilon 1e-12 (the runtime's layer).
+    "contrib.layers.layer_norm": (
+        "runtime:layers.LayerNorm",
+        ("center", "scale", "activation_fn", "reuse", "variables_collections", "outputs_collections", "trainable",
+         "begin_norm_axis", "begin_params_axis", "scope"),
+        {"activation_fn": "activation"},
+        {},
+        "LayerNorm",
+        {},
+        None,
+    ),
+}
+CONTRIB_LAYERS["contrib.layers.convolution2d"] = CONTRIB_LAYERS["contrib.layers.conv2d"]
+# `linear` is fully_connected without an activation.
+_fc = CONTRIB_LAYERS["contrib.layers.fully_connected"]
+CONTRIB_LAYERS["contrib.layers.linear"] = (_fc[0], _fc[1], _fc[2], {"activation_fn": "None"}, _fc[4], _fc[5], _fc[6])
+_WEIGHTLESS_LAYERS = {
+    "Dropout", "Flatten", "MaxPooling1D", "MaxPooling2D", "MaxPooling3D", "AveragePooling1D", "AveragePooling2D",
+    "AveragePooling3D",
+}
+
+
+def _one_minus(keep_prob: str) -> str:
+    """slim's `keep_prob` -> Keras's dropout `rate`, folded when it is a literal."""
+    try:
+        return repr(round(1.0 - float(keep_prob), 12))
+    except ValueError:
+        return f"1 - {keep_prob}"
+
+
+_CONTRIB_DROP = {"reuse", "variables_collections", "outputs_collections", "scope", "data_format", "normalizer_params"}
+
+# `tf.get_variable(name, shape, ...)` parameters, in order; the ones Keras's `add_weight` lacks
+# change nothing a migrated model computes (collections, devices, partitioning).
+GET_VARIABLE_PARAMS = (
+    "name", "shape", "dtype", "initializer", "regularizer", "trainable", "collections", "caching_device",
+    "partitioner", "validate_shape", "use_resource", "custom_getter", "constraint", "synchronization", "aggregation",
+)
+_GET_VARIABLE_DROP = {"collections", "caching_device", "partitioner", "validate_shape", "use_resource", "synchronization"}
+VARIABLE_SCOPES = {"variable_scope"}
+NAME_SCOPES = {"name_scope"}
+
 # TF1 arguments of layer constructors that have no Keras 3 counterpart.
 _LAYER_DROP = {"reuse", "_reuse"}
 _CALL_ONLY = {"training"}
 
-# Initializers spelled the TF1 way inside layer arguments -> Keras initializers.
-INITIALIZERS = {
-    "constant_initializer": "Constant",
-    "zeros_initializer": "Zeros",
-    "ones_initializer": "Ones",
-    "glorot_uniform_initializer": "GlorotUniform",
-    "glorot_normal_initializer": "GlorotNormal",
-    "random_normal_initializer": "RandomNormal",
-    "random_uniform_initializer": "RandomUniform",
-    "truncated_normal_initializer": "TruncatedNormal",
-    "initializers.constant": "Constant",
-    "initializers.zeros": "Zeros",
-    "initializers.ones": "Ones",
-    "initializers.glorot_uniform": "GlorotUniform",
+# TF1 initializers -> (Keras initializer, TF1 positional parameters, TF1 defaults to spell out
+# where Keras's differ: TF1's normal/uniform initializers default to stddev 1 and [0, 1), Keras's
+# to 0.05). Random values never match TF1's bit for bit (other generators); the equivalence
+# harness starts such programs from the original's checkpoint instead.
+INITIALIZERS: dict[str, tuple[str, tuple[str, ...], dict[str, str]]] = {
+    "constant_initializer": ("Constant", ("value", "dtype", "verify_shape"), {}),
+    "zeros_initializer": ("Zeros", ("dtype",), {}),
+    "ones_initializer": ("Ones", ("dtype",), {}),
+    "glorot_uniform_initializer": ("GlorotUniform", ("seed", "dtype"), {}),
+    "glorot_normal_initializer": ("GlorotNormal", ("seed", "dtype"), {}),
+    "random_normal_initializer": ("RandomNormal", ("mean", "stddev", "seed", "dtype"), {"stddev": "1.0"}),
+    "random_uniform_initializer": ("RandomUniform", ("minval", "maxval", "seed", "dtype"), {"minval": "0.0", "maxval": "1.0"}),
+    "truncated_normal_initializer": ("TruncatedNormal", ("mean", "stddev", "seed", "dtype"), {"stddev": "1.0"}),
+    "variance_scaling_initializer": ("VarianceScaling", ("scale", "mode", "distribution", "seed", "dtype"), {}),
+    "orthogonal_initializer": ("Orthogonal", ("gain", "seed", "dtype"), {}),
+    "contrib.layers.xavier_initializer": ("GlorotUniform", ("uniform", "seed", "dtype"), {}),
 }
+for _name, _target in (
+    ("constant", "constant_initializer"),
+    ("zeros", "zeros_initializer"),
+    ("ones", "ones_initializer"),
+    ("glorot_uniform", "glorot_uniform_initializer"),
+    ("glorot_normal", "glorot_normal_initializer"),
+    ("random_normal", "random_normal_initializer"),
+    ("random_uniform", "random_uniform_initializer"),
+    ("truncated_normal", "truncated_normal_initializer"),
+    ("variance_scaling", "variance_scaling_initializer"),
+    ("orthogonal", "orthogonal_initializer"),
+):
+    INITIALIZERS[f"initializers.{_name}"] = INITIALIZERS[_target]
+for _name, _cls in (("he_normal", "HeNormal"), ("he_uniform", "HeUniform"), ("lecun_normal", "LecunNormal"), ("lecun_uniform", "LecunUniform")):
+    INITIALIZERS[f"initializers.{_name}"] = (_cls, ("seed",), {})
+_INITIALIZER_DROP = {"dtype", "verify_shape"}
 
 # tf.contrib.layers regularizers -> Keras ones. TF1's l2_regularizer(s) is s * sum(w**2) / 2
 # (nn.l2_loss); Keras's L2(l) is l * sum(w**2): halving is exact in float32.
@@ -329,6 +448,10 @@ class Plan:
     labels_name: str = "labels"
     loss_uses_params: bool = False
     layers: list[Layer] = field(default_factory=list)
+    # `tf.get_variable`s: (attribute, `add_weight` arguments); TF1 names of attributes (or
+    # `attribute/weight`) that the attribute name alone does not give.
+    weights: list[tuple[str, list[str]]] = field(default_factory=list)
+    tf1_names: dict[str, str] = field(default_factory=dict)
     init_stmts: list[cst.SimpleStatementLine] = field(default_factory=list)
     call_stmts: list[cst.SimpleStatementLine] = field(default_factory=list)
     call_uses_params: bool = False
@@ -411,6 +534,13 @@ class ModelFnAnalyzer:
         self.predict_stmts: list[cst.SimpleStatementLine] = []
         self.eval_metrics_expr: cst.BaseExpression | None = None
         self.eval_metric_ops_expr: cst.BaseExpression | None = None
+        # `tf.variable_scope` nesting: statement -> the TF1 scope its variables are created in.
+        self.scope_of: dict[int, str] = {}
+        self.scope_counts: dict[str, int] = {}
+        # `w = tf.get_variable(...)`: local name -> model attribute; attribute (or attribute/weight)
+        # -> TF1 variable name, for the runtime's TF1 checkpoint loader.
+        self.variables: dict[str, str] = {}
+        self.tf1_names: dict[str, str] = {}
 
     # -- helpers --------------------------------------------------------------------------
     def code(self, node: cst.CSTNode) -> str:
@@ -439,9 +569,11 @@ class ModelFnAnalyzer:
         return None
 
     # -- statement flattening ---------------------------------------------------------------
-    def _flatten(self, body: list[cst.BaseStatement], out: list[cst.SimpleStatementLine]) -> None:
+    def _flatten(self, body: list[cst.BaseStatement], out: list[cst.SimpleStatementLine], scope: str = "") -> None:
         for stmt in body:
             if isinstance(stmt, cst.SimpleStatementLine):
+                if scope:
+                    self.scope_of[id(stmt)] = scope
                 out.append(stmt)
                 continue
             if isinstance(stmt, cst.FunctionDef):
@@ -452,11 +584,11 @@ class ModelFnAnalyzer:
                     continue
                 mode = self.is_mode_compare(stmt.test)
                 if mode == (True, "estimator.ModeKeys.TRAIN") and stmt.orelse is None:
-                    self._flatten(list(stmt.body.body), out)  # type: ignore[attr-defined]
+                    self._flatten(list(stmt.body.body), out, scope)  # type: ignore[attr-defined]
                     continue
                 if mode == (True, "estimator.ModeKeys.EVAL") and stmt.orelse is None:
                     inner: list[cst.SimpleStatementLine] = []
-                    self._flatten(list(stmt.body.body), inner)  # type: ignore[attr-defined]
+                    self._flatten(list(stmt.body.body), inner, scope)  # type: ignore[attr-defined]
                     if not inner or not isinstance(inner[-1].body[0], cst.Return) or self.eval_return is not None:
                         raise Unsupported("a `mode == ModeKeys.EVAL` branch that does not end with `return <spec>`")
                     self.eval_return = inner[-1].body[0]  # type: ignore[assignment]
@@ -464,7 +596,7 @@ class ModelFnAnalyzer:
                     continue
                 if mode == (True, "estimator.ModeKeys.PREDICT") and stmt.orelse is None and self.predict_return is None:
                     inner = []
-                    self._flatten(list(stmt.body.body), inner)  # type: ignore[attr-defined]
+                    self._flatten(list(stmt.body.body), inner, scope)  # type: ignore[attr-defined]
                     if not inner or not isinstance(inner[-1].body[0], cst.Return):
                         raise Unsupported("a `mode == ModeKeys.PREDICT` branch that does not end with `return <spec>`")
                     self.predict_return = inner[-1].body[0]  # type: ignore[assignment]
@@ -474,9 +606,14 @@ class ModelFnAnalyzer:
                     op = "==" if mode[0] else "!="
                     raise Unsupported(f"a `mode {op} ModeKeys.{mode[1].rsplit('.', 1)[-1]}` branch in model_fn")
                 raise Unsupported("an `if` in model_fn that is not a TRAIN-mode or use_tpu switch")
-            if isinstance(stmt, cst.With) and self._update_ops_block(stmt):
-                self._flatten(list(stmt.body.body), out)  # type: ignore[attr-defined]
-                continue
+            if isinstance(stmt, cst.With):
+                if self._update_ops_block(stmt):
+                    self._flatten(list(stmt.body.body), out, scope)  # type: ignore[attr-defined]
+                    continue
+                inner_scope = self._scope_block(stmt, scope)
+                if inner_scope is not None:
+                    self._flatten(list(stmt.body.body), out, inner_scope)  # type: ignore[attr-defined]
+                    continue
             raise Unsupported(f"`{type(stmt).__name__}` statement in model_fn")
 
     def _update_ops_block(self, stmt: cst.With) -> bool:
@@ -496,6 +633,98 @@ class ModelFnAnalyzer:
             self.update_ops_dependency = True
             return True
         return False
+
+    def _scope_block(self, stmt: cst.With, scope: str) -> str | None:
+        """`with tf.variable_scope('name'):` -> the nested TF1 scope; `tf.name_scope` -> unchanged
+        (it names ops, not variables); anything else -> None."""
+        if len(stmt.items) != 1:
+            return None
+        call = stmt.items[0].item
+        if not isinstance(call, cst.Call):
+            return None
+        key = self.canonical(call.func)
+        if key in NAME_SCOPES:
+            return scope
+        if key not in VARIABLE_SCOPES:
+            return None
+        if stmt.items[0].asname is not None:
+            raise Unsupported("`with tf.variable_scope(...) as scope:` (the scope object) is not migrated")
+        bound = _bind(call, ("name_or_scope", "default_name", "values", "initializer", "regularizer", "caching_device",
+                             "partitioner", "custom_getter", "reuse", "dtype", "use_resource", "constraint", "auxiliary_name_scope"))
+        if bound is None:
+            raise Unsupported("unexpected arguments to `tf.variable_scope`")
+        for name in ("initializer", "regularizer", "custom_getter", "dtype", "constraint"):
+            if name in bound:
+                raise Unsupported(f"`tf.variable_scope({name}=...)` is not migrated (set it on each variable)")
+        reuse = bound.get("reuse")
+        if reuse is not None and not (isinstance(reuse, cst.Name) and reuse.value in ("None", "False")):
+            raise Unsupported("`tf.variable_scope(reuse=...)`: shared variables are not migrated yet")
+        name = bound.get("name_or_scope")
+        if isinstance(name, cst.SimpleString):
+            leaf = str(name.evaluated_value)
+        elif (name is None or (isinstance(name, cst.Name) and name.value == "None")) and isinstance(
+            bound.get("default_name"), cst.SimpleString
+        ):
+            # A default name is made unique in its parent scope, as TF1 did.
+            base = f"{scope}/{bound['default_name'].evaluated_value}" if scope else str(bound["default_name"].evaluated_value)  # type: ignore[union-attr]
+            count = self.scope_counts.get(base, 0)
+            self.scope_counts[base] = count + 1
+            return base if count == 0 else f"{base}_{count}"
+        else:
+            raise Unsupported("`tf.variable_scope` with a name that is not a string literal")
+        return f"{scope}/{leaf}" if scope else leaf
+
+    def tf1_layer_name(self, base: str, scope: str) -> tuple[str, str]:
+        """(model attribute, TF1 scope) for a layer TF1 named `base` inside `scope`: TF1 made layer
+        names unique per enclosing variable scope (`dense`, `dense_1`, `block/dense`)."""
+        full = f"{scope}/{base}" if scope else base
+        count = self.scope_counts.get(full, 0)
+        self.scope_counts[full] = count + 1
+        tf1 = full if count == 0 else f"{full}_{count}"
+        return self.unique_attr(_attr_name(tf1) or "layer"), tf1
+
+    def unique_attr(self, base: str) -> str:
+        count = self.layer_attrs.get(base, 0)
+        self.layer_attrs[base] = count + 1
+        return base if count == 0 else f"{base}_{count}"
+
+    def _variable(self, st: "_Stmt", call: cst.Call) -> tuple[str, list[str], set[str]]:
+        """`w = tf.get_variable('w', shape, initializer=...)` -> (attribute, `add_weight` arguments,
+        names the arguments read)."""
+        if not isinstance(st.small, cst.Assign) or len(st.defs) != 1 or len(st.small.targets) != 1:
+            raise Unsupported("`tf.get_variable` whose result is not assigned to one name")
+        bound = _bind(call, GET_VARIABLE_PARAMS)
+        if bound is None or not isinstance(bound.get("name"), cst.SimpleString):
+            raise Unsupported("`tf.get_variable` without a string-literal name")
+        if "custom_getter" in bound:
+            raise Unsupported("`tf.get_variable(custom_getter=...)` is not migrated")
+        scope = self.scope_of.get(id(st.node), "")
+        leaf = str(bound.pop("name").evaluated_value)  # type: ignore[union-attr]
+        tf1 = f"{scope}/{leaf}" if scope else leaf
+        attr = self.unique_attr(_attr_name(tf1) or "weight")
+        if attr != tf1:
+            self.tf1_names[attr] = tf1
+        args = [f"name={leaf!r}"]
+        initializer = bound.pop("initializer", None)
+        shape = bound.pop("shape", None)
+        if shape is not None:
+            args.append(f"shape={self.code(shape)}")
+        if initializer is not None and not (isinstance(initializer, cst.Name) and initializer.value == "None"):
+            text = self.code(initializer.visit(_InitializerRewriter(self)))
+            if shape is None:
+                # No shape: TF1 took the initial value (and its shape) from `initializer`.
+                args.append(f"shape={self.tf}.convert_to_tensor({text}).shape")
+                text = f"{self.tf}.keras.initializers.Constant({text})"
+            args.append(f"initializer={text}")
+        elif shape is None:
+            raise Unsupported("`tf.get_variable` with neither a shape nor an initial value")
+        for name, value in bound.items():
+            if name in _GET_VARIABLE_DROP:
+                continue
+            args.append(f"{name}={self.code(value.visit(_InitializerRewriter(self)))}")
+        uses = names_in(cst.parse_expression(f"f({', '.join(args)})")) - {"f"}
+        self.variables[next(iter(st.defs))] = attr
+        return attr, args, uses
 
     def _is_update_ops(self, node: cst.BaseExpression) -> bool:
         """`tf.get_collection(tf.GraphKeys.UPDATE_OPS)`."""
@@ -579,10 +808,15 @@ class ModelFnAnalyzer:
         schedule_nodes: dict[int, cst.SimpleStatementLine] = {}
         self.schedule_names: set[str] = set()
         update_ops_defined: set[str] = set()
+        weights: list[tuple[str, list[str], set[str]]] = []
         for st in stmts:
             value = getattr(st.small, "value", None)
             if isinstance(value, cst.Call):
                 key = self.canonical(value.func)
+                if key == "get_variable":
+                    st.kind = "variable"
+                    weights.append(self._variable(st, value))
+                    continue
                 if key in METRICS and isinstance(st.small, cst.Assign):
                     st.kind = "metricop"
                     continue
@@ -633,7 +867,7 @@ class ModelFnAnalyzer:
                 raise Unsupported("the optimizer or global step is used beyond `minimize`/`apply_gradients`")
 
         # Data flow: forward (features), loss (labels), pure.
-        forward: set[str] = {self.features}
+        forward: set[str] = {self.features} | set(self.variables)
         label_names: set[str] = {self.labels} if self.labels else set()
         mode_names: set[str] = {self.mode} if self.mode else set()
         for st in stmts:
@@ -666,7 +900,7 @@ class ModelFnAnalyzer:
 
         # The model output: forward names the loss statements read.
         loss_stmts = [st for st in stmts if st.kind == "loss"]
-        outputs = sorted(set().union(*(st.uses for st in loss_stmts)) & (forward - {self.features}))
+        outputs = sorted(set().union(*(st.uses for st in loss_stmts)) & (forward - {self.features} - set(self.variables)))
         if len(outputs) != 1:
             raise Unsupported(f"the loss reads {len(outputs)} model outputs; one is supported")
         plan.output = outputs[0]
@@ -714,6 +948,7 @@ class ModelFnAnalyzer:
         layer_uses: set[str] = set()
         for st in stmts:
             if st.kind == "forward":
+                rewriter.scope = self.scope_of.get(id(st.node), "")
                 call_lines.append(st.node.visit(rewriter))
             elif st.kind == "pure" and any(st in needed_pure(f.uses) for f in forward_stmts):
                 call_lines.append(st.node)
@@ -727,7 +962,15 @@ class ModelFnAnalyzer:
         if bad:
             raise Unsupported(f"layer arguments depend on tensors ({', '.join(sorted(bad))}); cannot build the layer once")
         plan.layers = [Layer(attr, func, args) for attr, _, (func, args) in rewriter.layers]
-        plan.init_stmts = [st.node for st in needed_pure(layer_uses)]
+        plan.weights = [(attr, args) for attr, args, _ in weights]
+        for _, _, uses in weights:
+            layer_uses |= uses
+        bad = set().union(set(), *(uses for _, _, uses in weights)) & (forward | label_names)
+        if bad:
+            raise Unsupported(f"`tf.get_variable` arguments depend on tensors ({', '.join(sorted(bad))})")
+        plan.tf1_names = dict(self.tf1_names)
+        init_rewriter = _InitializerRewriter(self)
+        plan.init_stmts = [st.node.visit(init_rewriter) for st in needed_pure(layer_uses)]
         plan.call_stmts = call_lines
         call_names = set().union(set(), *(names_in(node) for node in call_lines))
         plan.call_uses_params = self.params in call_names
@@ -740,6 +983,7 @@ class ModelFnAnalyzer:
         if not reads_regularization:
             for layer in plan.layers:
                 layer.args = [a for a in layer.args if not re.match(r"\w*_regularizer=", a)]
+            plan.weights = [(attr, [a for a in args if not a.startswith("regularizer=")]) for attr, args in plan.weights]
 
         # Loss.
         keras_loss = self._keras_loss(loss_stmts, plan.output, loss_name)
@@ -1158,7 +1402,11 @@ def _calls(node: cst.CSTNode, analyzer: "ModelFnAnalyzer", keys: set[str]) -> bo
 
 def _creates_layer(node: cst.CSTNode, analyzer: "ModelFnAnalyzer") -> bool:
     """A TF1 or Keras layer (function or class) used inside `node`."""
-    return _any_call(node, lambda call: (analyzer.canonical(call.func) or "").startswith(("layers.", "keras.layers.")))
+    return _any_call(
+        node,
+        lambda call: (analyzer.canonical(call.func) or "").startswith(("layers.", "keras.layers."))
+        or analyzer.canonical(call.func) in CONTRIB_LAYERS,
+    )
 
 
 def _is_docstring(stmt: cst.BaseStatement) -> bool:
@@ -1198,16 +1446,25 @@ class _ForwardRewriter(cst.CSTTransformer):
         self.layers: list[tuple[str, set[str], tuple[str, list[str]]]] = []
         self.uses_labels = False
         self.pending_ctors: set[int] = set()
+        self.scope = ""  # the TF1 variable scope of the statement being rewritten
+        self.refs = _VariableRefs(analyzer)
 
-    def _attr(self, base: str) -> str:
-        count = self.a.layer_attrs.get(base, 0)
-        self.a.layer_attrs[base] = count + 1
-        return base if count == 0 else f"{base}_{count}"
+    def _attr(self, base: str, cls: str) -> str:
+        attr, tf1 = self.a.tf1_layer_name(base, self.scope)
+        if attr != tf1 and cls not in _WEIGHTLESS_LAYERS:
+            self.a.tf1_names[attr] = tf1
+        return attr
+
+    def visit_Attribute(self, node: cst.Attribute) -> bool:
+        return self.refs.visit_Attribute(node)
+
+    def visit_Arg(self, node: cst.Arg) -> bool:
+        return self.refs.visit_Arg(node)
 
     def leave_Name(self, original: cst.Name, updated: cst.Name) -> cst.BaseExpression:
         if self.a.labels and original.value == self.a.labels:
             self.uses_labels = True
-        return updated
+        return self.refs.leave_Name(original, updated)
 
     def leave_Comparison(self, original: cst.Comparison, updated: cst.Comparison) -> cst.BaseExpression:
         mode = self.a.is_mode_compare(original)
@@ -1222,6 +1479,8 @@ class _ForwardRewriter(cst.CSTTransformer):
         key = self.a.canonical(original.func)
         if key in FUNCTIONAL_LAYERS:
             return self._functional(key, updated)
+        if key in CONTRIB_LAYERS:
+            return self._contrib(key, updated)
         if isinstance(original.func, cst.Call):
             inner = self.a.canonical(original.func.func)
             cls = LAYER_CLASSES.get(inner or "") or (inner.rsplit(".", 1)[-1] if inner and inner.startswith("keras.layers.") else None)
@@ -1230,13 +1489,16 @@ class _ForwardRewriter(cst.CSTTransformer):
                 ctor_call = updated.func
                 assert isinstance(ctor_call, cst.Call)
                 ctor_args = [a for a in ctor_call.args if not (a.keyword and a.keyword.value in _LAYER_DROP)]
-                attr = self._attr(_snake(cls))
+                attr = self._attr(_snake(cls), cls)
                 self._add_layer(attr, cls, ctor_args)
                 return updated.with_changes(func=cst.parse_expression(f"self.{attr}"))
         if key in LAYER_CLASSES or (key or "").startswith("keras.layers."):
             self.pending_ctors.add(id(original))  # consumed by the enclosing `Layer(...)(x)` call
             return updated
-        if key is not None and key.startswith("layers."):
+        if key is not None and (
+            key.startswith("layers.")
+            or (key.startswith("contrib.layers.") and key not in INITIALIZERS and key not in REGULARIZERS)
+        ):
             raise Unsupported(f"`tf.{key}` is not migrated yet")
         return updated
 
@@ -1261,8 +1523,65 @@ class _ForwardRewriter(cst.CSTTransformer):
         base = _snake(cls)
         if isinstance(name_arg, cst.SimpleString) and name_arg.evaluated_value.isidentifier():  # type: ignore[union-attr]
             base = name_arg.evaluated_value  # type: ignore[assignment,union-attr]
-        attr = self._attr(base)
+        attr = self._attr(base, cls)
         self._add_layer(attr, cls, ctor_args)
+        return cst.Call(func=cst.parse_expression(f"self.{attr}"), args=call_args)
+
+    def _contrib(self, key: str, call: cst.Call) -> cst.BaseExpression:
+        """`tf.contrib.layers.fully_connected(x, 10, scope='fc')` (and slim's) -> a Keras layer
+        built once, its TF1 variable names (`fc/weights`) recorded for the checkpoint loader."""
+        cls, positional, renames, defaults, default_scope, weight_names, training = CONTRIB_LAYERS[key]
+        bound = _bind(call, ("inputs",) + positional)
+        if bound is None or "inputs" not in bound:
+            raise Unsupported(f"unexpected arguments to `tf.{key}`")
+        for name in ("normalizer_fn", "normalizer_params"):
+            value = bound.get(name)
+            if value is not None and not (isinstance(value, cst.Name) and value.value == "None"):
+                raise Unsupported(f"`tf.{key}({name}=...)` is not migrated yet")
+        data_format = bound.get("data_format")
+        if data_format is not None and not (
+            isinstance(data_format, cst.SimpleString) and data_format.evaluated_value in ("NHWC", "NWC", "NDHWC")
+        ) and not (isinstance(data_format, cst.Name) and data_format.value == "None"):
+            raise Unsupported(f"`tf.{key}(data_format=...)` other than channels-last is not migrated")
+        inputs = bound.pop("inputs")
+        call_args = [cst.Arg(inputs)]
+        if training is not None:
+            param, default = training
+            value = bound.pop(param, None)
+            call_args.append(cst.Arg(value if value is not None else cst.Name(default), keyword=cst.Name("training"), equal=_EQ))
+        scope_arg = bound.pop("scope", None)
+        if scope_arg is not None and not (isinstance(scope_arg, cst.Name) and scope_arg.value == "None"):
+            if not isinstance(scope_arg, cst.SimpleString):
+                raise Unsupported(f"`tf.{key}(scope=...)` is not a string literal")
+            base = str(scope_arg.evaluated_value)
+        else:
+            base = default_scope
+        attr, tf1 = self.a.tf1_layer_name(base, self.scope)
+        for keras_name, tf1_name in weight_names.items():
+            self.a.tf1_names[f"{attr}/{keras_name}"] = f"{tf1}/{tf1_name}"
+        if not weight_names and attr != tf1 and cls not in _WEIGHTLESS_LAYERS:
+            self.a.tf1_names[attr] = tf1
+        ctor: list[cst.Arg] = []
+        for name, value in bound.items():
+            if name in _CONTRIB_DROP:
+                continue
+            if name == "keep_prob":
+                ctor.append(cst.Arg(cst.parse_expression(_one_minus(self.a.code(value))), keyword=cst.Name("rate"), equal=_EQ))
+                continue
+            if name == "biases_initializer" and isinstance(value, cst.Name) and value.value == "None":
+                ctor.append(cst.Arg(cst.Name("False"), keyword=cst.Name("use_bias"), equal=_EQ))
+                continue
+            if name == "activation_fn" and isinstance(value, cst.Name) and value.value == "None":
+                continue
+            ctor.append(cst.Arg(value, keyword=cst.Name(renames.get(name, name)), equal=_EQ))
+        for name, text in defaults.items():
+            if name in bound:
+                continue
+            if name == "keep_prob":
+                ctor.append(cst.Arg(cst.parse_expression(_one_minus(text)), keyword=cst.Name("rate"), equal=_EQ))
+            elif text != "None":
+                ctor.append(cst.Arg(cst.parse_expression(text.format(tf=self.a.tf)), keyword=cst.Name(renames.get(name, name)), equal=_EQ))
+        self._add_layer(attr, cls, ctor)
         return cst.Call(func=cst.parse_expression(f"self.{attr}"), args=call_args)
 
     def _add_layer(self, attr: str, cls: str, args: list[cst.Arg]) -> None:
@@ -1285,6 +1604,12 @@ class _ForwardRewriter(cst.CSTTransformer):
 _EQ = cst.AssignEqual(whitespace_before=cst.SimpleWhitespace(""), whitespace_after=cst.SimpleWhitespace(""))
 
 
+def _attr_name(tf1: str) -> str:
+    """A Python attribute name for a TF1 scope or variable name: `encoder/LayerNorm` -> `encoder_layer_norm`."""
+    name = re.sub(r"(?<=[a-z])([A-Z])", r"_\1", tf1.replace("/", "_")).lower()
+    return re.sub(r"\W+", "_", name).strip("_")
+
+
 def _snake(cls: str) -> str:
     cls = cls.rsplit(".", 1)[-1]
     name = re.sub(r"(?<=[a-z0-9])([A-Z])", r"_\1", cls).lower()
@@ -1303,10 +1628,34 @@ class _InitializerRewriter(cst.CSTTransformer):
     def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
         key = self.a.canonical(original.func)
         if key in INITIALIZERS:
-            args = [a for a in updated.args if not (a.keyword and a.keyword.value in ("dtype", "verify_shape"))]
-            return updated.with_changes(
-                func=cst.parse_expression(f"{self.a.tf}.keras.initializers.{INITIALIZERS[key]}"), args=args
-            )
+            cls, positional, defaults = INITIALIZERS[key]
+            bound = _bind(updated, positional)
+            if bound is None:
+                raise Unsupported(f"unexpected arguments to `tf.{key}`")
+            if key == "contrib.layers.xavier_initializer" and "uniform" in bound:
+                uniform = bound.pop("uniform")
+                if not isinstance(uniform, cst.Name) or uniform.value not in ("True", "False"):
+                    raise Unsupported("`xavier_initializer(uniform=...)` is not a literal")
+                cls = "GlorotUniform" if uniform.value == "True" else "GlorotNormal"
+            distribution = bound.get("distribution")
+            if isinstance(distribution, cst.SimpleString) and distribution.evaluated_value == "normal":
+                # TF1's "normal" was a truncated normal.
+                bound["distribution"] = cst.SimpleString('"truncated_normal"')
+            # Positional arguments stay positional while they line up with Keras's parameters.
+            positional_ok = key != "contrib.layers.xavier_initializer"
+            args = []
+            for arg in updated.args:
+                name = arg.keyword.value if arg.keyword else positional[len(args)] if positional_ok else ""
+                if arg.keyword is None and positional_ok and name not in _INITIALIZER_DROP:
+                    args.append(self.a.code(bound[name]))
+                    continue
+                positional_ok = False
+                break
+            for name, value in list(bound.items())[len(args):]:
+                if name not in _INITIALIZER_DROP:
+                    args.append(f"{name}={self.a.code(value)}")
+            args += [f"{k}={v}" for k, v in defaults.items() if k not in bound]
+            return cst.parse_expression(f"{self.a.tf}.keras.initializers.{cls}({', '.join(args)})")
         if key in REGULARIZERS:
             cls, factor = REGULARIZERS[key]
             args = [a for a in updated.args if not (a.keyword and a.keyword.value == "scope")]
@@ -1369,12 +1718,32 @@ class _GradientRewriter(cst.CSTTransformer):
         return updated
 
 
-class _LossRewriter(cst.CSTTransformer):
-    """TF1 `tf.losses.*` calls in a loss that has no plain Keras form -> the runtime's TF1-faithful ones."""
+class _VariableRefs(cst.CSTTransformer):
+    """Names bound by `tf.get_variable` -> the model attributes holding the weights."""
 
     def __init__(self, analyzer: ModelFnAnalyzer) -> None:
         super().__init__()
         self.a = analyzer
+        self.skip: set[int] = set()  # attribute names and keywords are not references
+
+    def visit_Attribute(self, node: cst.Attribute) -> bool:
+        self.skip.add(id(node.attr))
+        return True
+
+    def visit_Arg(self, node: cst.Arg) -> bool:
+        if node.keyword is not None:
+            self.skip.add(id(node.keyword))
+        return True
+
+    def leave_Name(self, original: cst.Name, updated: cst.Name) -> cst.BaseExpression:
+        attr = self.a.variables.get(original.value)
+        if attr is None or id(original) in self.skip:
+            return updated
+        return cst.Attribute(value=cst.Name("self"), attr=cst.Name(attr))
+
+
+class _LossRewriter(_VariableRefs):
+    """TF1 `tf.losses.*` calls in a loss that has no plain Keras form -> the runtime's TF1-faithful ones."""
 
     def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
         key = self.a.canonical(original.func)

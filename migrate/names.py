@@ -33,6 +33,7 @@ _CONTRIB_FOLDS = {
     "tensorflow.contrib.tpu.python.tpu.tpu_config.TPUConfig": "estimator.tpu.TPUConfig",
     "tensorflow.contrib.tpu.python.tpu.tpu_optimizer.CrossShardOptimizer": "tpu.CrossShardOptimizer",
 }
+_SLIM_PREFIXES = ("tensorflow.contrib.slim.", "tensorflow.contrib.layers.", "tf_slim.")
 _ESTIMATOR_PKG_PREFIXES = (
     "tensorflow_estimator.compat.v1.estimator.",
     "tensorflow_estimator.estimator.",
@@ -133,12 +134,19 @@ class AliasTable:
         return canonical_name(full) if full else None
 
     def mentions_tensorflow(self) -> bool:
-        return any(v.startswith(("tensorflow", "tensorflow_estimator")) for v in self.aliases.values())
+        return any(v.startswith(("tensorflow", "tensorflow_estimator", "tf_slim")) for v in self.aliases.values())
 
 
 def canonical_name(full: str) -> str | None:
     if full in _CONTRIB_FOLDS:
         return _CONTRIB_FOLDS[full]
+    for prefix in _SLIM_PREFIXES:
+        if full.startswith(prefix):
+            # slim's layers are contrib.layers' (and `tf_slim` is where they went after TF1).
+            rest = full[len(prefix):]
+            while rest.startswith("layers."):
+                rest = rest[len("layers."):]
+            return "contrib.layers." + rest
     for prefix in _ESTIMATOR_PKG_PREFIXES:
         if full.startswith(prefix):
             return "estimator." + full[len(prefix):]

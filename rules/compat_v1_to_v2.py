@@ -152,6 +152,9 @@ class CompatV1ToV2(Rule):
                 changed = True
             elif full in ("tensorflow.compat.v1", "tensorflow.compat.v2") and local:
                 self.ctx.drop_import_if_unused(full, asname=local)
+            elif full == "tf_slim" or full.startswith(("tf_slim.", "tensorflow.contrib.")):
+                # slim/contrib layers the migration replaced leave their import unused.
+                self.ctx.drop_import_if_unused(full, asname=local)
             names.append(alias)
         if changed:
             self.mark_changed()

@@ -6,6 +6,10 @@
     inputs took the non-fused path, biased like Keras. TF1 also updated the moving statistics only
     when the train op depended on `tf.GraphKeys.UPDATE_OPS`; `update_moving_statistics=False`
     reproduces a model_fn that never added that dependency.
+  * `LayerNorm`: `tf.contrib.layers.layer_norm` (slim's, BERT's): moments over the axes from
+    `begin_norm_axis` on, `beta`/`gamma` over the axes from `begin_params_axis` on, epsilon 1e-12,
+    computed with `tf.nn.moments` + `tf.nn.batch_normalization` as TF1 did. Keras's
+    `LayerNormalization` defaults to epsilon 1e-3 and ties both axes together.
 """
 
 from __future__ import annotations
@@ -70,4 +74,56 @@ class BatchNormalization(keras.layers.BatchNormalization):
     def get_config(self):
         config = super().get_config()
         config.update(fused=self.fused, update_moving_statistics=self.update_moving_statistics)
+        return config
+
+
+class LayerNorm(keras.layers.Layer):
+    """`tf.contrib.layers.layer_norm` as a Keras layer (TF1 arithmetic; weights `beta`, `gamma`).
+
+    Args:
+      center: add the learned offset `beta`.
+      scale: multiply by the learned `gamma`.
+      activation: applied to the output, or None.
+      begin_norm_axis: first axis the moments are taken over (negative counts from the end).
+      begin_params_axis: first axis of `beta`/`gamma`'s shape.
+      **kwargs: `keras.layers.Layer` arguments (`trainable`, `name`, `dtype`).
+    """
+
+    def __init__(self, center=True, scale=True, activation=None, begin_norm_axis=1, begin_params_axis=-1, **kwargs):
+        super().__init__(**kwargs)
+        self.center = bool(center)
+        self.scale = bool(scale)
+        self.activation = keras.activations.get(activation)
+        self.begin_norm_axis = int(begin_norm_axis)
+        self.begin_params_axis = int(begin_params_axis)
+
+    def build(self, input_shape):
+        rank = len(input_shape)
+        if rank is None or rank < 1:
+            raise ValueError(f"LayerNorm needs inputs of known rank, got shape {input_shape}")
+        params_axis = self.begin_params_axis % rank
+        params_shape = tuple(input_shape[params_axis:])
+        if any(dim is None for dim in params_shape):
+            raise ValueError(f"LayerNorm: axes from {self.begin_params_axis} of {input_shape} must be known")
+        self.beta = self.add_weight(name="beta", shape=params_shape, initializer="zeros") if self.center else None
+        self.gamma = self.add_weight(name="gamma", shape=params_shape, initializer="ones") if self.scale else None
+
+    def call(self, inputs):
+        rank = len(inputs.shape)
+        norm_axes = list(range(self.begin_norm_axis % rank, rank))
+        mean, variance = tf.nn.moments(inputs, norm_axes, keepdims=True)
+        outputs = tf.nn.batch_normalization(
+            inputs, mean, variance, offset=self.beta, scale=self.gamma, variance_epsilon=1e-12
+        )
+        return self.activation(outputs) if self.activation is not None else outputs
+
+    def get_config(self):
+        config = super().get_config()
+        config.update(
+            center=self.center,
+            scale=self.scale,
+            activation=keras.activations.serialize(self.activation) if self.activation else None,
+            begin_norm_axis=self.begin_norm_axis,
+            begin_params_axis=self.begin_params_axis,
+        )
         return config

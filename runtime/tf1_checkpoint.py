@@ -5,7 +5,9 @@
 
   * **Weights.** A migrated model holds its layers as attributes named as TF1 named the layers'
     variable scopes (`self.dense`, `self.dense_1`, `self.hidden`: `tf.layers` auto-naming or the
-    explicit `name=`), so `<attribute>/<weight>` is the TF1 name: `dense_1/kernel`. An
+    explicit `name=`), so `<attribute>/<weight>` is the TF1 name: `dense_1/kernel`. Where it is
+    not (`variable_scope` prefixes, slim's `weights`/`biases`, `tf.get_variable`s held by the
+    model), the model class's `TF1_NAMES` maps `attribute` or `attribute/weight` to it. An
     `assignment_map` in `init_from_checkpoint` syntax (`{'old_scope/': 'new_scope/'}`, or
     variable to variable) rewrites TF1 names first.
   * **Optimizer slots**, by optimizer: Adam `<v>/Adam`, `<v>/Adam_1`, `beta1_power`,
@@ -42,14 +44,22 @@ class LoadReport:
 
 
 def tf1_variable_names(model: keras.Model) -> dict[str, Any]:
-    """TF1 name -> model variable, from the model's layer attributes (see the module docstring)."""
+    """TF1 name -> model variable, from the model's layer and weight attributes (see the module
+    docstring), renamed by the model's `TF1_NAMES` where the codemod recorded other TF1 names."""
     names: dict[str, Any] = {}
-    layers = [(attr, value) for attr, value in vars(model).items() if not attr.startswith("_") and isinstance(value, keras.layers.Layer)]
-    if not layers:  # Sequential/functional models: the layers' own names are the scopes.
+    renames: dict[str, str] = dict(getattr(type(model), "TF1_NAMES", {}) or {})
+    attrs = [(attr, value) for attr, value in vars(model).items() if not attr.startswith("_")]
+    layers = [(attr, value) for attr, value in attrs if isinstance(value, keras.layers.Layer)]
+    weights = [(attr, value) for attr, value in attrs if isinstance(value, keras.Variable)]
+    if not layers and not weights:  # Sequential/functional models: the layers' own names are the scopes.
         layers = [(layer.name, layer) for layer in model.layers]
-    for scope, layer in layers:
+    for attr, layer in layers:
+        scope = renames.get(attr, attr)
         for weight in layer.weights:
-            names[f"{scope}/{weight.name.split('/')[-1]}"] = weight
+            leaf = weight.name.split("/")[-1]
+            names[renames.get(f"{attr}/{leaf}", f"{scope}/{leaf}")] = weight
+    for attr, weight in weights:  # `tf.get_variable`s, migrated to `add_weight`
+        names[renames.get(attr, attr)] = weight
     return names
 
 

@@ -17,7 +17,12 @@ import sys
 from pathlib import Path
 
 ORACLE_PINS = ("tensorflow-cpu==2.15.1", "tensorflow-estimator==2.15.0")
+# Packages TF1 programs imported beside TF: `tf_slim` is where `tf.contrib.layers`/slim went (the
+# oracle runs contrib-era layer code from it). Installed on top of the pinned TF, so adding one
+# does not rebuild the venv.
+ORACLE_EXTRAS = ("tf-slim==1.1.0",)
 _MARKER = ".tfmigrate-oracle"
+_EXTRAS_MARKER = ".tfmigrate-oracle-extras"
 
 
 def cache_dir() -> Path:
@@ -43,6 +48,7 @@ def oracle_python() -> Path:
         fcntl.flock(lock, fcntl.LOCK_EX)
         marker = root / _MARKER
         if python.exists() and marker.exists() and marker.read_text() == _spec() and _imports_ok(python):
+            _install_extras(python)
             return python
         if root.exists():
             shutil.rmtree(root)
@@ -55,7 +61,20 @@ def oracle_python() -> Path:
         if not _imports_ok(python):
             raise RuntimeError(f"the oracle venv at {root} was built but cannot import tf.compat.v1.estimator.tpu")
         marker.write_text(_spec())
+        _install_extras(python)
     return python
+
+
+def _install_extras(python: Path) -> None:
+    marker = python.parent.parent / _EXTRAS_MARKER
+    want = " ".join(ORACLE_EXTRAS)
+    if marker.exists() and marker.read_text() == want:
+        return
+    subprocess.run(
+        [str(python), "-m", "pip", "install", "--quiet", "--disable-pip-version-check", "--no-deps", *ORACLE_EXTRAS],
+        check=True,
+    )
+    marker.write_text(want)
 
 
 def _imports_ok(python: Path) -> bool:

@@ -70,3 +70,52 @@ def test_no_update_ops_keeps_moving_statistics() -> None:
     layer(tf.constant(X4[0]), training=True)
     np.testing.assert_array_equal(layer.moving_mean.numpy(), np.zeros(3))
     np.testing.assert_array_equal(layer.moving_variance.numpy(), np.ones(3))
+
+
+# -- LayerNorm vs tf_slim's (= tf.contrib.layers') layer_norm ---------------------------------
+
+X3 = (_RNG.normal(size=(4, 5, 6)) * 3 + 2).astype("float32")
+LN_CASES = [(1, -1), (-1, -1), (2, -1), (1, 1)]
+
+
+@pytest.fixture(scope="module")
+def oracle_layer_norm() -> dict:
+    return run_oracle(
+        """
+        import numpy as np
+        import tensorflow.compat.v1 as tf
+        import tf_slim as slim
+        tf.disable_eager_execution()
+        x = np.asarray(PAYLOAD["x"], np.float32)
+        out = {}
+        for norm_axis, params_axis in PAYLOAD["cases"]:
+            with tf.Graph().as_default():
+                inputs = tf.constant(x)
+                y = slim.layer_norm(inputs, begin_norm_axis=norm_axis, begin_params_axis=params_axis,
+                                    activation_fn=tf.nn.relu)
+                shapes = {v.name: v.shape.as_list() for v in tf.global_variables()}
+                with tf.Session() as s:
+                    s.run(tf.global_variables_initializer())
+                    out[f"{norm_axis},{params_axis}"] = {"y": s.run(y).tolist(), "shapes": shapes}
+        print(json.dumps(out))
+        """,
+        {"x": X3.tolist(), "cases": LN_CASES},
+    )
+
+
+@pytest.mark.parametrize("norm_axis,params_axis", LN_CASES)
+def test_layer_norm_matches_tf1(norm_axis: int, params_axis: int, oracle_layer_norm: dict) -> None:
+    from tfmigrate.runtime.layers import LayerNorm
+
+    layer = LayerNorm(begin_norm_axis=norm_axis, begin_params_axis=params_axis, activation="relu")
+    got = layer(tf.constant(X3)).numpy()
+    want = oracle_layer_norm[f"{norm_axis},{params_axis}"]
+    np.testing.assert_allclose(got, np.asarray(want["y"], np.float32), rtol=1e-6, atol=1e-6)
+    assert {f"LayerNorm/{w.name}:0": list(w.shape) for w in layer.weights} == want["shapes"]
+
+
+def test_keras_layer_normalization_is_not_tf1_layer_norm(oracle_layer_norm: dict) -> None:
+    """Why the runtime layer exists: Keras's epsilon (1e-3) moves the numbers well past 1e-5."""
+    got = tf.keras.layers.LayerNormalization(axis=[1, 2])(tf.constant(X3)).numpy()
+    want = np.maximum(np.asarray(oracle_layer_norm["1,-1"]["y"], np.float32), 0)
+    assert np.max(np.abs(np.maximum(got, 0) - want)) > 1e-5
