@@ -143,6 +143,13 @@ def render(plan: Plan, *, tf: str, tfm: str, indent: str = _IND) -> list[cst.Bas
     else:
         lines.append(f'{_IND}"""{builder_doc}"""')
     lines += slots.block(plan.optimizer_prelude, 1, _IND)
+    if plan.step_fn:
+        lines.append("")
+        lines.append(f"{_IND}def {plan.step_fn}({plan.step_fn_param}):")
+        lines.append(f'{_IND * 2}"""The TF1 learning rate of `{plan.fn_name}`, computed from the global step as TF1 did at each step."""')
+        lines += slots.block(plan.step_fn_stmts, 2, _IND)
+        lines.append(f"{_IND * 2}return {plan.step_fn_result}")
+        lines.append("")
     lines.append(f"{_IND}model = {plan.class_name}({p})")
     lines.append(f"{_IND}optimizer = {plan.optimizer}")
     loss = plan.keras_loss if plan.keras_loss is not None else "None"

@@ -262,7 +262,9 @@ REGULARIZERS = {
     "contrib.layers.l1_regularizer": ("L1", ""),
 }
 # Reading the regularization losses the layers registered.
-REGULARIZATION_LOSS_FNS = {"losses.get_regularization_loss"}
+REGULARIZATION_LOSS_FNS = {"losses.get_regularization_loss", "losses.get_regularization_losses", "losses.get_total_loss"}
+# Reading the LOSSES collection the TF1 loss functions added to.
+LOSS_COLLECTION_READERS = {"losses.get_total_loss", "losses.get_losses"}
 
 # TF1 optimizer -> (Keras optimizer, TF1 positional parameters, renames, Keras arguments that
 # must be spelled out because the Keras default differs from TF1's).
@@ -321,6 +323,9 @@ OPTIMIZERS: dict[str, tuple[str, tuple[str, ...], dict[str, str], dict[str, str]
 }
 _OPTIMIZER_DROP = {"use_locking", "name", "accum_name", "linear_name"}
 
+# TF1 loss functions (they add their result to the LOSSES collection).
+TF1_LOSS_FNS: set[str] = set()
+
 # tf.compat.v1.losses.* -> (Keras loss class, labels parameter, predictions parameter,
 # other TF1 parameters the Keras class takes (TF1 name -> Keras name), fixed Keras arguments).
 LOSSES: dict[str, tuple[str, str, str, dict[str, str], str]] = {
@@ -344,7 +349,7 @@ LOSSES: dict[str, tuple[str, str, str, dict[str, str], str]] = {
     ),
 }
 # Positional order of the TF1 loss functions (to bind positional arguments by name).
-LOSS_PARAMS = {
+LOSS_PARAMS: dict[str, tuple[str, ...]] = {
     "losses.mean_squared_error": ("labels", "predictions", "weights"),
     "losses.absolute_difference": ("labels", "predictions", "weights"),
     "losses.huber_loss": ("labels", "predictions", "weights", "delta"),
@@ -355,6 +360,8 @@ LOSS_PARAMS = {
     "losses.hinge_loss": ("labels", "logits", "weights"),
     "losses.cosine_distance": ("labels", "predictions", "axis", "weights"),
 }
+
+TF1_LOSS_FNS.update(LOSS_PARAMS, {"losses.compute_weighted_loss"})
 
 # tf.compat.v1.train.*_decay(learning_rate, global_step, ...) -> Keras schedules, which read
 # `optimizer.iterations` before it is incremented, as TF1 read `global_step` (bit-identical).
@@ -460,6 +467,11 @@ class Plan:
     loss_stmts: list[cst.SimpleStatementLine] = field(default_factory=list)  # ... or compute_loss's body
     loss_name: str = "loss"
     optimizer_prelude: list[cst.SimpleStatementLine] = field(default_factory=list)
+    # A hand-written learning rate: `def <step_fn>(<param>): <stmts>; return <result>`.
+    step_fn: str | None = None
+    step_fn_param: str = "global_step"
+    step_fn_stmts: list[cst.SimpleStatementLine] = field(default_factory=list)
+    step_fn_result: str = ""
     optimizer: str = ""
     docstring: str | None = None
     notes: list[str] = field(default_factory=list)
@@ -541,6 +553,8 @@ class ModelFnAnalyzer:
         # -> TF1 variable name, for the runtime's TF1 checkpoint loader.
         self.variables: dict[str, str] = {}
         self.tf1_names: dict[str, str] = {}
+        self.step_fn: str | None = None  # the learning-rate function of the global step, if any
+        self.loss_collection_at: dict[int, list[str]] = {}  # statement -> TF1 LOSSES collection
 
     # -- helpers --------------------------------------------------------------------------
     def code(self, node: cst.CSTNode) -> str:
@@ -862,9 +876,23 @@ class ModelFnAnalyzer:
             raise Unsupported("`tf.control_dependencies(...)` on something other than the UPDATE_OPS collection")
         if train_op is not None and not any(train_op in st.defs for st in stmts if st.kind in ("drop", "grad")):
             raise Unsupported("train_op is not `optimizer.minimize(loss, ...)` or `optimizer.apply_gradients(...)`")
+        # A learning rate computed by hand from the global step (a linear warmup blend over a
+        # decay): those statements become a function of the step, called by the optimizer.
+        step_names = set(global_step_names)
         for st in stmts:
-            if st.kind == "" and st.uses & (global_step_names | optimizer_names):
+            if (
+                st.kind == ""
+                and isinstance(st.small, (cst.Assign, cst.AugAssign, cst.AnnAssign))
+                and not st.uses & optimizer_names
+                and (st.uses & (step_names | self.schedule_names) or _calls(st.small, self, GLOBAL_STEP_FNS))
+            ):
+                st.kind = "stepfn"
+                step_names |= st.defs
+        for st in stmts:
+            if st.kind == "" and st.uses & (step_names | optimizer_names):
                 raise Unsupported("the optimizer or global step is used beyond `minimize`/`apply_gradients`")
+
+        self._loss_collection(stmts)
 
         # Data flow: forward (features), loss (labels), pure.
         forward: set[str] = {self.features} | set(self.variables)
@@ -994,24 +1022,48 @@ class ModelFnAnalyzer:
             loss_rewriter = _LossRewriter(self)
             lines_out = [st.node for st in loss_pure]
             for st in loss_stmts:
+                loss_rewriter.collection = self.loss_collection_at.get(id(st.node), [])
                 lines_out.append(st.node.visit(loss_rewriter))
             plan.loss_stmts = lines_out
             plan.keras_loss = None
             plan.loss_uses_params = self.params in set().union(*(s.uses for s in loss_stmts + loss_pure))
 
         # Optimizer.
-        plan.optimizer = self._keras_optimizer(optimizer_stmt.small.value)  # type: ignore[union-attr]
-        schedules = [st for st in stmts if st.kind == "schedule"]
+        schedules = [st for st in stmts if st.kind in ("schedule", "stepfn")]
         wanted = names_in(optimizer_stmt.small.value)  # type: ignore[union-attr]
+        in_schedule: list[_Stmt] = []
         for st in reversed(schedules):
             if st.defs & wanted:
                 wanted |= st.uses
+                in_schedule.insert(0, st)
         prelude = {id(st) for st in needed_pure(wanted)}
-        plan.optimizer_prelude = [
-            schedule_nodes[id(st)] if st.kind == "schedule" else st.node
-            for st in stmts
-            if id(st) in prelude or (st.kind == "schedule" and st.defs & wanted)
-        ]
+        if any(st.kind == "stepfn" for st in in_schedule):
+            lr = _bind(optimizer_stmt.small.value, OPTIMIZERS[self.canonical(optimizer_stmt.small.value.func)][1]).get("learning_rate")  # type: ignore[union-attr,index]
+            others = names_in(optimizer_stmt.small.value) - ({lr.value} if isinstance(lr, cst.Name) else set())  # type: ignore[union-attr]
+            if not isinstance(lr, cst.Name) or others & step_names:
+                raise Unsupported("an optimizer argument other than the learning rate is computed from the global step")
+            param = min(global_step_names) if global_step_names else "global_step"
+            plan.step_fn = f"{lr.value}_fn"
+            plan.step_fn_param = param
+            plan.step_fn_result = lr.value
+            # The function computes everything the rate needs (pure values included: TF1 code
+            # rebinds names, `learning_rate = tf.train.polynomial_decay(learning_rate, ...)`).
+            steps = _GlobalStepRewriter(self, param)
+            inside = {id(st) for st in in_schedule} | {id(st) for st in needed_pure(set().union(*(st.uses for st in in_schedule)))}
+            plan.step_fn_stmts = [
+                _called_with(schedule_nodes[id(st)], param) if st.kind == "schedule" else st.node.visit(steps)
+                for st in stmts
+                if id(st) in inside
+            ]
+            plan.optimizer_prelude = [st.node for st in stmts if id(st) in {id(x) for x in needed_pure(others)}]
+            self.step_fn = plan.step_fn
+        else:
+            plan.optimizer_prelude = [
+                schedule_nodes[id(st)] if st.kind == "schedule" else st.node
+                for st in stmts
+                if id(st) in prelude or (st.kind == "schedule" and st.defs & wanted)
+            ]
+        plan.optimizer = self._keras_optimizer(optimizer_stmt.small.value)  # type: ignore[union-attr]
         if plan.gradient_stmts:
             uses = self.gradient_uses - {loss_name} - optimizer_names - global_step_names
             bad = uses & ((forward - {self.features}) | label_names | {self.features})
@@ -1024,6 +1076,36 @@ class ModelFnAnalyzer:
             if st.kind == "pure" and st.uses & mode_names:
                 raise Unsupported("a statement uses `mode`")
         return plan
+
+    def _loss_collection(self, stmts: list["_Stmt"]) -> None:
+        """TF1 loss functions added their result to the LOSSES collection, which
+        `tf.losses.get_total_loss()`/`get_losses()` read back: record, in order, the names holding
+        those results (a bare `tf.losses.x(...)` statement gets a name), per reading statement."""
+        collection: list[str] = []
+        for st in stmts:
+            if st.kind:
+                continue
+            value = getattr(st.small, "value", None)
+            key = self.canonical(value.func) if isinstance(value, cst.Call) else None
+            collected = key in TF1_LOSS_FNS and not any(
+                a.keyword is not None and a.keyword.value == "loss_collection" for a in value.args  # type: ignore[union-attr]
+            )
+            if isinstance(st.small, cst.Expr) and key == "losses.add_loss":
+                if len(value.args) < 1 or not isinstance(value.args[0].value, cst.Name):  # type: ignore[union-attr]
+                    raise Unsupported("`tf.losses.add_loss` of an expression (assign it to a name first)")
+                collection.append(value.args[0].value.value)  # type: ignore[union-attr]
+                st.kind = "drop"
+                continue
+            if isinstance(st.small, cst.Expr) and collected:
+                name = self.unique_attr(key.rsplit(".", 1)[-1] + "_loss")  # type: ignore[union-attr]
+                st.small = cst.Assign(targets=[cst.AssignTarget(cst.Name(name))], value=value)  # type: ignore[arg-type]
+                st.node = st.node.with_changes(body=[st.small])
+                st.defs = {name}
+            if collected and isinstance(st.small, cst.Assign) and len(st.defs) == 1:
+                collection.extend(st.defs)
+            if _calls(st.small, self, LOSS_COLLECTION_READERS):
+                st.uses |= set(collection)
+                self.loss_collection_at[id(st.node)] = list(collection)
 
     def _gradient_code(
         self, stmts: list["_Stmt"], plan: "Plan", optimizers: set[str], global_steps: set[str], loss_name: str
@@ -1335,7 +1417,9 @@ class ModelFnAnalyzer:
         if bound is None:
             raise Unsupported(f"unexpected arguments to `{key}`")
         lr = bound.get("learning_rate")
-        scheduled = isinstance(lr, cst.Name) and lr.value in self.schedule_names
+        if self.step_fn and isinstance(lr, cst.Name):
+            bound["learning_rate"] = lr = cst.parse_expression(f"{self.tfm}.schedules.StepFunction({self.step_fn})")
+        scheduled = self.step_fn is not None or (isinstance(lr, cst.Name) and lr.value in self.schedule_names)
         if key == "train.MomentumOptimizer" and lr is not None and (scheduled or not _is_constant_like(lr)):
             if not scheduled:
                 raise Unsupported("MomentumOptimizer with a tensor learning rate (not a tf.train.*_decay schedule)")
@@ -1718,6 +1802,27 @@ class _GradientRewriter(cst.CSTTransformer):
         return updated
 
 
+class _GlobalStepRewriter(cst.CSTTransformer):
+    """`tf.train.get_global_step()` inside a learning-rate computation -> the step parameter."""
+
+    def __init__(self, analyzer: ModelFnAnalyzer, param: str) -> None:
+        super().__init__()
+        self.a = analyzer
+        self.param = param
+
+    def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
+        if self.a.canonical(original.func) in GLOBAL_STEP_FNS:
+            return cst.Name(self.param)
+        return updated
+
+
+def _called_with(line: cst.SimpleStatementLine, param: str) -> cst.SimpleStatementLine:
+    """`lr = Schedule(...)` -> `lr = Schedule(...)(param)`: the schedule's value at the step."""
+    assign = line.body[0]
+    assert isinstance(assign, cst.Assign)
+    return line.with_changes(body=[assign.with_changes(value=cst.Call(func=assign.value, args=[cst.Arg(cst.Name(param))]))])
+
+
 class _VariableRefs(cst.CSTTransformer):
     """Names bound by `tf.get_variable` -> the model attributes holding the weights."""
 
@@ -1745,14 +1850,32 @@ class _VariableRefs(cst.CSTTransformer):
 class _LossRewriter(_VariableRefs):
     """TF1 `tf.losses.*` calls in a loss that has no plain Keras form -> the runtime's TF1-faithful ones."""
 
+    collection: list[str] = []  # the LOSSES collection as the statement being rewritten sees it
+
     def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
         key = self.a.canonical(original.func)
+        if key in LOSS_COLLECTION_READERS:
+            bound = _bind(updated, ("add_regularization_losses", "name", "scope") if key == "losses.get_total_loss" else ("scope", "loss_collection"))
+            if bound is None or "scope" in bound or "loss_collection" in bound:
+                raise Unsupported(f"`tf.{key}` with a scope or collection is not migrated yet")
+            names = ", ".join(self.collection)
+            if key == "losses.get_losses":
+                return cst.parse_expression(f"[{names}]")
+            regularization = bound.get("add_regularization_losses")
+            model = "" if isinstance(regularization, cst.Name) and regularization.value == "False" else ", self"
+            if regularization is not None and not (isinstance(regularization, cst.Name) and regularization.value in ("True", "False")):
+                raise Unsupported("`get_total_loss(add_regularization_losses=...)` is not a literal")
+            return cst.parse_expression(f"{self.a.tfm}.losses.total_loss([{names}]{model})")
+        if key == "losses.get_regularization_losses":
+            if updated.args:
+                raise Unsupported(f"`tf.{key}` with a scope is not migrated yet")
+            return cst.parse_expression(f"{self.a.tfm}.losses.regularization_losses(self)")
         if key in REGULARIZATION_LOSS_FNS:
             if updated.args:
                 raise Unsupported(f"`tf.{key}` with a scope is not migrated yet")
             return cst.parse_expression(f"{self.a.tfm}.losses.regularization_loss(self)")
         if key is not None and key.startswith("losses."):
-            if key not in LOSS_PARAMS and key != "losses.compute_weighted_loss":
+            if key not in TF1_LOSS_FNS:
                 raise Unsupported(f"`tf.{key}` is not migrated yet")
             return updated.with_changes(func=cst.parse_expression(f"{self.a.tfm}.{key}"))
         return updated

@@ -517,3 +517,19 @@ def regularization_loss(model) -> tf.Tensor:
     if not penalties:
         return tf.constant(0.0)
     return tf.add_n([tf.cast(p, tf.float32) for p in penalties])
+
+
+def regularization_losses(model) -> list[tf.Tensor]:
+    """`tf.compat.v1.losses.get_regularization_losses()`: the model's regularization penalties."""
+    return [tf.cast(p, tf.float32) for p in model.losses]
+
+
+def total_loss(losses, model=None) -> tf.Tensor:
+    """`tf.compat.v1.losses.get_total_loss()`: `add_n` of the losses TF1 collected (in the order the
+    loss functions ran), plus the model's regularization penalties when `model` is given."""
+    terms = [tf.convert_to_tensor(loss) for loss in losses]
+    if model is not None:
+        terms += regularization_losses(model)
+    if not terms:
+        raise ValueError("No losses to add (TF1's get_total_loss raised here too).")
+    return tf.add_n(terms)

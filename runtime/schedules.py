@@ -39,3 +39,29 @@ class NaturalExpDecay(tf.keras.optimizers.schedules.ExponentialDecay):
         config = super().get_config()
         config["decay_rate"] = self.natural_decay_rate
         return config
+
+
+class StepFunction(tf.keras.optimizers.schedules.LearningRateSchedule):
+    """A learning rate computed by a function of the global step.
+
+    TF1 programs computed rates by hand from `global_step` (the linear warmup blend
+    `(1 - is_warmup) * decayed + is_warmup * init_lr * step / warmup_steps`); the migration keeps
+    that code in a function of the step, which the optimizer calls with `optimizer.iterations`
+    before each update, where TF1 read `global_step` (also restored from TF1 checkpoints).
+
+    Args:
+      fn: `fn(global_step) -> learning rate` (a scalar tensor).
+      name: a name for the schedule.
+    """
+
+    def __init__(self, fn, name="StepFunction"):
+        super().__init__()
+        self.fn = fn
+        self.name = name
+
+    def __call__(self, step):
+        return self.fn(step)
+
+    def get_config(self):
+        # The function is code, not configuration: a saved optimizer config names it only.
+        return {"name": self.name, "fn": getattr(self.fn, "__qualname__", repr(self.fn))}
