@@ -151,6 +151,12 @@ def render(plan: Plan, *, tf: str, tfm: str, indent: str = _IND) -> list[cst.Bas
         lines.append(f"{_IND * 2}return {plan.step_fn_result}")
         lines.append("")
     lines.append(f"{_IND}model = {plan.class_name}({p})")
+    for condition, args in plan.init_checkpoints:
+        call = f"{tfm}.init_from_checkpoint(model, {args})"
+        if condition is None:
+            lines.append(f"{_IND}{call}")
+        else:
+            lines += [f"{_IND}if {condition}:", f"{_IND * 2}{call}"]
     lines.append(f"{_IND}optimizer = {plan.optimizer}")
     loss = plan.keras_loss if plan.keras_loss is not None else "None"
     compile_args = ["optimizer=optimizer", f"loss={loss}", "steps_per_execution=steps_per_execution"]

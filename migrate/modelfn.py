@@ -407,7 +407,7 @@ SCHEDULES: dict[str, tuple[tuple[str, ...], str, str, dict[str, str]]] = {
     ),
 }
 
-SPEC_KEYS_SUPPORTED = {"mode", "loss", "train_op", "eval_metrics", "eval_metric_ops"}
+SPEC_KEYS_SUPPORTED = {"mode", "loss", "train_op", "eval_metrics", "eval_metric_ops", "scaffold_fn"}
 
 # tf.compat.v1.metrics.* -> (tfmigrate.runtime.metrics class, update parameters in TF1 order,
 # constructor parameters). The runtime classes keep TF1's arguments and arithmetic.
@@ -472,6 +472,8 @@ class Plan:
     step_fn_param: str = "global_step"
     step_fn_stmts: list[cst.SimpleStatementLine] = field(default_factory=list)
     step_fn_result: str = ""
+    # `tf.train.init_from_checkpoint` calls: (condition or None, "ckpt, assignment_map").
+    init_checkpoints: list[tuple[str | None, str]] = field(default_factory=list)
     optimizer: str = ""
     docstring: str | None = None
     notes: list[str] = field(default_factory=list)
@@ -555,6 +557,9 @@ class ModelFnAnalyzer:
         self.tf1_names: dict[str, str] = {}
         self.step_fn: str | None = None  # the learning-rate function of the global step, if any
         self.loss_collection_at: dict[int, list[str]] = {}  # statement -> TF1 LOSSES collection
+        # `tf.train.init_from_checkpoint`: (condition, rendered arguments, names read).
+        self.init_checkpoints: list[tuple[str | None, str, set[str]]] = []
+        self.scaffold_fn: str | None = None
 
     # -- helpers --------------------------------------------------------------------------
     def code(self, node: cst.CSTNode) -> str:
@@ -616,6 +621,8 @@ class ModelFnAnalyzer:
                     self.predict_return = inner[-1].body[0]  # type: ignore[assignment]
                     self.predict_stmts = inner[:-1]
                     continue
+                if mode is None and self._init_checkpoint_block(stmt):
+                    continue
                 if mode is not None:
                     op = "==" if mode[0] else "!="
                     raise Unsupported(f"a `mode {op} ModeKeys.{mode[1].rsplit('.', 1)[-1]}` branch in model_fn")
@@ -647,6 +654,66 @@ class ModelFnAnalyzer:
             self.update_ops_dependency = True
             return True
         return False
+
+    def _init_from_checkpoint(
+        self, call: cst.BaseExpression, condition: cst.BaseExpression | None, after_optimizer: bool = False
+    ) -> bool:
+        """Records `tf.train.init_from_checkpoint(ckpt, assignment_map)` (under `condition`)."""
+        if not (isinstance(call, cst.Call) and self.canonical(call.func) == "train.init_from_checkpoint"):
+            return False
+        bound = _bind(call, ("ckpt_dir_or_file", "assignment_map"))
+        if bound is None or set(bound) != {"ckpt_dir_or_file", "assignment_map"}:
+            raise Unsupported("unexpected arguments to `tf.train.init_from_checkpoint`")
+        uses = names_in(call) | (names_in(condition) if condition is not None else set())
+        slots = ", optimizer_variables=True" if after_optimizer else ""
+        self.init_checkpoints.append(
+            (
+                None if condition is None else self.code(condition),
+                f"{self.code(bound['ckpt_dir_or_file'])}, {self.code(bound['assignment_map'])}{slots}",
+                uses,
+            )
+        )
+        return True
+
+    def _init_checkpoint_block(self, stmt: cst.If) -> bool:
+        """`if init_checkpoint: tf.train.init_from_checkpoint(...)` (nothing else in the block)."""
+        if stmt.orelse is not None:
+            return False
+        lines = list(stmt.body.body)  # type: ignore[attr-defined]
+        calls = []
+        for line in lines:
+            if not (isinstance(line, cst.SimpleStatementLine) and len(line.body) == 1 and isinstance(line.body[0], cst.Expr)):
+                return False
+            calls.append(line.body[0].value)
+        if not calls or not all(isinstance(c, cst.Call) and self.canonical(c.func) == "train.init_from_checkpoint" for c in calls):
+            return False
+        for call in calls:
+            self._init_from_checkpoint(call, stmt.test)
+        return True
+
+    def _scaffold_fn(self, name: str, plan: "Plan") -> None:
+        """`scaffold_fn=f` where `f` only calls init_from_checkpoint and returns `tf.train.Scaffold()`."""
+        fn = self.local_fns.get(name)
+        if fn is None:
+            fn = next((s for s in self.module.body if isinstance(s, cst.FunctionDef) and s.name.value == name), None)
+            if fn is None:
+                raise Unsupported(f"scaffold_fn `{name}` is not defined in this file")
+            plan.absorbed_functions.append(name)
+        body = list(fn.body.body)  # type: ignore[attr-defined]
+        if body and _is_docstring(body[0]):
+            body = body[1:]
+        ok = bool(body) and not fn.params.params
+        for index, line in enumerate(body):
+            small = line.body[0] if isinstance(line, cst.SimpleStatementLine) and len(line.body) == 1 else None
+            if index == len(body) - 1 and isinstance(small, cst.Return):
+                value = small.value
+                ok = ok and isinstance(value, cst.Call) and self.canonical(value.func) == "train.Scaffold" and not value.args
+            elif not (isinstance(small, cst.Expr) and self._init_from_checkpoint(small.value, None, after_optimizer=True)):
+                ok = False
+        if not ok:
+            raise Unsupported(
+                f"scaffold_fn `{name}` does more than `tf.train.init_from_checkpoint(...)` + `return tf.train.Scaffold()`"
+            )
 
     def _scope_block(self, stmt: cst.With, scope: str) -> str | None:
         """`with tf.variable_scope('name'):` -> the nested TF1 scope; `tf.name_scope` -> unchanged
@@ -811,6 +878,8 @@ class ModelFnAnalyzer:
                     if not isinstance(st.small, cst.Assign):
                         raise Unsupported("`eval_metrics` is not assigned a `(metric_fn, tensors)` tuple")
                     self.eval_metrics_expr = st.small.value
+        if self.scaffold_fn is not None:
+            self._scaffold_fn(self.scaffold_fn, plan)
         loss_name = spec["loss"]
         train_op = spec.get("train_op")
         plan.loss_name = loss_name
@@ -823,10 +892,14 @@ class ModelFnAnalyzer:
         self.schedule_names: set[str] = set()
         update_ops_defined: set[str] = set()
         weights: list[tuple[str, list[str], set[str]]] = []
+        minimized = False  # TF1 made the optimizer's slots at `minimize`
         for st in stmts:
             value = getattr(st.small, "value", None)
             if isinstance(value, cst.Call):
                 key = self.canonical(value.func)
+                if isinstance(st.small, cst.Expr) and self._init_from_checkpoint(value, None, after_optimizer=minimized):
+                    st.kind = "drop"
+                    continue
                 if key == "get_variable":
                     st.kind = "variable"
                     weights.append(self._variable(st, value))
@@ -864,6 +937,7 @@ class ModelFnAnalyzer:
                 ):
                     self._check_minimize(value, loss_name, global_step_names)
                     st.kind = "drop"
+                    minimized = True
         if optimizer_stmt is None:
             raise Unsupported("no `tf.train.*Optimizer(...).minimize(loss)` found in model_fn")
         self._gradient_code(stmts, plan, optimizer_names, global_step_names, loss_name)
@@ -1036,7 +1110,13 @@ class ModelFnAnalyzer:
             if st.defs & wanted:
                 wanted |= st.uses
                 in_schedule.insert(0, st)
-        prelude = {id(st) for st in needed_pure(wanted)}
+        init_uses = set().union(set(), *(uses for _, _, uses in self.init_checkpoints))
+        bad = init_uses & ((forward - {self.features}) | label_names | {self.features})
+        if bad:
+            raise Unsupported(f"init_from_checkpoint reads tensors of the model ({', '.join(sorted(bad))})")
+        init_prelude = {id(st) for st in needed_pure(init_uses)}
+        plan.init_checkpoints = [(condition, args) for condition, args, _ in self.init_checkpoints]
+        prelude = {id(st) for st in needed_pure(wanted)} | init_prelude
         if any(st.kind == "stepfn" for st in in_schedule):
             lr = _bind(optimizer_stmt.small.value, OPTIMIZERS[self.canonical(optimizer_stmt.small.value.func)][1]).get("learning_rate")  # type: ignore[union-attr,index]
             others = names_in(optimizer_stmt.small.value) - ({lr.value} if isinstance(lr, cst.Name) else set())  # type: ignore[union-attr]
@@ -1055,7 +1135,7 @@ class ModelFnAnalyzer:
                 for st in stmts
                 if id(st) in inside
             ]
-            plan.optimizer_prelude = [st.node for st in stmts if id(st) in {id(x) for x in needed_pure(others)}]
+            plan.optimizer_prelude = [st.node for st in stmts if id(st) in {id(x) for x in needed_pure(others)} | init_prelude]
             self.step_fn = plan.step_fn
         else:
             plan.optimizer_prelude = [
@@ -1349,6 +1429,11 @@ class ModelFnAnalyzer:
                     continue
                 raise Unsupported(f"EstimatorSpec `{name}=` (not migrated yet)")
             if name == "mode":
+                continue
+            if name == "scaffold_fn":
+                if not isinstance(arg.value, cst.Name):
+                    raise Unsupported("`scaffold_fn=` is not the name of a function")
+                self.scaffold_fn = arg.value.value
                 continue
             if name == "eval_metric_ops":
                 if self.eval_metric_ops_expr is not None:

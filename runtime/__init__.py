@@ -54,6 +54,7 @@ from .standard import (
 from .predictions import predict_examples
 from .train_step import train_step
 from .strategy import STRATEGY_KINDS, cluster_coordinator, make_strategy, strategy_from_config
+from .tf1_checkpoint import init_from_checkpoint, load_tf1_checkpoint
 
 __all__ = [
     "CHECKPOINT_NAME",
@@ -69,10 +70,12 @@ __all__ = [
     "cluster_coordinator",
     "evaluate",
     "fit",
+    "init_from_checkpoint",
     "input_fn_data",
     "is_tf1_checkpoint",
     "latest_checkpoint",
     "layers",
+    "load_tf1_checkpoint",
     "losses",
     "make_strategy",
     "metrics",

@@ -278,9 +278,17 @@ def _prepare(
         keras.utils.set_random_seed(seed)
         state.seeded = True
     _ensure_built(model, source, with_labels=with_labels)
+    restored = None
     if model_dir is not None and not state.restored:
-        checkpoints.restore_latest(model, model_dir)
+        restored = checkpoints.restore_latest(model, model_dir)
         state.restored = True
+    if state.init_checkpoints:
+        if restored is None and (getattr(model, "optimizer", None) is None or _global_step(model) == 0):
+            # A fresh start: TF1's init_from_checkpoint initializers apply.
+            from .tf1_checkpoint import apply_init_checkpoints
+
+            apply_init_checkpoints(model)
+        state.init_checkpoints = []
     return state
 
 

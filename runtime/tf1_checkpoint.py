@@ -63,18 +63,32 @@ def tf1_variable_names(model: keras.Model) -> dict[str, Any]:
     return names
 
 
+def _mapped_name(name: str, assignment_map: dict[str, str]) -> str | None:
+    """The checkpoint name `init_from_checkpoint`'s `assignment_map` (checkpoint name or scope ->
+    model name or scope) gives model variable `name`, or None when no entry covers it."""
+    for ckpt, mine in assignment_map.items():
+        if not mine.endswith("/"):
+            if name == mine:
+                return ckpt
+            continue
+        if mine == "/":
+            rest = name
+        elif name.startswith(mine):
+            rest = name[len(mine):]
+        else:
+            continue
+        if not ckpt.endswith("/"):
+            raise ValueError(f"assignment_map entry {ckpt!r}: {mine!r}: a scope must map to a scope ('scope/': 'other_scope/')")
+        return rest if ckpt == "/" else ckpt + rest
+    return None
+
+
 def _apply_assignment_map(name: str, assignment_map: dict[str, str] | None) -> str:
     """Model-side name -> checkpoint name, `init_from_checkpoint` style ({ckpt_scope/: model_scope/})."""
     if not assignment_map:
         return name
-    for ckpt, mine in assignment_map.items():
-        if ckpt.endswith("/") and mine.endswith("/") and name.startswith(mine):
-            return ckpt + name[len(mine):]
-        if ckpt == "/" and mine.endswith("/") and name.startswith(mine):
-            return name[len(mine):]
-        if not mine.endswith("/") and name == mine:
-            return ckpt
-    return name
+    mapped = _mapped_name(name, assignment_map)
+    return name if mapped is None else mapped
 
 
 _PART = re.compile(r"^(.*)/part_(\d+)$")
@@ -132,6 +146,7 @@ def load_tf1_checkpoint(
     *,
     assignment_map: dict[str, str] | None = None,
     include_optimizer: bool = True,
+    only_mapped: bool = False,
 ) -> LoadReport:
     """Assigns a TF1 checkpoint's variables to a built (and, for slots, compiled) Keras model.
 
@@ -140,6 +155,9 @@ def load_tf1_checkpoint(
       path: a checkpoint prefix (`.../model.ckpt-100`) or a directory holding checkpoints.
       assignment_map: `init_from_checkpoint`-style renames, checkpoint scope -> model scope.
       include_optimizer: also restore optimizer slots and `global_step`.
+      only_mapped: restore only the variables (and, with `include_optimizer`, the slots and
+        `global_step`) that `assignment_map` covers (`init_from_checkpoint`), leaving the others
+        as they are.
 
     Returns:
       A `LoadReport`.
@@ -158,7 +176,11 @@ def load_tf1_checkpoint(
     plan: list[tuple[Any, str, float]] = []
     missing: list[str] = []
     partitioned = _partitioned_variables(shapes)
+    if only_mapped and not assignment_map:
+        raise ValueError("only_mapped needs an assignment_map")
     for name, variable in tf1_variable_names(model).items():
+        if only_mapped and _mapped_name(name, assignment_map) is None:  # type: ignore[arg-type]
+            continue
         ckpt_name = _apply_assignment_map(name, assignment_map)
         if ckpt_name not in shapes and ckpt_name not in partitioned:
             missing.append(f"{name} (looked for {ckpt_name!r})")
@@ -172,15 +194,19 @@ def load_tf1_checkpoint(
             for name, variable in tf1_variable_names(model).items():
                 if not variable.trainable:
                     continue
-                ckpt_name = f"{_apply_assignment_map(name, assignment_map)}/{suffix}"
+                if only_mapped and _mapped_name(f"{name}/{suffix}", assignment_map) is None:  # type: ignore[arg-type]
+                    continue
+                ckpt_name = _apply_assignment_map(f"{name}/{suffix}", assignment_map)
                 if ckpt_name not in shapes and ckpt_name not in partitioned:
                     missing.append(f"optimizer slot {ckpt_name!r}")
                     continue
                 plan.append((slots[optimizer._get_variable_index(variable)], ckpt_name, scale))
-        if "global_step" in shapes:
-            step = int(reader.get_tensor("global_step"))
+        step_name = _apply_assignment_map("global_step", assignment_map) if only_mapped else "global_step"
+        if step_name in shapes and (not only_mapped or _mapped_name("global_step", assignment_map) is not None):  # type: ignore[arg-type]
+            step = int(reader.get_tensor(step_name))
     if not plan and not missing:
-        raise ValueError(f"the model has no variables to restore from TF1 checkpoint {path!r} (is it built?)")
+        what = "the assignment_map covers none of the model's variables" if only_mapped else "the model has no variables"
+        raise ValueError(f"{what}: nothing to restore from TF1 checkpoint {path!r} (is the model built?)")
     if missing:
         raise ValueError(
             f"TF1 checkpoint {path!r} does not hold every variable of the model; nothing was restored. "
@@ -204,6 +230,10 @@ def load_tf1_checkpoint(
 
         if isinstance(optimizer, tf1_optimizers.Adam):
             for powers, key in ((optimizer._beta_1_powers, "beta1_power"), (optimizer._beta_2_powers, "beta2_power")):
+                if only_mapped:
+                    if _mapped_name(key, assignment_map) is None:  # type: ignore[arg-type]
+                        continue
+                    key = _apply_assignment_map(key, assignment_map)
                 if key not in shapes:
                     raise ValueError(f"TF1 checkpoint {path!r} has no {key!r} for Adam")
                 for power in powers:
@@ -219,3 +249,46 @@ def load_tf1_checkpoint(
         logger.warning("tfmigrate.runtime: TF1 checkpoint %s: not restored into the model: %s", path, ", ".join(report.unused))
     logger.info("tfmigrate.runtime: restored TF1 checkpoint %s (%d variables, global step %s).", path, len(report.assigned), step)
     return report
+
+
+def init_from_checkpoint(
+    model: keras.Model, ckpt_dir_or_file: str, assignment_map: dict[str, str], *, optimizer_variables: bool = False
+) -> keras.Model:
+    """`tf.compat.v1.train.init_from_checkpoint` for a migrated model.
+
+    TF1 replaced the initializers of the variables `assignment_map` covers, so they started from
+    the checkpoint when training started fresh, and a checkpoint in `model_dir` still won. Here the
+    request is recorded on the model, and the runtime's `fit`/`evaluate`/`predict` apply it once
+    the model is built, unless they restore `model_dir` instead. Optimizer slots and the global
+    step start fresh, as in TF1.
+
+    Args:
+      model: the migrated Keras model.
+      ckpt_dir_or_file: a TF1 checkpoint prefix, or a directory (its latest checkpoint).
+      assignment_map: checkpoint name or scope -> model (TF1) name or scope, as TF1 took it.
+      optimizer_variables: the TF1 call ran after the optimizer made its slots (a TPU
+        `scaffold_fn`, or a call after `minimize`), so scope mappings covered the slots
+        (`<var>/Adam`, ...) too, and `global_step`/`beta1_power` when mapped.
+
+    Returns:
+      `model`.
+    """
+    from ._state import model_state
+
+    if not assignment_map:
+        raise ValueError("init_from_checkpoint needs a non-empty assignment_map")
+    model_state(model).init_checkpoints.append((ckpt_dir_or_file, dict(assignment_map), optimizer_variables))
+    return model
+
+
+def apply_init_checkpoints(model: keras.Model) -> list[LoadReport]:
+    """Loads the pending `init_from_checkpoint` requests of a built `model` (then forgets them)."""
+    from ._state import model_state
+
+    state = model_state(model)
+    reports = [
+        load_tf1_checkpoint(model, path, assignment_map=amap, include_optimizer=slots, only_mapped=True)
+        for path, amap, slots in state.init_checkpoints
+    ]
+    state.init_checkpoints = []
+    return reports

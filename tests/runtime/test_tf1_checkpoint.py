@@ -192,3 +192,29 @@ def test_part_n_keys_are_concatenated_along_their_split_axis(tmp_path) -> None:
     report = load_tf1_checkpoint(model, str(tmp_path), include_optimizer=False)
     np.testing.assert_array_equal(model.layers[0].kernel.numpy(), full)
     assert report.unused == []
+
+
+@pytest.mark.parametrize(
+    "name,amap,want",
+    [
+        ("encoder/dense/kernel", {"encoder/": "encoder/"}, "encoder/dense/kernel"),
+        ("encoder/dense/kernel", {"bert/": "encoder/"}, "bert/dense/kernel"),
+        ("encoder/dense/kernel", {"/": "encoder/"}, "dense/kernel"),
+        ("dense/kernel", {"pretrain/": "/"}, "pretrain/dense/kernel"),
+        ("head/kernel", {"encoder/": "encoder/"}, None),
+        ("head/kernel", {"old/w": "head/kernel"}, "old/w"),
+        ("encoder/dense/kernel/Adam", {"encoder/": "encoder/"}, "encoder/dense/kernel/Adam"),
+    ],
+)
+def test_assignment_map_follows_init_from_checkpoint(name, amap, want) -> None:
+    """TF1's init_from_checkpoint forms: checkpoint name/scope -> current name/scope."""
+    from tfmigrate.runtime.tf1_checkpoint import _mapped_name
+
+    assert _mapped_name(name, amap) == want
+
+
+def test_scope_mapped_to_a_variable_is_an_error() -> None:
+    from tfmigrate.runtime.tf1_checkpoint import _mapped_name
+
+    with pytest.raises(ValueError, match="scope must map to a scope"):
+        _mapped_name("encoder/dense/kernel", {"old_variable": "encoder/"})
