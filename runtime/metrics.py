@@ -207,6 +207,140 @@ class MeanPerClassAccuracy(keras.metrics.Metric):
         return {**super().get_config(), "num_classes": self.num_classes}
 
 
+class _WeightedCount(keras.metrics.Metric):
+    """A weighted count of the elements where a condition on bool labels/predictions holds."""
+
+    def __init__(self, name=None, dtype="float32"):
+        super().__init__(name=name, dtype=dtype)
+        self.accumulator = self.add_variable(shape=(), initializer="zeros", name="accumulator", dtype="float32")
+
+    def _condition(self, labels, predictions):
+        raise NotImplementedError
+
+    def update_state(self, labels, predictions, weights=None, sample_weight=None):
+        labels, predictions = _squeeze_like(labels, predictions)
+        labels = tf.cast(labels, tf.bool)
+        predictions = tf.cast(predictions, tf.bool)
+        w = _broadcast_weights(weights if weights is not None else sample_weight, tf.cast(labels, tf.float32))
+        self.accumulator.assign_add(tf.reduce_sum(w * tf.cast(self._condition(labels, predictions), tf.float32)))
+
+    def result(self):
+        return tf.identity(self.accumulator)
+
+
+class TruePositives(_WeightedCount):
+    """`tf.compat.v1.metrics.true_positives(labels, predictions, weights=None)`."""
+
+    def _condition(self, labels, predictions):
+        return labels & predictions
+
+
+class FalsePositives(_WeightedCount):
+    """`tf.compat.v1.metrics.false_positives(labels, predictions, weights=None)`."""
+
+    def _condition(self, labels, predictions):
+        return ~labels & predictions
+
+
+class TrueNegatives(_WeightedCount):
+    """`tf.compat.v1.metrics.true_negatives(labels, predictions, weights=None)`."""
+
+    def _condition(self, labels, predictions):
+        return ~labels & ~predictions
+
+
+class FalseNegatives(_WeightedCount):
+    """`tf.compat.v1.metrics.false_negatives(labels, predictions, weights=None)`."""
+
+    def _condition(self, labels, predictions):
+        return labels & ~predictions
+
+
+class MeanRelativeError(_WeightedMean):
+    """`tf.compat.v1.metrics.mean_relative_error(labels, predictions, normalizer, weights=None)`:
+    the mean of |labels - predictions| / normalizer (0 where the normalizer is 0)."""
+
+    def update_state(self, labels, predictions, normalizer, weights=None, sample_weight=None):
+        labels, predictions = _squeeze_like(labels, predictions)
+        labels = tf.cast(labels, tf.float32)
+        predictions = tf.cast(predictions, tf.float32)
+        normalizer = tf.cast(normalizer, tf.float32)
+        relative = tf.where(
+            tf.equal(normalizer, 0.0), tf.zeros_like(labels), tf.math.divide(tf.abs(labels - predictions), normalizer)
+        )
+        self._add(relative, weights if weights is not None else sample_weight)
+
+
+class PercentageBelow(_WeightedMean):
+    """`tf.compat.v1.metrics.percentage_below(values, threshold, weights=None)`."""
+
+    def __init__(self, threshold, name=None, dtype="float32"):
+        super().__init__(name=name, dtype=dtype)
+        self.threshold = float(threshold)
+
+    def update_state(self, values, weights=None, sample_weight=None):
+        below = tf.cast(tf.less(tf.cast(values, tf.float32), self.threshold), tf.float32)
+        self._add(below, weights if weights is not None else sample_weight)
+
+    def get_config(self):
+        return {**super().get_config(), "threshold": self.threshold}
+
+
+class MeanCosineDistance(_WeightedMean):
+    """`tf.compat.v1.metrics.mean_cosine_distance(labels, predictions, dim, weights=None)`: 1 minus
+    the mean over `dim`-reduced elementwise products (inputs are unit-normalized by the caller)."""
+
+    def __init__(self, dim, name=None, dtype="float32"):
+        super().__init__(name=name, dtype=dtype)
+        self.dim = int(dim)
+
+    def update_state(self, labels, predictions, weights=None, sample_weight=None):
+        labels, predictions = _squeeze_like(labels, predictions)
+        products = tf.multiply(tf.cast(predictions, tf.float32), tf.cast(labels, tf.float32))
+        self._add(tf.reduce_sum(products, axis=[self.dim], keepdims=True), weights if weights is not None else sample_weight)
+
+    def result(self):
+        return 1.0 - super().result()
+
+    def get_config(self):
+        return {**super().get_config(), "dim": self.dim}
+
+
+class MeanIoU(keras.metrics.Metric):
+    """`tf.compat.v1.metrics.mean_iou(labels, predictions, num_classes, weights=None)`: the mean
+    intersection-over-union of the classes that occurred (labelled or predicted)."""
+
+    def __init__(self, num_classes, name=None, dtype="float32"):
+        super().__init__(name=name, dtype=dtype)
+        self.num_classes = int(num_classes)
+        self.confusion = self.add_variable(
+            shape=(self.num_classes, self.num_classes), initializer="zeros", name="total_confusion_matrix", dtype="float64"
+        )
+
+    def update_state(self, labels, predictions, weights=None, sample_weight=None):
+        labels, predictions = _squeeze_like(labels, predictions)
+        labels = tf.reshape(tf.cast(labels, tf.int64), [-1])
+        predictions = tf.reshape(tf.cast(predictions, tf.int64), [-1])
+        w = weights if weights is not None else sample_weight
+        w = None if w is None else tf.reshape(_broadcast_weights(w, tf.cast(labels, tf.float32)), [-1])
+        matrix = tf.math.confusion_matrix(labels, predictions, self.num_classes, weights=w, dtype=tf.float64)
+        self.confusion.assign_add(matrix)
+
+    def result(self):
+        matrix = tf.cast(self.confusion, tf.float32)
+        rows = tf.reduce_sum(matrix, 0)
+        cols = tf.reduce_sum(matrix, 1)
+        diag = tf.linalg.diag_part(matrix)
+        denominator = rows + cols - diag
+        valid = tf.reduce_sum(tf.cast(tf.not_equal(denominator, 0), tf.float32))
+        denominator = tf.where(denominator > 0, denominator, tf.ones_like(denominator))
+        iou = tf.math.divide(diag, denominator)
+        return tf.where(valid > 0, tf.math.divide(tf.reduce_sum(iou), valid), 0.0)
+
+    def get_config(self):
+        return {**super().get_config(), "num_classes": self.num_classes}
+
+
 # TF1 metric function -> (class, parameters of update_state in TF1 order, constructor parameters).
 TF1_METRICS = {
     "accuracy": (Accuracy, ("labels", "predictions", "weights"), ()),
@@ -218,4 +352,12 @@ TF1_METRICS = {
     "recall": (Recall, ("labels", "predictions", "weights"), ()),
     "auc": (AUC, ("labels", "predictions", "weights"), ("num_thresholds", "curve", "summation_method")),
     "mean_per_class_accuracy": (MeanPerClassAccuracy, ("labels", "predictions", "num_classes", "weights"), ("num_classes",)),
+    "true_positives": (TruePositives, ("labels", "predictions", "weights"), ()),
+    "false_positives": (FalsePositives, ("labels", "predictions", "weights"), ()),
+    "true_negatives": (TrueNegatives, ("labels", "predictions", "weights"), ()),
+    "false_negatives": (FalseNegatives, ("labels", "predictions", "weights"), ()),
+    "mean_relative_error": (MeanRelativeError, ("labels", "predictions", "normalizer", "weights"), ()),
+    "percentage_below": (PercentageBelow, ("values", "threshold", "weights"), ("threshold",)),
+    "mean_cosine_distance": (MeanCosineDistance, ("labels", "predictions", "dim", "weights"), ("dim",)),
+    "mean_iou": (MeanIoU, ("labels", "predictions", "num_classes", "weights"), ("num_classes",)),
 }

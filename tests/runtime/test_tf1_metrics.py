@@ -33,6 +33,15 @@ CASES = {
     "per_class": ("tf.metrics.mean_per_class_accuracy(l, p, 3)", lambda: metrics.MeanPerClassAccuracy(3), "labels predictions"),
     "per_class_w": ("tf.metrics.mean_per_class_accuracy(l, p, 3, weights=w)", lambda: metrics.MeanPerClassAccuracy(3), "labels predictions weights"),
     "auc_pr_w": ("tf.metrics.auc(l, s, weights=w, curve='PR', num_thresholds=50)", lambda: metrics.AUC(num_thresholds=50, curve="PR"), "labels scores weights"),
+    "tp_w": ("tf.metrics.true_positives(l, p, weights=w)", lambda: metrics.TruePositives(), "labels predictions weights"),
+    "fp": ("tf.metrics.false_positives(l, p)", lambda: metrics.FalsePositives(), "labels predictions"),
+    "tn_w": ("tf.metrics.true_negatives(l, p, weights=w)", lambda: metrics.TrueNegatives(), "labels predictions weights"),
+    "fn": ("tf.metrics.false_negatives(l, p)", lambda: metrics.FalseNegatives(), "labels predictions"),
+    "relative_w": ("tf.metrics.mean_relative_error(l, s, s + 0.1, weights=w)", lambda: metrics.MeanRelativeError(), "labels scores normalizer weights"),
+    "below": ("tf.metrics.percentage_below(s, 0.5)", lambda: metrics.PercentageBelow(0.5), "values"),
+    "cosine_w": ("tf.metrics.mean_cosine_distance(l, s, 1, weights=w)", lambda: metrics.MeanCosineDistance(1), "labels scores weights"),
+    "iou": ("tf.metrics.mean_iou(tf.cast(l, tf.int32), tf.cast(p, tf.int32), 2)", lambda: metrics.MeanIoU(2), "labels predictions"),
+    "iou_w": ("tf.metrics.mean_iou(tf.cast(l, tf.int32), tf.cast(p, tf.int32), 2, weights=w)", lambda: metrics.MeanIoU(2), "labels predictions weights"),
 }
 
 
@@ -68,7 +77,7 @@ def oracle_values() -> dict:
 def test_metric_matches_tf1(name: str, oracle_values: dict) -> None:
     _, make, spec = CASES[name]
     metric = make()
-    arrays = {"labels": LABELS, "predictions": PREDICTIONS, "scores": SCORES, "weights": WEIGHTS, "values": SCORES}
+    arrays = {"labels": LABELS, "predictions": PREDICTIONS, "scores": SCORES, "weights": WEIGHTS, "values": SCORES, "normalizer": SCORES + np.float32(0.1)}
     keys = spec.split()
     update = tf.function(lambda **kw: metric.update_state(**kw))
     for i in range(3):
