@@ -284,10 +284,12 @@ OPTIMIZERS: dict[str, tuple[str, tuple[str, ...], dict[str, str], dict[str, str]
         {},
         {"epsilon": "0.0"},
     ),
+    # Keras SGD(momentum) drifts from TF1 under a schedule (TF1 rescales the whole velocity) and on
+    # sparse gradients (TF1 leaves untouched rows alone): the runtime's Momentum is exact in both.
     "train.MomentumOptimizer": (
-        "SGD",
+        "runtime:optimizers.Momentum",
         ("learning_rate", "momentum", "use_locking", "name", "use_nesterov"),
-        {"use_nesterov": "nesterov"},
+        {},
         {},
     ),
     "train.AdadeltaOptimizer": (
@@ -1513,11 +1515,8 @@ class ModelFnAnalyzer:
         if self.step_fn and isinstance(lr, cst.Name):
             bound["learning_rate"] = lr = cst.parse_expression(f"{self.tfm}.schedules.StepFunction({self.step_fn})")
         scheduled = self.step_fn is not None or (isinstance(lr, cst.Name) and lr.value in self.schedule_names)
-        if key == "train.MomentumOptimizer" and lr is not None and (scheduled or not _is_constant_like(lr)):
-            if not scheduled:
-                raise Unsupported("MomentumOptimizer with a tensor learning rate (not a tf.train.*_decay schedule)")
-            # Keras SGD rescales only new steps by a changed rate; TF1 rescales the whole history.
-            cls, renames = "runtime:optimizers.Momentum", {}
+        if key == "train.MomentumOptimizer" and lr is not None and not (scheduled or _is_constant_like(lr)):
+            raise Unsupported("MomentumOptimizer with a tensor learning rate (not a tf.train.*_decay schedule)")
         args: list[str] = []
         if "learning_rate" in bound:
             args.append(f"learning_rate={self.code(bound.pop('learning_rate'))}")

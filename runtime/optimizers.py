@@ -14,11 +14,36 @@ TF1's arithmetic:
     they differ by tens of percent.
   * `RMSProp`: TF1 starts the mean-square slot at 1 (Keras: 0), uses epsilon 1e-10 inside the
     square root, and always runs the momentum form (`mom = m*mom + lr*g/sqrt(ms+eps); w -= mom`).
+
+Sparse gradients (`tf.IndexedSlices`, from embedding lookups and gathers) take TF1's sparse
+kernels: duplicate indices are summed first; Momentum and RMSProp then update only the rows the
+gradient touches (Keras densifies, so untouched rows' slots decay and their weights keep moving);
+Adam decays every row's moments and adds the scaled gradient to the touched rows, in TF1's order.
 """
 
 from __future__ import annotations
 
 import tensorflow as tf
+
+
+def _sparse(gradient):
+    """(summed values, unique indices) of an IndexedSlices gradient, as TF1 deduplicated them."""
+    unique, positions = tf.unique(gradient.indices)
+    values = tf.math.unsorted_segment_sum(gradient.values, positions, tf.shape(unique)[0])
+    return values, unique
+
+
+def _tf_variable(variable):
+    """The tf.Variable under a Keras variable (optimizer slots), or the variable itself."""
+    return variable.value if isinstance(variable, tf.keras.Variable) else variable
+
+
+def _rows(variable, indices):
+    return tf.gather(_tf_variable(variable), indices)
+
+
+def _scatter(method, variable, values, indices):
+    return getattr(_tf_variable(variable), method)(tf.IndexedSlices(values, indices))
 
 
 class Adam(tf.keras.optimizers.Adam):
@@ -57,7 +82,8 @@ class Adam(tf.keras.optimizers.Adam):
     def update_step(self, gradient, variable, learning_rate):
         dtype = variable.dtype
         lr = tf.cast(learning_rate, dtype)
-        gradient = tf.cast(gradient, dtype)
+        if not isinstance(gradient, tf.IndexedSlices):
+            gradient = tf.cast(gradient, dtype)
         index = self._get_variable_index(variable)
         m = self._momentums[index]
         v = self._velocities[index]
@@ -68,6 +94,16 @@ class Adam(tf.keras.optimizers.Adam):
         beta2 = tf.constant(self.beta_2, dtype)
         epsilon = tf.constant(self.epsilon, dtype)
         alpha = lr * tf.sqrt(one - beta2_power) / (one - beta1_power)
+        if isinstance(gradient, tf.IndexedSlices):
+            values, indices = _sparse(gradient)
+            self.assign(m, m * beta1)
+            _scatter("scatter_add", m, values * (one - beta1), indices)
+            self.assign(v, v * beta2)
+            _scatter("scatter_add", v, (values * values) * (one - beta2), indices)
+            self.assign_sub(variable, alpha * m / (tf.sqrt(v) + epsilon))
+            self.assign(beta1_power, beta1_power * beta1)
+            self.assign(beta2_power, beta2_power * beta2)
+            return
         self.assign_add(m, (gradient - m) * (one - beta1))
         self.assign_add(v, (tf.square(gradient) - v) * (one - beta2))
         self.assign_sub(variable, (m * alpha) / (tf.sqrt(v) + epsilon))
@@ -103,9 +139,17 @@ class Momentum(tf.keras.optimizers.Optimizer):
     def update_step(self, gradient, variable, learning_rate):
         dtype = variable.dtype
         lr = tf.cast(learning_rate, dtype)
-        gradient = tf.cast(gradient, dtype)
         momentum = tf.constant(self.momentum, dtype)
         accum = self._accumulators[self._get_variable_index(variable)]
+        if isinstance(gradient, tf.IndexedSlices):
+            values, indices = _sparse(gradient)
+            values = tf.cast(values, dtype)
+            rows = _rows(accum, indices) * momentum + values
+            _scatter("scatter_update", accum, rows, indices)
+            step = values * lr + rows * momentum * lr if self.use_nesterov else rows * lr
+            _scatter("scatter_sub", variable, step, indices)
+            return
+        gradient = tf.cast(gradient, dtype)
         self.assign(accum, accum * momentum + gradient)
         if self.use_nesterov:
             self.assign_sub(variable, gradient * lr + accum * momentum * lr)
@@ -150,13 +194,31 @@ class RMSProp(tf.keras.optimizers.Optimizer):
     def update_step(self, gradient, variable, learning_rate):
         dtype = variable.dtype
         lr = tf.cast(learning_rate, dtype)
-        gradient = tf.cast(gradient, dtype)
         index = self._get_variable_index(variable)
         ms, mom = self._mean_squares[index], self._moms[index]
         one = tf.constant(1.0, dtype)
         rho = tf.constant(self.decay_rate, dtype)
         momentum = tf.constant(self.momentum, dtype)
         epsilon = tf.constant(self.epsilon, dtype)
+        if isinstance(gradient, tf.IndexedSlices):
+            values, indices = _sparse(gradient)
+            values = tf.cast(values, dtype)
+            ms_rows = _rows(ms, indices)
+            ms_rows = ms_rows + (tf.square(values) - ms_rows) * (one - rho)
+            _scatter("scatter_update", ms, ms_rows, indices)
+            if self.centered:
+                mg = self._mean_grads[index]
+                mg_rows = _rows(mg, indices)
+                mg_rows = mg_rows + (values - mg_rows) * (one - rho)
+                _scatter("scatter_update", mg, mg_rows, indices)
+                denominator = ms_rows - tf.square(mg_rows) + epsilon
+            else:
+                denominator = ms_rows + epsilon
+            mom_rows = _rows(mom, indices) * momentum + lr * values / tf.sqrt(denominator)
+            _scatter("scatter_update", mom, mom_rows, indices)
+            _scatter("scatter_sub", variable, mom_rows, indices)
+            return
+        gradient = tf.cast(gradient, dtype)
         self.assign(ms, ms + (tf.square(gradient) - ms) * (one - rho))
         if self.centered:
             mg = self._mean_grads[index]
