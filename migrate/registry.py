@@ -35,6 +35,8 @@ def all_rules() -> tuple[type[Rule], ...]:
         rule = rules[0]
         if not rule.CODE or not rule.SUMMARY or not rule.__doc__:
             raise RegistryError(f"{rule.__name__} needs CODE, SUMMARY and a docstring")
+        if not isinstance(getattr(rule, "SAFE", None), bool):
+            raise RegistryError(f"{rule.__name__} must declare SAFE = True or False (is its fix safe to apply unreviewed?)")
         if rule.CODE in found:
             raise RegistryError(f"duplicate rule code {rule.CODE}: {rule.__name__} and {found[rule.CODE].__name__}")
         found[rule.CODE] = rule
