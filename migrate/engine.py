@@ -57,8 +57,9 @@ class TransformResult:
 
     Coordinates: `todos` are lines of `output`; `changes` (the lines each applied rule rewrote) and
     `unsafe_fixes` (what an unsafe rule would rewrite under `safe_only`) are lines of `source`.
-    `origin[i]` is the `source` line that `output` line i+1 came from, so either can be mapped to
-    the other (`todos_in_source`, `unsafe_fixes_in_output`).
+    `origin[i]` is the `source` line that `output` line i+1 came from (negated when the line was
+    rewritten rather than copied), so either can be mapped to the other (`todos_in_source`,
+    `unsafe_fixes_in_output`).
     """
 
     source: str
@@ -82,12 +83,12 @@ class TransformResult:
     def source_line(self, line: int) -> int:
         if self.origin is None or not self.origin:
             return line
-        return self.origin[min(max(line, 1), len(self.origin)) - 1]
+        return abs(self.origin[min(max(line, 1), len(self.origin)) - 1])
 
     def output_line(self, line: int) -> int:
         if self.origin is None:
             return line
-        return output_line(self.origin, line)
+        return output_line(self.origin, line, self.output.splitlines())
 
     @property
     def changed(self) -> bool:
@@ -241,8 +242,8 @@ def _line_diff(
 ) -> tuple[list[tuple[int, int]], list[int]]:
     """Source-line ranges that changed from `before` to `after`, and `after`'s origin map.
 
-    `origin[i]` is the source line of `before` line i+1. A pure insertion is charged to the line it
-    lands before (a TODO comment to its statement). `inserted` collects `after` line numbers of
+    `origin[i]` is the source line of `before` line i+1, negated for a rewritten line. A pure
+    insertion is charged to the line it lands before (a TODO comment to its statement). `inserted` collects `after` line numbers of
     pure insertions; `kinds` gets each range's opcode (insert, delete, replace).
     """
     a, b = before.splitlines(), after.splitlines()
@@ -255,15 +256,21 @@ def _line_diff(
             new_origin.extend(origin[i1:i2])
             continue
         if i2 > i1:
-            src = origin[i1:i2]
+            src = [abs(o) for o in origin[i1:i2]]
         else:
-            src = [origin[i1] if i1 < len(origin) else last]
+            src = [abs(origin[i1]) if i1 < len(origin) else abs(last)]
             if inserted is not None:
                 inserted.extend(range(j1 + 1, j2 + 1))
         ranges.append((min(src), max(src)))
         if kinds is not None:
             kinds.append(tag)
-        new_origin.extend(src[min(k, len(src) - 1)] for k in range(j2 - j1))
+        # Line k of the new block is charged to line k of the old one, counting code lines only: a
+        # comment (a TODO) belongs to the line it precedes.
+        k = 0
+        for line in b[j1:j2]:
+            new_origin.append(-src[min(k, len(src) - 1)])
+            if not line.lstrip().startswith("#"):
+                k += 1
     return ranges, new_origin
 
 
@@ -280,15 +287,19 @@ def _merge(found: list[Finding]) -> list[Finding]:
     return sorted((f for runs in merged.values() for f in runs), key=lambda f: (f.line, f.code))
 
 
-def output_line(origin: list[int], line: int) -> int:
-    """The first output line that came from source `line` (or from the nearest source line after it)."""
-    best = None
+def output_line(origin: list[int], line: int, text: list[str] | None = None) -> int:
+    """The output line holding source `line`: its copy, else the first line (not a comment) rewritten
+    from it, else the first line from a later source line."""
+    derived = after = None
     for index, src in enumerate(origin, start=1):
         if src == line:
             return index
-        if src > line and best is None:
-            best = index
-    return best if best is not None else max(len(origin), 1)
+        comment = text is not None and index <= len(text) and text[index - 1].lstrip().startswith("#")
+        if derived is None and -src == line and not comment:
+            derived = index
+        if after is None and abs(src) > line:
+            after = index
+    return derived or after or max(len(origin), 1)
 
 
 def _tf2_alias(names: AliasTable) -> str:

@@ -296,7 +296,8 @@ def _to_output(finding: Finding, cells: dict[int, _Cell]) -> Finding:
 
     def out_line(line: int) -> int:
         for index, origin in enumerate(item.out_origin, start=1):
-            if origin is not None and origin[0] == item.number and origin[1] >= line:
+            comment = item.out_lines[index - 1].lstrip().startswith("#")
+            if origin is not None and origin[0] == item.number and origin[1] >= line and not comment:
                 return index
         return max(len(item.out_lines), 1)
 
