@@ -42,7 +42,7 @@ def _list_rules() -> None:
 @click.option("--select", multiple=True, help="Only these rule codes or prefixes (comma-separated).")
 @click.option("--ignore", multiple=True, help="Skip these rule codes or prefixes (comma-separated).")
 @click.option("--safe-only/--no-safe-only", default=None, help="Apply only safe rules; unsafe ones report what they would change.")
-@click.option("--exclude", multiple=True, help="Globs to skip, replacing the configured/default ones (comma-separated).")
+@click.option("--exclude", multiple=True, help="Globs to skip, replacing `exclude` (config or default); `extend-exclude` still applies.")
 @click.option("--extend-exclude", multiple=True, help="Globs to skip, in addition (comma-separated).")
 @click.option("--force-exclude", is_flag=True, help="Apply excludes to files named on the command line too (pre-commit).")
 @click.option("--allow-no-paths", is_flag=True, help="With no PATH, succeed doing nothing (pre-commit may pass no files).")
