@@ -30,6 +30,14 @@ what the unsafe ones would change. `tfmigrate --explain CODE` prints a section o
 """
 
 
+SAFE_NOTE = "*Safe fix*: a mechanical rewrite; it applies under `--safe-only` too."
+UNSAFE_NOTE = (
+    "*Unsafe fix*: a structural rewrite to review (the equivalence harness is what backs it). It "
+    "applies by default; under `--safe-only` it changes nothing and each place it would change is "
+    "reported as `unsafe fix available`."
+)
+
+
 class DocsError(Exception):
     pass
 
@@ -107,6 +115,8 @@ def render_rule(rule: type[Rule], *, level: int = 2) -> str:
         f"{rule.SUMMARY}.",
         "",
         inspect.cleandoc(rule.__doc__ or ""),
+        "",
+        SAFE_NOTE if rule.SAFE else UNSAFE_NOTE,
         "",
     ]
     found = example(rule)

@@ -314,7 +314,8 @@ def _move_added_imports(cells: list[_Cell], insertions: set[int]) -> tuple[int, 
     """
     if not insertions:
         return None
-    target = next((item for item in cells if _tf_import_end(item) is not None), None)
+    # The cell that imported TensorFlow before the migration (its import may since have gone).
+    target = next((item for item in cells if _tf_import_end(item.masked.splitlines()) is not None), None)
     if target is None:
         return None
     moving: list[str] = []
@@ -334,7 +335,7 @@ def _move_added_imports(cells: list[_Cell], insertions: set[int]) -> tuple[int, 
             setattr(item, name, [v for i, v in enumerate(values) if i not in drop])
     have = set(target.out_lines)
     add = [line for line in dict.fromkeys(moving) if line not in have]
-    end = _tf_import_end(target) or 0
+    end = _tf_import_end(target.out_lines, any_import=True) or 0
     if not add:
         return (target.number, end) if moving else None
     anchor = target.out_origin[end - 1] if end else None
@@ -344,20 +345,22 @@ def _move_added_imports(cells: list[_Cell], insertions: set[int]) -> tuple[int, 
     return target.number, end + 1
 
 
-def _tf_import_end(item: _Cell) -> int | None:
-    """The last line of the run of top-level imports holding this cell's TensorFlow import, if any."""
+def _tf_import_end(lines: list[str], *, any_import: bool = False) -> int | None:
+    """The last line of the run of top-level imports holding a TensorFlow import (with `any_import`,
+    failing that, of the first run of imports), if there is one."""
     try:
-        tree = ast.parse("\n".join(item.out_lines))
+        body = ast.parse("\n".join(lines)).body
     except SyntaxError:
         return None
-    body = tree.body
-    for i, node in enumerate(body):
-        if _imports_tensorflow(node):
-            j = i
-            while j + 1 < len(body) and isinstance(body[j + 1], (ast.Import, ast.ImportFrom)):
-                j += 1
-            return body[j].end_lineno
-    return None
+    starts = [i for i, node in enumerate(body) if _imports_tensorflow(node)]
+    if not starts and any_import:
+        starts = [i for i, node in enumerate(body) if isinstance(node, (ast.Import, ast.ImportFrom))]
+    if not starts:
+        return None
+    j = starts[0]
+    while j + 1 < len(body) and isinstance(body[j + 1], (ast.Import, ast.ImportFrom)):
+        j += 1
+    return body[j].end_lineno
 
 
 def _imports_tensorflow(node: ast.stmt) -> bool:

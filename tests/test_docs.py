@@ -41,6 +41,7 @@ def test_every_rule_is_documented_with_an_example() -> None:
         section = text.split(f"\n## {rule.CODE}\n", 1)[1].split("\n## ", 1)[0]
         assert rule.SUMMARY in section
         assert ("· safe ·" if rule.SAFE else "· unsafe ·") in section
+        assert (docs.SAFE_NOTE if rule.SAFE else docs.UNSAFE_NOTE) in section  # what the level means
         assert "Before:" in section and "After:" in section
         name, before, after = docs.example(rule)
         assert before != after and before.rstrip("\n") in section and after.rstrip("\n") in section

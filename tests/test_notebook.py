@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from conftest import FIXTURES as FIXTURES_DIR
 from conftest import ROOT
 from tfmigrate.cli import main
 from tfmigrate.notebook import _mask, transform_notebook
@@ -193,3 +194,47 @@ def test_bad_notebooks_fail_alone(tmp_path: Path) -> None:
     assert f"{bad}:1: error E005: not a notebook: invalid JSON" in err
     assert bad.read_text() == '{"cells": [ "tensorflow" '
     assert "import tensorflow as tf" in good.read_text()
+
+
+def _one_cell_per_statement(text: str) -> list[str]:
+    import ast
+
+    lines = text.splitlines(keepends=True)
+    starts = [0] + [min([n.lineno] + [d.lineno for d in getattr(n, "decorator_list", [])]) - 1 for n in ast.parse(text).body[1:]]
+    return ["".join(lines[a:b]) for a, b in zip(starts, starts[1:] + [len(lines)])]
+
+
+SPLIT_SAMPLE = [
+    FIXTURES_DIR / name
+    for name in (
+        "TFM101_compat_v1_to_v2/input_pipeline.in.py",
+        "TFM201_estimator_to_keras/custom_estimator_classifier.in.py",
+        "TFM301_tpu_estimator_to_keras/contrib_tf1x_program.in.py",
+        "TFM301_tpu_estimator_to_keras/dropout_zero_rate_adadelta.in.py",
+        "TFM301_tpu_estimator_to_keras/eval_metrics_binary_classifier.in.py",
+        "TFM301_tpu_estimator_to_keras/returned_estimator_todo.in.py",
+        "TFM302_tpu_config_to_runtime/config_module.in.py",
+    )
+]
+
+
+@pytest.mark.parametrize("case", SPLIT_SAMPLE, ids=[p.parent.name.split("_")[0] + "/" + p.name for p in SPLIT_SAMPLE])
+def test_a_program_split_into_cells_migrates_like_the_file(case: Path) -> None:
+    """One cell per top-level statement: the cells, joined, hold the file's migration line for line."""
+    pieces = _one_cell_per_statement(case.read_text(encoding="utf-8"))
+    nb = {
+        "cells": [
+            {"cell_type": "code", "id": f"c{i}", "metadata": {}, "outputs": [], "execution_count": None, "source": p.splitlines(keepends=True)}
+            for i, p in enumerate(pieces)
+        ],
+        "metadata": {},
+        "nbformat": 4,
+        "nbformat_minor": 5,
+    }
+    result = transform_notebook(json.dumps(nb, indent=1) + "\n", filename=str(case))
+    assert result.error is None and result.changed
+    out = json.loads(result.output)["cells"]
+    assert [c["id"] for c in out] == [c["id"] for c in nb["cells"]]
+    expected = case.with_name(case.name.replace(".in.py", ".out.py")).read_text(encoding="utf-8")
+    got = "\n".join(source(c) for c in out)
+    assert [line for line in got.splitlines() if line.strip()] == [line for line in expected.splitlines() if line.strip()]
