@@ -83,3 +83,45 @@ def test_pre_commit_try_repo_check_then_fix(tmp_path: Path) -> None:
     assert "migrated train.py" in fix, out
     assert (project / "train.py").read_text() == MIGRATED.read_text()
     assert (project / "plain.py").read_text() == "print('no tensorflow here')\n"
+
+
+def test_pre_commit_calling_the_hook_with_no_files_passes(tmp_path: Path) -> None:
+    """With `always_run: true` and nothing staged that matches, pre-commit runs the entry with no
+    files. The manifest's own entry runs as a local hook installed from this checkout."""
+    project = tmp_path / "project"
+    project.mkdir()
+    _git("init", "-q", cwd=project)
+    (project / "README.md").write_text("no python here\n")
+    hook = _hooks()["tfmigrate"]
+    config = {
+        "repos": [
+            {
+                "repo": "local",
+                "hooks": [
+                    {
+                        "id": "tfmigrate-no-files",
+                        "name": "tfmigrate with no files",
+                        "entry": hook["entry"],
+                        "language": "python",
+                        "types_or": hook["types_or"],
+                        "always_run": True,
+                        "additional_dependencies": [str(ROOT)],
+                    }
+                ],
+            }
+        ]
+    }
+    (project / ".pre-commit-config.yaml").write_text(yaml.safe_dump(config))
+    _git("add", ".", cwd=project)
+    env = dict(os.environ, PRE_COMMIT_HOME=str(tmp_path / "pre-commit-home"), PRE_COMMIT_COLOR="never")
+    proc = subprocess.run(
+        [sys.executable, "-m", "pre_commit", "run", "--all-files", "--verbose"],
+        cwd=project,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    out = proc.stdout + proc.stderr
+    assert proc.returncode == 0, out
+    assert "tfmigrate with no files" in out and "Passed" in out and "Skipped" not in out, out
