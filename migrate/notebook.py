@@ -164,7 +164,7 @@ def _transform(nb: dict, text: str, filename: str, options: Options) -> Notebook
         if restored is None:
             result.error = Finding("E006", 0, f"internal error: cell {item.number}: IPython lines could not be restored")
             return result
-        if restored != item.masked.splitlines():
+        if restored != item.original.splitlines():
             item.new_source = "\n".join(restored) + ("\n" if item.original.endswith("\n") else "")
         item.out_lines = restored
 
