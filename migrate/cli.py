@@ -1,58 +1,95 @@
-"""`tfmigrate PATH...`: a thin click front end over `tfmigrate.runner`."""
+"""`tfmigrate PATH...`: a thin click front end over `tfmigrate.runner` (options in, exit code out)."""
 
 from __future__ import annotations
 
-import inspect
 import os
 import sys
 
 import click
 
 from . import __version__
+from .config import ConfigError, find_config, load_config, path_filter
+from .docs import DocsError, render_rule
 from .engine import Options
 from .registry import RegistryError, all_rules, expand_selection
-from .runner import CHECK, DIFF, WRITE, exit_code, report_json, run, summarize
+from .report import Progress, outcome_lines, summary_lines
+from .runner import CHECK, DIFF, WRITE, exit_code, report_json, run
+from .sarif import sarif_json
 
 
-def _split(values: tuple[str, ...]) -> list[str]:
-    return [part for value in values for part in value.split(",") if part.strip()]
+def _split(values: tuple[str, ...] | list[str] | None) -> list[str] | None:
+    if values is None:
+        return None
+    return [part.strip() for value in values for part in value.split(",") if part.strip()]
+
+
+def _list_rules() -> None:
+    for rule in all_rules():
+        safety = "safe" if rule.SAFE else "unsafe"
+        kind = "structural" if rule.STRUCTURAL else "mechanical"
+        click.echo(f"{rule.CODE}  {safety:<6}  {kind:<10}  {','.join(sorted(rule.TARGETS)):<9}  {rule.SUMMARY}")
 
 
 @click.command(context_settings={"help_option_names": ["-h", "--help"]})
 @click.argument("paths", nargs=-1, type=click.Path())
 @click.option("--diff", "diff_mode", is_flag=True, help="Print unified diffs; write nothing.")
-@click.option("--check", "check_mode", is_flag=True, help="Write nothing; exit 1 if anything would change or TODOs remain.")
+@click.option("--check", "check_mode", is_flag=True, help="Write nothing; list what would change; exit 1 if anything would change or TODOs remain.")
 @click.option("--out-dir", type=click.Path(file_okay=False), help="Write migrated copies of the tree under DIR; sources stay untouched.")
 @click.option("--report", "report_path", type=click.Path(dir_okay=False), help="Write a JSON report to FILE ('-' for stdout).")
-@click.option("--target", type=click.Choice(["keras", "ctl"]), default="keras", show_default=True, help="Output form.")
-@click.option("-j", "--jobs", type=int, default=1, show_default=True, help="Parallel jobs (0: one per CPU).")
+@click.option("--sarif", "sarif_path", type=click.Path(dir_okay=False), help="Write a SARIF 2.1.0 log to FILE ('-' for stdout).")
+@click.option("--target", type=click.Choice(["keras", "ctl"]), default=None, help="Output form [default: keras].")
+@click.option("-j", "--jobs", type=click.IntRange(min=0), default=None, help="Parallel jobs (0: one per CPU) [default: 1].")
 @click.option("--select", multiple=True, help="Only these rule codes or prefixes (comma-separated).")
 @click.option("--ignore", multiple=True, help="Skip these rule codes or prefixes (comma-separated).")
-@click.option("--list-rules", is_flag=True, help="List the rules and exit.")
-@click.option("--explain", metavar="CODE", help="Explain one rule and exit.")
-@click.option("-q", "--quiet", is_flag=True, help="Only print errors and the summary line.")
+@click.option("--safe-only/--no-safe-only", default=None, help="Apply only safe rules; unsafe ones report what they would change.")
+@click.option("--exclude", multiple=True, help="Globs to skip, replacing `exclude` (config or default); `extend-exclude` still applies.")
+@click.option("--extend-exclude", multiple=True, help="Globs to skip, in addition (comma-separated).")
+@click.option("--force-exclude", is_flag=True, help="Apply excludes to files named on the command line too (pre-commit).")
+@click.option("--allow-no-paths", is_flag=True, help="With no PATH, succeed doing nothing (pre-commit may pass no files).")
+@click.option("--config", "config_path", type=click.Path(exists=True, dir_okay=False), help="Read [tool.tfmigrate] from FILE instead of the nearest pyproject.toml.")
+@click.option("--list-rules", is_flag=True, help="List the rules (code, safety, kind, targets, summary) and exit.")
+@click.option("--explain", metavar="CODE", help="Explain one rule, with a before/after example, and exit.")
+@click.option("-q", "--quiet", is_flag=True, help="Only print errors and the summary.")
 @click.version_option(__version__, prog_name="tfmigrate")
-def main(paths, diff_mode, check_mode, out_dir, report_path, target, jobs, select, ignore, list_rules, explain, quiet):
-    """Migrate TF1 Estimator/TPUEstimator programs under PATHS to TF2."""
+def main(
+    paths, diff_mode, check_mode, out_dir, report_path, sarif_path, target, jobs, select, ignore, safe_only,
+    exclude, extend_exclude, force_exclude, allow_no_paths, config_path, list_rules, explain, quiet,
+):
+    """Migrate TF1 Estimator/TPUEstimator programs (.py, .ipynb) under PATHS to TF2."""
     try:
         rules = all_rules()
-        selected = expand_selection(_split(select)) - (expand_selection(_split(ignore)) if ignore else set())
     except RegistryError as exc:
         raise click.UsageError(str(exc)) from exc
     if list_rules:
-        for rule in rules:
-            kind = "structural" if rule.STRUCTURAL else "mechanical"
-            click.echo(f"{rule.CODE}  {rule.SUMMARY}  [{kind}]")
+        _list_rules()
         return
     if explain:
         for rule in rules:
             if rule.CODE == explain.upper():
-                click.echo(f"{rule.CODE} ({rule.__name__}): {rule.SUMMARY}\n")
-                click.echo(inspect.cleandoc(rule.__doc__ or ""))
+                try:
+                    click.echo(render_rule(rule))
+                except DocsError as exc:
+                    raise click.ClickException(str(exc)) from exc
                 return
         raise click.UsageError(f"unknown rule {explain!r}")
     if not paths:
+        if allow_no_paths:
+            return
         raise click.UsageError("no PATH given")
+    try:
+        config = load_config(config_path or find_config(paths[0]))
+    except ConfigError as exc:
+        raise click.UsageError(str(exc)) from exc
+
+    target = target or config.target or "keras"
+    jobs = jobs if jobs is not None else config.jobs if config.jobs is not None else 1
+    safe_only = safe_only if safe_only is not None else bool(config.safe_only)
+    try:
+        selected = expand_selection(_split(select) if select else _split(config.select))
+        ignored = _split(ignore) if ignore else _split(config.ignore)
+        selected -= expand_selection(ignored) if ignored else set()
+    except RegistryError as exc:
+        raise click.UsageError(str(exc)) from exc
     if diff_mode and check_mode:
         raise click.UsageError("--diff and --check are exclusive")
     if target == "ctl":
@@ -63,42 +100,44 @@ def main(paths, diff_mode, check_mode, out_dir, report_path, target, jobs, selec
     if out_dir and os.path.isdir(out_dir) and os.listdir(out_dir):
         raise click.UsageError(f"--out-dir {out_dir} exists and is not empty")
     mode = DIFF if diff_mode else CHECK if check_mode else WRITE
+    options = Options(target=target, select=frozenset(selected), safe_only=safe_only, standalone=bool(config.standalone))
+    filters = path_filter(config, tuple(_split(exclude)) if exclude else None, tuple(_split(extend_exclude) or ()))
+    progress = Progress(sys.stderr, enabled=Progress.wanted(sys.stderr, quiet=quiet))
     try:
         outcomes = run(
             list(paths),
             mode=mode,
-            options=Options(target=target, select=frozenset(selected)),
+            options=options,
             out_dir=out_dir,
             jobs=jobs if jobs > 0 else (os.cpu_count() or 1),
+            path_filter=filters,
+            force_exclude=force_exclude,
+            on_start=progress.start,
+            on_result=progress.advance,
         )
     except FileNotFoundError as exc:
         raise click.UsageError(str(exc)) from exc
+    finally:
+        progress.close()
 
     for outcome in outcomes:
         if outcome.diff:
             click.echo(outcome.diff, nl=False)
-        for error in outcome.errors:
-            where = f"{outcome.path}:{error.line}" if error.line else outcome.path
-            click.echo(f"{where}: error {error.code}: {error.message}", err=True)
-        if not quiet:
-            for todo in outcome.todos:
-                click.echo(f"{outcome.path}:{todo.line}: {todo.code} {todo.message}", err=True)
-            if mode == WRITE and outcome.written_to and outcome.changed:
-                click.echo(f"migrated {outcome.path}" + (f" -> {outcome.written_to}" if outcome.written_to != outcome.path else ""), err=True)
-            elif mode == CHECK and outcome.changed:
-                click.echo(f"would migrate {outcome.path}", err=True)
-    summary = summarize(outcomes)
-    verb = "changed" if mode == WRITE else "would change"
-    click.echo(
-        f"tfmigrate: {summary['files']} files: {summary['changed']} {verb}, {summary[ 'todos']} TODOs left "
-        f"in {summary['todo']} files, {summary['error']} failed.",
-        err=True,
-    )
+        for line in outcome_lines(outcome, mode, quiet=quiet):
+            click.echo(line, err=True)
+    for line in summary_lines(outcomes, mode):
+        click.echo(line, err=True)
     if report_path:
-        text = report_json(outcomes, target=target, mode=mode)
-        if report_path == "-":
-            click.echo(text)
-        else:
-            with open(report_path, "w", encoding="utf-8") as handle:
-                handle.write(text + "\n")
+        config_name = str(config.path) if config.path is not None else None
+        _emit(report_path, report_json(outcomes, target=target, mode=mode, config=config_name, safe_only=safe_only))
+    if sarif_path:
+        _emit(sarif_path, sarif_json(outcomes, mode=mode))
     sys.exit(exit_code(outcomes))
+
+
+def _emit(path: str, text: str) -> None:
+    if path == "-":
+        click.echo(text)
+        return
+    with open(path, "w", encoding="utf-8") as handle:
+        handle.write(text + "\n")

@@ -33,12 +33,19 @@ def all_rules() -> tuple[type[Rule], ...]:
         if len(rules) != 1:
             raise RegistryError(f"rules module {module.__name__} must define exactly one Rule, found {len(rules)}")
         rule = rules[0]
-        if not rule.CODE or not rule.SUMMARY or not rule.__doc__:
-            raise RegistryError(f"{rule.__name__} needs CODE, SUMMARY and a docstring")
+        check_metadata(rule)
         if rule.CODE in found:
             raise RegistryError(f"duplicate rule code {rule.CODE}: {rule.__name__} and {found[rule.CODE].__name__}")
         found[rule.CODE] = rule
     return _toposort(found)
+
+
+def check_metadata(rule: type[Rule]) -> None:
+    """What every rule must declare on its class: CODE, SUMMARY, a docstring and SAFE."""
+    if not rule.CODE or not rule.SUMMARY or not rule.__doc__:
+        raise RegistryError(f"{rule.__name__} needs CODE, SUMMARY and a docstring")
+    if not isinstance(getattr(rule, "SAFE", None), bool):
+        raise RegistryError(f"{rule.__name__} must declare SAFE = True or False (is its fix safe to apply unreviewed?)")
 
 
 def _toposort(rules: dict[str, type[Rule]]) -> tuple[type[Rule], ...]:

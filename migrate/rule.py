@@ -7,6 +7,7 @@ metadata on the class (django-upgrade/Fixit style) and the registry finds it; no
         '''Why the rule exists (first line = what it does).'''
         CODE = "TFM301"
         SUMMARY = "TPUEstimator programs -> TPUStrategy + Keras compile/fit/evaluate"
+        SAFE = False
         RUNS_AFTER = ("TFM302",)
 
 What a rule cannot migrate it marks with `self.todo("...")`: a `# TODO(tfmigrate TFMxxx): ...`
@@ -68,6 +69,12 @@ class Rule(cst.CSTTransformer):
     TARGETS: ClassVar[frozenset[str]] = frozenset({"keras", "ctl"})
     # Structural rewrites change program structure (model_fn -> Keras model); mechanical ones rename.
     STRUCTURAL: ClassVar[bool] = False
+    # Every rule declares it (the registry refuses one that does not). Safe: a mechanical rewrite
+    # that keeps the program's meaning by construction. Unsafe: a structural rewrite to review;
+    # under `--safe-only` an unsafe rule only reports what it would change.
+    SAFE: ClassVar[bool]
+    # Optional: the fixtures/<CODE>_<slug>/<EXAMPLE>.in.py case the docs show (default: the smallest).
+    EXAMPLE: ClassVar[str | None] = None
 
     def __init__(self, ctx: FileContext) -> None:
         super().__init__()

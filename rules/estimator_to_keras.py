@@ -19,6 +19,7 @@ class EstimatorToKeras(EstimatorSiteRule):
 
     CODE = "TFM201"
     SUMMARY = "Estimator + model_fn -> Keras model in the RunConfig's strategy + compile/fit/evaluate"
+    SAFE = False
     RUNS_AFTER = ()
     ESTIMATOR_KEYS = frozenset({"estimator.Estimator"})
     CTOR_ARGS = ("model_fn", "model_dir", "config", "params", "warm_start_from")

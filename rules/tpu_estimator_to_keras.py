@@ -19,6 +19,8 @@ class TPUEstimatorToKeras(EstimatorSiteRule):
 
     CODE = "TFM301"
     SUMMARY = "TPUEstimator + model_fn -> TPUStrategy + Keras compile(steps_per_execution)/fit/evaluate"
+    SAFE = False
+    EXAMPLE = "guide_adagrad"  # the TPUEstimator example of TensorFlow's own migration guide
     ESTIMATOR_KEYS = frozenset({"estimator.tpu.TPUEstimator"})
     CTOR_ARGS = (
         "model_fn",

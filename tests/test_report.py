@@ -1,0 +1,119 @@
+"""What a run tells people: per-rule changed lines, check-mode lines, the summary and the progress bar."""
+
+from __future__ import annotations
+
+import difflib
+import io
+import shutil
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from conftest import FIXTURES
+from tfmigrate.cli import main
+from tfmigrate.engine import transform_source
+from tfmigrate.report import PROGRESS_MIN_FILES, Progress
+from tfmigrate.runner import FileOutcome
+
+# Every non-TPU fixture and a spread of TPUEstimator ones (each transform takes a while).
+SAMPLE = [
+    p
+    for p in sorted(FIXTURES.glob("*/*.in.py"))
+    if not p.parent.name.startswith("TFM301")
+    or p.name.split(".")[0] in {"guide_adagrad", "contrib_tf1x_program", "returned_estimator_todo", "predict_branch_classifier"}
+]
+
+
+@pytest.mark.parametrize("case", SAMPLE, ids=[f"{p.parent.name}/{p.name}" for p in SAMPLE])
+def test_changes_cover_every_changed_line(case: Path) -> None:
+    source = case.read_text(encoding="utf-8")
+    result = transform_source(source)
+    spans = [(c.line, c.end_line or c.line) for c in result.changes]
+    covered = {line for lo, hi in spans for line in range(lo, hi + 1)}
+    a, b = source.splitlines(), result.output.splitlines()
+    for tag, i1, i2, _, _ in difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes():
+        if tag == "equal":
+            continue
+        wanted = range(i1 + 1, i2 + 1) if i2 > i1 else [min(i1 + 1, len(a))]
+        missing = [line for line in wanted if line not in covered]
+        assert not missing, f"changed lines {missing} of {case.name} are not attributed to a rule"
+    codes = {c.code for c in result.changes}
+    assert codes <= set(result.rules) | {t.code for t in result.todos}
+    if result.output == source:
+        assert not result.changes
+    for change in result.changes:
+        assert change.message and 1 <= change.line <= (change.end_line or change.line) <= max(len(a), 1)
+
+
+def test_a_mechanical_only_file_names_only_mechanical_rules() -> None:
+    result = transform_source((FIXTURES / "TFM302_tpu_config_to_runtime" / "config_module.in.py").read_text())
+    assert {c.code for c in result.changes} == {"TFM101", "TFM302"}
+    lines = {c.code: [] for c in result.changes}
+    for c in result.changes:
+        lines[c.code].append(c.line)
+    assert lines["TFM101"] == [2]  # import tensorflow.compat.v1 as tf
+    assert 9 in lines["TFM302"] and 17 in lines["TFM302"]  # InputPipelineConfig, RunConfig(
+
+
+def invoke(*args: str) -> tuple[int, str, str]:
+    result = CliRunner().invoke(main, list(args), catch_exceptions=False)
+    return result.exit_code, result.stdout, result.stderr
+
+
+def test_summary_counts_files_and_todos_by_rule(tmp_path: Path) -> None:
+    shutil.copy(FIXTURES / "TFM301_tpu_estimator_to_keras" / "guide_adagrad.in.py", tmp_path / "a.py")
+    shutil.copy(FIXTURES / "TFM301_tpu_estimator_to_keras" / "returned_estimator_todo.in.py", tmp_path / "b.py")
+    (tmp_path / "c.py").write_text("print('hi')\n")
+    (tmp_path / "d.py").write_text("import tensorflow as tf\ndef f(:\n")
+    code, _, err = invoke("--check", str(tmp_path))
+    assert code == 2
+    lines = err.splitlines()
+    assert "tfmigrate: 4 files: 2 would change, 9 TODOs left in 1 files, 1 failed, 1 unchanged." in lines
+    assert "tfmigrate: TODOs by rule: TFM101 8, TFM301 1" in lines
+    assert lines.index("tfmigrate: TODOs by rule: TFM101 8, TFM301 1") == len(lines) - 1  # the summary closes the run
+    # Check mode lists every place that would change, as path:line: CODE, sorted by line.
+    a_lines = [line for line in lines if line.startswith(f"{tmp_path / 'a.py'}:")]
+    assert a_lines and all(" would change " in line for line in a_lines)
+    numbers = [int(line.split(":")[1]) for line in a_lines]
+    assert numbers == sorted(numbers)
+    assert f"{tmp_path / 'd.py'}:2: error E001: syntax error" in err
+    # -q: errors and the summary only
+    code, _, err = invoke("--check", "-q", str(tmp_path))
+    assert "would change line" not in err and "error E001" in err and "TODOs by rule" in err
+
+
+def test_write_mode_does_not_list_would_change_lines(tmp_path: Path) -> None:
+    shutil.copy(FIXTURES / "TFM301_tpu_estimator_to_keras" / "guide_adagrad.in.py", tmp_path / "a.py")
+    code, _, err = invoke(str(tmp_path))
+    assert code == 1 and "would change" not in err and f"migrated {tmp_path / 'a.py'}" in err
+
+
+class _Tty(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def _outcomes(n: int) -> list[FileOutcome]:
+    return [FileOutcome(f"f{i}.py", "unchanged") for i in range(n)]
+
+
+@pytest.mark.parametrize("tty, files, drawn", [(True, PROGRESS_MIN_FILES + 5, True), (True, 3, False), (False, 50, False)])
+def test_progress_bar_only_for_long_runs_on_a_terminal(tty: bool, files: int, drawn: bool) -> None:
+    stream = _Tty() if tty else io.StringIO()
+    progress = Progress(stream, enabled=Progress.wanted(stream))
+    progress.start(files)
+    for outcome in _outcomes(files):
+        progress.advance(outcome)
+    progress.close()
+    text = stream.getvalue()
+    assert (f"{files}/{files}" in text) is drawn
+    assert bool(text) is drawn
+    assert not Progress.wanted(_Tty(), quiet=True)
+
+
+def test_cli_under_test_never_draws_a_bar(tmp_path: Path) -> None:
+    for i in range(PROGRESS_MIN_FILES + 2):
+        (tmp_path / f"f{i}.py").write_text("x = 1\n")
+    code, _, err = invoke("--check", str(tmp_path))
+    assert code == 0 and "tfmigrate  [" not in err and f"{PROGRESS_MIN_FILES + 2}/" not in err
