@@ -283,6 +283,9 @@ class EstimatorSiteRule(Rule):
         if site.config_var:
             lines.append(f"{site.config_var} = {self._expr(site.args['config'])}")
         config = self._config(site)
+        if config != "None" and "tf_random_seed" in self.module.code:
+            # TF1 seeded the graph before building it; Keras seeds layers when they are made.
+            lines.append(f"{tfm}.seed_from_config({config})")
         if self.TPU:
             strategy_args = ['"auto"']
             if config != "None":

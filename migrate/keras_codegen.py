@@ -72,15 +72,28 @@ def render(plan: Plan, *, tf: str, tfm: str, indent: str = _IND) -> list[cst.Bas
         lines.append("")
     lines.append(f"{_IND}def __init__(self, {p}):")
     lines.append(f"{_IND * 2}super().__init__()")
-    if plan.call_uses_params or plan.loss_uses_params or plan.gradient_uses_params or plan.predict_uses_params:
+    if (
+        plan.call_uses_params
+        or plan.loss_uses_params
+        or plan.gradient_uses_params
+        or plan.predict_uses_params
+        or plan.weights_use_params
+    ):
         lines.append(f"{_IND * 2}self.{p} = {p}")
     lines += slots.block(plan.init_stmts, 2, _IND)
     for layer in plan.layers:
         lines += wrap_call(f"self.{layer.attr} = ", layer.func, layer.args, _IND * 2, _IND)
-    for attr, args in plan.weights:
-        lines += wrap_call(f"self.{attr} = ", "self.add_weight", args, _IND * 2, _IND)
     for attr, func, args in plan.metrics:
         lines += wrap_call(f"self.{attr} = ", func, args, _IND * 2, _IND)
+    if plan.weights:
+        lines.append("")
+        lines.append(f"{_IND}def build(self, input_shape):")
+        lines.append(f'{_IND * 2}"""The TF1 `tf.get_variable` weights, made when the model is built (so `tf_random_seed` seeds them)."""')
+        if plan.weights_use_params:
+            lines.append(f"{_IND * 2}{p} = self.{p}")
+        lines += slots.block(plan.weight_stmts, 2, _IND)
+        for attr, args in plan.weights:
+            lines += wrap_call(f"self.{attr} = ", "self.add_weight", args, _IND * 2, _IND)
     lines.append("")
     lines.append(f"{_IND}def call(self, {plan.features_name}, training=False):")
     if plan.call_uses_params:

@@ -468,6 +468,8 @@ class Plan:
     # `tf.get_variable`s: (attribute, `add_weight` arguments); TF1 names of attributes (or
     # `attribute/weight`) that the attribute name alone does not give.
     weights: list[tuple[str, list[str]]] = field(default_factory=list)
+    weight_stmts: list[cst.SimpleStatementLine] = field(default_factory=list)  # what their arguments need
+    weights_use_params: bool = False
     tf1_names: dict[str, str] = field(default_factory=dict)
     init_stmts: list[cst.SimpleStatementLine] = field(default_factory=list)
     call_stmts: list[cst.SimpleStatementLine] = field(default_factory=list)
@@ -518,8 +520,11 @@ class _Stmt:
 
 
 def camel(name: str) -> str:
+    """The Keras model class name for a model_fn: `resnet_model_fn` -> `ResnetModel`. No leading
+    underscore even for a private `_model_fn`: Keras 3 refuses a model whose name starts with one
+    (it is not a valid root scope name)."""
     stripped = re.sub(r"_?fn$", "", name)
-    lead = "_" if stripped.startswith("_") else ""
+    lead = ""
     parts = [p for p in stripped.strip("_").split("_") if p]
     base = "".join(p[:1].upper() + p[1:] for p in parts) or "Migrated"
     if base == "Model":
@@ -1075,14 +1080,16 @@ class ModelFnAnalyzer:
             raise Unsupported(f"layer arguments depend on tensors ({', '.join(sorted(bad))}); cannot build the layer once")
         plan.layers = [Layer(attr, func, args) for attr, _, (func, args) in rewriter.layers]
         plan.weights = [(attr, args) for attr, args, _ in weights]
-        for _, _, uses in weights:
-            layer_uses |= uses
-        bad = set().union(set(), *(uses for _, _, uses in weights)) & (forward | label_names)
+        weight_uses = set().union(set(), *(uses for _, _, uses in weights))
+        bad = weight_uses & (forward | label_names)
         if bad:
             raise Unsupported(f"`tf.get_variable` arguments depend on tensors ({', '.join(sorted(bad))})")
         plan.tf1_names = dict(self.tf1_names)
         init_rewriter = _InitializerRewriter(self)
         plan.init_stmts = [st.node.visit(init_rewriter) for st in needed_pure(layer_uses)]
+        weight_stmts = needed_pure(weight_uses)
+        plan.weight_stmts = [st.node.visit(init_rewriter) for st in weight_stmts]
+        plan.weights_use_params = self.params in weight_uses | set().union(set(), *(st.uses for st in weight_stmts))
         plan.call_stmts = call_lines
         call_names = set().union(set(), *(names_in(node) for node in call_lines))
         plan.call_uses_params = self.params in call_names

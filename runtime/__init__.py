@@ -39,7 +39,7 @@ from .config import InputPipelineConfig, RunConfig, TPUConfig
 from .controller import Controller, is_chief
 from .inputs import InputFnData, ModeKeys, input_fn_data
 from .interfaces import Evaluator, Trainer
-from .keras_compat import evaluate, fit, predict
+from .keras_compat import evaluate, fit, predict, seed_from_config
 from .loops import LoopOutput, create_loop_fn, create_one_step_fn, create_tf_while_loop_fn
 from .losses import Reduction, scale_loss_for_replicas
 from .standard import (
@@ -85,6 +85,7 @@ __all__ = [
     "predict_examples",
     "schedules",
     "scale_loss_for_replicas",
+    "seed_from_config",
     "strategy_from_config",
     "train_step",
     # Custom training loops.

@@ -64,7 +64,7 @@ from ._state import ModelState, model_state
 from ._logging import logger
 from .inputs import InputFnData
 
-__all__ = ["evaluate", "fit", "predict"]
+__all__ = ["evaluate", "fit", "predict", "seed_from_config"]
 
 _RAN_OUT_OF_DATA = "Your input ran out of data"
 _RESERVED_FIT_KWARGS = ("x", "y", "epochs", "steps_per_epoch", "batch_size", "initial_epoch", "validation_split")
@@ -266,6 +266,14 @@ def _resolve_model_dir(model_dir: Any, config: Any) -> str | None:
     if model_dir is None and config is not None:
         model_dir = getattr(config, "model_dir", None)
     return None if model_dir is None else os.fspath(model_dir)
+
+
+def seed_from_config(config: Any) -> None:
+    """Applies `RunConfig.tf_random_seed` (if set) before the model is made: Keras draws an unseeded
+    initializer's seed when the layer is constructed, so seeding only at `fit` would be too late."""
+    seed = getattr(config, "tf_random_seed", None)
+    if seed is not None:
+        keras.utils.set_random_seed(seed)
 
 
 def _prepare(

@@ -41,3 +41,12 @@ def test_unrelated_names_do_not_resolve() -> None:
 def test_imports_inside_functions_count() -> None:
     table = AliasTable.from_module(cst.parse_module("def main():\n    import tensorflow.compat.v1 as tf\n"))
     assert table.canonical(cst.parse_expression("tf.train.AdamOptimizer")) == "train.AdamOptimizer"
+
+
+def test_model_class_names_are_valid_keras_scope_names() -> None:
+    from tfmigrate.modelfn import camel
+
+    assert camel("model_fn") == "KerasModel"
+    assert camel("resnet_model_fn") == "ResnetModel"
+    assert camel("_model_fn") == "KerasModel"
+    assert camel("_bert_fn") == "BertModel"

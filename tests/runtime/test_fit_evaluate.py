@@ -309,3 +309,35 @@ def test_different_models_in_turn_under_mirrored(two_cpus):
             model.compile(optimizer="sgd", loss="mse", steps_per_execution=2)
         tfm.fit(model, lambda ctx, w=width: tf.data.Dataset.from_tensor_slices((X[:, :w], Y)).batch(2), steps=3)
         assert step(model) == 3
+
+
+class GetVariableModel(keras.Model):
+    """What the codemod writes for `tf.get_variable` weights: made in `build`, randomly initialized."""
+
+    def __init__(self):
+        super().__init__()
+        self.dense = keras.layers.Dense(1)
+
+    def build(self, input_shape):
+        self.table = self.add_weight(name="table", shape=[3, 4], initializer=keras.initializers.TruncatedNormal(stddev=1.0))
+
+    def call(self, features, training=False):
+        return self.dense(tf.matmul(features, self.table))
+
+
+def test_tf_random_seed_seeds_get_variable_weights() -> None:
+    """RunConfig(tf_random_seed) makes a migrated program's random initial weights repeatable."""
+    from tfmigrate.runtime import RunConfig
+
+    data = tf.data.Dataset.from_tensor_slices((np.ones((8, 3), np.float32), np.ones((8, 1), np.float32))).batch(4)
+    weights = []
+    for _ in range(2):
+        config = RunConfig(tf_random_seed=7)
+        tfm.seed_from_config(config)  # what the codemod writes before making the model
+        model = GetVariableModel()
+        model.compile(optimizer=keras.optimizers.SGD(0.0), loss="mse")
+        tfm.fit(model, data, steps=1, config=config)
+        weights.append([w.numpy() for w in (model.table, model.dense.kernel)])
+    np.testing.assert_array_equal(weights[0][0], weights[1][0])
+    np.testing.assert_array_equal(weights[0][1], weights[1][1])
+    assert np.std(weights[0][0]) > 0.1
