@@ -24,7 +24,8 @@ def _split(values: tuple[str, ...]) -> list[str]:
 @click.option("--check", "check_mode", is_flag=True, help="Write nothing; exit 1 if anything would change or TODOs remain.")
 @click.option("--out-dir", type=click.Path(file_okay=False), help="Write migrated copies of the tree under DIR; sources stay untouched.")
 @click.option("--report", "report_path", type=click.Path(dir_okay=False), help="Write a JSON report to FILE ('-' for stdout).")
-@click.option("--target", type=click.Choice(["keras", "ctl"]), default="keras", show_default=True, help="Output form.")
+@click.option("--target", type=click.Choice(["keras", "ctl"]), default="keras", show_default=True, help="Output form: Keras compile/fit, or custom training loops.")
+@click.option("--standalone", is_flag=True, help="With --target ctl: loops that do not import tfmigrate.runtime where stock TF will do.")
 @click.option("-j", "--jobs", type=int, default=1, show_default=True, help="Parallel jobs (0: one per CPU).")
 @click.option("--select", multiple=True, help="Only these rule codes or prefixes (comma-separated).")
 @click.option("--ignore", multiple=True, help="Skip these rule codes or prefixes (comma-separated).")
@@ -32,7 +33,7 @@ def _split(values: tuple[str, ...]) -> list[str]:
 @click.option("--explain", metavar="CODE", help="Explain one rule and exit.")
 @click.option("-q", "--quiet", is_flag=True, help="Only print errors and the summary line.")
 @click.version_option(__version__, prog_name="tfmigrate")
-def main(paths, diff_mode, check_mode, out_dir, report_path, target, jobs, select, ignore, list_rules, explain, quiet):
+def main(paths, diff_mode, check_mode, out_dir, report_path, target, standalone, jobs, select, ignore, list_rules, explain, quiet):
     """Migrate TF1 Estimator/TPUEstimator programs under PATHS to TF2."""
     try:
         rules = all_rules()
@@ -55,9 +56,8 @@ def main(paths, diff_mode, check_mode, out_dir, report_path, target, jobs, selec
         raise click.UsageError("no PATH given")
     if diff_mode and check_mode:
         raise click.UsageError("--diff and --check are exclusive")
-    if target == "ctl":
-        click.echo("tfmigrate: --target ctl is not available yet; use --target keras.", err=True)
-        sys.exit(2)
+    if standalone and target != "ctl":
+        raise click.UsageError("--standalone applies to --target ctl only")
     if out_dir and (diff_mode or check_mode):
         raise click.UsageError("--out-dir writes files; it cannot be combined with --diff/--check")
     if out_dir and os.path.isdir(out_dir) and os.listdir(out_dir):
@@ -67,7 +67,7 @@ def main(paths, diff_mode, check_mode, out_dir, report_path, target, jobs, selec
         outcomes = run(
             list(paths),
             mode=mode,
-            options=Options(target=target, select=frozenset(selected)),
+            options=Options(target=target, select=frozenset(selected), standalone=standalone),
             out_dir=out_dir,
             jobs=jobs if jobs > 0 else (os.cpu_count() or 1),
         )

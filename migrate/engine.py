@@ -63,6 +63,7 @@ class TransformResult:
 class Options:
     target: str = "keras"
     select: frozenset[str] | None = None  # None: every rule
+    standalone: bool = False  # --target ctl: loops that do not import tfmigrate.runtime where avoidable
 
 
 def transform_source(source: str, *, filename: str = "<string>", options: Options = Options()) -> TransformResult:
@@ -84,7 +85,9 @@ def _transform(module: cst.Module, source: str, filename: str, options: Options)
     names = AliasTable.from_module(module)
     if not names.mentions_tensorflow():
         return TransformResult(source, source, todos=scan_todos(source))
-    ctx = FileContext(filename=filename, target=options.target, names=names, tf2_alias=_tf2_alias(names))
+    ctx = FileContext(
+        filename=filename, target=options.target, names=names, tf2_alias=_tf2_alias(names), standalone=options.standalone
+    )
     for rule_cls in all_rules():
         if options.select is not None and rule_cls.CODE not in options.select:
             continue

@@ -122,6 +122,7 @@ def load_tf1_checkpoint(
     *,
     assignment_map: dict[str, str] | None = None,
     include_optimizer: bool = True,
+    optimizer: Any = None,
 ) -> LoadReport:
     """Assigns a TF1 checkpoint's variables to a built (and, for slots, compiled) Keras model.
 
@@ -130,6 +131,8 @@ def load_tf1_checkpoint(
       path: a checkpoint prefix (`.../model.ckpt-100`) or a directory holding checkpoints.
       assignment_map: `init_from_checkpoint`-style renames, checkpoint scope -> model scope.
       include_optimizer: also restore optimizer slots and `global_step`.
+      optimizer: the optimizer whose slots to restore, when it is not `model.optimizer` (a custom
+        training loop's optimizer, never compiled into the model).
 
     Returns:
       A `LoadReport`.
@@ -154,7 +157,10 @@ def load_tf1_checkpoint(
             missing.append(f"{name} (looked for {ckpt_name!r})")
             continue
         plan.append((variable, ckpt_name, 1.0))
-    optimizer = getattr(model, "optimizer", None) if include_optimizer else None
+    if optimizer is None:
+        optimizer = getattr(model, "optimizer", None)
+    if not include_optimizer:
+        optimizer = None
     step = None
     if optimizer is not None:
         for attr, suffix, scale in _slot_map(optimizer):
