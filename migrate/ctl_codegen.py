@@ -241,7 +241,8 @@ def render(plan: Plan, *, tf: str, tfm: str, indent: str = "    ", standalone: b
         lines.append(f"{u}@{tf}.function")
         lines.append(f"{u}def distributed_predict_step(self, batch):")
         lines.append(f'{u * 2}"""The predictions for one global batch: every replica\'s, gathered in order."""')
-        lines.append(f"{u * 2}return self.strategy.gather(self.strategy.run(self.predict_step, args=(batch,)), axis=0)")
+        lines.append(f"{u * 2}per_replica = self.strategy.run(self.predict_step, args=(batch,))")
+        lines.append(f"{u * 2}return {tf}.nest.map_structure(lambda value: self.strategy.gather(value, axis=0), per_replica)")
 
     if standalone:
         from .ctl_standalone import host_methods
