@@ -93,10 +93,18 @@ def test_ctl_program_under_mirrored_two_cpus(name: str, tmp_path: Path) -> None:
     _check(case, runs)
 
 
+# Runs the program with the runtime's INFO log on stderr, which names the strategy `make_strategy` chose.
+_LOGGED = (
+    "import logging, runpy, sys; logging.basicConfig(level=logging.WARNING); "
+    "logging.getLogger('tfmigrate.runtime').setLevel(logging.INFO); "
+    "runpy.run_path(sys.argv[1], run_name='__main__')"
+)
+
+
 def _start(program: Path, cwd: Path, tf_config: str, log: Path) -> subprocess.Popen:
     with open(log, "wb") as handle:
         return subprocess.Popen(
-            [sys.executable, str(program)], cwd=cwd, env=_env(tf_config),
+            [sys.executable, "-c", _LOGGED, str(program)], cwd=cwd, env=_env(tf_config),
             stdout=subprocess.PIPE, stderr=handle, start_new_session=True,
         )
 
@@ -127,6 +135,7 @@ def test_ctl_program_as_two_multi_worker_processes(name: str, tmp_path: Path) ->
                 if popen.poll() is None:
                     popen.kill()
     for runs in per_worker:  # Both workers report the cluster's (identical) results.
+        assert all("-> CollectiveAllReduceStrategy" in run.stderr for run in runs), runs[0].stderr[-3000:]
         _check(case, runs)
     assert not list(tmp_path.rglob("workertemp_*")), "a non-chief worker left its temporary checkpoint dir"
 
@@ -149,4 +158,5 @@ def test_ctl_program_as_parameter_server_coordinator(name: str, tmp_path: Path) 
             if chief.poll() is None:
                 chief.kill()
         assert servers.popen.poll() is None, f"the servers died:\n{servers.log_tail()}"
+    assert "-> ParameterServerStrategyV2" in run.stderr, run.stderr[-3000:]
     _check(case, [run])
