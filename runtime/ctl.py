@@ -88,6 +88,10 @@ class EstimatorLoop:
         if model_dir is None and config is not None:
             model_dir = getattr(config, "model_dir", None)
         self.model_dir = None if model_dir is None else os.fspath(model_dir)
+        if self.model_dir is not None and "://" not in self.model_dir:
+            # Under ParameterServerStrategy the parameter servers write the files: a relative
+            # directory would be resolved against their working directory, not this program's.
+            self.model_dir = os.path.abspath(self.model_dir)
         self.steps_per_loop = int(steps_per_loop)
         self.eval_metrics = []
         self._prepared = False

@@ -40,7 +40,7 @@ HERE = Path(__file__).resolve().parent
 TPU = FIXTURES / "TFM301_tpu_estimator_to_keras"
 MIRRORED = ["guide_adagrad", "eval_metrics_binary_classifier", "predict_branch_classifier", "mlp_adam_max_steps"]
 MULTI_WORKER = ["guide_adagrad", "eval_metrics_binary_classifier", "predict_branch_classifier", "restore_model_dir_twice"]
-PARAMETER_SERVER = ["guide_adagrad"]
+PARAMETER_SERVER = ["guide_adagrad", "eval_metrics_binary_classifier", "predict_branch_classifier"]
 TIMEOUT_S = 240
 
 
