@@ -247,7 +247,7 @@ def render(plan: Plan, *, tf: str, tfm: str, indent: str = "    ", standalone: b
     if standalone:
         from .ctl_standalone import host_methods
 
-        lines += host_methods(u, tf)
+        lines += host_methods(u, tf, predict=plan.predictions is not None)
 
     text = "\n".join(lines) + "\n"
     module = cst.parse_module(text, config=cst.PartialParserConfig(default_indent=indent))

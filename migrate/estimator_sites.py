@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import libcst as cst
+from libcst.codemod.visitors import AddImportsVisitor
 
 from . import ctl_codegen
 from .keras_codegen import render
@@ -226,6 +227,8 @@ class EstimatorSiteRule(Rule):
         self.mark_changed()
         tfm = self.ctx.need_runtime()
         tf = self.ctx.need_tf2()
+        if self._ctl and self.ctx.standalone:
+            AddImportsVisitor.add_needed_import(self.ctx.codemod, "os")  # the loop's checkpoint directories
         if self._ctl:
             new = ctl_codegen.render(plan, tf=tf, tfm=tfm, indent=self.module.default_indent, standalone=self.ctx.standalone)
         else:

@@ -31,6 +31,11 @@ def ctl_out(path: Path) -> Path:
     return path.with_name(path.name[: -len(".in.py")] + ".ctl.out.py")
 
 
+def standalone_out(path: Path) -> Path:
+    """`<case>.ctl-standalone.out.py`: the `--target ctl --standalone` output of `<case>.in.py`."""
+    return path.with_name(path.name[: -len(".in.py")] + ".ctl-standalone.out.py")
+
+
 @pytest.mark.parametrize("case", PAIRS, ids=[fixture_id(p) for p in PAIRS])
 def test_fixture(case: Path, request: pytest.FixtureRequest) -> None:
     source = case.read_text(encoding="utf-8")
@@ -114,3 +119,27 @@ def test_every_keras_migration_has_a_ctl_one() -> None:
             missing.append(fixture_id(case))
     assert not missing, f"migrated by the Keras target but not (cleanly) by --target ctl: {missing}"
     assert len(CTL_CASES) >= 20
+
+
+# -- `--target ctl --standalone`: `<case>.ctl-standalone.out.py` for the cases that have one ------
+
+STANDALONE = Options(target="ctl", standalone=True)
+STANDALONE_CASES = [p for p in CTL_CASES if standalone_out(p).exists()]
+
+
+@pytest.mark.parametrize("case", STANDALONE_CASES, ids=[fixture_id(p) for p in STANDALONE_CASES])
+def test_ctl_standalone_fixture(case: Path, request: pytest.FixtureRequest) -> None:
+    once = transform_source(case.read_text(encoding="utf-8"), filename=str(case), options=STANDALONE)
+    assert once.error is None, once.error
+    if request.config.getoption("--update-fixtures"):
+        standalone_out(case).write_text(once.output, encoding="utf-8")
+    assert once.output == standalone_out(case).read_text(encoding="utf-8")
+    ast.parse(once.output)
+    # The loop carries its host side: no runtime engine, no runtime base class.
+    assert "tfm.ctl" not in once.output and "def train(self, data" in once.output
+    twice = transform_source(once.output, filename=str(case), options=STANDALONE)
+    assert twice.output == once.output
+
+
+def test_there_are_standalone_fixtures() -> None:
+    assert len(STANDALONE_CASES) >= 4

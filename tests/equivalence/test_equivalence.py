@@ -80,6 +80,23 @@ def test_ctl_migration_matches_oracle(case: Path, tmp_path: Path) -> None:
     check_migration(case, tmp_path, options=Options(target="ctl"), expected_name=".ctl.out.py")
 
 
+STANDALONE_PROGRAMS = [p for p in CTL_PROGRAMS if p.with_name(p.name.replace(".in.py", ".ctl-standalone.out.py")).exists()]
+
+
+@pytest.mark.parametrize("case", STANDALONE_PROGRAMS, ids=[fixture_id(p) for p in STANDALONE_PROGRAMS])
+def test_ctl_standalone_migration_matches_oracle(case: Path, tmp_path: Path) -> None:
+    """`--target ctl --standalone`: the loop carrying its own host side gives the oracle's numbers."""
+    check_migration(case, tmp_path, options=Options(target="ctl", standalone=True), expected_name=".ctl-standalone.out.py")
+
+
+def test_ctl_programs_run_several_steps_per_loop() -> None:
+    """The ctl equivalence programs exercise `iterations_per_loop` > 1 (multi-step `train_steps` calls)."""
+    import re
+
+    several = [p for p in CTL_PROGRAMS if any(int(n) > 1 for n in re.findall(r"iterations_per_loop=(\d+)", p.read_text()))]
+    assert len(several) >= 20, [p.name for p in several]
+
+
 def test_compare_catches_differences() -> None:
     a = parse_results("eval_results {'global_step': 7.0, 'loss': 1.0}\n")
     assert compare(a, a) == []
