@@ -23,7 +23,7 @@ import re
 import libcst as cst
 
 from .keras_codegen import _Slots, wrap_call
-from .modelfn import Plan
+from .modelfn import Plan, names_in
 
 # Attributes that lived on the Keras model in the Keras target and live on `self.model` here.
 _MODEL_ATTRS = frozenset({"trainable_variables", "trainable_weights", "variables", "weights", "losses", "layers"})
@@ -63,8 +63,13 @@ def _on_loop(stmts: list[cst.SimpleStatementLine]) -> list[cst.SimpleStatementLi
     return [s.visit(_OnTheLoop()) for s in stmts]  # type: ignore[misc]
 
 
+def _metrics_use_params(plan: Plan) -> bool:
+    used = set().union(*(names_in(stmt) for stmt in plan.metric_prelude)) if plan.metric_prelude else set()
+    return plan.params_name in used or any(re.search(rf"\b{re.escape(plan.params_name)}\b", u) for u in plan.metric_updates)
+
+
 def _uses_params(plan: Plan) -> bool:
-    return plan.loss_uses_params or plan.gradient_uses_params or plan.predict_uses_params
+    return plan.loss_uses_params or plan.gradient_uses_params or plan.predict_uses_params or _metrics_use_params(plan)
 
 
 def render(plan: Plan, *, tf: str, tfm: str, indent: str = "    ", standalone: bool = False) -> list[cst.BaseStatement]:
@@ -208,6 +213,8 @@ def render(plan: Plan, *, tf: str, tfm: str, indent: str = "    ", standalone: b
         pairs = [(a, b) for a, b in pairs if a != b]
         if pairs:
             lines.append(f"{u * 2}{', '.join(a for a, _ in pairs)} = {', '.join(b for _, b in pairs)}")
+        if _metrics_use_params(plan):
+            lines.append(f"{u * 2}{p} = self.{p}")
         lines += slots.block(plan.metric_prelude, 2, u)
         lines += [f"{u * 2}{update}" for update in plan.metric_updates]
     lines.append(f"{u * 2}return self.compute_loss({labels}, {out})")
