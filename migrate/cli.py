@@ -37,7 +37,8 @@ def _list_rules() -> None:
 @click.option("--out-dir", type=click.Path(file_okay=False), help="Write migrated copies of the tree under DIR; sources stay untouched.")
 @click.option("--report", "report_path", type=click.Path(dir_okay=False), help="Write a JSON report to FILE ('-' for stdout).")
 @click.option("--sarif", "sarif_path", type=click.Path(dir_okay=False), help="Write a SARIF 2.1.0 log to FILE ('-' for stdout).")
-@click.option("--target", type=click.Choice(["keras", "ctl"]), default=None, help="Output form [default: keras].")
+@click.option("--target", type=click.Choice(["keras", "ctl"]), default=None, help="Output form: Keras compile/fit, or custom training loops [default: keras].")
+@click.option("--standalone/--no-standalone", default=None, help="With --target ctl: loops that carry their host side instead of using the runtime's.")
 @click.option("-j", "--jobs", type=click.IntRange(min=0), default=None, help="Parallel jobs (0: one per CPU) [default: 1].")
 @click.option("--select", multiple=True, help="Only these rule codes or prefixes (comma-separated).")
 @click.option("--ignore", multiple=True, help="Skip these rule codes or prefixes (comma-separated).")
@@ -52,7 +53,7 @@ def _list_rules() -> None:
 @click.option("-q", "--quiet", is_flag=True, help="Only print errors and the summary.")
 @click.version_option(__version__, prog_name="tfmigrate")
 def main(
-    paths, diff_mode, check_mode, out_dir, report_path, sarif_path, target, jobs, select, ignore, safe_only,
+    paths, diff_mode, check_mode, out_dir, report_path, sarif_path, target, standalone, jobs, select, ignore, safe_only,
     exclude, extend_exclude, force_exclude, allow_no_paths, config_path, list_rules, explain, quiet,
 ):
     """Migrate TF1 Estimator/TPUEstimator programs (.py, .ipynb) under PATHS to TF2."""
@@ -84,6 +85,7 @@ def main(
     target = target or config.target or "keras"
     jobs = jobs if jobs is not None else config.jobs if config.jobs is not None else 1
     safe_only = safe_only if safe_only is not None else bool(config.safe_only)
+    standalone = standalone if standalone is not None else bool(config.standalone)
     try:
         selected = expand_selection(_split(select) if select else _split(config.select))
         ignored = _split(ignore) if ignore else _split(config.ignore)
@@ -92,15 +94,14 @@ def main(
         raise click.UsageError(str(exc)) from exc
     if diff_mode and check_mode:
         raise click.UsageError("--diff and --check are exclusive")
-    if target == "ctl":
-        click.echo("tfmigrate: --target ctl is not available yet; use --target keras.", err=True)
-        sys.exit(2)
+    if standalone and target != "ctl":
+        raise click.UsageError("--standalone applies to --target ctl only")
     if out_dir and (diff_mode or check_mode):
         raise click.UsageError("--out-dir writes files; it cannot be combined with --diff/--check")
     if out_dir and os.path.isdir(out_dir) and os.listdir(out_dir):
         raise click.UsageError(f"--out-dir {out_dir} exists and is not empty")
     mode = DIFF if diff_mode else CHECK if check_mode else WRITE
-    options = Options(target=target, select=frozenset(selected), safe_only=safe_only, standalone=bool(config.standalone))
+    options = Options(target=target, select=frozenset(selected), safe_only=safe_only, standalone=standalone)
     filters = path_filter(config, tuple(_split(exclude)) if exclude else None, tuple(_split(extend_exclude) or ()))
     progress = Progress(sys.stderr, enabled=Progress.wanted(sys.stderr, quiet=quiet))
     try:

@@ -108,7 +108,7 @@ class Options:
     target: str = "keras"
     select: frozenset[str] | None = None  # None: every rule
     safe_only: bool = False  # unsafe (structural) rules only report what they would change
-    standalone: bool = False  # carried for the ctl target (`[tool.tfmigrate] standalone`)
+    standalone: bool = False  # --target ctl: loops that carry their host side (`--standalone`)
 
 
 def transform_source(source: str, *, filename: str = "<string>", options: Options = Options()) -> TransformResult:
@@ -130,7 +130,9 @@ def _transform(module: cst.Module, source: str, filename: str, options: Options)
     names = AliasTable.from_module(module)
     if not names.mentions_tensorflow():
         return TransformResult(source, source, todos=scan_todos(source))
-    ctx = FileContext(filename=filename, target=options.target, names=names, tf2_alias=_tf2_alias(names))
+    ctx = FileContext(
+        filename=filename, target=options.target, names=names, tf2_alias=_tf2_alias(names), standalone=options.standalone
+    )
     # Which lines each rule changes: the text before and after each rule that did something is
     # diffed, and `origin` carries every current line back to the source line it came from.
     code = source

@@ -12,7 +12,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import libcst as cst
+from libcst.codemod.visitors import AddImportsVisitor
 
+from . import ctl_codegen
 from .keras_codegen import render
 from .modelfn import ModelFnAnalyzer, Plan, Unsupported, names_in
 from .rule import Rule
@@ -45,7 +47,7 @@ class EstimatorSiteRule(Rule):
     CTOR_ARGS: tuple[str, ...] = ()
     ESTIMATOR_NAME = "Estimator"
     TPU = False
-    TARGETS = frozenset({"keras"})
+    TARGETS = frozenset({"keras", "ctl"})
     STRUCTURAL = True
 
     def visit_Module(self, node: cst.Module) -> bool:
@@ -137,7 +139,7 @@ class EstimatorSiteRule(Rule):
             if arg in site.args:
                 site.problems.append(message)
         taken = names_in(site.scope) | set(self.functions)
-        site.model_var = _fresh("model", taken, site.est_name)
+        site.model_var = _fresh("loop" if self._ctl else "model", taken, site.est_name)
         site.strategy_var = _fresh("strategy", taken, site.est_name)
         if "params" in site.args and not isinstance(site.args["params"], cst.Name):
             site.params_var = _fresh("params", taken, site.est_name)
@@ -225,7 +227,12 @@ class EstimatorSiteRule(Rule):
         self.mark_changed()
         tfm = self.ctx.need_runtime()
         tf = self.ctx.need_tf2()
-        new = render(plan, tf=tf, tfm=tfm, indent=self.module.default_indent)
+        if self._ctl and self.ctx.standalone:
+            AddImportsVisitor.add_needed_import(self.ctx.codemod, "os")  # the loop's checkpoint directories
+        if self._ctl:
+            new = ctl_codegen.render(plan, tf=tf, tfm=tfm, indent=self.module.default_indent, standalone=self.ctx.standalone)
+        else:
+            new = render(plan, tf=tf, tfm=tfm, indent=self.module.default_indent)
         for note in dict.fromkeys(plan.notes):
             self.todo(note, at=original)
         first = new[0].with_changes(leading_lines=original.leading_lines)
@@ -270,6 +277,11 @@ class EstimatorSiteRule(Rule):
             return updated
         return cst.parse_expression(text)
 
+    @property
+    def _ctl(self) -> bool:
+        """`--target ctl`: custom training loops (`ctl_codegen`) instead of Keras compile/fit."""
+        return self.ctx.target == "ctl"
+
     def _expr(self, node: cst.CSTNode) -> str:
         return self.module.code_for_node(node)
 
@@ -299,8 +311,22 @@ class EstimatorSiteRule(Rule):
             # Estimator: RunConfig(train_distribute=...) chose the strategy; none means default.
             lines.append(f"{site.strategy_var} = {tfm}.strategy_from_config({config})")
             build = f"{plan.fn_name}({self._params(site)})"
-        lines.append(f"with {site.strategy_var}.scope():")
-        lines.append(f"    {site.model_var} = {build}")
+        if self._ctl:
+            model_dir = self._expr(site.args["model_dir"]) if "model_dir" in site.args else None
+            lines.append(
+                ctl_codegen.construct_loop(
+                    site.model_var,
+                    plan,
+                    site.strategy_var,
+                    params=self._params(site),
+                    config=config,
+                    model_dir=model_dir,
+                    steps_per_loop=spe if self.TPU else None,
+                )
+            )
+        else:
+            lines.append(f"with {site.strategy_var}.scope():")
+            lines.append(f"    {site.model_var} = {build}")
         body = cst.parse_module("\n".join(lines) + "\n").body
         first = body[0].with_changes(leading_lines=original.leading_lines)
         return [first, *body[1:]]
@@ -370,6 +396,8 @@ class EstimatorSiteRule(Rule):
             args.append(f"config={config}")
         if "model_dir" in site.args:
             args.append(f"model_dir={self._expr(site.args['model_dir'])}")
+        if self._ctl:
+            return ctl_codegen.call_loop(site.model_var, method, args[1], bound, self._expr)
         fn = {"train": "fit", "evaluate": "evaluate", "predict": "predict_examples"}[method]
         return f"{tfm}.{fn}({', '.join(args)})"
 

@@ -46,6 +46,7 @@ class FileContext:
     applied: list[str] = field(default_factory=list)
     todos: list[tuple[str, str]] = field(default_factory=list)
     scratch: dict = field(default_factory=dict)
+    standalone: bool = False  # --target ctl --standalone: no tfmigrate.runtime where stock TF will do
 
     def need_tf2(self) -> str:
         """The local name of `import tensorflow`, scheduling the import if the file lacks one."""

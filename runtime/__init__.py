@@ -30,9 +30,11 @@ Custom training loops, layered like Orbit:
   * `Controller`: the outer loop (`steps_per_loop`, checkpoints, summaries, actions, chief-only
     writes).
   * `create_loop_fn` / `create_one_step_fn` / `create_tf_while_loop_fn`: the loop functions.
+  * `ctl.EstimatorLoop`: the host side (Estimator's `train`/`evaluate`/`predict` contract) of the
+    custom training loops `tfmigrate --target ctl` writes.
 """
 
-from . import cluster, layers, losses, metrics, optimizers, schedules
+from . import cluster, ctl, layers, losses, metrics, optimizers, schedules
 from .checkpoints import CHECKPOINT_NAME, is_tf1_checkpoint, latest_checkpoint
 from .cluster import TFConfig, parse_tf_config
 from .config import InputPipelineConfig, RunConfig, TPUConfig
@@ -68,6 +70,7 @@ __all__ = [
     "TPUConfig",
     "cluster",
     "cluster_coordinator",
+    "ctl",
     "evaluate",
     "fit",
     "init_from_checkpoint",

@@ -147,6 +147,7 @@ def load_tf1_checkpoint(
     assignment_map: dict[str, str] | None = None,
     include_optimizer: bool = True,
     only_mapped: bool = False,
+    optimizer: Any = None,
 ) -> LoadReport:
     """Assigns a TF1 checkpoint's variables to a built (and, for slots, compiled) Keras model.
 
@@ -158,6 +159,8 @@ def load_tf1_checkpoint(
       only_mapped: restore only the variables (and, with `include_optimizer`, the slots and
         `global_step`) that `assignment_map` covers (`init_from_checkpoint`), leaving the others
         as they are.
+      optimizer: the optimizer whose slots to restore, when it is not `model.optimizer` (a custom
+        training loop's optimizer, never compiled into the model).
 
     Returns:
       A `LoadReport`.
@@ -186,7 +189,10 @@ def load_tf1_checkpoint(
             missing.append(f"{name} (looked for {ckpt_name!r})")
             continue
         plan.append((variable, ckpt_name, 1.0))
-    optimizer = getattr(model, "optimizer", None) if include_optimizer else None
+    if optimizer is None:
+        optimizer = getattr(model, "optimizer", None)
+    if not include_optimizer:
+        optimizer = None
     step = None
     if optimizer is not None:
         for attr, suffix, scale in _slot_map(optimizer):
@@ -194,9 +200,13 @@ def load_tf1_checkpoint(
             for name, variable in tf1_variable_names(model).items():
                 if not variable.trainable:
                     continue
-                if only_mapped and _mapped_name(f"{name}/{suffix}", assignment_map) is None:  # type: ignore[arg-type]
-                    continue
-                ckpt_name = _apply_assignment_map(f"{name}/{suffix}", assignment_map)
+                if only_mapped:
+                    # init_from_checkpoint: a scope mapping covers the slot variables too.
+                    ckpt_name = _mapped_name(f"{name}/{suffix}", assignment_map)  # type: ignore[arg-type]
+                    if ckpt_name is None:
+                        continue
+                else:
+                    ckpt_name = f"{_apply_assignment_map(name, assignment_map)}/{suffix}"
                 if ckpt_name not in shapes and ckpt_name not in partitioned:
                     missing.append(f"optimizer slot {ckpt_name!r}")
                     continue

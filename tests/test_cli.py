@@ -191,8 +191,10 @@ def test_list_and_explain() -> None:
 def test_missing_path_and_ctl_target(tmp_path: Path) -> None:
     code, _, err = invoke(str(tmp_path / "nope"))
     assert code == 2 and "no such file" in err
-    code, _, err = invoke("--target", "ctl", str(NOOP))
-    assert code == 2 and "not available yet" in err
+    code, _, err = invoke("--check", "--target", "ctl", str(NOOP))
+    assert code == 0, err
+    code, _, err = invoke("--standalone", str(NOOP))
+    assert code == 2 and "--standalone applies to --target ctl only" in err
 
 
 def test_console_script_runs() -> None:

@@ -1,5 +1,8 @@
 """Generated tests: every `fixtures/<CODE>_<slug>/<case>.in.py` must migrate to its `.out.py`.
 
+Estimator/TPUEstimator cases (TFM201, TFM301) also have a `<case>.ctl.out.py`, the `--target ctl`
+output, checked the same way.
+
 For each pair: the output matches, parses, and a second run changes nothing (idempotency). The
 fixture directory's code names the rule the case is about; that rule must have applied (or, for a
 no-op case whose `.out.py` equals its `.in.py`, the file must come out unchanged).
@@ -13,13 +16,24 @@ from pathlib import Path
 import pytest
 
 from conftest import fixture_id, fixture_pairs
-from tfmigrate.engine import transform_source
+from tfmigrate.engine import Options, transform_source
 
 PAIRS = fixture_pairs()
+CTL = Options(target="ctl")
 
 
 def _out(path: Path) -> Path:
     return path.with_name(path.name[: -len(".in.py")] + ".out.py")
+
+
+def ctl_out(path: Path) -> Path:
+    """`<case>.ctl.out.py`: the `--target ctl` output of `<case>.in.py`."""
+    return path.with_name(path.name[: -len(".in.py")] + ".ctl.out.py")
+
+
+def standalone_out(path: Path) -> Path:
+    """`<case>.ctl-standalone.out.py`: the `--target ctl --standalone` output of `<case>.in.py`."""
+    return path.with_name(path.name[: -len(".in.py")] + ".ctl-standalone.out.py")
 
 
 @pytest.mark.parametrize("case", PAIRS, ids=[fixture_id(p) for p in PAIRS])
@@ -60,3 +74,72 @@ def test_every_fixture_has_a_pair() -> None:
     for case in PAIRS:
         assert _out(case).exists(), f"{case} has no .out.py"
     assert PAIRS, "no fixtures found"
+
+
+# -- `--target ctl`: `<case>.ctl.out.py` beside every Estimator/TPUEstimator case ---------------
+
+CTL_CODES = ("TFM201", "TFM301")
+CTL_CASES = [p for p in PAIRS if p.parent.name.startswith(CTL_CODES)]
+
+
+@pytest.mark.parametrize("case", CTL_CASES, ids=[fixture_id(p) for p in CTL_CASES])
+def test_ctl_fixture(case: Path, request: pytest.FixtureRequest) -> None:
+    source = case.read_text(encoding="utf-8")
+    result = transform_source(source, filename=str(case), options=CTL)
+    assert result.error is None, result.error
+    expected_path = ctl_out(case)
+    if request.config.getoption("--update-fixtures"):
+        expected_path.write_text(result.output, encoding="utf-8")
+    assert expected_path.exists(), f"{case.name} has no .ctl.out.py (pytest --update-fixtures writes it)"
+    assert result.output == expected_path.read_text(encoding="utf-8")
+    ast.parse(result.output)
+    code = case.parent.name.split("_", 1)[0]
+    touched = set(result.rules) | {t.code for t in result.todos}
+    assert code in touched, f"{code} neither applied nor left a TODO in {case.name} (applied: {result.rules})"
+
+
+@pytest.mark.parametrize("case", CTL_CASES, ids=[fixture_id(p) for p in CTL_CASES])
+def test_ctl_fixture_idempotent(case: Path) -> None:
+    once = transform_source(case.read_text(encoding="utf-8"), filename=str(case), options=CTL)
+    twice = transform_source(once.output, filename=str(case), options=CTL)
+    assert twice.error is None
+    assert twice.output == once.output
+    assert [t.as_dict() for t in twice.todos] == [t.as_dict() for t in once.todos]
+
+
+def test_every_keras_migration_has_a_ctl_one() -> None:
+    """Every program the Keras target migrates without a TODO also migrates with `--target ctl`."""
+    missing = []
+    for case in CTL_CASES:
+        keras_out = _out(case).read_text(encoding="utf-8")
+        if "TODO(tfmigrate" in keras_out or keras_out == case.read_text(encoding="utf-8"):
+            continue
+        ctl = ctl_out(case)
+        if not ctl.exists() or "TODO(tfmigrate" in ctl.read_text(encoding="utf-8"):
+            missing.append(fixture_id(case))
+    assert not missing, f"migrated by the Keras target but not (cleanly) by --target ctl: {missing}"
+    assert len(CTL_CASES) >= 20
+
+
+# -- `--target ctl --standalone`: `<case>.ctl-standalone.out.py` for the cases that have one ------
+
+STANDALONE = Options(target="ctl", standalone=True)
+STANDALONE_CASES = [p for p in CTL_CASES if standalone_out(p).exists()]
+
+
+@pytest.mark.parametrize("case", STANDALONE_CASES, ids=[fixture_id(p) for p in STANDALONE_CASES])
+def test_ctl_standalone_fixture(case: Path, request: pytest.FixtureRequest) -> None:
+    once = transform_source(case.read_text(encoding="utf-8"), filename=str(case), options=STANDALONE)
+    assert once.error is None, once.error
+    if request.config.getoption("--update-fixtures"):
+        standalone_out(case).write_text(once.output, encoding="utf-8")
+    assert once.output == standalone_out(case).read_text(encoding="utf-8")
+    ast.parse(once.output)
+    # The loop carries its host side: no runtime engine, no runtime base class.
+    assert "tfm.ctl" not in once.output and "def train(self, data" in once.output
+    twice = transform_source(once.output, filename=str(case), options=STANDALONE)
+    assert twice.output == once.output
+
+
+def test_there_are_standalone_fixtures() -> None:
+    assert len(STANDALONE_CASES) >= 4

@@ -3,39 +3,52 @@
 A fixture is runnable when its `.in.py` prints `eval_results` lines. The test runs the original
 on the oracle (TF 2.15 + Estimator), migrates it with the codemod (which must give the checked-in
 `.out.py`), runs that on current TF with tfmigrate.runtime, and compares every result within
-1e-5 relative, keys included.
+1e-5 relative, keys included. Estimator/TPUEstimator programs are checked for both targets: the
+Keras one (`.out.py`) and the custom training loop (`--target ctl`, `.ctl.out.py`); the oracle's
+results are computed once per program for both.
 """
 
 from __future__ import annotations
 
 import shutil
+import tempfile
 from pathlib import Path
 
 import pytest
 
 from conftest import fixture_id, fixture_pairs
-from tfmigrate.engine import transform_source
+from tfmigrate.engine import Options, transform_source
 
 from .harness import RESULT_PREFIX, compare, continues_from_oracle, parse_results, run_continued, run_current, run_oracle
 
 pytestmark = [pytest.mark.oracle, pytest.mark.tf]
 
 PROGRAMS = [p for p in fixture_pairs() if RESULT_PREFIX.strip() in p.read_text(encoding="utf-8")]
+CTL_PROGRAMS = [p for p in PROGRAMS if p.parent.name.startswith(("TFM201", "TFM301"))]
+_ORACLE: dict[Path, list[dict]] = {}
 
 
-def test_there_are_equivalence_programs() -> None:
-    assert len(PROGRAMS) >= 7
+def oracle_results(case: Path) -> list[dict]:
+    """The oracle's results for `case`, run once per test session (in a directory of its own)."""
+    if case not in _ORACLE:
+        directory = Path(tempfile.mkdtemp(prefix="tfmigrate-oracle-"))
+        try:
+            shutil.copy(case, directory / "program.py")
+            _ORACLE[case] = run_oracle(directory / "program.py", directory).results
+        finally:
+            shutil.rmtree(directory, ignore_errors=True)
+    return _ORACLE[case]
 
 
-@pytest.mark.parametrize("case", PROGRAMS, ids=[fixture_id(p) for p in PROGRAMS])
-def test_migration_matches_oracle(case: Path, tmp_path: Path) -> None:
+def check_migration(case: Path, tmp_path: Path, *, options: Options, expected_name: str) -> None:
+    """Migrates `case` (which must give `expected_name`), runs it and compares it with the oracle."""
     original_dir, migrated_dir = tmp_path / "original", tmp_path / "migrated"
     original_dir.mkdir()
     migrated_dir.mkdir()
     original = original_dir / "program.py"
     shutil.copy(case, original)
-    migrated_text = transform_source(case.read_text(encoding="utf-8"), filename=str(case)).output
-    assert migrated_text == case.with_name(case.name.replace(".in.py", ".out.py")).read_text(encoding="utf-8")
+    migrated_text = transform_source(case.read_text(encoding="utf-8"), filename=str(case), options=options).output
+    assert migrated_text == case.with_name(case.name.replace(".in.py", expected_name)).read_text(encoding="utf-8")
     if "tfmigrate-harness: todos-allowed" not in case.read_text(encoding="utf-8"):
         assert "TODO(tfmigrate" not in migrated_text
     migrated = migrated_dir / "program.py"
@@ -44,12 +57,44 @@ def test_migration_matches_oracle(case: Path, tmp_path: Path) -> None:
     if continues_from_oracle(case):
         want, got = run_continued(original, migrated, tmp_path)
     else:
-        want = run_oracle(original, original_dir).results
+        want = oracle_results(case)
         got = run_current(migrated, migrated_dir).results
     problems = compare(want, got)
     assert not problems, "\n".join(problems)
     # The original really trained: the loss moved between evaluations.
     assert len({r["loss"] for r in want if "loss" in r}) >= 2
+
+
+def test_there_are_equivalence_programs() -> None:
+    assert len(PROGRAMS) >= 7
+
+
+@pytest.mark.parametrize("case", PROGRAMS, ids=[fixture_id(p) for p in PROGRAMS])
+def test_migration_matches_oracle(case: Path, tmp_path: Path) -> None:
+    check_migration(case, tmp_path, options=Options(), expected_name=".out.py")
+
+
+@pytest.mark.parametrize("case", CTL_PROGRAMS, ids=[fixture_id(p) for p in CTL_PROGRAMS])
+def test_ctl_migration_matches_oracle(case: Path, tmp_path: Path) -> None:
+    """`--target ctl`: the custom training loop gives the oracle's numbers too."""
+    check_migration(case, tmp_path, options=Options(target="ctl"), expected_name=".ctl.out.py")
+
+
+STANDALONE_PROGRAMS = [p for p in CTL_PROGRAMS if p.with_name(p.name.replace(".in.py", ".ctl-standalone.out.py")).exists()]
+
+
+@pytest.mark.parametrize("case", STANDALONE_PROGRAMS, ids=[fixture_id(p) for p in STANDALONE_PROGRAMS])
+def test_ctl_standalone_migration_matches_oracle(case: Path, tmp_path: Path) -> None:
+    """`--target ctl --standalone`: the loop carrying its own host side gives the oracle's numbers."""
+    check_migration(case, tmp_path, options=Options(target="ctl", standalone=True), expected_name=".ctl-standalone.out.py")
+
+
+def test_ctl_programs_run_several_steps_per_loop() -> None:
+    """The ctl equivalence programs exercise `iterations_per_loop` > 1 (multi-step `train_steps` calls)."""
+    import re
+
+    several = [p for p in CTL_PROGRAMS if any(int(n) > 1 for n in re.findall(r"iterations_per_loop=(\d+)", p.read_text()))]
+    assert len(several) >= 20, [p.name for p in several]
 
 
 def test_compare_catches_differences() -> None:

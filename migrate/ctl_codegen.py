@@ -1,0 +1,291 @@
+"""Renders a `modelfn.Plan` as a custom training loop (`--target ctl`): source text, never TF imports.
+
+The model_fn becomes two classes, written as the TF2 distribution guides write a custom loop:
+
+  * the Keras model of its forward pass (the same layers and initializers as the Keras target's,
+    so the same numbers), with only `__init__` and `call`;
+  * a loop class holding the model, optimizer, metrics and `tf.train.Checkpoint` (created in
+    `strategy.scope()`), the per-replica `train_step` (`tf.GradientTape`,
+    `tf.nn.compute_average_loss`), `train_steps` (a `tf.function` running `steps` of them through
+    `strategy.run`: TPUEstimator's `iterations_per_loop`), `test_step`/`test_steps` (metrics
+    updated inside `strategy.run`) and `predict_step`.
+
+By default the loop class derives from `tfmigrate.runtime.ctl.EstimatorLoop`, which keeps TF1
+Estimator's `train(steps|max_steps)`/`evaluate`/`predict` contract (global step, checkpoints in
+`model_dir`, TF1 checkpoints, chief-only writes). With `standalone` the class carries that host side
+itself (`ctl_standalone`), so the program needs no runtime where it needs only stock TF pieces.
+"""
+
+from __future__ import annotations
+
+import re
+
+import libcst as cst
+
+from .keras_codegen import _Slots, wrap_call
+from .modelfn import Plan, names_in
+
+# Attributes that lived on the Keras model in the Keras target and live on `self.model` here.
+_MODEL_ATTRS = frozenset({"trainable_variables", "trainable_weights", "variables", "weights", "losses", "layers"})
+
+
+def loop_class_name(plan: Plan) -> str:
+    """`model_fn` -> `ModelLoop`, `cnn_model_fn` -> `CnnModelLoop`."""
+    stripped = re.sub(r"_?fn$", "", plan.fn_name)
+    lead = "_" if stripped.startswith("_") else ""
+    parts = [p for p in stripped.strip("_").split("_") if p]
+    return lead + ("".join(p[:1].upper() + p[1:] for p in parts) or "Migrated") + "Loop"
+
+
+def _per_example(keras_loss: str) -> str:
+    """`tf.keras.losses.X(args)` -> `tf.keras.losses.X(args, reduction=None)`."""
+    head, _, rest = keras_loss.partition("(")
+    inner = rest[:-1].strip()
+    return f"{head}({inner + ', ' if inner else ''}reduction=None)"
+
+
+class _OnTheLoop(cst.CSTTransformer):
+    """TF1 code carried from the Keras model's methods onto the loop: `self.trainable_variables`
+    and a bare `self` (e.g. `tfm.losses.regularization_loss(self)`) mean the model."""
+
+    def leave_Attribute(self, original: cst.Attribute, updated: cst.Attribute) -> cst.BaseExpression:
+        if isinstance(updated.value, cst.Name) and updated.value.value == "self" and updated.attr.value in _MODEL_ATTRS:
+            return updated.with_changes(value=cst.parse_expression("self.model"))
+        return updated
+
+    def leave_Arg(self, original: cst.Arg, updated: cst.Arg) -> cst.Arg:
+        if isinstance(updated.value, cst.Name) and updated.value.value == "self":
+            return updated.with_changes(value=cst.parse_expression("self.model"))
+        return updated
+
+
+def _on_loop(stmts: list[cst.SimpleStatementLine]) -> list[cst.SimpleStatementLine]:
+    return [s.visit(_OnTheLoop()) for s in stmts]  # type: ignore[misc]
+
+
+def _metrics_use_params(plan: Plan) -> bool:
+    used = set().union(*(names_in(stmt) for stmt in plan.metric_prelude)) if plan.metric_prelude else set()
+    return plan.params_name in used or any(re.search(rf"\b{re.escape(plan.params_name)}\b", u) for u in plan.metric_updates)
+
+
+def _uses_params(plan: Plan) -> bool:
+    return plan.loss_uses_params or plan.gradient_uses_params or plan.predict_uses_params or _metrics_use_params(plan)
+
+
+def render(plan: Plan, *, tf: str, tfm: str, indent: str = "    ", standalone: bool = False) -> list[cst.BaseStatement]:
+    """The model class and the loop class replacing `plan`'s model_fn, as module-level statements."""
+    u = indent
+    slots = _Slots()
+    p = plan.params_name
+    out = plan.output
+    feats, labels = plan.features_name, plan.labels_name
+    lines: list[str] = []
+
+    # -- the forward pass -------------------------------------------------------------------
+    doc = f"The forward pass of the TF1 `{plan.fn_name}`, as a Keras model (migrated by tfmigrate)."
+    lines += [f"class {plan.class_name}({tf}.keras.Model):", f'{u}"""{doc}"""', ""]
+    lines.append(f"{u}def __init__(self, {p}):")
+    lines.append(f"{u * 2}super().__init__()")
+    if plan.call_uses_params:
+        lines.append(f"{u * 2}self.{p} = {p}")
+    lines += slots.block(plan.init_stmts, 2, u)
+    for layer in plan.layers:
+        lines += wrap_call(f"self.{layer.attr} = ", layer.func, layer.args, u * 2, u)
+    lines.append("")
+    lines.append(f"{u}def call(self, {feats}, training=False):")
+    if plan.call_uses_params:
+        lines.append(f"{u * 2}{p} = self.{p}")
+    lines += slots.block(plan.call_stmts, 2, u)
+    lines.append(f"{u * 2}return {out}")
+    lines += ["", ""]
+
+    # -- the loop ---------------------------------------------------------------------------
+    name = loop_class_name(plan)
+    base = "" if standalone else f"({tfm}.ctl.EstimatorLoop)"
+    lines.append(f"class {name}{base}:")
+    lines.append(f'{u}"""A custom training loop running the TF1 `{plan.fn_name}` (migrated by tfmigrate).')
+    lines.append("")
+    lines.append(f"{u}`train`/`evaluate`/`predict` keep TF1 Estimator's meaning (global step, `steps` vs `max_steps`,")
+    lines.append(f"{u}checkpoints in `model_dir`); `steps_per_loop` steps run per `train_steps` call, as")
+    lines.append(f"{u}TPUEstimator's `iterations_per_loop` did.")
+    if plan.docstring:
+        lines.append("")
+        lines.append(f"{u}The TF1 `{plan.fn_name}`'s docstring:")
+        lines.append("")
+        for text in plan.docstring.strip().splitlines():
+            lines.append(f"{u}{u}{text.strip()}" if text.strip() else "")
+    lines.append(f'{u}"""')
+    lines.append("")
+    lines.append(f"{u}def __init__(self, strategy, {p}, *, config=None, model_dir=None, steps_per_loop=1):")
+    if standalone:
+        lines.append(f"{u * 2}self._init_loop(strategy, config=config, model_dir=model_dir, steps_per_loop=steps_per_loop)")
+    else:
+        lines.append(f"{u * 2}super().__init__(strategy, config=config, model_dir=model_dir, steps_per_loop=steps_per_loop)")
+    if _uses_params(plan):
+        lines.append(f"{u * 2}self.{p} = {p}")
+    lines.append(f"{u * 2}with strategy.scope():")
+    lines += slots.block(plan.optimizer_prelude, 3, u)
+    lines.append(f"{u * 3}self.model = {plan.class_name}({p})")
+    lines.append(f"{u * 3}self.optimizer = {plan.optimizer}")
+    if plan.keras_loss is not None:
+        lines.append(f"{u * 3}self.loss_object = {_per_example(plan.keras_loss)}")
+    for attr, func, args in plan.metrics:
+        lines += wrap_call(f"self.{attr} = ", func, args, u * 3, u)
+    if plan.metrics:
+        items = [f"self.{attr}" for attr, _, _ in plan.metrics]
+        one = f"{u * 3}self.eval_metrics = [{', '.join(items)}]"
+        if len(one) <= 100:
+            lines.append(one)
+        else:
+            lines += [f"{u * 3}self.eval_metrics = ["] + [f"{u * 4}{item}," for item in items] + [f"{u * 3}]"]
+    lines.append(f"{u * 3}self.checkpoint = {tf}.train.Checkpoint(model=self.model, optimizer=self.optimizer)")
+
+    # compute_loss: one replica's loss, scaled so that summing over replicas gives the batch mean.
+    lines.append("")
+    lines.append(f"{u}def compute_loss(self, {labels}, {out}):")
+    if plan.keras_loss is not None:
+        lines.append(f'{u * 2}"""The TF1 loss of `{plan.fn_name}` on one replica\'s examples, averaged over the global batch."""')
+        lines.append(f"{u * 2}per_example_loss = self.loss_object({labels}, {out})")
+        lines.append(f"{u * 2}return {tf}.nn.compute_average_loss(per_example_loss)")
+    else:
+        lines.append(f'{u * 2}"""The TF1 loss of `{plan.fn_name}`, kept as written (TF1\'s reductions) on one replica\'s batch.')
+        lines.append("")
+        lines.append(f"{u * 2}Divided by the number of replicas, as TF1's optimizer scaled it, so that the replicas' sum")
+        lines.append(f"{u * 2}is the loss of the global batch.")
+        lines.append(f'{u * 2}"""')
+        if plan.loss_uses_params:
+            lines.append(f"{u * 2}{p} = self.{p}")
+        lines += slots.block(_on_loop(plan.loss_stmts), 2, u)
+        lines.append(f"{u * 2}return {plan.loss_name} / self.strategy.num_replicas_in_sync")
+
+    # train_step / train_steps
+    lines.append("")
+    lines.append(f"{u}def train_step(self, batch):")
+    lines.append(f'{u * 2}"""One training step on one replica: the TRAIN mode of the TF1 `{plan.fn_name}`."""')
+    lines.append(f"{u * 2}{feats}, {labels} = batch")
+    if plan.gradient_stmts:
+        lines.append(f"{u * 2}with {tf}.GradientTape(persistent=True) as tape:")
+        lines.append(f"{u * 3}{out} = self.model({feats}, training=True)")
+        grad_loss = plan.gradient_loss_name
+        scaled = "scaled_loss" if (not plan.gradient_scale_loss and grad_loss == "loss") else "loss"
+        lines.append(f"{u * 3}{scaled} = self.compute_loss({labels}, {out})")
+        if not plan.gradient_scale_loss:
+            lines.append(f"{u * 3}# The TF1 code took the gradients of the replica's own loss; the optimizer sums them.")
+            lines.append(f"{u * 3}{grad_loss} = {scaled} * self.strategy.num_replicas_in_sync")
+        elif grad_loss != scaled:
+            lines.append(f"{u * 3}{grad_loss} = {scaled}")
+        lines.append(f"{u * 2}# The gradient code of the TF1 `{plan.fn_name}`, kept as written.")
+        if plan.gradient_uses_params:
+            lines.append(f"{u * 2}{p} = self.{p}")
+        lines += slots.block(_on_loop(plan.gradient_prelude), 2, u)
+        lines += slots.block(_on_loop(plan.gradient_stmts), 2, u)
+        lines.append(f"{u * 2}return {scaled}")
+    else:
+        lines.append(f"{u * 2}with {tf}.GradientTape() as tape:")
+        lines.append(f"{u * 3}{out} = self.model({feats}, training=True)")
+        lines.append(f"{u * 3}loss = self.compute_loss({labels}, {out})")
+        lines.append(f"{u * 2}gradients = tape.gradient(loss, self.model.trainable_variables)")
+        lines.append(f"{u * 2}self.optimizer.apply_gradients(zip(gradients, self.model.trainable_variables))")
+        lines.append(f"{u * 2}return loss")
+    lines.append("")
+    lines.append(f"{u}@{tf}.function")
+    lines.append(f"{u}def train_steps(self, iterator, steps):")
+    lines.append(f'{u * 2}"""Up to `steps` training steps in one call (TPUEstimator\'s `iterations_per_loop`)."""')
+    lines.append(f"{u * 2}loss = {tf}.constant(0.0)")
+    lines.append(f"{u * 2}for _ in {tf}.range(steps):")
+    lines.append(f"{u * 3}batch = iterator.get_next_as_optional()")
+    lines.append(f"{u * 3}if not batch.has_value():")
+    lines.append(f"{u * 4}break")
+    lines.append(f"{u * 3}per_replica_loss = self.strategy.run(self.train_step, args=(batch.get_value(),))")
+    lines.append(f"{u * 3}loss = self.strategy.reduce({tf}.distribute.ReduceOp.SUM, per_replica_loss, axis=None)")
+    lines.append(f"{u * 2}return loss")
+
+    # test_step / test_steps
+    lines.append("")
+    lines.append(f"{u}def test_step(self, batch):")
+    what = "with its eval metrics updated" if plan.metrics else "its loss"
+    lines.append(f'{u * 2}"""One evaluation step on one replica: the EVAL mode of the TF1 `{plan.fn_name}`, {what}."""')
+    lines.append(f"{u * 2}{feats}, {labels} = batch")
+    lines.append(f"{u * 2}{out} = self.model({feats}, training=False)")
+    if plan.metrics:
+        mapping = {"y": labels, "y_pred": out, "x": feats}
+        pairs = [(param, mapping.get(src, src)) for param, src in plan.metric_sources]
+        pairs = [(a, b) for a, b in pairs if a != b]
+        if pairs:
+            lines.append(f"{u * 2}{', '.join(a for a, _ in pairs)} = {', '.join(b for _, b in pairs)}")
+        if _metrics_use_params(plan):
+            lines.append(f"{u * 2}{p} = self.{p}")
+        lines += slots.block(plan.metric_prelude, 2, u)
+        lines += [f"{u * 2}{update}" for update in plan.metric_updates]
+    lines.append(f"{u * 2}return self.compute_loss({labels}, {out})")
+    lines.append("")
+    lines.append(f"{u}@{tf}.function")
+    lines.append(f"{u}def test_steps(self, iterator, steps):")
+    lines.append(f'{u * 2}"""Up to `steps` evaluation steps in one call: the sum of the batch losses, and the steps run."""')
+    lines.append(f"{u * 2}loss_sum, steps_run = {tf}.constant(0.0), {tf}.constant(0)")
+    lines.append(f"{u * 2}for _ in {tf}.range(steps):")
+    lines.append(f"{u * 3}batch = iterator.get_next_as_optional()")
+    lines.append(f"{u * 3}if not batch.has_value():")
+    lines.append(f"{u * 4}break")
+    lines.append(f"{u * 3}per_replica_loss = self.strategy.run(self.test_step, args=(batch.get_value(),))")
+    lines.append(f"{u * 3}loss_sum += self.strategy.reduce({tf}.distribute.ReduceOp.SUM, per_replica_loss, axis=None)")
+    lines.append(f"{u * 3}steps_run += 1")
+    lines.append(f"{u * 2}return loss_sum, steps_run")
+
+    # predict_step
+    if plan.predictions is not None:
+        lines.append("")
+        lines.append(f"{u}def predict_step(self, batch):")
+        lines.append(f'{u * 2}"""The PREDICT mode of the TF1 `{plan.fn_name}` on one replica: its `predictions`, keyed as before."""')
+        lines.append(f"{u * 2}{feats}, _, _ = {tf}.keras.utils.unpack_x_y_sample_weight(batch)")
+        lines.append(f"{u * 2}{out} = self.model({feats}, training=False)")
+        if plan.predict_uses_params:
+            lines.append(f"{u * 2}{p} = self.{p}")
+        lines += slots.block(_on_loop(plan.predict_prelude), 2, u)
+        lines += slots.block(_on_loop(plan.predict_stmts), 2, u)
+        lines.append(f"{u * 2}return {plan.predictions}")
+        lines.append("")
+        lines.append(f"{u}@{tf}.function")
+        lines.append(f"{u}def distributed_predict_step(self, batch):")
+        lines.append(f'{u * 2}"""The predictions for one global batch: every replica\'s, gathered in order."""')
+        lines.append(f"{u * 2}per_replica = self.strategy.run(self.predict_step, args=(batch,))")
+        lines.append(f"{u * 2}return {tf}.nest.map_structure(lambda value: self.strategy.gather(value, axis=0), per_replica)")
+
+    if standalone:
+        from .ctl_standalone import host_methods
+
+        lines += host_methods(u, tf, predict=plan.predictions is not None)
+
+    text = "\n".join(lines) + "\n"
+    module = cst.parse_module(text, config=cst.PartialParserConfig(default_indent=indent))
+    return list(slots.fill(module).body)
+
+
+def construct_loop(
+    var: str,
+    plan: Plan,
+    strategy: str,
+    *,
+    params: str,
+    config: str,
+    model_dir: str | None,
+    steps_per_loop: str | None,
+) -> str:
+    """`loop = ModelLoop(strategy, params, config=..., steps_per_loop=...)`, replacing the estimator."""
+    args = [strategy, params]
+    if config != "None":
+        args.append(f"config={config}")
+    if model_dir is not None:
+        args.append(f"model_dir={model_dir}")
+    if steps_per_loop is not None:
+        args.append(f"steps_per_loop={steps_per_loop}")
+    return f"{var} = {loop_class_name(plan)}({', '.join(args)})"
+
+
+def call_loop(var: str, method: str, data: str, bound: dict, expr) -> str:
+    """`est.train(input_fn, steps=...)` -> `loop.train(<data>, steps=...)` (and evaluate/predict)."""
+    args = [data]
+    for key in ("steps", "max_steps", "predict_keys", "yield_single_examples"):
+        if key in bound:
+            args.append(f"{key}={expr(bound[key])}")
+    return f"{var}.{method}({', '.join(args)})"

@@ -1,0 +1,89 @@
+"""`runtime.ctl.EstimatorLoop`: TF1 Estimator's train/evaluate/predict contract around a generated loop.
+
+`Loop` below is what `tfmigrate --target ctl` writes for a one-layer regression model_fn.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import tensorflow as tf
+
+import tfmigrate.runtime as tfm
+
+pytestmark = pytest.mark.tf
+
+X = np.random.RandomState(0).uniform(-1, 1, (32, 3)).astype(np.float32)
+Y = (X @ np.array([[1.0], [-2.0], [0.5]], np.float32)).astype(np.float32)
+
+
+class Loop(tfm.ctl.EstimatorLoop):
+    def __init__(self, strategy, *, config=None, model_dir=None, steps_per_loop=1):
+        super().__init__(strategy, config=config, model_dir=model_dir, steps_per_loop=steps_per_loop)
+        with strategy.scope():
+            self.model = tf.keras.Sequential([tf.keras.layers.Dense(1, kernel_initializer="zeros")])
+            self.optimizer = tf.keras.optimizers.SGD(learning_rate=0.1)
+            self.loss_object = tf.keras.losses.MeanSquaredError(reduction=None)
+            self.checkpoint = tf.train.Checkpoint(model=self.model, optimizer=self.optimizer)
+
+    def train_step(self, batch):
+        features, labels = batch
+        with tf.GradientTape() as tape:
+            loss = tf.nn.compute_average_loss(self.loss_object(labels, self.model(features, training=True)))
+        self.optimizer.apply_gradients(zip(tape.gradient(loss, self.model.trainable_variables), self.model.trainable_variables))
+        return loss
+
+    @tf.function
+    def train_steps(self, iterator, steps):
+        for _ in tf.range(steps):
+            batch = iterator.get_next_as_optional()
+            if not batch.has_value():
+                break
+            self.strategy.run(self.train_step, args=(batch.get_value(),))
+
+    def test_step(self, batch):
+        features, labels = batch
+        return tf.nn.compute_average_loss(self.loss_object(labels, self.model(features, training=False)))
+
+    @tf.function
+    def test_steps(self, iterator, steps):
+        loss_sum, steps_run = tf.constant(0.0), tf.constant(0)
+        for _ in tf.range(steps):
+            batch = iterator.get_next_as_optional()
+            if not batch.has_value():
+                break
+            loss_sum += self.strategy.reduce("SUM", self.strategy.run(self.test_step, args=(batch.get_value(),)), axis=None)
+            steps_run += 1
+        return loss_sum, steps_run
+
+
+def data(repeat=True):
+    dataset = tf.data.Dataset.from_tensor_slices((X, Y))
+    return (dataset.repeat() if repeat else dataset).batch(8)
+
+
+def test_steps_max_steps_and_checkpoints(tmp_path):
+    config = tfm.RunConfig(model_dir=str(tmp_path), save_checkpoints_steps=4, keep_checkpoint_max=10)
+    loop = Loop(tfm.make_strategy("default"), config=config, steps_per_loop=3)
+    loop.train(data(), steps=7)  # Loops of 3, 3, 1 steps.
+    assert loop.global_step == 7
+    loop.train(data(), max_steps=5)  # Already there: a no-op.
+    assert loop.global_step == 7
+    saved = sorted(int(p.name.split("-")[1].split(".")[0]) for p in tmp_path.glob("ckpt-*.index"))
+    assert saved == [0, 6, 7]  # At the start, the first loop end 4 steps after it, the end.
+    results = loop.evaluate(data(repeat=False))  # Until the input ends: 4 batches.
+    assert set(results) == {"loss", "global_step"} and results["global_step"] == 7
+    again = Loop(tfm.make_strategy("default"), config=config, steps_per_loop=3)
+    assert again.evaluate(data(repeat=False)) == results  # Restored from model_dir.
+    again.train(data(repeat=False), steps=100)  # Stops when the 4 batches end.
+    assert again.global_step == 11
+
+
+def test_arguments_are_checked(tmp_path):
+    with pytest.raises(ValueError, match="steps_per_loop"):
+        Loop(tfm.make_strategy("default"), steps_per_loop=0)
+    loop = Loop(tfm.make_strategy("default"), model_dir=str(tmp_path))
+    with pytest.raises(ValueError, match="both `steps` and `max_steps`"):
+        loop.train(data(), steps=1, max_steps=2)
+    with pytest.raises(ValueError, match="Could not find trained model"):
+        loop.evaluate(data(), steps=1)
