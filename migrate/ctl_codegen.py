@@ -22,7 +22,7 @@ import re
 
 import libcst as cst
 
-from .keras_codegen import _Slots, wrap_call
+from .keras_codegen import _Slots, init_checkpoint_lines, model_class_lines, step_fn_lines, wrap_call
 from .modelfn import Plan, names_in
 
 # Attributes that lived on the Keras model in the Keras target and live on `self.model` here.
@@ -48,8 +48,12 @@ class _OnTheLoop(cst.CSTTransformer):
     """TF1 code carried from the Keras model's methods onto the loop: `self.trainable_variables`
     and a bare `self` (e.g. `tfm.losses.regularization_loss(self)`) mean the model."""
 
+    def __init__(self, model_attrs: frozenset[str] = _MODEL_ATTRS) -> None:
+        super().__init__()
+        self.model_attrs = model_attrs
+
     def leave_Attribute(self, original: cst.Attribute, updated: cst.Attribute) -> cst.BaseExpression:
-        if isinstance(updated.value, cst.Name) and updated.value.value == "self" and updated.attr.value in _MODEL_ATTRS:
+        if isinstance(updated.value, cst.Name) and updated.value.value == "self" and updated.attr.value in self.model_attrs:
             return updated.with_changes(value=cst.parse_expression("self.model"))
         return updated
 
@@ -59,8 +63,11 @@ class _OnTheLoop(cst.CSTTransformer):
         return updated
 
 
-def _on_loop(stmts: list[cst.SimpleStatementLine]) -> list[cst.SimpleStatementLine]:
-    return [s.visit(_OnTheLoop()) for s in stmts]  # type: ignore[misc]
+def _on_loop(stmts: list[cst.SimpleStatementLine], plan: Plan | None = None) -> list[cst.SimpleStatementLine]:
+    attrs = _MODEL_ATTRS
+    if plan is not None:  # the model's own weights and layers (`self.output_weights` in a TF1 loss)
+        attrs = attrs | {attr for attr, _ in plan.weights} | {layer.attr for layer in plan.layers}
+    return [s.visit(_OnTheLoop(attrs)) for s in stmts]  # type: ignore[misc]
 
 
 def _metrics_use_params(plan: Plan) -> bool:
@@ -82,21 +89,7 @@ def render(plan: Plan, *, tf: str, tfm: str, indent: str = "    ", standalone: b
     lines: list[str] = []
 
     # -- the forward pass -------------------------------------------------------------------
-    doc = f"The forward pass of the TF1 `{plan.fn_name}`, as a Keras model (migrated by tfmigrate)."
-    lines += [f"class {plan.class_name}({tf}.keras.Model):", f'{u}"""{doc}"""', ""]
-    lines.append(f"{u}def __init__(self, {p}):")
-    lines.append(f"{u * 2}super().__init__()")
-    if plan.call_uses_params:
-        lines.append(f"{u * 2}self.{p} = {p}")
-    lines += slots.block(plan.init_stmts, 2, u)
-    for layer in plan.layers:
-        lines += wrap_call(f"self.{layer.attr} = ", layer.func, layer.args, u * 2, u)
-    lines.append("")
-    lines.append(f"{u}def call(self, {feats}, training=False):")
-    if plan.call_uses_params:
-        lines.append(f"{u * 2}{p} = self.{p}")
-    lines += slots.block(plan.call_stmts, 2, u)
-    lines.append(f"{u * 2}return {out}")
+    lines += model_class_lines(plan, slots, tf, u, store_params=plan.call_uses_params or plan.weights_use_params, metrics=False)
     lines += ["", ""]
 
     # -- the loop ---------------------------------------------------------------------------
@@ -125,7 +118,9 @@ def render(plan: Plan, *, tf: str, tfm: str, indent: str = "    ", standalone: b
         lines.append(f"{u * 2}self.{p} = {p}")
     lines.append(f"{u * 2}with strategy.scope():")
     lines += slots.block(plan.optimizer_prelude, 3, u)
+    lines += step_fn_lines(plan, slots, 3, u)
     lines.append(f"{u * 3}self.model = {plan.class_name}({p})")
+    lines += init_checkpoint_lines(plan, tfm, "self.model", 3, u)
     lines.append(f"{u * 3}self.optimizer = {plan.optimizer}")
     if plan.keras_loss is not None:
         lines.append(f"{u * 3}self.loss_object = {_per_example(plan.keras_loss)}")
@@ -155,7 +150,7 @@ def render(plan: Plan, *, tf: str, tfm: str, indent: str = "    ", standalone: b
         lines.append(f'{u * 2}"""')
         if plan.loss_uses_params:
             lines.append(f"{u * 2}{p} = self.{p}")
-        lines += slots.block(_on_loop(plan.loss_stmts), 2, u)
+        lines += slots.block(_on_loop(plan.loss_stmts, plan), 2, u)
         lines.append(f"{u * 2}return {plan.loss_name} / self.strategy.num_replicas_in_sync")
 
     # train_step / train_steps
@@ -177,8 +172,8 @@ def render(plan: Plan, *, tf: str, tfm: str, indent: str = "    ", standalone: b
         lines.append(f"{u * 2}# The gradient code of the TF1 `{plan.fn_name}`, kept as written.")
         if plan.gradient_uses_params:
             lines.append(f"{u * 2}{p} = self.{p}")
-        lines += slots.block(_on_loop(plan.gradient_prelude), 2, u)
-        lines += slots.block(_on_loop(plan.gradient_stmts), 2, u)
+        lines += slots.block(_on_loop(plan.gradient_prelude, plan), 2, u)
+        lines += slots.block(_on_loop(plan.gradient_stmts, plan), 2, u)
         lines.append(f"{u * 2}return {scaled}")
     else:
         lines.append(f"{u * 2}with {tf}.GradientTape() as tape:")
@@ -241,8 +236,8 @@ def render(plan: Plan, *, tf: str, tfm: str, indent: str = "    ", standalone: b
         lines.append(f"{u * 2}{out} = self.model({feats}, training=False)")
         if plan.predict_uses_params:
             lines.append(f"{u * 2}{p} = self.{p}")
-        lines += slots.block(_on_loop(plan.predict_prelude), 2, u)
-        lines += slots.block(_on_loop(plan.predict_stmts), 2, u)
+        lines += slots.block(_on_loop(plan.predict_prelude, plan), 2, u)
+        lines += slots.block(_on_loop(plan.predict_stmts, plan), 2, u)
         lines.append(f"{u * 2}return {plan.predictions}")
         lines.append("")
         lines.append(f"{u}@{tf}.function")

@@ -59,47 +59,81 @@ class _Slots:
         return module.visit(Fill())
 
 
+def model_class_lines(plan: Plan, slots: _Slots, tf: str, u: str, *, store_params: bool, metrics: bool) -> list[str]:
+    """The Keras model class of the model_fn's forward pass, up to and including `call`: layers
+    made in `__init__`, `tf.get_variable` weights in `build`, TF1 names for checkpoint loading.
+    (Shared by both targets: same layers and initializers, same numbers.)"""
+    p = plan.params_name
+    doc = f"The forward pass of the TF1 `{plan.fn_name}`, as a Keras model (migrated by tfmigrate)."
+    lines = [f"class {plan.class_name}({tf}.keras.Model):", f'{u}"""{doc}"""', ""]
+    if plan.tf1_names:
+        lines.append(f"{u}# TF1 names of the layers and weights, for loading the original's checkpoints.")
+        lines += wrap_dict("TF1_NAMES = ", plan.tf1_names, u, u)
+        lines.append("")
+    lines.append(f"{u}def __init__(self, {p}):")
+    lines.append(f"{u * 2}super().__init__()")
+    if store_params:
+        lines.append(f"{u * 2}self.{p} = {p}")
+    lines += slots.block(plan.init_stmts, 2, u)
+    for layer in plan.layers:
+        lines += wrap_call(f"self.{layer.attr} = ", layer.func, layer.args, u * 2, u)
+    if metrics:
+        for attr, func, args in plan.metrics:
+            lines += wrap_call(f"self.{attr} = ", func, args, u * 2, u)
+    if plan.weights:
+        lines.append("")
+        lines.append(f"{u}def build(self, input_shape):")
+        lines.append(f'{u * 2}"""The TF1 `tf.get_variable` weights, made when the model is built (so `tf_random_seed` seeds them)."""')
+        if plan.weights_use_params:
+            lines.append(f"{u * 2}{p} = self.{p}")
+        lines += slots.block(plan.weight_stmts, 2, u)
+        for attr, args in plan.weights:
+            lines += wrap_call(f"self.{attr} = ", "self.add_weight", args, u * 2, u)
+    lines.append("")
+    lines.append(f"{u}def call(self, {plan.features_name}, training=False):")
+    if plan.call_uses_params:
+        lines.append(f"{u * 2}{p} = self.{p}")
+    lines += slots.block(plan.call_stmts, 2, u)
+    lines.append(f"{u * 2}return {plan.output}")
+    return lines
+
+
+def step_fn_lines(plan: Plan, slots: _Slots, depth: int, u: str) -> list[str]:
+    """`def learning_rate_fn(global_step): ...` for a hand-written TF1 learning rate (or nothing)."""
+    if not plan.step_fn:
+        return []
+    lines = ["", f"{u * depth}def {plan.step_fn}({plan.step_fn_param}):"]
+    lines.append(f'{u * (depth + 1)}"""The TF1 learning rate of `{plan.fn_name}`, computed from the global step as TF1 did at each step."""')
+    lines += slots.block(plan.step_fn_stmts, depth + 1, u)
+    lines.append(f"{u * (depth + 1)}return {plan.step_fn_result}")
+    lines.append("")
+    return lines
+
+
+def init_checkpoint_lines(plan: Plan, tfm: str, model: str, depth: int, u: str) -> list[str]:
+    """`tfm.init_from_checkpoint(model, ...)` for each TF1 `init_from_checkpoint` (under its condition)."""
+    lines = []
+    for condition, args in plan.init_checkpoints:
+        call = f"{tfm}.init_from_checkpoint({model}, {args})"
+        if condition is None:
+            lines.append(f"{u * depth}{call}")
+        else:
+            lines += [f"{u * depth}if {condition}:", f"{u * (depth + 1)}{call}"]
+    return lines
+
+
 def render(plan: Plan, *, tf: str, tfm: str, indent: str = _IND) -> list[cst.BaseStatement]:
     """The class and builder replacing `plan`'s model_fn, as module-level statements."""
     _IND = indent  # the module's own indentation unit
     slots = _Slots()
     p = plan.params_name
-    doc = f"The forward pass of the TF1 `{plan.fn_name}`, as a Keras model (migrated by tfmigrate)."
-    lines = [f"class {plan.class_name}({tf}.keras.Model):", f'{_IND}"""{doc}"""', ""]
-    if plan.tf1_names:
-        lines.append(f"{_IND}# TF1 names of the layers and weights, for loading the original's checkpoints.")
-        lines += wrap_dict("TF1_NAMES = ", plan.tf1_names, _IND, _IND)
-        lines.append("")
-    lines.append(f"{_IND}def __init__(self, {p}):")
-    lines.append(f"{_IND * 2}super().__init__()")
-    if (
+    lines = model_class_lines(plan, slots, tf, _IND, store_params=(
         plan.call_uses_params
         or plan.loss_uses_params
         or plan.gradient_uses_params
         or plan.predict_uses_params
         or plan.weights_use_params
-    ):
-        lines.append(f"{_IND * 2}self.{p} = {p}")
-    lines += slots.block(plan.init_stmts, 2, _IND)
-    for layer in plan.layers:
-        lines += wrap_call(f"self.{layer.attr} = ", layer.func, layer.args, _IND * 2, _IND)
-    for attr, func, args in plan.metrics:
-        lines += wrap_call(f"self.{attr} = ", func, args, _IND * 2, _IND)
-    if plan.weights:
-        lines.append("")
-        lines.append(f"{_IND}def build(self, input_shape):")
-        lines.append(f'{_IND * 2}"""The TF1 `tf.get_variable` weights, made when the model is built (so `tf_random_seed` seeds them)."""')
-        if plan.weights_use_params:
-            lines.append(f"{_IND * 2}{p} = self.{p}")
-        lines += slots.block(plan.weight_stmts, 2, _IND)
-        for attr, args in plan.weights:
-            lines += wrap_call(f"self.{attr} = ", "self.add_weight", args, _IND * 2, _IND)
-    lines.append("")
-    lines.append(f"{_IND}def call(self, {plan.features_name}, training=False):")
-    if plan.call_uses_params:
-        lines.append(f"{_IND * 2}{p} = self.{p}")
-    lines += slots.block(plan.call_stmts, 2, _IND)
-    lines.append(f"{_IND * 2}return {plan.output}")
+    ), metrics=True)
     if plan.keras_loss is None:
         lines.append("")
         lines.append(f"{_IND}def compute_loss(self, x=None, y=None, y_pred=None, sample_weight=None, training=True):")
@@ -156,20 +190,9 @@ def render(plan: Plan, *, tf: str, tfm: str, indent: str = _IND) -> list[cst.Bas
     else:
         lines.append(f'{_IND}"""{builder_doc}"""')
     lines += slots.block(plan.optimizer_prelude, 1, _IND)
-    if plan.step_fn:
-        lines.append("")
-        lines.append(f"{_IND}def {plan.step_fn}({plan.step_fn_param}):")
-        lines.append(f'{_IND * 2}"""The TF1 learning rate of `{plan.fn_name}`, computed from the global step as TF1 did at each step."""')
-        lines += slots.block(plan.step_fn_stmts, 2, _IND)
-        lines.append(f"{_IND * 2}return {plan.step_fn_result}")
-        lines.append("")
+    lines += step_fn_lines(plan, slots, 1, _IND)
     lines.append(f"{_IND}model = {plan.class_name}({p})")
-    for condition, args in plan.init_checkpoints:
-        call = f"{tfm}.init_from_checkpoint(model, {args})"
-        if condition is None:
-            lines.append(f"{_IND}{call}")
-        else:
-            lines += [f"{_IND}if {condition}:", f"{_IND * 2}{call}"]
+    lines += init_checkpoint_lines(plan, tfm, "model", 1, _IND)
     lines.append(f"{_IND}optimizer = {plan.optimizer}")
     loss = plan.keras_loss if plan.keras_loss is not None else "None"
     compile_args = ["optimizer=optimizer", f"loss={loss}", "steps_per_execution=steps_per_execution"]

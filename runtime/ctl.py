@@ -117,8 +117,12 @@ class EstimatorLoop:
         if not self.optimizer.built:
             with self.strategy.scope():
                 self.optimizer.build(self.model.trainable_variables)
-        if self.model_dir is not None:
-            self.restore(self.model_dir)
+        restored = self.restore(self.model_dir) if self.model_dir is not None else None
+        if restored is None and self.global_step == 0:
+            # A fresh start: TF1's `init_from_checkpoint` initializers apply.
+            from .tf1_checkpoint import apply_init_checkpoints
+
+            apply_init_checkpoints(self.model, optimizer=self.optimizer)
         self._prepared = True
 
     def restore(self, model_dir: str | os.PathLike) -> str | None:

@@ -291,13 +291,14 @@ def init_from_checkpoint(
     return model
 
 
-def apply_init_checkpoints(model: keras.Model) -> list[LoadReport]:
-    """Loads the pending `init_from_checkpoint` requests of a built `model` (then forgets them)."""
+def apply_init_checkpoints(model: keras.Model, optimizer: Any = None) -> list[LoadReport]:
+    """Loads the pending `init_from_checkpoint` requests of a built `model` (then forgets them);
+    `optimizer` when its slots are not `model.optimizer`'s (a custom training loop's)."""
     from ._state import model_state
 
     state = model_state(model)
     reports = [
-        load_tf1_checkpoint(model, path, assignment_map=amap, include_optimizer=slots, only_mapped=True)
+        load_tf1_checkpoint(model, path, assignment_map=amap, include_optimizer=slots, only_mapped=True, optimizer=optimizer)
         for path, amap, slots in state.init_checkpoints
     ]
     state.init_checkpoints = []
