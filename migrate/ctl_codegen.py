@@ -22,7 +22,7 @@ import re
 
 import libcst as cst
 
-from .keras_codegen import _Slots, init_checkpoint_lines, model_class_lines, step_fn_lines, wrap_call
+from .keras_codegen import _Slots, init_checkpoint_lines, model_class_lines, step_fn_lines, summary_lines, wrap_call
 from .modelfn import Plan, names_in
 
 # Attributes that lived on the Keras model in the Keras target and live on `self.model` here.
@@ -137,7 +137,8 @@ def render(plan: Plan, *, tf: str, tfm: str, indent: str = "    ", standalone: b
 
     # compute_loss: one replica's loss, scaled so that summing over replicas gives the batch mean.
     lines.append("")
-    lines.append(f"{u}def compute_loss(self, {labels}, {out}):")
+    summaries = bool(plan.summaries or plan.host_summaries)
+    lines.append(f"{u}def compute_loss(self, {labels}, {out}{', training=False' if summaries else ''}):")
     if plan.keras_loss is not None:
         lines.append(f'{u * 2}"""The TF1 loss of `{plan.fn_name}` on one replica\'s examples, averaged over the global batch."""')
         lines.append(f"{u * 2}per_example_loss = self.loss_object({labels}, {out})")
@@ -151,6 +152,11 @@ def render(plan: Plan, *, tf: str, tfm: str, indent: str = "    ", standalone: b
         if plan.loss_uses_params:
             lines.append(f"{u * 2}{p} = self.{p}")
         lines += slots.block(_on_loop(plan.loss_stmts, plan), 2, u)
+        if summaries:
+            on_loop = Plan(fn_name=plan.fn_name, class_name=plan.class_name, params_name=p)
+            on_loop.summaries = _on_loop(plan.summaries, plan)
+            on_loop.host_summaries = [s if not isinstance(s, cst.SimpleStatementLine) else _on_loop([s], plan)[0] for s in plan.host_summaries]
+            lines += summary_lines(on_loop, slots, tf, 2, u)
         lines.append(f"{u * 2}return {plan.loss_name} / self.strategy.num_replicas_in_sync")
 
     # train_step / train_steps
@@ -163,7 +169,7 @@ def render(plan: Plan, *, tf: str, tfm: str, indent: str = "    ", standalone: b
         lines.append(f"{u * 3}{out} = self.model({feats}, training=True)")
         grad_loss = plan.gradient_loss_name
         scaled = "scaled_loss" if (not plan.gradient_scale_loss and grad_loss == "loss") else "loss"
-        lines.append(f"{u * 3}{scaled} = self.compute_loss({labels}, {out})")
+        lines.append(f"{u * 3}{scaled} = self.compute_loss({labels}, {out}{', training=True' if summaries else ''})")
         if not plan.gradient_scale_loss:
             lines.append(f"{u * 3}# The TF1 code took the gradients of the replica's own loss; the optimizer sums them.")
             lines.append(f"{u * 3}{grad_loss} = {scaled} * self.strategy.num_replicas_in_sync")
@@ -178,7 +184,7 @@ def render(plan: Plan, *, tf: str, tfm: str, indent: str = "    ", standalone: b
     else:
         lines.append(f"{u * 2}with {tf}.GradientTape() as tape:")
         lines.append(f"{u * 3}{out} = self.model({feats}, training=True)")
-        lines.append(f"{u * 3}loss = self.compute_loss({labels}, {out})")
+        lines.append(f"{u * 3}loss = self.compute_loss({labels}, {out}{', training=True' if summaries else ''})")
         lines.append(f"{u * 2}gradients = tape.gradient(loss, self.model.trainable_variables)")
         lines.append(f"{u * 2}self.optimizer.apply_gradients(zip(gradients, self.model.trainable_variables))")
         lines.append(f"{u * 2}return loss")

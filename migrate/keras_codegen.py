@@ -110,6 +110,20 @@ def step_fn_lines(plan: Plan, slots: _Slots, depth: int, u: str) -> list[str]:
     return lines
 
 
+def summary_lines(plan: Plan, slots: _Slots, tf: str, depth: int, u: str, *, training: str = "training") -> list[str]:
+    """The model_fn's summaries (recorded every `save_summary_steps` by the runtime's writer) and
+    the host_call's (every step), on the training step only."""
+    if not plan.summaries and not plan.host_summaries:
+        return []
+    lines = [f"{u * depth}if {training}:"]
+    if plan.summaries:
+        lines += slots.block(plan.summaries, depth + 1, u)
+    if plan.host_summaries:
+        lines.append(f"{u * (depth + 1)}with {tf}.compat.v2.summary.record_if(True):")
+        lines += slots.block(plan.host_summaries, depth + 2, u)
+    return lines
+
+
 def init_checkpoint_lines(plan: Plan, tfm: str, model: str, depth: int, u: str) -> list[str]:
     """`tfm.init_from_checkpoint(model, ...)` for each TF1 `init_from_checkpoint` (under its condition)."""
     lines = []
@@ -142,6 +156,7 @@ def render(plan: Plan, *, tf: str, tfm: str, indent: str = _IND) -> list[cst.Bas
             lines.append(f"{_IND * 2}{p} = self.{p}")
         lines.append(f"{_IND * 2}{plan.labels_name}, {plan.output} = y, y_pred")
         lines += slots.block(plan.loss_stmts, 2, _IND)
+        lines += summary_lines(plan, slots, tf, 2, _IND)
         lines.append(f"{_IND * 2}return {tfm}.scale_loss_for_replicas({plan.loss_name})")
     if plan.predictions is not None:
         lines.append("")

@@ -409,7 +409,33 @@ SCHEDULES: dict[str, tuple[tuple[str, ...], str, str, dict[str, str]]] = {
     ),
 }
 
-SPEC_KEYS_SUPPORTED = {"mode", "loss", "train_op", "eval_metrics", "eval_metric_ops", "scaffold_fn"}
+SPEC_KEYS_SUPPORTED = {"mode", "loss", "train_op", "eval_metrics", "eval_metric_ops", "scaffold_fn", "host_call"}
+
+# TF1 summary functions -> (TF2 `tf.summary` function, TF1 positional parameters, TF1 -> TF2 renames).
+# TF1 wrote model_fn summaries every `save_summary_steps` (SummarySaverHook); the runtime's `fit`
+# keeps that cadence with a default writer on model_dir and `optimizer.iterations` as the step.
+SUMMARY_FNS: dict[str, tuple[str, tuple[str, ...], dict[str, str]]] = {
+    "summary.scalar": ("scalar", ("name", "tensor", "collections", "family"), {"tensor": "data"}),
+    "summary.histogram": ("histogram", ("name", "values", "collections", "family"), {"values": "data"}),
+    "summary.image": ("image", ("name", "tensor", "max_outputs", "collections", "family"), {"tensor": "data"}),
+    "summary.text": ("text", ("name", "tensor", "collections"), {"tensor": "data"}),
+    "contrib.summary.scalar": ("scalar", ("name", "tensor", "family", "step"), {"tensor": "data"}),
+    "contrib.summary.histogram": ("histogram", ("name", "tensor", "family", "step"), {"tensor": "data"}),
+    "contrib.summary.image": ("image", ("name", "tensor", "bad_color", "max_images", "family", "step"), {"tensor": "data", "max_images": "max_outputs"}),
+    "compat.v2.summary.scalar": ("scalar", ("name", "data", "step", "description"), {}),
+    "compat.v2.summary.histogram": ("histogram", ("name", "data", "step", "buckets", "description"), {}),
+    "compat.v2.summary.image": ("image", ("name", "data", "step", "max_outputs", "description"), {}),
+    "compat.v2.summary.text": ("text", ("name", "data", "step", "description"), {}),
+}
+_SUMMARY_DROP = {"collections", "family", "bad_color", "description"}
+# `with` blocks of a host_call function that only set up recording (the runtime does that).
+SUMMARY_CONTEXTS = {
+    "contrib.summary.create_file_writer", "contrib.summary.always_record_summaries",
+    "contrib.summary.record_summaries_every_n_global_steps", "contrib.summary.record_summaries",
+    "compat.v2.summary.create_file_writer", "compat.v2.summary.record_if", "summary.create_file_writer",
+    "summary.record_if",
+}
+SUMMARY_RESULTS = {"contrib.summary.all_summary_ops", "summary.all_v2_summary_ops"}
 
 # tf.compat.v1.metrics.* -> (tfmigrate.runtime.metrics class, update parameters in TF1 order,
 # constructor parameters). The runtime classes keep TF1's arguments and arithmetic.
@@ -484,6 +510,10 @@ class Plan:
     step_fn_param: str = "global_step"
     step_fn_stmts: list[cst.SimpleStatementLine] = field(default_factory=list)
     step_fn_result: str = ""
+    # Summaries, written from the training step: the model_fn's (every `save_summary_steps`) and
+    # the TPU `host_call`'s (every step), each with the statements their values need.
+    summaries: list[cst.SimpleStatementLine] = field(default_factory=list)
+    host_summaries: list[cst.SimpleStatementLine] = field(default_factory=list)
     # `tf.train.init_from_checkpoint` calls: (condition or None, "ckpt, assignment_map").
     init_checkpoints: list[tuple[str | None, str]] = field(default_factory=list)
     optimizer: str = ""
@@ -575,6 +605,7 @@ class ModelFnAnalyzer:
         # `tf.train.init_from_checkpoint`: (condition, rendered arguments, names read).
         self.init_checkpoints: list[tuple[str | None, str, set[str]]] = []
         self.scaffold_fn: str | None = None
+        self.host_call_expr: cst.BaseExpression | None = None
 
     # -- helpers --------------------------------------------------------------------------
     def code(self, node: cst.CSTNode) -> str:
@@ -669,6 +700,151 @@ class ModelFnAnalyzer:
             self.update_ops_dependency = True
             return True
         return False
+
+    def _summary_line(self, call: cst.Call) -> cst.SimpleStatementLine:
+        """A TF1 summary call -> its TF2 `tf.summary` statement."""
+        key = self.canonical(call.func)
+        func, positional, renames = SUMMARY_FNS[key]  # type: ignore[index]
+        bound = _bind(call, positional)
+        if bound is None:
+            raise Unsupported(f"unexpected arguments to `tf.{key}`")
+        args = ", ".join(f"{renames.get(k, k)}={self.code(v)}" for k, v in bound.items() if k not in _SUMMARY_DROP)
+        # The runtime's: TF2's `tf.summary.scalar` & co. need TensorBoard installed, TF1's did not.
+        line = cst.parse_statement(f"{self.tfm}.summary.{func}({args})\n")
+        return line.visit(_VariableRefs(self))  # type: ignore[return-value]
+
+    def _host_call(self, plan: "Plan") -> tuple[list[cst.BaseStatement], set[str]]:
+        """`host_call=(fn, tensors)` -> fn's statements with its parameters bound to the tensors,
+        the writer/recording `with` blocks dissolved and the summary calls in TF2 form."""
+        expr = self.host_call_expr
+        if not (isinstance(expr, (cst.Tuple, cst.List)) and len(expr.elements) == 2 and isinstance(expr.elements[0].value, cst.Name)):
+            raise Unsupported("`host_call` is not a `(host_call_fn, tensors)` tuple")
+        fn_name = expr.elements[0].value.value  # type: ignore[attr-defined]
+        fn = self.local_fns.get(fn_name) or next(
+            (s for s in self.module.body if isinstance(s, cst.FunctionDef) and s.name.value == fn_name), None
+        )
+        if fn is None:
+            raise Unsupported(f"host_call function `{fn_name}` is not defined in this file")
+        params = [p.name.value for p in fn.params.params]
+        tensors = expr.elements[1].value
+        if isinstance(tensors, (cst.List, cst.Tuple)):
+            if len(tensors.elements) != len(params):
+                raise Unsupported("host_call's parameters and tensors do not line up")
+            bound = list(zip(params, (e.value for e in tensors.elements)))
+        elif isinstance(tensors, cst.Dict):
+            bound = []
+            for element in tensors.elements:
+                if not isinstance(element, cst.DictElement) or not isinstance(element.key, cst.SimpleString):
+                    raise Unsupported("host_call tensors dict with non-literal keys")
+                bound.append((str(element.key.evaluated_value), element.value))
+        else:
+            raise Unsupported("host_call tensors are not a list or dict")
+        lines: list[cst.SimpleStatementLine] = []
+        uses = set().union(set(), *(names_in(v) for _, v in bound))
+
+        def walk(body: list[cst.BaseStatement]) -> None:
+            for stmt in body:
+                if isinstance(stmt, cst.With):
+                    if not all(self._summary_context(item.item) for item in stmt.items):
+                        raise Unsupported("a `with` block in host_call other than summary writer/recording setup")
+                    walk(list(stmt.body.body))  # type: ignore[attr-defined]
+                    continue
+                if not isinstance(stmt, cst.SimpleStatementLine) or len(stmt.body) != 1:
+                    raise Unsupported("a host_call statement other than assignments and summary calls")
+                small = stmt.body[0]
+                if isinstance(small, cst.Return):
+                    value = small.value
+                    if value is None or (isinstance(value, cst.Call) and self.canonical(value.func) in SUMMARY_RESULTS):
+                        continue
+                    raise Unsupported("host_call returns something other than the summary ops")
+                if isinstance(small, cst.Expr) and isinstance(small.value, cst.Call) and self.canonical(small.value.func) in SUMMARY_FNS:
+                    lines.append(self._summary_line(small.value))
+                    continue
+                if isinstance(small, cst.Assign):
+                    lines.append(stmt)
+                    continue
+                raise Unsupported(f"host_call statement `{self.code(small).strip()}` is not migrated")
+
+        body = list(fn.body.body)  # type: ignore[attr-defined]
+        if body and _is_docstring(body[0]):
+            body = body[1:]
+        walk(body)
+        if fn_name not in self.local_fns:
+            plan.absorbed_functions.append(fn_name)
+        # Kept as a function (its parameters must not clobber the step's names), called with the tensors.
+        definition = fn.with_changes(body=cst.IndentedBlock(body=lines or [cst.SimpleStatementLine([cst.Pass()])]), leading_lines=[])
+        if isinstance(tensors, cst.Dict):
+            call = f"{fn_name}(**{{{', '.join(f'{k!r}: {self.code(v)}' for k, v in bound)}}})"
+        else:
+            call = f"{fn_name}({', '.join(self.code(v) for _, v in bound)})"
+        return [definition, cst.parse_statement(call + "\n")], uses  # type: ignore[list-item]
+
+    def _summary_context(self, node: cst.BaseExpression) -> bool:
+        """`create_file_writer(...).as_default()`, `always_record_summaries()`, `record_if(...)`."""
+        if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value == "as_default":
+            node = node.func.value
+        return isinstance(node, cst.Call) and self.canonical(node.func) in SUMMARY_CONTEXTS
+
+    def _summaries(
+        self,
+        plan: "Plan",
+        stmts: list["_Stmt"],
+        forward: set[str],
+        label_names: set[str],
+        global_steps: set[str],
+        schedule_nodes: dict[int, cst.SimpleStatementLine],
+    ) -> None:
+        """Summary statements -> plan.summaries / plan.host_summaries, each preceded by what its
+        values need: statements recomputed from the model output, hyper-parameters, and the
+        learning rate or other values of the global step (`self.optimizer.iterations`)."""
+        calls = [st for st in stmts if st.kind == "summary"]
+        host: list[cst.SimpleStatementLine] = []
+        host_uses: set[str] = set()
+        if self.host_call_expr is not None:
+            host, host_uses = self._host_call(plan)
+        if not calls and not host:
+            return
+        available = set(label_names) | {plan.output}
+        param = min(global_steps) if global_steps else "global_step"
+
+        def block(lines: list[cst.SimpleStatementLine], uses: set[str]) -> list[cst.SimpleStatementLine]:
+            defs = {n: st for st in stmts if st.kind in ("pure", "stepfn", "schedule") for n in st.defs}
+            needed: set[int] = set()
+            forward_uses = (uses & forward) - available
+            todo = [n for n in uses if n in defs and n not in available]
+            while todo:
+                st = defs[todo.pop()]
+                if id(st) in needed:
+                    continue
+                needed.add(id(st))
+                for name in st.uses:
+                    if name in defs and name not in available:
+                        todo.append(name)
+                    elif name in forward and name not in available:
+                        forward_uses.add(name)
+            after = {id(node) for node in self._after_output(plan, stmts, forward, forward_uses, "the summaries")}
+            steps = _GlobalStepRewriter(self, param)
+            out: list[cst.SimpleStatementLine] = []
+            step_used = bool(uses & global_steps)
+            for st in stmts:
+                if id(st) in needed:
+                    if st.kind == "schedule":
+                        out.append(_called_with(schedule_nodes[id(st)], param))
+                        step_used = True
+                    else:
+                        out.append(st.node.visit(steps))
+                        step_used = step_used or st.kind == "stepfn" or bool(st.uses & global_steps)
+                elif id(st.node) in after:
+                    out.append(st.node)
+            if step_used:
+                out.insert(0, cst.parse_statement(f"{param} = self.optimizer.iterations\n"))  # type: ignore[arg-type]
+            return [line.visit(_VariableRefs(self)) for line in out] + lines  # type: ignore[misc]
+
+        if calls:
+            uses = set().union(*(st.uses for st in calls))
+            plan.summaries = block([self._summary_line(st.small.value) for st in calls], uses)  # type: ignore[union-attr]
+        if host:
+            plan.host_summaries = block(host, host_uses)
 
     def _init_from_checkpoint(
         self, call: cst.BaseExpression, condition: cst.BaseExpression | None, after_optimizer: bool = False
@@ -912,6 +1088,9 @@ class ModelFnAnalyzer:
             value = getattr(st.small, "value", None)
             if isinstance(value, cst.Call):
                 key = self.canonical(value.func)
+                if isinstance(st.small, cst.Expr) and key in SUMMARY_FNS:
+                    st.kind = "summary"
+                    continue
                 if isinstance(st.small, cst.Expr) and self._init_from_checkpoint(value, None, after_optimizer=minimized):
                     st.kind = "drop"
                     continue
@@ -997,8 +1176,8 @@ class ModelFnAnalyzer:
                     # Summaries change no number; they are left out, and said so.
                     st.kind = "drop"
                     plan.notes.append(
-                        f"`tf.{key}(...)` in `{plan.fn_name}` was not migrated: write it with tf.summary "
-                        "inside the Keras train step (summaries/host_call come with a later rule)"
+                        f"`tf.{key}(...)` in `{plan.fn_name}` was not migrated: write it with TF2's tf.summary "
+                        "in the training step"
                     )
                     continue
                 raise Unsupported(f"expression statement `{self.code(st.small).strip()}` in model_fn")
@@ -1104,8 +1283,11 @@ class ModelFnAnalyzer:
                 layer.args = [a for a in layer.args if not re.match(r"\w*_regularizer=", a)]
             plan.weights = [(attr, [a for a in args if not a.startswith("regularizer=")]) for attr, args in plan.weights]
 
+        # Summaries (the model_fn's and a TPU host_call's), written from the training step.
+        self._summaries(plan, stmts, forward, label_names, global_step_names, schedule_nodes)
+
         # Loss.
-        keras_loss = self._keras_loss(loss_stmts, plan.output, loss_name)
+        keras_loss = None if (plan.summaries or plan.host_summaries) else self._keras_loss(loss_stmts, plan.output, loss_name)
         loss_pure = needed_pure(set().union(*(s.uses for s in loss_stmts)))
         if keras_loss is not None and not loss_pure:
             plan.keras_loss = keras_loss
@@ -1446,6 +1628,11 @@ class ModelFnAnalyzer:
                     continue
                 raise Unsupported(f"EstimatorSpec `{name}=` (not migrated yet)")
             if name == "mode":
+                continue
+            if name == "host_call":
+                if isinstance(arg.value, cst.Name) and arg.value.value == "None":
+                    continue
+                self.host_call_expr = arg.value
                 continue
             if name == "scaffold_fn":
                 if not isinstance(arg.value, cst.Name):

@@ -102,6 +102,9 @@ class CompatV1ToV2(Rule):
         return updated
 
     def _rewrite(self, full: str, node: cst.BaseExpression) -> cst.BaseExpression:
+        if full.startswith(("tensorflow.compat.v1.compat.v2.", "tensorflow.compat.v2.")):
+            # `tf.compat.v2.summary.scalar` (TF2 API spelled from TF1 code): plain TF2 now.
+            return self._emit(node, f"{self.ctx.tf2_alias}.{full.split('compat.v2.', 1)[1]}")
         if full.startswith("tensorflow.compat.v1."):
             path, bare = full[len("tensorflow.compat.v1."):], False
         elif full.startswith("tensorflow.") and not full.startswith(("tensorflow.compat.", "tensorflow.contrib")):

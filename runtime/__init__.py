@@ -34,7 +34,7 @@ Custom training loops, layered like Orbit:
     custom training loops `tfmigrate --target ctl` writes.
 """
 
-from . import cluster, ctl, layers, losses, metrics, optimizers, schedules
+from . import cluster, ctl, layers, losses, metrics, optimizers, schedules, summary
 from .checkpoints import CHECKPOINT_NAME, is_tf1_checkpoint, latest_checkpoint
 from .cluster import TFConfig, parse_tf_config
 from .config import InputPipelineConfig, RunConfig, TPUConfig
@@ -89,6 +89,7 @@ __all__ = [
     "schedules",
     "scale_loss_for_replicas",
     "seed_from_config",
+    "summary",
     "strategy_from_config",
     "train_step",
     # Custom training loops.

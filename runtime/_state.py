@@ -16,6 +16,7 @@ class ModelState:
     device_loop: Any = None  # keras_compat's replacement train function, with its cache key.
     # `init_from_checkpoint(model, ckpt, assignment_map)` requests, applied on a fresh start.
     init_checkpoints: list = dataclasses.field(default_factory=list)
+    summary_writer: Any = None  # (model_dir, writer) for the model's own tf.summary calls
 
 
 _states: weakref.WeakKeyDictionary[Any, ModelState] = weakref.WeakKeyDictionary()

@@ -41,7 +41,7 @@ import tensorflow as tf
 
 from . import checkpoints, cluster
 from ._logging import logger
-from .keras_compat import _DataSource, _check_steps
+from .keras_compat import _DataSource, _check_steps, training_summaries
 from .strategy import cluster_coordinator
 
 __all__ = ["EstimatorLoop"]
@@ -215,6 +215,14 @@ class EstimatorLoop:
         saver = _Saver(self) if self.model_dir is not None else None
         if saver is not None:
             saver.begin()
+        with training_summaries(self.model, self.model_dir, self.config, optimizer=self.optimizer):
+            self._train(data, limit, saver)
+        if saver is not None:
+            saver.end()
+        logger.info("tfmigrate.runtime.ctl: global step %d -> %d.", start, self.global_step)
+        return self
+
+    def _train(self, data: Any, limit: int | None, saver: "_Saver | None") -> None:
         if _is_parameter_server(self.strategy):
             self._train_on_workers(data, limit, saver)
         else:
@@ -230,10 +238,6 @@ class EstimatorLoop:
                     saver.after_loop()
                 if ran < wanted:
                     break  # The input ended, as TF1 training ends.
-        if saver is not None:
-            saver.end()
-        logger.info("tfmigrate.runtime.ctl: global step %d -> %d.", start, self.global_step)
-        return self
 
     def _train_on_workers(self, data: Any, limit: int | None, saver: "_Saver | None") -> None:
         """ParameterServerStrategy: waves of one `train_steps` call per worker, then a join."""

@@ -268,6 +268,31 @@ def _resolve_model_dir(model_dir: Any, config: Any) -> str | None:
     return None if model_dir is None else os.fspath(model_dir)
 
 
+@contextlib.contextmanager
+def training_summaries(model: keras.Model, model_dir: str | None, config: Any, optimizer: Any = None) -> Iterator[None]:
+    """The default summary writer for the model's own `tf.summary` calls during `fit`.
+
+    TF1 Estimator wrote a model_fn's summaries to `model_dir` every `save_summary_steps` global
+    steps (a TPU `host_call` every step: the migrated code wraps those in `record_if(True)`). The
+    step of every summary is `optimizer.iterations`, TF1's global step. One writer per model and
+    directory, so a train function traced in an earlier `fit` keeps writing to the same place.
+    """
+    every = 100 if config is None else getattr(config, "save_summary_steps", 100)
+    optimizer = optimizer if optimizer is not None else getattr(model, "optimizer", None)
+    if model_dir is None or not every or optimizer is None:
+        yield
+        return
+    state = model_state(model)
+    if state.summary_writer is None or state.summary_writer[0] != model_dir:
+        state.summary_writer = (model_dir, tf.summary.create_file_writer(model_dir))
+    writer = state.summary_writer[1]
+    step = optimizer.iterations
+    step = getattr(step, "value", step)
+    with writer.as_default(step=step), tf.summary.record_if(lambda: tf.equal(tf.math.floormod(step, every), 0)):
+        yield
+    writer.flush()
+
+
 def seed_from_config(config: Any) -> None:
     """Applies `RunConfig.tf_random_seed` (if set) before the model is made: Keras draws an unseeded
     initializer's seed when the layer is constructed, so seeding only at `fit` would be too late."""
@@ -588,9 +613,10 @@ def fit(
     if engine.uses_engine(model):
         fit_kwargs.pop("shuffle")  # The data's order is the dataset's.
         _check_engine_kwargs("fit", model, fit_kwargs)
-        history = engine.train(model, source, limit=limit, callbacks=all_callbacks, **fit_kwargs)
+        with training_summaries(model, model_dir, config):
+            history = engine.train(model, source, limit=limit, callbacks=all_callbacks, **fit_kwargs)
     else:
-        with _device_loop(model), _quiet_end_of_input():
+        with _device_loop(model), _quiet_end_of_input(), training_summaries(model, model_dir, config):
             history = model.fit(
                 source.keras_input(limit), epochs=1, steps_per_epoch=limit, callbacks=all_callbacks, **fit_kwargs
             )
