@@ -840,6 +840,25 @@ class ModelFnAnalyzer:
                 out.insert(0, cst.parse_statement(f"{param} = self.optimizer.iterations\n"))  # type: ignore[arg-type]
             return [line.visit(_VariableRefs(self)) for line in out] + lines  # type: ignore[misc]
 
+        # A summary of something the training step cannot recompute (a tf.metrics update op, a
+        # gradient) is left out, and said so.
+        elsewhere = {
+            n for st in stmts if st.kind not in ("pure", "stepfn", "schedule", "forward", "dead", "loss") for n in st.defs
+        } - global_steps
+        kept = []
+        for st in calls:
+            try:
+                if st.uses & elsewhere:
+                    raise Unsupported(f"it reads {', '.join(sorted(st.uses & elsewhere))}")
+                block([], st.uses)
+                kept.append(st)
+            except Unsupported as why:
+                key = self.canonical(st.small.value.func)  # type: ignore[union-attr]
+                plan.notes.append(
+                    f"`tf.{key}(...)` in `{plan.fn_name}` was not migrated ({why}): write it with "
+                    f"`{self.tfm}.summary` in the training step"
+                )
+        calls = kept
         if calls:
             uses = set().union(*(st.uses for st in calls))
             plan.summaries = block([self._summary_line(st.small.value) for st in calls], uses)  # type: ignore[union-attr]
