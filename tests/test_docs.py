@@ -51,7 +51,7 @@ def test_every_rule_is_documented_with_an_example() -> None:
 def test_example_choice() -> None:
     by_code = {r.CODE: r for r in all_rules()}
     assert docs.example(by_code["TFM301"])[0] == "guide_adagrad"  # named by the rule
-    assert docs.example(by_code["TFM101"])[0] == "tf1_alias"  # the smallest pair that changes
+    assert docs.example(by_code["TFM101"])[0] == "bare_tf1_symbols"  # the smallest pair that changes
 
 
 class _NoSummary(Rule):

@@ -25,7 +25,7 @@ def invoke(*args: str, cwd: Path | None = None) -> tuple[int, str, str]:
 
 def test_rules_declare_safety() -> None:
     safety = {rule.CODE: rule.SAFE for rule in all_rules()}
-    assert safety == {"TFM101": True, "TFM302": True, "TFM201": False, "TFM301": False}
+    assert safety == {"TFM101": True, "TFM102": True, "TFM302": True, "TFM201": False, "TFM301": False}
     for rule in all_rules():
         assert "SAFE" in vars(rule), f"{rule.CODE} must declare SAFE on its own class"
 
@@ -45,7 +45,7 @@ def test_list_rules_shows_safety_and_targets() -> None:
     code, out, _ = invoke("--list-rules")
     assert code == 0
     lines = {line.split()[0]: line.split() for line in out.splitlines()}
-    assert lines["TFM301"][1:4] == ["unsafe", "structural", "keras"]
+    assert lines["TFM301"][1:4] == ["unsafe", "structural", "ctl,keras"]
     assert lines["TFM101"][1:4] == ["safe", "mechanical", "ctl,keras"]
     assert lines["TFM302"][1] == "safe" and lines["TFM201"][1] == "unsafe"
 

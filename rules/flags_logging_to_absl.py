@@ -1,0 +1,182 @@
+"""TFM102: tf.flags / tf.app / tf.logging -> absl (flags, app, logging)."""
+
+from __future__ import annotations
+
+import libcst as cst
+from libcst.codemod.visitors import AddImportsVisitor
+
+from tfmigrate.names import canonical_name
+from tfmigrate.rule import Rule
+
+# TF1 module (canonical path prefix) -> the absl module that replaced it.
+_MODULES = {"flags.": "flags", "app.flags.": "flags", "logging.": "logging", "app.": "app"}
+# tf.logging names absl spells differently.
+_LOGGING_RENAMES = {"warn": "warning", "WARN": "WARNING"}
+# What absl provides, per module (anything else keeps its spelling and gets a TODO from TFM101).
+_ABSL = {
+    "flags": None,  # absl.flags has every DEFINE_* and FLAGS that tf.flags re-exported
+    "logging": {
+        "debug", "info", "warning", "error", "fatal", "log", "vlog", "log_every_n", "log_first_n", "log_if",
+        "set_verbosity", "get_verbosity", "flush", "DEBUG", "INFO", "WARNING", "ERROR", "FATAL",
+    },
+    "app": {"run"},
+}
+
+
+class FlagsLoggingToAbsl(Rule):
+    """Spell `tf.flags`, `tf.app.flags`, `tf.app.run` and `tf.logging` as absl, which they wrapped.
+
+    TF2 dropped `tf.flags`, `tf.app` and `tf.logging` (only `tf.compat.v1` keeps them); they were
+    thin wrappers over absl-py, which TensorFlow still depends on. `tf.app.run()` without a main
+    called the module's `main`, absl's `app.run` needs it passed: `app.run(main)`. A module that
+    already binds `flags`, `app` or `logging` (stdlib `logging`, say) gets `absl_logging` etc.
+
+    Before:
+
+        FLAGS = tf.app.flags.FLAGS
+        tf.logging.set_verbosity(tf.logging.INFO)
+        tf.app.run()
+
+    After:
+
+        from absl import app, flags, logging
+        FLAGS = flags.FLAGS
+        logging.set_verbosity(logging.INFO)
+        app.run(main)
+    """
+
+    CODE = "TFM102"
+    SUMMARY = "tf.flags / tf.app.flags / tf.app.run / tf.logging -> absl flags, app and logging"
+    SAFE = True
+
+    def should_run(self) -> bool:
+        return bool(self.ctx.names.tf_roots or self.ctx.names.tf1_roots)
+
+    def visit_Module(self, node: cst.Module) -> bool:
+        self._module = node
+        self._local: dict[str, str] = {}
+        self._retired: set[str] = set()
+        bound = self._bound_names(node)
+        tf_modules = {"flags": ("flags", "app.flags"), "app": ("app",), "logging": ("logging",)}
+        for absl in ("flags", "app", "logging"):
+            taken = bound.get(absl)
+            free = taken in (None, f"absl.{absl}") or (
+                taken.startswith("tensorflow") and canonical_name(taken) in tf_modules[absl]  # `flags = tf.app.flags`
+            )
+            self._local[absl] = absl if free else f"absl_{absl}"
+        self._imported: set[str] = set()
+        self._has_main = any(isinstance(s, cst.FunctionDef) and s.name.value == "main" for s in node.body)
+        # `FLAGS = tf.app.flags.FLAGS`, `flags = tf.flags`: the assignment is rewritten, after which
+        # the name is absl's; no later rule may treat it as a TensorFlow alias any more.
+        aliases = self.ctx.names.aliases
+        for stmt in node.body:
+            for small in getattr(stmt, "body", ()) if isinstance(stmt, cst.SimpleStatementLine) else ():
+                if isinstance(small, cst.Assign) and len(small.targets) == 1 and isinstance(small.targets[0].target, cst.Name):
+                    name = small.targets[0].target.value
+                    key = canonical_name(aliases.get(name, "")) if aliases.get(name, "").startswith("tensorflow") else None
+                    if key is not None and key.split(".")[0] in ("flags", "logging") or (key or "").startswith("app.flags"):
+                        self._retired.add(name)
+        return True
+
+    def leave_Module(self, original: cst.Module, updated: cst.Module) -> cst.Module:
+        for name in self._retired:
+            self.ctx.names.aliases.pop(name, None)
+        return updated
+
+    def _bound_names(self, module: cst.Module) -> dict[str, str]:
+        """Names the module binds at top level (imports and assignments) -> what to."""
+        bound: dict[str, str] = dict(self.ctx.names.aliases)
+        for stmt in module.body:
+            if isinstance(stmt, cst.SimpleStatementLine):
+                for small in stmt.body:
+                    if isinstance(small, cst.Assign):
+                        for target in small.targets:
+                            if isinstance(target.target, cst.Name) and target.target.value not in bound:
+                                bound[target.target.value] = "<assigned>"
+            elif isinstance(stmt, (cst.FunctionDef, cst.ClassDef)):
+                bound.setdefault(stmt.name.value, "<defined>")
+        return bound
+
+    def _absl(self, key: str) -> str | None:
+        """`flags.DEFINE_string` -> `flags.DEFINE_string` (absl's), or None when absl lacks it."""
+        for prefix, module in _MODULES.items():
+            if key.startswith(prefix):
+                name = key[len(prefix):]
+                if "." in name:
+                    return None
+                name = _LOGGING_RENAMES.get(name, name) if module == "logging" else name
+                allowed = _ABSL[module]
+                if allowed is not None and name not in allowed:
+                    return None
+                return f"{self._import(module)}.{name}"
+        return None
+
+    def _module_alias(self, node: cst.BaseExpression) -> str | None:
+        """`tf.flags` / `tf.app.flags` / `tf.logging` (the module itself) -> absl's local name."""
+        key = self.canonical(node)
+        if key in ("flags", "app.flags"):
+            module = "flags"
+        elif key == "logging":
+            module = "logging"
+        else:
+            return None
+        return self._import(module)
+
+    def _import(self, module: str) -> str:
+        """Schedules `from absl import <module>` (once); returns its local name."""
+        local = self._local[module]
+        if module not in self._imported:
+            self._imported.add(module)
+            asname = None if local == module else local
+            AddImportsVisitor.add_needed_import(self.ctx.codemod, "absl", module, asname=asname)
+        return local
+
+    def leave_Assign(self, original: cst.Assign, updated: cst.Assign):
+        # `flags = tf.app.flags`: absl's `flags` is that module now.
+        if len(original.targets) == 1 and isinstance(original.targets[0].target, cst.Name):
+            local = self._module_alias(original.value)
+            if local is not None:
+                self.mark_changed()
+                return updated.with_changes(value=cst.Name(local))
+        return updated
+
+    def leave_SimpleStatementLine(self, original: cst.SimpleStatementLine, updated: cst.SimpleStatementLine):
+        # `flags = flags` after the rewrite above: the line says nothing any more.
+        if len(updated.body) == 1 and isinstance(updated.body[0], cst.Assign):
+            assign = updated.body[0]
+            if (
+                len(assign.targets) == 1
+                and isinstance(assign.targets[0].target, cst.Name)
+                and isinstance(assign.value, cst.Name)
+                and assign.targets[0].target.value == assign.value.value
+            ):
+                return cst.RemovalSentinel.REMOVE
+        return updated
+
+    def visit_Attribute(self, node: cst.Attribute) -> bool:
+        return self.canonical(node) is None  # chains are handled whole
+
+    def leave_Attribute(self, original: cst.Attribute, updated: cst.Attribute) -> cst.BaseExpression:
+        key = self.canonical(original)
+        if key is None or _root(original) in self._retired:
+            return updated  # `FLAGS.data_dir` stays: `FLAGS` is absl's once its assignment is rewritten
+        text = self._absl(key)
+        if text is None:
+            return updated
+        self.mark_changed()
+        return cst.parse_expression(text)
+
+    def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
+        if self.canonical(original.func) == "app.run" and not original.args:
+            if not self._has_main:
+                self.todo("`tf.app.run()` ran the module's `main`; pass absl's `app.run` the main function")
+                return updated
+            self.mark_changed()
+            return updated.with_changes(args=[cst.Arg(cst.Name("main"))])
+        return updated
+
+
+def _root(node: cst.BaseExpression) -> str | None:
+    while isinstance(node, cst.Attribute):
+        node = node.value
+    return node.value if isinstance(node, cst.Name) else None
