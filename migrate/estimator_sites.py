@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
-from .estimator_surface import EARLY_STOPPING, SurfaceRewriter, base_kind, session_only_uses
+from .estimator_surface import EARLY_STOPPING, SurfaceRewriter, base_kind, builds_receiver, session_only_uses
 from .keras_codegen import render
 from .modelfn import ModelFnAnalyzer, Plan, Unsupported, names_in
 from .rule import Rule
@@ -66,6 +66,7 @@ class EstimatorSiteRule(Rule):
         # migrates an estimator here.
         self.surface: SurfaceRewriter | None = None
         self._hook_classes = 0
+        self._receiver_fns = 0
         if self.site_by_stmt and self.ctx.scratch.setdefault("estimator_surface", self.CODE) == self.CODE:
             self.surface = SurfaceRewriter(self.canonical, "tfm", model_dir_of=self._model_dir_of, todo=self.todo)
         # Estimators that are returned or passed on (not assigned and used in one scope): their
@@ -247,6 +248,8 @@ class EstimatorSiteRule(Rule):
 
     # -- rewriting ------------------------------------------------------------------------
     def leave_FunctionDef(self, original: cst.FunctionDef, updated: cst.FunctionDef):
+        if self.surface is not None and builds_receiver(self.canonical, original):
+            self._receiver_fns -= 1
         if original.name.value in self._absorbed():
             # A module-level metric_fn now inlined into the model's compute_metrics, used nowhere else.
             self.mark_changed()
@@ -303,6 +306,11 @@ class EstimatorSiteRule(Rule):
                 )
         return True
 
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+        if self.surface is not None and builds_receiver(self.canonical, node):
+            self._receiver_fns += 1
+        return True
+
     def leave_ClassDef(self, original: cst.ClassDef, updated: cst.ClassDef):
         if self.surface is not None and base_kind(self.canonical, original) is not None:
             self._hook_classes -= 1
@@ -329,7 +337,9 @@ class EstimatorSiteRule(Rule):
 
     def leave_Call(self, original: cst.Call, updated: cst.Call):
         if self.surface is not None:
-            new = self.surface.call(original, updated, global_step=self._hook_classes > 0)
+            new = self.surface.call(
+                original, updated, global_step=self._hook_classes > 0, placeholders=self._receiver_fns > 0
+            )
             if new is not updated:
                 self.mark_changed()
                 self.ctx.need_runtime()

@@ -129,9 +129,15 @@ class SurfaceRewriter(cst.CSTTransformer):
     def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
         return self.call(original, updated, global_step=True)
 
-    def call(self, original: cst.Call, updated: cst.Call, *, global_step: bool) -> cst.BaseExpression:
-        """A call's rewrite: the global step (when `global_step`), an early-stopping hook's estimator."""
+    def call(
+        self, original: cst.Call, updated: cst.Call, *, global_step: bool, placeholders: bool = False
+    ) -> cst.BaseExpression:
+        """A call's rewrite: the global step (when `global_step`), a receiver's placeholder (when
+        `placeholders`), an early-stopping hook's estimator."""
         key = self.canonical(original.func) if isinstance(original.func, (cst.Attribute, cst.Name)) else None
+        if key == "placeholder" and placeholders:
+            self.changed = True
+            return updated.with_changes(func=_parse(f"{self.tfm}.export.placeholder"))
         if key in GLOBAL_STEP_FNS and global_step:
             self.changed = True
             return _parse(f"{self.tfm}.hooks.global_step_tensor()")
@@ -155,6 +161,23 @@ class SurfaceRewriter(cst.CSTTransformer):
 
 def rewrite(node: cst.CSTNode, rewriter: SurfaceRewriter) -> cst.CSTNode:
     return node.visit(rewriter)
+
+
+_RECEIVERS = {"estimator.export.ServingInputReceiver", "estimator.export.TensorServingInputReceiver"}
+
+
+def builds_receiver(canonical: Callable[[cst.BaseExpression], str | None], fn: cst.FunctionDef) -> bool:
+    """Whether `fn` is a `serving_input_receiver_fn` (it builds a ServingInputReceiver)."""
+    found = False
+
+    class Find(cst.CSTVisitor):
+        def visit_Call(self, node: cst.Call) -> None:
+            nonlocal found
+            if isinstance(node.func, (cst.Attribute, cst.Name)) and canonical(node.func) in _RECEIVERS:
+                found = True
+
+    fn.visit(Find())
+    return found
 
 
 def base_kind(canonical: Callable[[cst.BaseExpression], str | None], cls: cst.ClassDef) -> str | None:

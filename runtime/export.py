@@ -51,6 +51,7 @@ __all__ = [
     "build_parsing_serving_input_receiver_fn",
     "build_raw_serving_input_receiver_fn",
     "export_saved_model",
+    "placeholder",
 ]
 
 DEFAULT_SERVING_SIGNATURE_DEF_KEY = "serving_default"
@@ -93,6 +94,15 @@ class TensorServingInputReceiver(ServingInputReceiver):
     def __init__(self, features: Any, receiver_tensors: Any, receiver_tensors_alternatives: Any = None) -> None:
         super().__init__({_SINGLE_FEATURE_DEFAULT_NAME: features}, receiver_tensors, receiver_tensors_alternatives)
         self.single_feature = True
+
+
+def placeholder(dtype: Any, shape: Any = None, name: str | None = None) -> Any:
+    """A receiver tensor in a `serving_input_receiver_fn` (TF1's `tf.placeholder`).
+
+    Receiver functions are traced as TF1 graphs (`tf.compat.v1.wrap_function`), where this is
+    `tf.compat.v1.placeholder`; the signature's inputs are these tensors.
+    """
+    return tf.compat.v1.placeholder(dtype=dtype, shape=shape, name=name)
 
 
 def build_parsing_serving_input_receiver_fn(feature_spec: Mapping[str, Any], default_batch_size: int | None = None):
@@ -300,6 +310,9 @@ def export_saved_model(
     as_text: bool = False,
     checkpoint_path: str | None = None,
     experimental_mode: Any = None,
+    *,
+    config: Any = None,
+    model_dir: str | os.PathLike | None = None,
 ) -> bytes:
     """Exports `model` as TF1 `Estimator.export_saved_model` did (see the module docstring).
 
@@ -312,6 +325,10 @@ def export_saved_model(
         as_text: Also write `saved_model.pbtxt`.
         checkpoint_path: Restore these weights first (a TF2 checkpoint of the model) when given.
         experimental_mode: Only PREDICT (None) is supported.
+        config: The `RunConfig` (its `model_dir`).
+        model_dir: Overrides `config.model_dir`: a model object not yet restored or trained in
+            this process is first restored from that directory's latest checkpoint, as TF1
+            exported the latest checkpoint.
 
     Returns:
         The export directory, as bytes (as TF1 returned it).
@@ -322,6 +339,8 @@ def export_saved_model(
         from .checkpoints import model_checkpoint
 
         model_checkpoint(model).restore(os.fspath(checkpoint_path)).expect_partial()
+    else:
+        _restore_latest(model, config, model_dir)
     export_dir_base = os.fspath(export_dir_base)
     functions, methods = _signature_functions(model, serving_input_receiver_fn)
     export_dir = _timestamped_dir(export_dir_base)
@@ -349,6 +368,26 @@ def export_saved_model(
     tf.io.gfile.rename(temp_dir, export_dir)
     logger.info("tfmigrate.runtime: SavedModel written to %s.", export_dir)
     return export_dir.encode()
+
+
+def _restore_latest(model: keras.Model, config: Any, model_dir: Any) -> None:
+    from . import checkpoints
+    from ._state import model_state
+
+    if model_dir is None and config is not None:
+        model_dir = getattr(config, "model_dir", None)
+    state = model_state(model)
+    if model_dir is None or state.restored:
+        return
+    if not model.built:
+        raise ValueError(
+            "tfmigrate.runtime.export_saved_model: the model is not built; train, evaluate or predict with it first "
+            "(TF1 exported the latest checkpoint of the model directory)."
+        )
+    if checkpoints.latest_checkpoint(os.fspath(model_dir)) is None:
+        raise ValueError(f"Couldn't find trained model at {os.fspath(model_dir)!r}.")
+    checkpoints.restore_latest(model, os.fspath(model_dir))
+    state.restored = True
 
 
 def _set_method_names(export_dir: str, methods: Mapping[str, str]) -> None:

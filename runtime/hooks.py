@@ -161,12 +161,9 @@ class SecondOrStepTimer:
     """TF1's `tf.train.SecondOrStepTimer`: triggers every `every_secs` seconds or `every_steps` steps."""
 
     def __init__(self, every_secs: float | None = None, every_steps: int | None = None) -> None:
+        # As TF1: no range checks (`every_secs=0`, EvalSpec's `throttle_secs=0`, triggers every time).
         if (every_steps is None) == (every_secs is None):
             raise ValueError("exactly one of every_steps and every_secs should be provided.")
-        if every_steps is not None and every_steps <= 0:
-            raise ValueError(f"`every_steps` ({every_steps!r}) must be positive.")
-        if every_secs is not None and every_secs <= 0:
-            raise ValueError(f"`every_secs` ({every_secs!r}) must be positive.")
         self._every_secs = every_secs
         self._every_steps = every_steps
         self.reset()
