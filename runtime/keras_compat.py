@@ -507,11 +507,21 @@ def _session_runs(model: keras.Model, hooks: list[Any], listeners: list[Any] | N
     """One step per Keras batch while TF1 hooks or saving listeners run, except on a TPU (see `hooks`)."""
     from . import hooks as hooks_lib
 
-    if (
-        not (listeners or any(hooks_lib.is_hook(h) for h in hooks))
-        or int(model.steps_per_execution) == 1
-        or isinstance(model.distribute_strategy, tf.distribute.TPUStrategy)
+    if not (listeners or any(hooks_lib.is_hook(h) for h in hooks)) or isinstance(
+        model.distribute_strategy, tf.distribute.TPUStrategy
     ):
+        yield
+        return
+    with one_step_per_run(model):
+        yield
+
+
+@contextlib.contextmanager
+def one_step_per_run(model: keras.Model) -> Iterator[None]:
+    """Runs `model`'s Keras loops with `steps_per_execution=1` inside (the numbers do not change)."""
+    from . import hooks as hooks_lib
+
+    if int(model.steps_per_execution) == 1:
         yield
         return
     saved = model.steps_per_execution
