@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
-from .estimator_surface import EARLY_STOPPING, SurfaceRewriter, base_kind, builds_receiver, session_only_uses
+from .estimator_surface import EARLY_STOPPING, SurfaceRewriter, base_kind, builds_receiver, session_only_uses, tensor_arg_problem
 from .keras_codegen import render
 from .modelfn import ModelFnAnalyzer, Plan, Unsupported, names_in
 from .rule import Rule
@@ -301,7 +301,7 @@ class EstimatorSiteRule(Rule):
             uses = session_only_uses(node)
             if uses:
                 self.todo(
-                    f"this TF1 hook uses its session's {', '.join(f'`{u}`' for u in uses)}, which TF2 runs do not have: "
+                    f"this TF1 hook uses the graph or session ({', '.join(f'`{u}`' for u in uses)}), which TF2 runs do not have: "
                     "fetch runtime handles (tfm.hooks.LOSS, tfm.hooks.GLOBAL_STEP, metric names) instead"
                 )
         return True
@@ -347,6 +347,9 @@ class EstimatorSiteRule(Rule):
                     return new
                 updated = new
             key = self.canonical(original.func) if isinstance(original.func, (cst.Attribute, cst.Name)) else None
+            problem = tensor_arg_problem(self.canonical, original)
+            if problem is not None:
+                self.todo(problem)
             spec = self.spec_calls.get(id(original))
             if spec is not None:
                 text = self._spec_text(spec[0], spec[1], updated)

@@ -61,7 +61,7 @@ LISTENER_BASES = {"train.CheckpointSaverListener", "estimator.CheckpointSaverLis
 EXPORTER_BASES = {"estimator.Exporter"}
 
 # What a hook class's body can do in TF1 that has no TF2 counterpart.
-_SESSION_ONLY = ("graph", "feed_dict")
+_SESSION_ONLY = ("graph", "get_default_graph", "get_tensor_by_name", "get_operation_by_name", "get_collection", "feed_dict")
 
 
 def _parse(text: str) -> cst.BaseExpression:
@@ -194,7 +194,7 @@ def base_kind(canonical: Callable[[cst.BaseExpression], str | None], cls: cst.Cl
 
 
 def session_only_uses(cls: cst.ClassDef) -> list[str]:
-    """What a TF1 hook class does with its session that a TF2 run cannot (`graph`, feeds, ...)."""
+    """What a TF1 hook class does with the graph or session that a TF2 run cannot (`graph`, feeds, ...)."""
     found: list[str] = []
 
     class Find(cst.CSTVisitor):
@@ -258,9 +258,17 @@ def spec_hooks(analyzer, plan, stmts, hook_exprs: dict[str, list[cst.BaseExpress
         value = getattr(st.small, "value", None)
         if isinstance(value, cst.Call) and isinstance(value.func, (cst.Attribute, cst.Name)) and canonical(value.func) in GLOBAL_STEP_FNS:
             global_steps |= st.defs
+    def builds_hooks(value: cst.BaseExpression | None) -> bool:
+        # A hook's construction or a literal list/dict of hooks and tags (not a tensor computation).
+        if isinstance(value, cst.Call):
+            return isinstance(value.func, (cst.Attribute, cst.Name)) and canonical(value.func) in SYMBOLS
+        return isinstance(value, (cst.List, cst.Tuple, cst.Dict, cst.SimpleString, cst.Integer))
+
     chosen: list = []
     for st in reversed(stmts):
         if not isinstance(st.small, cst.Assign) or not st.defs or not st.defs <= needed:
+            continue
+        if not builds_hooks(st.small.value):
             continue
         if any(st.defs & other.uses for other in stmts if other is not st and not any(other is c for c in chosen)):
             continue
@@ -337,3 +345,64 @@ def export_statements(
             export_only.add(index)
             needed |= _names(small.value)
     return rewritten, export_only, analyzer.code(export_outputs.visit(rewriter))
+
+
+# Hooks whose arguments name TF1 graph tensors: (positional index, keyword).
+_TENSOR_ARGS = {
+    "LoggingTensorHook": (0, "tensors"),
+    "NanTensorHook": (0, "loss_tensor"),
+    "SummarySaverHook": (5, "summary_op"),
+}
+
+
+def tensor_arg_problem(canonical: Callable[[cst.BaseExpression], str | None], call: cst.Call) -> str | None:
+    """Why a hook's tensors cannot be migrated (graph tensor names, summary ops), or None.
+
+    Call-site hooks can read the runtime's handles only: a TF1 graph tensor named by a string
+    (other than the global step) or a summary op has no TF2 counterpart.
+    """
+    key = canonical(call.func) if isinstance(call.func, (cst.Attribute, cst.Name)) else None
+    if key is None or key.split(".", 1)[0] not in ("train", "estimator"):
+        return None
+    name = key.rsplit(".", 1)[-1]
+    if name not in _TENSOR_ARGS or SYMBOLS.get(key) is None:
+        return None
+    index, keyword = _TENSOR_ARGS[name]
+    value = None
+    for position, arg in enumerate(call.args):
+        if (arg.keyword is not None and arg.keyword.value == keyword) or (arg.keyword is None and position == index):
+            value = arg.value
+    if value is None:
+        return None
+    strings: list[str] = []
+    ops: list[str] = []
+
+    class Find(cst.CSTVisitor):
+        def visit_SimpleString(self, node: cst.SimpleString) -> None:
+            if isinstance(getattr(self, "_parent_key", None), bool):
+                return
+            text = node.evaluated_value
+            if isinstance(text, str) and text.split(":")[0] != "global_step":
+                strings.append(text)
+
+        def visit_DictElement(self, node: cst.DictElement) -> bool:
+            node.value.visit(self)  # keys are tags, values are tensors
+            return False
+
+        def visit_Call(self, node: cst.Call) -> None:
+            inner = canonical(node.func) if isinstance(node.func, (cst.Attribute, cst.Name)) else None
+            if inner is not None and inner.startswith(("summary.", "contrib.summary.", "get_default_graph")):
+                ops.append(inner)
+
+    value.visit(Find())
+    if ops:
+        return (
+            f"`{name}` runs the graph op `tf.{ops[0]}`; TF2 has no graph to run it in: give it "
+            "`{tag: tfm.hooks.LOSS}`-style handles (the loss, the global step, metric names) instead"
+        )
+    if strings:
+        return (
+            f"`{name}` reads TF1 graph tensors by name ({', '.join(repr(s) for s in strings)}), which do not exist in "
+            "TF2: use `tfm.hooks.LOSS`, `tfm.hooks.GLOBAL_STEP` or a compiled metric's name"
+        )
+    return None
