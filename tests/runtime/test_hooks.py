@@ -265,3 +265,14 @@ def test_exporters_keep_and_final(tmp_path):
     best = tfm.export.BestExporter("best", raw, event_file_pattern=None)
     assert best.export(wrapper, str(tmp_path / "m" / "export" / "best"), None, {"loss": 2.0}, False) is not None
     assert best.export(wrapper, str(tmp_path / "m" / "export" / "best"), None, {"loss": 3.0}, False) is None
+
+
+def test_hooks_run_per_step_under_mirrored_strategy(two_cpus):
+    strategy = tf.distribute.MirroredStrategy(two_cpus)
+    with strategy.scope():
+        model = make_model(steps_per_execution=3)
+    recorder = Recorder()
+    tfm.fit(model, data(), steps=5, hooks=[recorder, hooks.StopAtStepHook(last_step=4)])
+    assert [step for step, _ in recorder.runs] == [0, 1, 2, 3]
+    assert all(np.isfinite(loss) for _, loss in recorder.runs)
+    assert int(model.optimizer.iterations.numpy()) == 4
