@@ -14,7 +14,9 @@ Separation of concerns:
     TPUStrategy, as TF1 did off TPU (`use_tpu=False` TPUEstimator and Estimator ran one step per
     `Session.run`).
   * What a hook can fetch (`SessionRunArgs(fetches)`) are *handles*: `GLOBAL_STEP` (the global
-    step read when the run starts, as TF1's `get_global_step()` fetched beside the train op),
+    step read when the run starts: what TF1's `_get_or_create_global_step_read()` gave, and
+    what fetching the `get_global_step()` variable beside the train op usually gave; that fetch
+    raced with the step's increment in TF1 and could see the incremented value),
     `LOSS` (the loss of the run's last step, as `model_fn` computed it: the per-step value TF1's
     `loss` tensor had, not Keras's running mean), a Keras log name (a compiled metric), a
     `tf.Variable`, or a function of no arguments; in any nest of dicts, lists and tuples.
