@@ -35,7 +35,6 @@ Separation of concerns:
 from __future__ import annotations
 
 import collections
-import math
 import operator
 import os
 import time
