@@ -15,6 +15,7 @@ import libcst as cst
 from libcst.codemod.visitors import AddImportsVisitor
 
 from . import ctl_codegen
+from .estimator_surface import EARLY_STOPPING, SurfaceRewriter, base_kind, builds_receiver, session_only_uses, tensor_arg_problem
 from .keras_codegen import render
 from .modelfn import ModelFnAnalyzer, Plan, Unsupported, names_in
 from .rule import Rule
@@ -59,9 +60,17 @@ class EstimatorSiteRule(Rule):
         self.other_uses: dict[int, str] = {}
         self.plans: dict[str, Plan] = {}
         self.plan_failures: dict[str, str] = {}
+        self.spec_calls: dict[int, tuple[_Site, str]] = {}
         self._find_sites(node, node.body)
         for site in self.sites:
             self._prepare(site)
+        # Hooks, exporters, receivers and specs are rewritten file-wide by the first rule that
+        # migrates an estimator here.
+        self.surface: SurfaceRewriter | None = None
+        self._hook_classes = 0
+        self._receiver_fns = 0
+        if self.site_by_stmt and self.ctx.scratch.setdefault("estimator_surface", self.CODE) == self.CODE:
+            self.surface = SurfaceRewriter(self.canonical, "tfm", model_dir_of=self._model_dir_of, todo=self.todo)
         # Estimators that are returned or passed on (not assigned and used in one scope): their
         # model_fn is still analysed, so the TODO can say what stands in the way.
         site_calls = {id(s.stmt.body[0].value) for s in self.sites if s.stmt.body}  # type: ignore[attr-defined]
@@ -173,12 +182,34 @@ class EstimatorSiteRule(Rule):
                     isinstance(func, cst.Attribute)
                     and isinstance(func.value, cst.Name)
                     and func.value.value == site.est_name
-                    and func.attr.value in ("train", "evaluate", "predict")
+                    and func.attr.value in _METHODS
                 ):
                     rule.call_rewrites[id(node)] = (site, func.attr.value)
                     for arg in node.args:
                         arg.value.visit(self)
                     return False
+                key = rule.canonical(func) if isinstance(func, (cst.Attribute, cst.Name)) else None
+                if key in EARLY_STOPPING and node.args and isinstance(node.args[0].value, cst.Name):
+                    # The estimator stands for its model directory there (SurfaceRewriter).
+                    for arg in node.args[1:]:
+                        arg.value.visit(self)
+                    return False
+                if key == "estimator.train_and_evaluate" and node.args and not node.args[0].star:
+                    first = node.args[0].value
+                    if isinstance(first, cst.Name) and first.value == site.est_name:
+                        rule.call_rewrites[id(node)] = (site, "train_and_evaluate")
+                        for index, arg in enumerate(node.args[1:3], start=1):
+                            kind = ("train_spec", "eval_spec")[index - 1]
+                            if arg.keyword is not None:
+                                kind = arg.keyword.value
+                            spec = arg.value
+                            if isinstance(spec, cst.Name):
+                                spec = spec_assigns.get(spec.value)  # type: ignore[assignment]
+                            if isinstance(spec, cst.Call) and rule.canonical(spec.func) == _SPEC_KEYS.get(kind):
+                                rule.spec_calls[id(spec)] = (site, kind)
+                        for arg in node.args[1:]:
+                            arg.value.visit(self)
+                        return False
                 return True
 
             def visit_Assign(self, node: cst.Assign) -> bool:
@@ -186,6 +217,14 @@ class EstimatorSiteRule(Rule):
                     for target in node.targets:
                         target.target.visit(self)
                     return False
+                value = node.value
+                if (
+                    isinstance(value, cst.Call)
+                    and len(node.targets) == 1
+                    and isinstance(node.targets[0].target, cst.Name)
+                    and rule.canonical(value.func) in _SPEC_KEYS.values()
+                ):
+                    spec_assigns[node.targets[0].target.value] = value
                 return True
 
             def visit_Name(self, node: cst.Name) -> None:
@@ -204,12 +243,15 @@ class EstimatorSiteRule(Rule):
                 return False
 
         site_value = site.stmt.body[0].value  # type: ignore[attr-defined]
+        spec_assigns: dict[str, cst.Call] = {}
         site.scope.visit(Uses())
         # The assignment target itself is the definition, not a use.
         self.other_uses.pop(id(site.stmt), None)
 
     # -- rewriting ------------------------------------------------------------------------
     def leave_FunctionDef(self, original: cst.FunctionDef, updated: cst.FunctionDef):
+        if self.surface is not None and builds_receiver(self.canonical, original):
+            self._receiver_fns -= 1
         if original.name.value in self._absorbed():
             # A module-level metric_fn now inlined into the model's compute_metrics, used nowhere else.
             self.mark_changed()
@@ -259,7 +301,71 @@ class EstimatorSiteRule(Rule):
         self.mark_changed()
         return cst.FlattenSentinel(self._site_statements(site, original))
 
+    # -- the surface: hooks, exporters, receivers, specs ------------------------------------
+    def visit_ClassDef(self, node: cst.ClassDef) -> bool:
+        if self.surface is not None and base_kind(self.canonical, node) is not None:
+            self._hook_classes += 1
+            uses = session_only_uses(node)
+            if uses:
+                self.todo(
+                    f"this TF1 hook uses the graph or session ({', '.join(f'`{u}`' for u in uses)}), which TF2 runs do not have: "
+                    "fetch runtime handles (tfm.hooks.LOSS, tfm.hooks.GLOBAL_STEP, metric names) instead"
+                )
+        return True
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+        if self.surface is not None and builds_receiver(self.canonical, node):
+            self._receiver_fns += 1
+        return True
+
+    def leave_ClassDef(self, original: cst.ClassDef, updated: cst.ClassDef):
+        if self.surface is not None and base_kind(self.canonical, original) is not None:
+            self._hook_classes -= 1
+        return updated
+
+    def leave_Attribute(self, original: cst.Attribute, updated: cst.Attribute):
+        if self.surface is None:
+            return updated
+        target = self.surface._symbol(original)  # noqa: SLF001
+        if target is None:
+            return updated
+        self.mark_changed()
+        self.ctx.need_runtime()
+        return cst.parse_expression(target)
+
+    def _model_dir_of(self, name: str) -> str | None:
+        site = next((s for s in self.sites if s.est_name == name and id(s.stmt) in self.site_by_stmt), None)
+        if site is None:
+            return None
+        if "model_dir" in site.args:
+            return self._expr(site.args["model_dir"])
+        config = self._config(site)
+        return f"{config}.model_dir" if config != "None" else None
+
     def leave_Call(self, original: cst.Call, updated: cst.Call):
+        if self.surface is not None:
+            new = self.surface.call(
+                original, updated, global_step=self._hook_classes > 0, placeholders=self._receiver_fns > 0
+            )
+            if new is not updated:
+                self.mark_changed()
+                self.ctx.need_runtime()
+                if not isinstance(new, cst.Call):
+                    return new
+                updated = new
+            key = self.canonical(original.func) if isinstance(original.func, (cst.Attribute, cst.Name)) else None
+            problem = tensor_arg_problem(self.canonical, original)
+            if problem is not None:
+                self.todo(problem)
+            spec = self.spec_calls.get(id(original))
+            if spec is not None:
+                text = self._spec_text(spec[0], spec[1], updated)
+                return updated if text is None else cst.parse_expression(text)
+            if key in _SPEC_KEYS.values():
+                self.todo(
+                    f"this `tf.{key}` is not passed to `train_and_evaluate` with a migrated estimator in the same "
+                    "function: its `input_fn` must become `tfm.input_fn_data(...)` by hand"
+                )
         if id(original) in self.loose_calls:
             self.todo(
                 f"this {self.ESTIMATOR_NAME} is returned or passed on; tfmigrate migrates an estimator assigned to a "
@@ -345,31 +451,89 @@ class EstimatorSiteRule(Rule):
             return self._expr(site.args["params"])
         return "{}"
 
-    def _call_text(self, site: _Site, method: str, call: cst.Call) -> str | None:
-        tfm = "tfm"
-        positional = {
-            "train": ("input_fn", "hooks", "steps", "max_steps", "saving_listeners"),
-            "evaluate": ("input_fn", "steps", "hooks", "checkpoint_path", "name"),
-            "predict": ("input_fn", "predict_keys", "hooks", "checkpoint_path", "yield_single_examples"),
-        }[method]
-        if method == "predict" and (site.plan is None or site.plan.predictions is None):
-            self.todo(f"`{site.est_name}.predict(...)`: model_fn has no PREDICT branch that tfmigrate could migrate")
-            return None
+    def _bind_call(self, site: _Site, method: str, call: cst.Call) -> dict[str, cst.BaseExpression] | None:
+        positional = _POSITIONAL[method]
         bound: dict[str, cst.BaseExpression] = {}
         for index, arg in enumerate(call.args):
             if arg.star or (arg.keyword is None and index >= len(positional)):
                 self.todo(f"`{site.est_name}.{method}(...)` has arguments tfmigrate cannot read")
                 return None
             bound[arg.keyword.value if arg.keyword else positional[index]] = arg.value
-        for extra in ("hooks", "saving_listeners", "checkpoint_path", "name"):
-            value = bound.get(extra)
-            if value is not None and not (isinstance(value, cst.Name) and value.value == "None"):
-                self.todo(f"`{method}({extra}=...)` is not migrated yet (hooks become Keras callbacks)")
+        return {k: v for k, v in bound.items() if not (isinstance(v, cst.Name) and v.value == "None")}
+
+    def _spec_text(self, site: _Site, kind: str, call: cst.Call) -> str | None:
+        """`TrainSpec`/`EvalSpec(input_fn, ...)` -> the runtime's, the input_fn as the estimator called it."""
+        if id(site.stmt) not in self.site_by_stmt:
+            return None
+        bound = self._bind_call(site, kind, call)
+        if bound is None or "input_fn" not in bound:
+            return None
+        method = "train" if kind == "train_spec" else "evaluate"
+        args = [f"input_fn={self._data_expr(site, bound.pop('input_fn'), method)}"]
+        args += [f"{key}={self._expr(value)}" for key, value in bound.items()]
+        return f"tfm.{'TrainSpec' if kind == 'train_spec' else 'EvalSpec'}({', '.join(args)})"
+
+    def _site_kwargs(self, site: _Site) -> list[str]:
+        out = []
+        config = self._config(site)
+        if config != "None":
+            out.append(f"config={config}")
+        if "model_dir" in site.args:
+            out.append(f"model_dir={self._expr(site.args['model_dir'])}")
+        return out
+
+    def _surface_text(self, site: _Site, method: str, call: cst.Call) -> str | None:
+        """train_and_evaluate and export_saved_model."""
+        if method == "train_and_evaluate":
+            bound = self._bind_call(site, method, call)
+            if bound is None or not {"train_spec", "eval_spec"} <= set(bound):
                 return None
+            args = [site.model_var, self._expr(bound["train_spec"]), self._expr(bound["eval_spec"])]
+            return f"tfm.train_and_evaluate({', '.join(args + self._site_kwargs(site))})"
+        bound = self._bind_call(site, method, call)
+        if bound is None or not {"export_dir_base", "serving_input_receiver_fn"} <= set(bound):
+            return None
+        bound.pop("strip_default_attrs", None)  # TF1 graph detail; TF2 SavedModels have none
+        args = [site.model_var] + [f"{key}={self._expr(value)}" for key, value in bound.items()]
+        return f"tfm.export_saved_model({', '.join(args + self._site_kwargs(site))})"
+
+    def _call_text(self, site: _Site, method: str, call: cst.Call) -> str | None:
+        tfm = "tfm"
+        if method in ("train_and_evaluate", "export_saved_model", "export_savedmodel"):
+            if self._ctl:
+                self.todo(f"`{method}` is migrated for --target keras only so far: call the loop's train/evaluate by hand")
+                return None
+            return self._surface_text(site, method, call)
+        if method == "predict" and (site.plan is None or site.plan.predictions is None):
+            self.todo(f"`{site.est_name}.predict(...)`: model_fn has no PREDICT branch that tfmigrate could migrate")
+            return None
+        bound = self._bind_call(site, method, call)
+        if bound is None:
+            return None
+        value = bound.get("checkpoint_path")
+        if value is not None:
+            self.todo(f"`{method}(checkpoint_path=...)` is not migrated yet: restore that checkpoint into `{site.model_var}` first")
+            return None
         if "input_fn" not in bound:
             return None
+        args = [site.model_var, self._data_expr(site, bound["input_fn"], method)]
+        if self._ctl:
+            if {"hooks", "saving_listeners"} & set(bound):
+                self.todo(f"`{method}(hooks=...)` is migrated for --target keras only so far: run the hooks' work in the loop")
+                return None
+            return ctl_codegen.call_loop(site.model_var, method, args[1], bound, self._expr)
+        for key in ("steps", "max_steps", "predict_keys", "yield_single_examples", "hooks", "saving_listeners", "name"):
+            if key in bound:
+                args.append(f"{key}={self._expr(bound[key])}")
+        args += self._site_kwargs(site)
+        fn = {"train": "fit", "evaluate": "evaluate", "predict": "predict_examples"}[method]
+        return f"{tfm}.{fn}({', '.join(args)})"
+
+    def _data_expr(self, site: _Site, input_fn: cst.BaseExpression, method: str) -> str:
+        """`tfm.input_fn_data(input_fn, ...)`: the input_fn called as the estimator called it for `method`."""
+        tfm = "tfm"
         batch_arg = {"train": "train_batch_size", "evaluate": "eval_batch_size", "predict": "predict_batch_size"}[method]
-        data_args = [self._expr(bound["input_fn"])]
+        data_args = [self._expr(input_fn)]
         if self.TPU:
             data_args.append(f"batch_size={self._expr(site.args[batch_arg])}" if batch_arg in site.args else "batch_size=None")
         else:
@@ -387,19 +551,25 @@ class EstimatorSiteRule(Rule):
             data_args.append("per_replica=True")
         if self._config(site) != "None":
             data_args.append(f"config={self._config(site)}")
-        args = [site.model_var, f"{tfm}.input_fn_data({', '.join(data_args)})"]
-        for key in ("steps", "max_steps", "predict_keys", "yield_single_examples"):
-            if key in bound:
-                args.append(f"{key}={self._expr(bound[key])}")
-        config = self._config(site)
-        if config != "None":
-            args.append(f"config={config}")
-        if "model_dir" in site.args:
-            args.append(f"model_dir={self._expr(site.args['model_dir'])}")
-        if self._ctl:
-            return ctl_codegen.call_loop(site.model_var, method, args[1], bound, self._expr)
-        fn = {"train": "fit", "evaluate": "evaluate", "predict": "predict_examples"}[method]
-        return f"{tfm}.{fn}({', '.join(args)})"
+        return f"{tfm}.input_fn_data({', '.join(data_args)})"
+
+
+_METHODS = ("train", "evaluate", "predict", "export_saved_model", "export_savedmodel")
+_POSITIONAL = {
+    "train": ("input_fn", "hooks", "steps", "max_steps", "saving_listeners"),
+    "evaluate": ("input_fn", "steps", "hooks", "checkpoint_path", "name"),
+    "predict": ("input_fn", "predict_keys", "hooks", "checkpoint_path", "yield_single_examples"),
+    "export_saved_model": (
+        "export_dir_base", "serving_input_receiver_fn", "assets_extra", "as_text", "checkpoint_path", "experimental_mode",
+    ),
+    "export_savedmodel": (
+        "export_dir_base", "serving_input_receiver_fn", "assets_extra", "as_text", "checkpoint_path", "strip_default_attrs",
+    ),
+    "train_and_evaluate": ("estimator", "train_spec", "eval_spec"),
+    "train_spec": ("input_fn", "max_steps", "hooks", "saving_listeners"),
+    "eval_spec": ("input_fn", "steps", "name", "hooks", "exporters", "start_delay_secs", "throttle_secs"),
+}
+_SPEC_KEYS = {"train_spec": "estimator.TrainSpec", "eval_spec": "estimator.EvalSpec"}
 
 
 def _name_counts(module: cst.Module) -> dict[str, int]:

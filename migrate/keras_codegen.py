@@ -147,6 +147,7 @@ def render(plan: Plan, *, tf: str, tfm: str, indent: str = _IND) -> list[cst.Bas
         or plan.gradient_uses_params
         or plan.predict_uses_params
         or plan.weights_use_params
+        or plan.hooks_use_params
     ), metrics=True)
     if plan.keras_loss is None:
         lines.append("")
@@ -169,6 +170,29 @@ def render(plan: Plan, *, tf: str, tfm: str, indent: str = _IND) -> list[cst.Bas
         lines += slots.block(plan.predict_prelude, 2, _IND)
         lines += slots.block(plan.predict_stmts, 2, _IND)
         lines.append(f"{_IND * 2}return {plan.predictions}")
+    if plan.export_outputs is not None:
+        lines.append("")
+        lines.append(f"{_IND}def export_outputs(self, {plan.features_name}):")
+        lines.append(
+            f'{_IND * 2}"""The PREDICT-mode `export_outputs` of the TF1 `{plan.fn_name}`: the serving signatures '
+            f'{tfm}.export_saved_model writes."""'
+        )
+        lines.append(f"{_IND * 2}{plan.output} = self({plan.features_name}, training=False)")
+        if plan.predict_uses_params:
+            lines.append(f"{_IND * 2}{p} = self.{p}")
+        lines += slots.block(plan.predict_prelude, 2, _IND)
+        lines += slots.block(plan.export_stmts, 2, _IND)
+        lines.append(f"{_IND * 2}return {plan.export_outputs}")
+    for method, expr in plan.hooks.items():
+        lines.append("")
+        lines.append(f"{_IND}def {method}(self):")
+        lines.append(
+            f'{_IND * 2}"""The TF1 `{plan.fn_name}`\'s `{method}`, made afresh for each {tfm} call as model_fn made them."""'
+        )
+        if plan.hooks_use_params:
+            lines.append(f"{_IND * 2}{p} = self.{p}")
+        lines += slots.block(plan.hook_stmts.get(method, []), 2, _IND)
+        lines.append(f"{_IND * 2}return {expr}")
     if plan.gradient_stmts:
         lines.append("")
         lines.append(f"{_IND}def train_step(self, data):")

@@ -409,7 +409,11 @@ SCHEDULES: dict[str, tuple[tuple[str, ...], str, str, dict[str, str]]] = {
     ),
 }
 
-SPEC_KEYS_SUPPORTED = {"mode", "loss", "train_op", "eval_metrics", "eval_metric_ops", "scaffold_fn", "host_call"}
+SPEC_KEYS_SUPPORTED = {
+    "mode", "loss", "train_op", "eval_metrics", "eval_metric_ops", "scaffold_fn", "host_call",
+    # estimator_surface.spec_hooks
+    "training_hooks", "evaluation_hooks", "prediction_hooks", "training_chief_hooks",
+}
 
 # TF1 summary functions -> (TF2 `tf.summary` function, TF1 positional parameters, TF1 -> TF2 renames).
 # TF1 wrote model_fn summaries every `save_summary_steps` (SummarySaverHook); the runtime's `fit`
@@ -538,6 +542,15 @@ class Plan:
     predict_uses_params: bool = False
     # Module-level functions (a metric_fn) whose body now lives in the model class.
     absorbed_functions: list[str] = field(default_factory=list)
+    # The spec's hooks (estimator_surface.spec_hooks): method name (`training_hooks`, ...) ->
+    # the list expression, and the statements building it.
+    hooks: dict[str, str] = field(default_factory=dict)
+    hook_stmts: dict[str, list[cst.SimpleStatementLine]] = field(default_factory=dict)
+    hooks_use_params: bool = False
+    # The PREDICT spec's `export_outputs=` (estimator_surface.export_statements): the branch's
+    # statements for the `export_outputs` method, and the expression it returns.
+    export_outputs: str | None = None
+    export_stmts: list[cst.SimpleStatementLine] = field(default_factory=list)
 
 
 @dataclass
@@ -593,6 +606,7 @@ class ModelFnAnalyzer:
         self.predict_stmts: list[cst.SimpleStatementLine] = []
         self.eval_metrics_expr: cst.BaseExpression | None = None
         self.eval_metric_ops_expr: cst.BaseExpression | None = None
+        self.hook_exprs: dict[str, list[cst.BaseExpression]] = {}  # spec key -> hook list expressions
         # `tf.variable_scope` nesting: statement -> the TF1 scope its variables are created in.
         self.scope_of: dict[int, str] = {}
         self.scope_counts: dict[str, int] = {}
@@ -1093,6 +1107,10 @@ class ModelFnAnalyzer:
         loss_name = spec["loss"]
         train_op = spec.get("train_op")
         plan.loss_name = loss_name
+        if self.hook_exprs:
+            from .estimator_surface import spec_hooks
+
+            spec_hooks(self, plan, stmts, self.hook_exprs, loss_name)
 
         # Optimizer, CrossShardOptimizer, minimize, global step.
         optimizer_names: set[str] = set()
@@ -1517,10 +1535,13 @@ class ModelFnAnalyzer:
         if not isinstance(call, cst.Call) or self.canonical(call.func) not in ("estimator.tpu.TPUEstimatorSpec", "estimator.EstimatorSpec"):
             raise Unsupported("the PREDICT branch does not return an EstimatorSpec")
         predictions = None
+        export_outputs = None
         for index, arg in enumerate(call.args):
             name = arg.keyword.value if arg.keyword else ("mode", "predictions")[index] if index < 2 else "?"
             if name == "predictions":
                 predictions = arg.value
+            elif name == "export_outputs" and not (isinstance(arg.value, cst.Name) and arg.value.value == "None"):
+                export_outputs = arg.value
             elif name != "mode" and not (isinstance(arg.value, cst.Name) and arg.value.value == "None"):
                 raise Unsupported(f"the PREDICT spec's `{name}=` is not migrated yet")
         if predictions is None:
@@ -1529,10 +1550,20 @@ class ModelFnAnalyzer:
         for line in self.predict_stmts:
             branch_defs |= _assigned(line.body[0]) if isinstance(line.body[0], (cst.Assign, cst.AnnAssign)) else set()
         uses = names_in(predictions).union(*(names_in(line) for line in self.predict_stmts))
+        if export_outputs is not None:
+            uses |= names_in(export_outputs)
         if self.labels and self.labels in uses:
             raise Unsupported("the predictions read labels")
         plan.predict_prelude = self._after_output(plan, stmts, forward, uses - branch_defs, "the predictions")
         plan.predict_stmts = list(self.predict_stmts)
+        if export_outputs is not None:
+            from .estimator_surface import export_statements
+
+            rewritten, export_only, plan.export_outputs = export_statements(
+                self, self.predict_stmts, export_outputs, predictions
+            )
+            plan.export_stmts = rewritten
+            plan.predict_stmts = [line for i, line in enumerate(rewritten) if i not in export_only]
         plan.predictions = self.code(predictions)
         plan.predict_uses_params = self.params in uses
 
@@ -1667,6 +1698,10 @@ class ModelFnAnalyzer:
                 if self.eval_metrics_expr is not None:
                     raise Unsupported("`eval_metrics` given twice")
                 self.eval_metrics_expr = arg.value
+                continue
+            if name.endswith("_hooks"):
+                if not any(arg.value.deep_equals(e) for e in self.hook_exprs.get(name, [])):
+                    self.hook_exprs.setdefault(name, []).append(arg.value)
                 continue
             if not isinstance(arg.value, cst.Name):
                 raise Unsupported(f"EstimatorSpec `{name}=` is not a plain name")

@@ -12,7 +12,11 @@ class EstimatorToKeras(EstimatorSiteRule):
     the estimator becomes the strategy `RunConfig(train_distribute=...)` named (the default one
     otherwise) and the model built in its scope. `train`/`evaluate`/`predict` become the runtime's
     `fit`/`evaluate`/`predict_examples`, which keep Estimator's `steps`/`max_steps`, `model_dir`
-    checkpoints and per-replica `input_fn` batches under a distribution strategy.
+    checkpoints and per-replica `input_fn` batches under a distribution strategy. Around the
+    estimator: hooks (call-site and the spec's `training_hooks`) become
+    `tfmigrate.runtime.hooks` callbacks with TF1's timing, `train_and_evaluate` with its specs and
+    exporters the runtime's local loop, `export_saved_model` a TF2 SavedModel with TF1's
+    signatures.
 
     Guide: https://www.tensorflow.org/guide/migrate/migrating_estimator
     """
@@ -20,6 +24,7 @@ class EstimatorToKeras(EstimatorSiteRule):
     CODE = "TFM201"
     SUMMARY = "Estimator + model_fn -> Keras model in the RunConfig's strategy + compile/fit/evaluate"
     SAFE = False
+    EXAMPLE = "custom_estimator_classifier"  # the Estimator guide's custom estimator
     RUNS_AFTER = ()
     ESTIMATOR_KEYS = frozenset({"estimator.Estimator"})
     CTOR_ARGS = ("model_fn", "model_dir", "config", "params", "warm_start_from")

@@ -12,7 +12,9 @@ class TPUEstimatorToKeras(EstimatorSiteRule):
     `steps_per_execution=iterations_per_loop`. The estimator becomes a strategy from
     `tfmigrate.runtime.make_strategy` and the model built in its scope; `train`/`evaluate` calls
     become `tfm.fit`/`tfm.evaluate`, which keep the TF1 meaning of `steps`/`max_steps`, the
-    model_dir checkpoints and the `params['batch_size']` the input_fn saw.
+    model_dir checkpoints and the `params['batch_size']` the input_fn saw. Hooks, specs,
+    exporters and `export_saved_model` migrate as for TFM201; hooks see one session run per
+    step off TPU and `iterations_per_loop` steps on a TPU, as under TPUEstimator.
 
     Guide: https://www.tensorflow.org/guide/migrate/tpu_estimator
     """

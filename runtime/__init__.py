@@ -13,6 +13,12 @@ TF1 Estimator/TPUEstimator behaviour on TF2 + Keras 3:
     `max_steps`, the global step, checkpoints in `model_dir`) on a compiled Keras model, under every
     strategy: Keras's own loops where they work, the runtime's `engine` under multi-worker mirrored
     and parameter-server strategies.
+  * `hooks`: TF1 `SessionRunHook`s (`LoggingTensorHook`, `StopAtStepHook`, early stopping, ...)
+    as Keras callbacks with Estimator's timing, for `fit`/`evaluate`/`predict(hooks=...)`.
+  * `train_and_evaluate` / `TrainSpec` / `EvalSpec`: TF1's local train-and-evaluate loop
+    (evaluation after each checkpoint, `throttle_secs`, a final evaluation, exporters).
+  * `export` / `export_saved_model`: `Estimator.export_saved_model` with TF1's serving receivers,
+    `export_outputs` and exporters, written by `tf.saved_model.save`.
   * `layers`: TF1 layer behaviour Keras lacks (fused BatchNorm's Bessel-corrected moving variance).
   * `metrics`: `tf.compat.v1.metrics.*` as Keras metrics with TF1's arguments and numbers.
   * `schedules`: TF1 learning-rate decays Keras lacks (natural_exp_decay).
@@ -34,7 +40,7 @@ Custom training loops, layered like Orbit:
     custom training loops `tfmigrate --target ctl` writes.
 """
 
-from . import cluster, ctl, layers, losses, metrics, optimizers, schedules, summary
+from . import cluster, ctl, export, hooks, layers, losses, metrics, optimizers, schedules, summary
 from .checkpoints import CHECKPOINT_NAME, is_tf1_checkpoint, latest_checkpoint
 from .cluster import TFConfig, parse_tf_config
 from .config import InputPipelineConfig, RunConfig, TPUConfig
@@ -54,12 +60,20 @@ from .standard import (
     distribute_dataset,
 )
 from .predictions import predict_examples
+from .export import export_saved_model
+from .training import EvalSpec, TrainSpec, train_and_evaluate
 from .train_step import train_step
 from .strategy import STRATEGY_KINDS, cluster_coordinator, make_strategy, strategy_from_config
 from .tf1_checkpoint import init_from_checkpoint, load_tf1_checkpoint
 
 __all__ = [
     "CHECKPOINT_NAME",
+    "EvalSpec",
+    "TrainSpec",
+    "export",
+    "export_saved_model",
+    "hooks",
+    "train_and_evaluate",
     "STRATEGY_KINDS",
     "InputFnData",
     "InputPipelineConfig",

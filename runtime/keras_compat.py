@@ -457,8 +457,10 @@ class _CheckpointSaver(keras.callbacks.Callback):
         *,
         save_steps: int | None,
         save_secs: float | None,
+        listeners: list[Any] | None = None,
     ):
         super().__init__()
+        self._listeners = list(listeners or [])
         self._strategy = model.distribute_strategy
         self._multi_worker = cluster.is_multi_worker(self._strategy)
         directory, self._temporary = cluster.checkpoint_dir(model_dir, self._strategy)
@@ -473,18 +475,30 @@ class _CheckpointSaver(keras.callbacks.Callback):
         return _global_step(self.model)
 
     def _save(self, step: int) -> None:
+        for listener in self._listeners:
+            listener.before_save(None, step)
         path = self._manager.save(checkpoint_number=step)
         if self._temporary:
             tf.io.gfile.rmtree(self._manager.directory)
         else:
             logger.info("tfmigrate.runtime: saved checkpoint %s.", path)
         self._last_step, self._last_time = step, time.monotonic()
+        # TF1's CheckpointSaverListener.after_save: True asks training to stop.
+        if any([bool(listener.after_save(None, step)) for listener in self._listeners]):
+            self.model.stop_training = True
 
     def on_train_begin(self, logs: Mapping[str, Any] | None = None) -> None:
+        for listener in self._listeners:
+            listener.begin()
         step = self._step()
         prefix = os.path.join(self._model_dir, f"{checkpoints.CHECKPOINT_NAME}-{step}")
         if not self._multi_worker and tf.io.gfile.exists(prefix + ".index"):
+            # TF1 saved again (the same values); its listeners heard of that save.
+            for listener in self._listeners:
+                listener.before_save(None, step)
             self._last_step, self._last_time = step, time.monotonic()
+            if any([bool(listener.after_save(None, step)) for listener in self._listeners]):
+                self.model.stop_training = True
         else:
             self._save(step)
 
@@ -504,6 +518,53 @@ class _CheckpointSaver(keras.callbacks.Callback):
         step = self._step()
         if step != self._last_step:
             self._save(step)
+        for listener in self._listeners:
+            listener.end(None, step)
+
+
+# -- hooks ---------------------------------------------------------------------------------------
+
+
+def _hooks(model: keras.Model, hooks: Any, mode: str, caller: str) -> list[keras.callbacks.Callback]:
+    """The caller's hooks plus the model's own (`training_hooks()`...), ready to run as callbacks."""
+    from . import hooks as hooks_lib
+
+    out = hooks_lib.check_hooks(hooks, caller) + hooks_lib.model_hooks(model, mode)
+    if any(hooks_lib.is_hook(h) for h in out) and mode != "infer":
+        hooks_lib.record_losses(model)
+    return out
+
+
+@contextlib.contextmanager
+def _session_runs(model: keras.Model, hooks: list[Any], listeners: list[Any] | None = None) -> Iterator[None]:
+    """One step per Keras batch while TF1 hooks or saving listeners run, except on a TPU (see `hooks`)."""
+    from . import hooks as hooks_lib
+
+    if not (listeners or any(hooks_lib.is_hook(h) for h in hooks)) or isinstance(
+        model.distribute_strategy, tf.distribute.TPUStrategy
+    ):
+        yield
+        return
+    with one_step_per_run(model):
+        yield
+
+
+@contextlib.contextmanager
+def one_step_per_run(model: keras.Model) -> Iterator[None]:
+    """Runs `model`'s Keras loops with `steps_per_execution=1` inside (the numbers do not change)."""
+    from . import hooks as hooks_lib
+
+    if int(model.steps_per_execution) == 1:
+        yield
+        return
+    saved = model.steps_per_execution
+    model.steps_per_execution = 1
+    hooks_lib._retrace(model)  # noqa: SLF001
+    try:
+        yield
+    finally:
+        model.steps_per_execution = saved
+        hooks_lib._retrace(model)  # noqa: SLF001
 
 
 # -- the API -------------------------------------------------------------------------------------
@@ -518,6 +579,8 @@ def fit(
     config: Any = None,
     model_dir: str | os.PathLike | None = None,
     callbacks: list[keras.callbacks.Callback] | None = None,
+    hooks: list[Any] | None = None,
+    saving_listeners: list[Any] | None = None,
     **fit_kwargs: Any,
 ) -> keras.callbacks.History | None:
     """Trains a compiled Keras model as TF1 `Estimator.train(input_fn, steps, max_steps)` did.
@@ -558,6 +621,14 @@ def fit(
         model_dir: Overrides `config.model_dir`.
         callbacks: Keras callbacks; they see batch ends every `steps_per_execution` steps (under
             ParameterServerStrategy, after every wave of executions).
+        hooks: TF1 `hooks=`: `tfmigrate.runtime.hooks.SessionRunHook`s (or Keras callbacks), called
+            after the checkpoint saver as TF1 ordered them, together with the model's own
+            `training_hooks()` (a model_fn's `training_hooks`). With hooks, a session run is one
+            step unless the strategy is a TPUStrategy (TF1 ran `iterations_per_loop` steps per
+            run only on a TPU); the numbers do not change.
+        saving_listeners: TF1 `CheckpointSaverListener`s, called around each checkpoint save
+            (`after_save` returning True stops training). A `CheckpointSaverHook` among `hooks`
+            replaces the model directory's own saver, as in TF1, and gets the listeners.
         **fit_kwargs: Other `keras.Model.fit` arguments (`verbose` defaults to 0). `epochs`,
             `steps_per_epoch`, `x`, `y`, `batch_size`, `initial_epoch` and `validation_split` are
             set by the runtime.
@@ -597,17 +668,33 @@ def fit(
         return None
     limit = max_steps - start if max_steps is not None else steps
 
-    all_callbacks = list(callbacks or [])
-    if model_dir is not None:
+    from .hooks import CheckpointSaverHook
+
+    hooks = _hooks(model, hooks, "train", "fit")
+    listeners = list(saving_listeners or [])
+    user_saver = next((h for h in hooks if isinstance(h, CheckpointSaverHook)), None)
+    # TF1's order: the checkpoint saver (a chief hook), the step counter and summaries, then the
+    # worker hooks (the caller's, then the model_fn's); Keras callbacks last.
+    all_callbacks: list[keras.callbacks.Callback] = []
+    if user_saver is not None:
+        user_saver._listeners.extend(l for l in listeners if l not in user_saver._listeners)  # noqa: SLF001
+    elif model_dir is not None:
         # Without a config, TF1's default RunConfig: every 600 seconds.
         if config is None:
             save_steps, save_secs = None, 600
         else:
             save_steps, save_secs = config.save_checkpoints_steps, config.save_checkpoints_secs
         all_callbacks.append(
-            _CheckpointSaver(model, model_dir, config, save_steps=save_steps, save_secs=save_secs)
+            _CheckpointSaver(model, model_dir, config, save_steps=save_steps, save_secs=save_secs, listeners=listeners)
+        )
+    elif listeners:
+        raise ValueError(
+            "There should be a CheckpointSaverHook to use saving_listeners: give a model directory "
+            "(`model_dir` or `config.model_dir`) or a CheckpointSaverHook."
         )
     all_callbacks += _config_callbacks(model, config, model_dir)
+    all_callbacks += hooks
+    all_callbacks += list(callbacks or [])
     fit_kwargs.setdefault("verbose", 0)
     fit_kwargs.setdefault("shuffle", False)
     if engine.uses_engine(model):
@@ -616,7 +703,9 @@ def fit(
         with training_summaries(model, model_dir, config):
             history = engine.train(model, source, limit=limit, callbacks=all_callbacks, **fit_kwargs)
     else:
-        with _device_loop(model), _quiet_end_of_input(), training_summaries(model, model_dir, config):
+        with _session_runs(model, hooks, listeners), _device_loop(model), _quiet_end_of_input(), training_summaries(
+            model, model_dir, config
+        ):
             history = model.fit(
                 source.keras_input(limit), epochs=1, steps_per_epoch=limit, callbacks=all_callbacks, **fit_kwargs
             )
@@ -658,6 +747,8 @@ def evaluate(
     steps: int | None = None,
     config: Any = None,
     model_dir: str | os.PathLike | None = None,
+    hooks: list[Any] | None = None,
+    name: str | None = None,
     **kwargs: Any,
 ) -> dict[str, Any]:
     """Evaluates a compiled Keras model as TF1 `Estimator.evaluate(input_fn, steps)` did.
@@ -683,6 +774,11 @@ def evaluate(
         steps: Evaluate this many batches, or until the data ends when None.
         config: A `RunConfig` or None (`model_dir`, `tf_random_seed`).
         model_dir: Overrides `config.model_dir`.
+        hooks: TF1 `hooks=`: `tfmigrate.runtime.hooks.SessionRunHook`s, with the model's own
+            `evaluation_hooks()`; one session run per batch off TPU (see `fit`).
+        name: TF1's evaluation name: the results are written, as TF1 wrote them, as scalar
+            summaries at the global step to `model_dir/eval` (`eval_<name>` with a name), where
+            early-stopping hooks and `BestExporter` read them.
         **kwargs: Other `keras.Model.evaluate` arguments (`verbose` defaults to 0; the engine takes
             only `verbose`).
 
@@ -707,15 +803,22 @@ def evaluate(
     source = _DataSource(data, model.distribute_strategy)
     _check_trained(model, model_dir, "evaluate")
     _prepare(model, source, config, model_dir)
+    hooks = _hooks(model, hooks, "eval", "evaluate")
     kwargs.setdefault("verbose", 0)
+    if hooks:
+        kwargs["callbacks"] = list(kwargs.get("callbacks") or []) + hooks
     if engine.uses_engine(model):
         _check_engine_kwargs("evaluate", model, kwargs)
         logs = engine.test(model, source, steps=steps, **kwargs)
     else:
-        with _quiet_end_of_input():
+        with _session_runs(model, hooks), _quiet_end_of_input():
             logs = model.evaluate(source.keras_input(steps), steps=steps, return_dict=True, **kwargs)
-    results = {name: _to_python(value) for name, value in logs.items()}
+    results = {key: _to_python(value) for key, value in logs.items()}
     results["global_step"] = _global_step(model)
+    if model_dir is not None and cluster.is_chief(model.distribute_strategy):
+        from .hooks import eval_dir, write_eval_results
+
+        write_eval_results(eval_dir(model_dir, name), results, results["global_step"])
     return results
 
 
@@ -726,6 +829,7 @@ def predict(
     steps: int | None = None,
     config: Any = None,
     model_dir: str | os.PathLike | None = None,
+    hooks: list[Any] | None = None,
     **kwargs: Any,
 ) -> Any:
     """Predicts with a Keras model as TF1 `Estimator.predict(input_fn)` did, all at once.
@@ -747,6 +851,7 @@ def predict(
         steps: Predict on this many batches, or until the data ends when None.
         config: A `RunConfig` or None (`model_dir`, `tf_random_seed`).
         model_dir: Overrides `config.model_dir`.
+        hooks: TF1 `hooks=`, with the model's own `prediction_hooks()` (see `evaluate`).
         **kwargs: Other `keras.Model.predict` arguments (`verbose` defaults to 0; the engine takes
             only `verbose`).
 
@@ -770,9 +875,12 @@ def predict(
     source = _DataSource(data, model.distribute_strategy)
     _check_trained(model, model_dir, "predict")
     _prepare(model, source, config, model_dir, with_labels=False)
+    hooks = _hooks(model, hooks, "infer", "predict")
     kwargs.setdefault("verbose", 0)
+    if hooks:
+        kwargs["callbacks"] = list(kwargs.get("callbacks") or []) + hooks
     if engine.uses_engine(model):
         _check_engine_kwargs("predict", model, kwargs)
         return engine.predict(model, source, steps=steps, **kwargs)
-    with _quiet_end_of_input():
+    with _session_runs(model, hooks), _quiet_end_of_input():
         return model.predict(source.keras_input(steps), steps=steps, **kwargs)

@@ -27,8 +27,8 @@ def predict_examples(
       model: the migrated Keras model (its `predict_step` returns the TF1 `predictions`).
       data: as for `tfmigrate.runtime.predict` (an `input_fn_data(..., mode="infer")`, a dataset).
       predict_keys: only these keys of a dict of predictions (TF1's `predict_keys`).
-      yield_single_examples: one item per example (True) or per batch (False; batches of the
-        `data`'s `batch_size`).
+      yield_single_examples: one item per example (True) or per batch (False): the batches the
+        input made, as Estimator yielded them (the runtime runs one batch per step to see them).
       **predict_kwargs: passed to `tfmigrate.runtime.predict` (`steps`, `config`, `model_dir`).
 
     Yields:
@@ -37,9 +37,28 @@ def predict_examples(
     Raises:
       ValueError: a `predict_keys` entry the predictions do not have.
     """
-    from .keras_compat import predict
+    from . import engine
+    from .keras_compat import one_step_per_run, predict
 
-    outputs = predict(model, data, **predict_kwargs)
+    sizes: list[int] = []
+    if not yield_single_examples and not engine.uses_engine(model):
+        # Estimator yielded the batches as the input_fn made them: record each batch's size.
+        import keras
+        import tensorflow as tf
+
+        class BatchSizes(keras.callbacks.Callback):
+            def on_predict_batch_end(self, batch, logs=None):
+                # Keras flattens a dict of outputs into the logs (else they are `outputs`).
+                leaves = [v for v in tf.nest.flatten(dict(logs or {})) if np.ndim(v) >= 1]
+                if leaves:
+                    sizes.append(int(np.shape(leaves[0])[0]))
+
+        predict_kwargs = dict(predict_kwargs)
+        predict_kwargs["callbacks"] = list(predict_kwargs.get("callbacks") or []) + [BatchSizes()]
+        with one_step_per_run(model):
+            outputs = predict(model, data, **predict_kwargs)
+    else:
+        outputs = predict(model, data, **predict_kwargs)
     if isinstance(predict_keys, str):
         predict_keys = [predict_keys]
     if isinstance(outputs, dict):
@@ -52,13 +71,17 @@ def predict_examples(
     else:
         total = len(outputs)
     if yield_single_examples:
-        step = 1
+        bounds = [(start, start + 1) for start in range(total)]
     else:
-        step = getattr(data, "batch_size", None) or total
-    for start in range(0, total, step):
+        if sum(sizes) != total:  # the runtime's engine ran it: batches of the data's batch size
+            step = getattr(data, "batch_size", None) or total
+            sizes = [min(step, total - start) for start in range(0, total, step)]
+        starts = np.cumsum([0] + sizes[:-1]).tolist()
+        bounds = [(start, start + size) for start, size in zip(starts, sizes)]
+    for start, end in bounds:
         if isinstance(outputs, dict):
-            item = {key: np.asarray(value[start : start + step]) for key, value in outputs.items()}
+            item = {key: np.asarray(value[start:end]) for key, value in outputs.items()}
             yield {key: value[0] for key, value in item.items()} if yield_single_examples else item
         else:
-            chunk = np.asarray(outputs[start : start + step])
+            chunk = np.asarray(outputs[start:end])
             yield chunk[0] if yield_single_examples else chunk

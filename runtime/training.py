@@ -1,0 +1,194 @@
+"""`train_and_evaluate`: TF1 `tf.estimator.train_and_evaluate` in local mode, on a Keras model.
+
+TF1's local (non-distributed) `train_and_evaluate` trained with `max_steps` and evaluated from a
+checkpoint listener (`_NewCheckpointListenerForEvaluate`):
+
+  * the checkpoint saved when training starts is not evaluated (the model is not trained yet);
+  * after every later checkpoint save, the model is evaluated (`EvalSpec.steps` batches of its
+    `input_fn`, under its `name`, with its `hooks`) unless fewer than `throttle_secs` seconds
+    passed since the last evaluation, and then every exporter of the `EvalSpec` is called;
+  * when training ends (`max_steps`, the input's end, or a hook's stop), the last checkpoint is
+    evaluated unless it just was;
+  * the return value is `(metrics of the last evaluation, results of its exporters)`.
+
+`train_and_evaluate` here does exactly that through `fit(..., saving_listeners=[...])`: the
+checkpoint schedule is `fit`'s (`config.save_checkpoints_steps`/`_secs`, TF1's defaults), and the
+evaluation runs on the in-memory model between two training steps, which holds the weights TF1
+restored from the checkpoint. `start_delay_secs` only delayed a separate evaluator process and
+has no local meaning, as in TF1. The training `hooks` run after the checkpoint saver, as in TF1,
+so an early-stopping hook sees the evaluation of the same step.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import tempfile
+from typing import Any, Sequence
+
+from ._logging import logger
+from .hooks import CheckpointSaverListener, SecondOrStepTimer
+
+__all__ = ["EvalSpec", "TrainSpec", "train_and_evaluate"]
+
+
+@dataclasses.dataclass(frozen=True)
+class TrainSpec:
+    """TF1's `tf.estimator.TrainSpec`; `input_fn` is what `fit` takes (an `input_fn_data(...)`)."""
+
+    input_fn: Any
+    max_steps: int | None = None
+    hooks: Sequence[Any] = ()
+    saving_listeners: Sequence[Any] = ()
+
+    def __post_init__(self) -> None:
+        if self.max_steps is not None and self.max_steps <= 0:
+            raise ValueError(f"Must specify max_steps > 0, given: {self.max_steps}")
+        object.__setattr__(self, "hooks", tuple(self.hooks or ()))
+        object.__setattr__(self, "saving_listeners", tuple(self.saving_listeners or ()))
+
+
+@dataclasses.dataclass(frozen=True)
+class EvalSpec:
+    """TF1's `tf.estimator.EvalSpec`; `input_fn` is what `evaluate` takes."""
+
+    input_fn: Any
+    steps: int | None = 100
+    name: str | None = None
+    hooks: Sequence[Any] = ()
+    exporters: Any = ()
+    start_delay_secs: float = 120
+    throttle_secs: float = 600
+
+    def __post_init__(self) -> None:
+        if self.steps is not None and self.steps <= 0:
+            raise ValueError(f"Must specify steps > 0, given: {self.steps}")
+        if self.start_delay_secs < 0:
+            raise ValueError(f"Must specify start_delay_secs >= 0, given: {self.start_delay_secs}")
+        if self.throttle_secs < 0:
+            raise ValueError(f"Must specify throttle_secs >= 0, given: {self.throttle_secs}")
+        exporters = self.exporters
+        if exporters is None:
+            exporters = ()
+        elif not isinstance(exporters, (list, tuple)):
+            exporters = (exporters,)
+        names = [e.name for e in exporters]
+        if len(set(names)) != len(names):
+            raise ValueError(f"`exporters` must have unique names: {names}")
+        object.__setattr__(self, "exporters", tuple(exporters))
+        object.__setattr__(self, "hooks", tuple(self.hooks or ()))
+
+
+class _EvaluateAfterSave(CheckpointSaverListener):
+    """TF1's `_NewCheckpointListenerForEvaluate` + `_Evaluator.evaluate_and_export`."""
+
+    def __init__(self, model, eval_spec: EvalSpec, max_steps, config, model_dir) -> None:
+        self._model = model
+        self._spec = eval_spec
+        self._max_steps = max_steps
+        self._config = config
+        self._model_dir = model_dir
+        self.eval_result: dict[str, Any] | None = None
+        self.export_results: list[Any] | None = None
+        self._last_evaluated: int | None = None
+
+    def begin(self) -> None:
+        self._timer = SecondOrStepTimer(every_secs=self._spec.throttle_secs)
+        self._is_first_run = True
+
+    def after_save(self, session, global_step_value):
+        if self._is_first_run:  # the model is not trained yet
+            self._is_first_run = False
+            return None
+        if self._timer.should_trigger_for_step(global_step_value):
+            self._evaluate(global_step_value)
+        else:
+            logger.info("Skip the current checkpoint eval due to throttle secs (%s secs).", self._spec.throttle_secs)
+        return None
+
+    def end(self, session, global_step_value):
+        if global_step_value != self._timer.last_triggered_step():
+            self._evaluate(global_step_value)
+
+    def _evaluate(self, step: int) -> None:
+        from .keras_compat import evaluate
+
+        self._timer.update_last_triggered_step(step)
+        if self._last_evaluated == step:  # TF1: no new checkpoint, same results
+            return
+        self.eval_result = evaluate(
+            self._model,
+            self._spec.input_fn,
+            steps=self._spec.steps,
+            config=self._config,
+            model_dir=self._model_dir,
+            hooks=list(self._spec.hooks),
+            name=self._spec.name,
+        )
+        self._last_evaluated = step
+        final = bool(self._max_steps) and self.eval_result["global_step"] >= self._max_steps
+        base = os.path.join(self._model_dir, "export")
+        self.export_results = [
+            exporter.export(
+                self._model,
+                os.path.join(base, exporter.name),
+                None,
+                self.eval_result,
+                final,
+            )
+            for exporter in self._spec.exporters
+        ]
+
+
+def train_and_evaluate(
+    model: Any,
+    train_spec: TrainSpec,
+    eval_spec: EvalSpec,
+    *,
+    config: Any = None,
+    model_dir: str | os.PathLike | None = None,
+    **fit_kwargs: Any,
+) -> tuple[dict[str, Any] | None, list[Any] | None]:
+    """Trains and evaluates `model` as TF1's local `tf.estimator.train_and_evaluate` did.
+
+    Args:
+        model: The migrated, compiled Keras model.
+        train_spec: `TrainSpec(input_fn=<fit data>, max_steps, hooks)`.
+        eval_spec: `EvalSpec(input_fn=<evaluate data>, steps, name, hooks, exporters, ...,
+            throttle_secs)`.
+        config: The `RunConfig` (checkpoint schedule, `model_dir`).
+        model_dir: Overrides `config.model_dir`. Without either, a temporary directory is used,
+            as TF1's Estimator did.
+        **fit_kwargs: Passed to `fit`.
+
+    Returns:
+        `(eval_result, export_results)`: the last evaluation's results (None when training did not
+        run because `max_steps` was already reached, as in TF1) and its exporters' results.
+
+    Raises:
+        TypeError: If the specs are not `TrainSpec`/`EvalSpec`.
+    """
+    from .keras_compat import fit
+
+    if not isinstance(train_spec, TrainSpec):
+        raise TypeError(f"`train_spec` must have type tfmigrate.runtime.TrainSpec, got {type(train_spec).__name__}.")
+    if not isinstance(eval_spec, EvalSpec):
+        raise TypeError(f"`eval_spec` must have type tfmigrate.runtime.EvalSpec, got {type(eval_spec).__name__}.")
+    if model_dir is None:
+        model_dir = getattr(config, "model_dir", None)
+    if model_dir is None:
+        model_dir = tempfile.mkdtemp()
+        logger.warning("Using temporary folder as model directory: %s", model_dir)
+    model_dir = os.fspath(model_dir)
+    listener = _EvaluateAfterSave(model, eval_spec, train_spec.max_steps, config, model_dir)
+    fit(
+        model,
+        train_spec.input_fn,
+        max_steps=train_spec.max_steps,
+        config=config,
+        model_dir=model_dir,
+        hooks=list(train_spec.hooks),
+        saving_listeners=list(train_spec.saving_listeners) + [listener],
+        **fit_kwargs,
+    )
+    return listener.eval_result, listener.export_results
