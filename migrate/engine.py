@@ -17,7 +17,8 @@ from libcst.codemod.visitors import AddImportsVisitor, RemoveImportsVisitor
 
 from .names import AliasTable
 from .registry import all_rules
-from .rule import TODO_RE, FileContext
+from .rule import TODO_RE, FileContext, Rule
+from .textpass import SourceView
 
 MIGRATED = "migrated"
 UNCHANGED = "unchanged"
@@ -66,48 +67,125 @@ class Options:
 
 
 def transform_source(source: str, *, filename: str = "<string>", options: Options = Options()) -> TransformResult:
-    """Migrate one module's text. Errors are returned, never raised; on error `output == source`."""
+    """Migrate one module's text. Errors are returned, never raised; on error `output == source`.
+
+    Cheapest first: a text pre-filter, then stdlib `ast` (what the file imports and references,
+    so rules that cannot fire are never run), then a rule's `text_edits` fast path when it is the
+    only rule left, and LibCST only for the files that still need it.
+    """
+    return _transform(source, filename, options, reference=False)
+
+
+def reference_transform(source: str, *, filename: str = "<string>", options: Options = Options()) -> TransformResult:
+    """The same migration on LibCST alone, every rule's CST pass, no shortcuts (what tests compare with)."""
+    return _transform(source, filename, options, reference=True)
+
+
+def _transform(source: str, filename: str, options: Options, *, reference: bool) -> TransformResult:
     if not any(token in source for token in _PREFILTER):
         return TransformResult(source, source, todos=scan_todos(source))
+    view = None
+    if not reference:
+        try:
+            view = SourceView(source, ast.parse(source))
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            pass  # LibCST reports it (E001), or parses what `ast` cannot
+    try:
+        if view is not None:
+            names = view.names
+            if not names.mentions_tensorflow():
+                return TransformResult(source, source, todos=scan_todos(source))
+            ctx = FileContext(filename=filename, target=options.target, names=names, tf2_alias=_tf2_alias(names))
+            symbols = view.symbols()
+            rules = [rule for rule in _rules(ctx, options) if type(rule).triggered(symbols)]
+            if not rules:
+                return TransformResult(source, source, todos=scan_todos(source))
+            if len(rules) == 1:
+                plan = rules[0].text_edits(view)
+                output = view.apply(plan, rules[0].CODE) if plan is not None else None
+                if output is not None:
+                    return _finish(source, output, [rules[0].CODE] if plan.changed else [])  # type: ignore[union-attr]
+    except Exception as exc:  # noqa: BLE001 - per-file isolation: report, never crash the run
+        return _internal_error(source, exc)
     try:
         module = cst.parse_module(source)
     except cst.ParserSyntaxError as exc:
         return TransformResult(source, source, error=Finding("E001", exc.raw_line, f"syntax error: {exc.message}"))
     try:
-        return _transform(module, source, filename, options)
+        if view is None:
+            names = AliasTable.from_module(module)
+            if not names.mentions_tensorflow():
+                return TransformResult(source, source, todos=scan_todos(source))
+            ctx = FileContext(filename=filename, target=options.target, names=names, tf2_alias=_tf2_alias(names))
+            rules = _rules(ctx, options)
+        return _transform_cst(module, source, ctx, rules, reference=reference)
     except Exception as exc:  # noqa: BLE001 - per-file isolation: report, never crash the run
-        detail = "".join(traceback.format_exception_only(type(exc), exc)).strip()
-        return TransformResult(source, source, error=Finding("E999", 0, f"internal error: {detail}"))
+        return _internal_error(source, exc)
 
 
-def _transform(module: cst.Module, source: str, filename: str, options: Options) -> TransformResult:
-    names = AliasTable.from_module(module)
-    if not names.mentions_tensorflow():
-        return TransformResult(source, source, todos=scan_todos(source))
-    ctx = FileContext(filename=filename, target=options.target, names=names, tf2_alias=_tf2_alias(names))
+def _rules(ctx: FileContext, options: Options) -> list[Rule]:
+    """The selected rules for this target whose `should_run` gate passes, in order."""
+    out = []
     for rule_cls in all_rules():
         if options.select is not None and rule_cls.CODE not in options.select:
             continue
         if options.target not in rule_cls.TARGETS:
             continue
         rule = rule_cls(ctx)
-        if not rule.should_run():
-            continue
+        if rule.should_run():
+            out.append(rule)
+    return out
+
+
+def _transform_cst(module: cst.Module, source: str, ctx: FileContext, rules: list[Rule], *, reference: bool) -> TransformResult:
+    for rule in rules:
         module = module.visit(rule)
         if rule.changed:
-            ctx.applied.append(rule_cls.CODE)
-    if ctx.applied:
+            ctx.applied.append(rule.CODE)
+    if ctx.applied and reference:
         module = AddImportsVisitor(ctx.codemod).transform_module(module)
         module = RemoveImportsVisitor(ctx.codemod).transform_module(module)
-    output = module.code
+    elif ctx.applied:
+        if ctx.codemod.scratch.get(AddImportsVisitor.CONTEXT_KEY):
+            module = AddImportsVisitor(ctx.codemod).transform_module(module)
+        if ctx.codemod.scratch.get(RemoveImportsVisitor.CONTEXT_KEY):
+            # Scope analysis (and the copy of the tree it needs) only for imports that may really
+            # have lost their last use; those surely still used are kept without asking.
+            code = module.code
+            try:
+                tree = ast.parse(code)
+            except SyntaxError as exc:
+                return _invalid(source, exc)
+            view = SourceView(code, tree)
+            pending = [
+                entry
+                for entry in ctx.codemod.scratch[RemoveImportsVisitor.CONTEXT_KEY]
+                if not view.certainly_used(entry[2] or entry[1] or entry[0])
+            ]
+            if pending:
+                ctx.codemod.scratch[RemoveImportsVisitor.CONTEXT_KEY] = pending
+                module = RemoveImportsVisitor(ctx.codemod).transform_module(module)
+    return _finish(source, module.code, ctx.applied)
+
+
+def _finish(source: str, output: str, applied: list[str]) -> TransformResult:
     if output != source:
         try:
             ast.parse(output)
         except SyntaxError as exc:  # never hand back code that does not parse
-            return TransformResult(
-                source, source, error=Finding("E998", exc.lineno or 0, f"internal error: migration produced invalid code: {exc.msg}")
-            )
-    return TransformResult(source, output, rules=ctx.applied, todos=scan_todos(output))
+            return _invalid(source, exc)
+    return TransformResult(source, output, rules=applied, todos=scan_todos(output))
+
+
+def _invalid(source: str, exc: SyntaxError) -> TransformResult:
+    return TransformResult(
+        source, source, error=Finding("E998", exc.lineno or 0, f"internal error: migration produced invalid code: {exc.msg}")
+    )
+
+
+def _internal_error(source: str, exc: Exception) -> TransformResult:
+    detail = "".join(traceback.format_exception_only(type(exc), exc)).strip()
+    return TransformResult(source, source, error=Finding("E999", 0, f"internal error: {detail}"))
 
 
 def _tf2_alias(names: AliasTable) -> str:

@@ -48,6 +48,11 @@ class EstimatorSiteRule(Rule):
     TARGETS = frozenset({"keras"})
     STRUCTURAL = True
 
+    def __init_subclass__(cls, **kwargs) -> None:
+        super().__init_subclass__(**kwargs)
+        # Every site and loose call is a call of one of these: without them nothing changes.
+        cls.TRIGGERS = cls.ESTIMATOR_KEYS
+
     def visit_Module(self, node: cst.Module) -> bool:
         self.module = node
         self.functions = {s.name.value: s for s in node.body if isinstance(s, cst.FunctionDef)}

@@ -26,6 +26,7 @@ class TPUConfigToRuntime(Rule):
 
     CODE = "TFM302"
     SUMMARY = "tf.estimator.tpu.RunConfig/TPUConfig -> tfmigrate.runtime.RunConfig/TPUConfig"
+    TRIGGERS = frozenset(_CONFIGS) | {_INPUT_PIPELINE}
 
     def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
         key = self.canonical(original.func)
