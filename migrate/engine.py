@@ -18,7 +18,7 @@ from libcst.codemod.visitors import AddImportsVisitor, RemoveImportsVisitor
 from .names import AliasTable
 from .registry import all_rules
 from .rule import TODO_RE, FileContext, Rule
-from .textpass import SourceView
+from .textpass import SourceView, parse
 
 MIGRATED = "migrated"
 UNCHANGED = "unchanged"
@@ -87,7 +87,7 @@ def _transform(source: str, filename: str, options: Options, *, reference: bool)
     view = None
     if not reference:
         try:
-            view = SourceView(source, ast.parse(source))
+            view = SourceView(source, parse(source))
         except (SyntaxError, ValueError, RecursionError, MemoryError):
             pass  # LibCST reports it (E001), or parses what `ast` cannot
     try:
@@ -147,13 +147,13 @@ def _transform_cst(module: cst.Module, source: str, ctx: FileContext, rules: lis
         module = RemoveImportsVisitor(ctx.codemod).transform_module(module)
     elif ctx.applied:
         if ctx.codemod.scratch.get(AddImportsVisitor.CONTEXT_KEY):
-            module = AddImportsVisitor(ctx.codemod).transform_module(module)
+            module = _add_imports(ctx, module)
         if ctx.codemod.scratch.get(RemoveImportsVisitor.CONTEXT_KEY):
             # Scope analysis (and the copy of the tree it needs) only for imports that may really
             # have lost their last use; those surely still used are kept without asking.
             code = module.code
             try:
-                tree = ast.parse(code)
+                tree = parse(code)
             except SyntaxError as exc:
                 return _invalid(source, exc)
             view = SourceView(code, tree)
@@ -168,10 +168,51 @@ def _transform_cst(module: cst.Module, source: str, ctx: FileContext, rules: lis
     return _finish(source, module.code, ctx.applied)
 
 
+def _add_imports(ctx: FileContext, module: cst.Module) -> cst.Module:
+    """AddImportsVisitor's result, computed on the module's head only.
+
+    The visitor reads and changes nothing past the first statement after the top import block
+    (it adds there, and gives that statement an empty line); run on the whole module it still
+    copies and walks every node, which costs more than all the rules together.
+    """
+    body = module.body
+    start = 1 if body and _is_docstring_or_strict(body[0]) else 0
+    end = start
+    while end < len(body) and _is_import_line(body[end]):
+        end += 1
+    head = module.with_changes(body=body[: end + 1])
+    head = AddImportsVisitor(ctx.codemod).transform_module(head)
+    return module.with_changes(body=(*head.body, *body[end + 1 :]))
+
+
+def _is_import_line(stmt: cst.CSTNode) -> bool:
+    return (
+        isinstance(stmt, cst.SimpleStatementLine)
+        and len(stmt.body) == 1
+        and isinstance(stmt.body[0], (cst.Import, cst.ImportFrom))
+    )
+
+
+def _is_docstring_or_strict(stmt: cst.CSTNode) -> bool:
+    if not isinstance(stmt, cst.SimpleStatementLine) or not stmt.body:
+        return False
+    first = stmt.body[0]
+    if len(stmt.body) != 1:
+        return False
+    if isinstance(first, cst.Expr) and isinstance(first.value, cst.SimpleString):
+        return True
+    return (
+        isinstance(first, cst.Assign)
+        and len(first.targets) == 1
+        and isinstance(first.targets[0].target, cst.Name)
+        and first.targets[0].target.value == "__strict__"
+    )
+
+
 def _finish(source: str, output: str, applied: list[str]) -> TransformResult:
     if output != source:
         try:
-            ast.parse(output)
+            parse(output)
         except SyntaxError as exc:  # never hand back code that does not parse
             return _invalid(source, exc)
     return TransformResult(source, output, rules=applied, todos=scan_todos(output))

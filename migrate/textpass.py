@@ -15,7 +15,9 @@ paths agree, byte for byte, on every fixture and a generated corpus.
 from __future__ import annotations
 
 import ast
+import gc
 import keyword
+import re
 from dataclasses import dataclass, field
 
 from .names import AliasTable, SourceLines, ast_dotted, canonical_name
@@ -58,9 +60,21 @@ class Chain:
 class TextPlan:
     """Edits one rule wants: byte-range replacements and TODO comments above statements."""
 
-    replacements: list[tuple[int, int, str]] = field(default_factory=list)
+    replacements: list[tuple[int, int, str]] = field(default_factory=list)  # (start, end, text); "" deletes
     todos: list[tuple[ast.stmt, str]] = field(default_factory=list)
     changed: bool = False
+
+
+def parse(source: str) -> ast.Module:
+    """`ast.parse`, without the cyclic GC: an ast has no cycles, and collections triggered by
+    its allocations would otherwise take most of the parse time."""
+    if not gc.isenabled():
+        return ast.parse(source)
+    gc.disable()
+    try:
+        return ast.parse(source)
+    finally:
+        gc.enable()
 
 
 class SourceView:
@@ -186,8 +200,8 @@ class SourceView:
             self._scan()
         out: set[str] = set()
         qualify = self.names.qualify_dotted
-        for chain in self._chains:
-            parts = chain.dotted.split(".")
+        for dotted in {chain.dotted for chain in self._chains}:
+            parts = dotted.split(".")
             for end in range(1, len(parts) + 1):
                 full = qualify(".".join(parts[:end]))
                 folded = canonical_name(full) if full else None
@@ -211,6 +225,33 @@ class SourceView:
         if not any(top and _binds(imp, local) for imp, top in self._imports):
             return False
         return self._loads.get(local, 0) - dropped_loads + added_loads > 0
+
+    def removable_import(self, local: str, dropped_loads: int) -> tuple[int, int] | None:
+        """The byte range of `import a.b as local` when the import surely loses its last use
+        (after `dropped_loads` chains rooted at it are respelled) and RemoveImportsVisitor would
+        delete exactly that line: a lone one-line module-level import right below code. None otherwise."""
+        if not self._scanned:
+            self._scan()
+        if self._binds.get(local, 0) != 1 or self._loads.get(local, 0) != dropped_loads:
+            return None
+        if len(re.findall(rf"\b{re.escape(local)}\b", self.source)) != dropped_loads + 1:
+            return None  # also spelled in a string, a comment, `__all__`...: let LibCST look
+        lines = self.lines
+        for stmt in self.tree.body:
+            if not isinstance(stmt, ast.Import) or len(stmt.names) != 1 or stmt.names[0].asname != local:
+                continue
+            if stmt.lineno != stmt.end_lineno or stmt.col_offset != 0 or stmt.lineno < 2:
+                return None
+            start = lines.starts[stmt.lineno - 1]
+            end = lines.starts[stmt.lineno] if stmt.lineno < len(lines.starts) else len(lines.data)
+            rest = lines.data[lines.offset(stmt.lineno, stmt.end_col_offset) : end].strip()
+            if rest and not rest.startswith(b"#"):
+                return None  # `import x as y; more`
+            above = lines.data[lines.starts[stmt.lineno - 2] : start].rstrip(b"\n")
+            if not above.strip() or above.lstrip().startswith(b"#") or above.endswith(b"\\"):
+                return None  # blank or comment lines above belong to the import and go with it
+            return start, end
+        return None
 
     # -- splicing ---------------------------------------------------------------------------
     def wrapped_in_parens(self, start: int, end: int) -> bool | None:

@@ -207,7 +207,7 @@ class CompatV1ToV2(Rule):
                 root = chain.dotted.partition(".")[0]
                 dropped[root] = dropped.get(root, 0) + 1
                 plan.changed = True
-        scheduled: list[str] = []
+        scheduled: list[tuple[str, bool]] = []  # (local name, an `import a.b as local`)
         for imp, _ in view.imports:
             if isinstance(imp, ast.Import):
                 for alias in imp.names:
@@ -219,16 +219,20 @@ class CompatV1ToV2(Rule):
                         plan.replacements.append((start, end, "tensorflow"))
                         plan.changed = True
                     elif alias.name in ("tensorflow.compat.v1", "tensorflow.compat.v2") and alias.asname:
-                        scheduled.append(alias.asname)
+                        scheduled.append((alias.asname, True))
             elif imp.module and not imp.level and imp.names[0].name != "*" and imp.module.startswith("tensorflow"):
-                scheduled.extend(alias.asname or alias.name for alias in imp.names)
+                scheduled.extend((alias.asname or alias.name, False) for alias in imp.names)
         if plan.changed:
             if tf not in names.tf_roots and tf not in names.tf1_roots:
                 return None  # `import tensorflow as tf` would be added: AddImportsVisitor's placement
-            for local in scheduled:
+            for local, module_import in scheduled:
                 added = 1 if local == tf and plan.replacements else 0
-                if not view.certainly_used(local, dropped.get(local, 0), added):
-                    return None  # RemoveImportsVisitor may drop it: let LibCST decide
+                if view.certainly_used(local, dropped.get(local, 0), added):
+                    continue
+                removal = view.removable_import(local, dropped.get(local, 0)) if module_import and not added else None
+                if removal is None:
+                    return None  # RemoveImportsVisitor may or may not drop it: let LibCST decide
+                plan.replacements.append((*removal, ""))
         return plan
 
 

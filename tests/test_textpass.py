@@ -84,6 +84,9 @@ CASES = {
         "tf.logging.info('x')\n"
     ),
     "tf1 alias removed": "import numpy as np\nimport tensorflow.compat.v1 as tf1\n\nx = tf1.nn.relu(np.ones(3))\n",
+    "tf1 alias dropped": "import tensorflow as tf\nimport tensorflow.compat.v1 as tf1  # v1\n\ndef f():\n  return tf1.ConfigProto()\n",
+    "tf1 alias dropped below comment": "import tensorflow as tf\n# the v1 API\nimport tensorflow.compat.v1 as tf1\nx = tf1.ConfigProto()\n",
+    "tf1 alias in a string": "import tensorflow as tf\nimport tensorflow.compat.v1 as tf1\nx = tf1.ConfigProto()\n__all__ = ['tf1']\n",
     "tf1 alias kept": "import tensorflow as tf\nimport tensorflow.compat.v1 as tf1\n\nx = tf1.nn.relu(tf1)\n",
     "tf1 alias shadowed": "import tensorflow as tf\nimport tensorflow.compat.v1 as tf1\n\ndef f(tf1):\n  return tf1\nx = tf1.nn.relu(1)\n",
     "unused from-import": "import tensorflow as tf\nfrom tensorflow.python.ops import array_ops\n\nx = tf.gfile.Exists('a')\n",
