@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 import libcst as cst
 from libcst.codemod.visitors import AddImportsVisitor, RemoveImportsVisitor
 
-from .names import AliasTable
+from .names import AliasTable, SourceLines
 from .registry import all_rules
 from .rule import TODO_RE, FileContext, Rule
 from .textpass import SourceView, parse
@@ -90,35 +90,26 @@ def _transform(source: str, filename: str, options: Options, *, reference: bool)
             view = SourceView(source, parse(source))
         except (SyntaxError, ValueError, RecursionError, MemoryError):
             pass  # LibCST reports it (E001), or parses what `ast` cannot
+    if view is None:
+        try:
+            module = cst.parse_module(source)
+        except cst.ParserSyntaxError as exc:
+            return TransformResult(source, source, error=Finding("E001", exc.raw_line, f"syntax error: {exc.message}"))
     try:
-        if view is not None:
-            names = view.names
-            if not names.mentions_tensorflow():
-                return TransformResult(source, source, todos=scan_todos(source))
-            ctx = FileContext(filename=filename, target=options.target, names=names, tf2_alias=_tf2_alias(names))
-            symbols = view.symbols()
-            rules = [rule for rule in _rules(ctx, options) if type(rule).triggered(symbols)]
-            if not rules:
-                return TransformResult(source, source, todos=scan_todos(source))
-            if len(rules) == 1:
-                plan = rules[0].text_edits(view)
-                output = view.apply(plan, rules[0].CODE) if plan is not None else None
-                if output is not None:
-                    return _finish(source, output, [rules[0].CODE] if plan.changed else [])  # type: ignore[union-attr]
-    except Exception as exc:  # noqa: BLE001 - per-file isolation: report, never crash the run
-        return _internal_error(source, exc)
-    try:
-        module = cst.parse_module(source)
+        names = view.names if view is not None else AliasTable.from_module(module)
+        if not names.mentions_tensorflow():
+            return TransformResult(source, source, todos=scan_todos(source))
+        ctx = FileContext(filename=filename, target=options.target, names=names, tf2_alias=_tf2_alias(names))
+        rules = _rules(ctx, options)
+        if view is None:
+            return _transform_cst(module, source, ctx, rules, reference=reference)
+        symbols = view.symbols()
+        rules = [rule for rule in rules if type(rule).triggered(symbols)]
+        if not rules:
+            return TransformResult(source, source, todos=scan_todos(source))
+        return _Pipeline(source, view, ctx).run(rules)
     except cst.ParserSyntaxError as exc:
         return TransformResult(source, source, error=Finding("E001", exc.raw_line, f"syntax error: {exc.message}"))
-    try:
-        if view is None:
-            names = AliasTable.from_module(module)
-            if not names.mentions_tensorflow():
-                return TransformResult(source, source, todos=scan_todos(source))
-            ctx = FileContext(filename=filename, target=options.target, names=names, tf2_alias=_tf2_alias(names))
-            rules = _rules(ctx, options)
-        return _transform_cst(module, source, ctx, rules, reference=reference)
     except Exception as exc:  # noqa: BLE001 - per-file isolation: report, never crash the run
         return _internal_error(source, exc)
 
@@ -138,34 +129,114 @@ def _rules(ctx: FileContext, options: Options) -> list[Rule]:
 
 
 def _transform_cst(module: cst.Module, source: str, ctx: FileContext, rules: list[Rule], *, reference: bool) -> TransformResult:
+    """Every rule's CST pass, then the import visitors (the reference pipeline)."""
     for rule in rules:
         module = module.visit(rule)
         if rule.changed:
             ctx.applied.append(rule.CODE)
-    if ctx.applied and reference:
+    if ctx.applied:
         module = AddImportsVisitor(ctx.codemod).transform_module(module)
         module = RemoveImportsVisitor(ctx.codemod).transform_module(module)
-    elif ctx.applied:
-        if ctx.codemod.scratch.get(AddImportsVisitor.CONTEXT_KEY):
-            module = _add_imports(ctx, module)
-        if ctx.codemod.scratch.get(RemoveImportsVisitor.CONTEXT_KEY):
-            # Scope analysis (and the copy of the tree it needs) only for imports that may really
-            # have lost their last use; those surely still used are kept without asking.
-            code = module.code
-            try:
-                tree = parse(code)
-            except SyntaxError as exc:
-                return _invalid(source, exc)
-            view = SourceView(code, tree)
-            pending = [
-                entry
-                for entry in ctx.codemod.scratch[RemoveImportsVisitor.CONTEXT_KEY]
-                if not view.certainly_used(entry[2] or entry[1] or entry[0])
-            ]
-            if pending:
-                ctx.codemod.scratch[RemoveImportsVisitor.CONTEXT_KEY] = pending
-                module = RemoveImportsVisitor(ctx.codemod).transform_module(module)
     return _finish(source, module.code, ctx.applied)
+
+
+class _Pipeline:
+    """The rules in order over one file, holding it as text (with its `SourceView`) while rules
+    take their `text_edits` fast path, and as a CST only from the first rule that needs one.
+
+    Output is the reference pipeline's (`_transform_cst`), byte for byte: a fast path says None
+    whenever it cannot be sure, and the import visitors run on just what they read and change.
+    """
+
+    def __init__(self, source: str, view: SourceView, ctx: FileContext) -> None:
+        self.source = source
+        self.ctx = ctx
+        self.text: str = source
+        self.view: SourceView | None = view
+        self.module: cst.Module | None = None  # set while the file is held as a CST
+
+    def run(self, rules: list[Rule]) -> TransformResult:
+        ctx = self.ctx
+        for rule in rules:
+            if type(rule).text_edits is not Rule.text_edits and self._as_text() and self._text_pass(rule):
+                continue
+            module = self._as_cst().visit(rule)
+            self.module = module
+            if rule.changed:
+                ctx.applied.append(rule.CODE)
+        if ctx.applied:
+            if ctx.adds_imports():
+                self._add_imports()
+            if ctx.codemod.scratch.get(RemoveImportsVisitor.CONTEXT_KEY):
+                self._remove_imports()
+        output = self.module.code if self.module is not None else self.text
+        return _finish(self.source, output, ctx.applied)
+
+    def _text_pass(self, rule: Rule) -> bool:
+        view = self.view
+        assert view is not None
+        plan = rule.text_edits(view)
+        output = view.apply(plan, rule.CODE) if plan is not None else None
+        if output is None:
+            return False
+        plan.schedule(self.ctx)  # type: ignore[union-attr]
+        if plan.changed:  # type: ignore[union-attr]
+            self.ctx.applied.append(rule.CODE)
+        if output != self.text:
+            self.text, self.view = output, None
+        return True
+
+    def _as_text(self) -> bool:
+        """Hold the file as text and a SourceView (resolving names with the original table)."""
+        if self.module is not None:
+            self.text, self.module, self.view = self.module.code, None, None
+        if self.view is None:
+            if "\r" in self.text:
+                return False
+            self.view = SourceView(self.text, parse(self.text), names=self.ctx.names)
+        return True
+
+    def _as_cst(self) -> cst.Module:
+        if self.module is None:
+            self.module = cst.parse_module(self.text)
+        return self.module
+
+    def _add_imports(self) -> None:
+        """AddImportsVisitor's result, computed on the module's head only.
+
+        The visitor reads and changes nothing past the first statement after the top import
+        block (it adds there and gives that statement an empty line); run on the whole module
+        it still copies and walks every node, which costs more than all the rules together.
+        """
+        if self.module is not None or "\r" in self.text:
+            self.module = _add_imports(self.ctx, self._as_cst())
+            return
+        tree = self.view.tree if self.view is not None else parse(self.text)
+        body = tree.body
+        index = 1 if body and isinstance(body[0], (ast.Expr, ast.Assign)) else 0
+        while index < len(body) and isinstance(body[index], (ast.Import, ast.ImportFrom)):
+            index += 1
+        if index >= len(body):
+            self.module = _add_imports(self.ctx, self._as_cst())
+            return
+        # Up to the end of that statement's last line (a generous head is harmless; see above).
+        lines = SourceLines(self.text)
+        last = body[index].end_lineno or 0
+        cut = lines.starts[last] if last < len(lines.starts) else len(lines.data)
+        head_text = lines.data[:cut].decode("utf-8")
+        head = AddImportsVisitor(self.ctx.codemod).transform_module(cst.parse_module(head_text))
+        self.text, self.view = head.code + lines.data[cut:].decode("utf-8"), None
+
+    def _remove_imports(self) -> None:
+        """RemoveImportsVisitor (scope analysis of the whole module) only for imports that may
+        really have lost their last use; those surely still used are kept without asking."""
+        code = self.module.code if self.module is not None else self.text
+        view = SourceView(code, parse(code))
+        entries = self.ctx.codemod.scratch[RemoveImportsVisitor.CONTEXT_KEY]
+        pending = [entry for entry in entries if not view.certainly_used(entry[2] or entry[1] or entry[0])]
+        if pending:
+            self.ctx.codemod.scratch[RemoveImportsVisitor.CONTEXT_KEY] = pending
+            self.module = RemoveImportsVisitor(self.ctx.codemod).transform_module(self._as_cst())
 
 
 def _add_imports(ctx: FileContext, module: cst.Module) -> cst.Module:

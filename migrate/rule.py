@@ -59,6 +59,10 @@ class FileContext:
         AddImportsVisitor.add_needed_import(self.codemod, RUNTIME_MODULE, asname=RUNTIME_ALIAS)
         return RUNTIME_ALIAS
 
+    def adds_imports(self) -> bool:
+        """Whether some rule has scheduled an import to add."""
+        return bool(self.codemod.scratch.get(AddImportsVisitor.CONTEXT_KEY))
+
     def drop_import_if_unused(self, module: str, obj: str | None = None, asname: str | None = None) -> None:
         RemoveImportsVisitor.remove_unused_import(self.codemod, module, obj, asname)
 

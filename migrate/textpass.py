@@ -54,6 +54,16 @@ class Chain:
     # Inside another attribute's value (`tf.train.Saver(x).save`): TFM101's CST pass never visits
     # those (its visit_Attribute does not descend), but other rules and name uses see them.
     under_attribute: bool = False
+    node: ast.expr | None = None
+    call: bool = False  # the `func` of a call
+    bare: bool = False  # a lone Name (recorded only as a call's func), not an Attribute chain
+
+    def prefix_end(self, parts: int, lines: SourceLines) -> int:
+        """Byte offset where the chain's first `parts` names end (`tf.estimator` of `tf.estimator.X`)."""
+        node = self.node
+        for _ in range(self.dotted.count(".") + 1 - parts):
+            node = node.value  # type: ignore[union-attr]
+        return lines.offset(node.end_lineno, node.end_col_offset)  # type: ignore[union-attr, arg-type]
 
 
 @dataclass
@@ -63,6 +73,18 @@ class TextPlan:
     replacements: list[tuple[int, int, str]] = field(default_factory=list)  # (start, end, text); "" deletes
     todos: list[tuple[ast.stmt, str]] = field(default_factory=list)
     changed: bool = False
+    # What the CST pass would have scheduled on the context (run after a successful splice).
+    needs_tf2: bool = False
+    needs_runtime: bool = False
+    removals: list[tuple[str, str | None, str | None]] = field(default_factory=list)
+
+    def schedule(self, ctx) -> None:
+        if self.needs_tf2:
+            ctx.need_tf2()
+        if self.needs_runtime:
+            ctx.need_runtime()
+        for module, obj, asname in self.removals:
+            ctx.drop_import_if_unused(module, obj, asname)
 
 
 def parse(source: str) -> ast.Module:
@@ -80,11 +102,12 @@ def parse(source: str) -> ast.Module:
 class SourceView:
     """One module seen through stdlib `ast`: alias table, chains, symbols, name uses."""
 
-    def __init__(self, source: str, tree: ast.Module) -> None:
+    def __init__(self, source: str, tree: ast.Module, names: AliasTable | None = None) -> None:
+        """`names`: resolve with this table (the original file's, once rules have run) instead."""
         self.source = source
         self.tree = tree
         self.lines = SourceLines(source)
-        self.names = AliasTable.from_ast(tree, self.lines)
+        self.names = names if names is not None else AliasTable.from_ast(tree, self.lines)
         self._scanned = False
 
     # -- the one walk -----------------------------------------------------------------------
@@ -102,7 +125,8 @@ class SourceView:
             (n, None, False, True, False) for n in reversed(self.tree.body)
         ]
         pop, push = stack.pop, stack.append
-        Attribute, Name, JoinedStr, Load = ast.Attribute, ast.Name, ast.JoinedStr, ast.Load
+        Attribute, Name, JoinedStr, Load, Call = ast.Attribute, ast.Name, ast.JoinedStr, ast.Load, ast.Call
+        funcs: set[int] = set()
         while stack:
             node, stmt, fstr, top, under = pop()
             kind = type(node)
@@ -114,6 +138,9 @@ class SourceView:
                         loads[name] = loads.get(name, 0) + 1
                     else:
                         binds[name] = binds.get(name, 0) + 1
+                    if id(node) in funcs:
+                        start = offset(node.lineno, node.col_offset)  # type: ignore[attr-defined]
+                        chains.append(Chain(name, start, start + len(name.encode()), stmt, fstr, False, under, node, True, True))  # type: ignore[arg-type]
                 continue
             if kind is Attribute:
                 dotted = ast_dotted(node)  # type: ignore[arg-type]
@@ -123,9 +150,11 @@ class SourceView:
                         loads[root] = loads.get(root, 0) + 1
                         start = offset(node.lineno, node.col_offset)  # type: ignore[attr-defined]
                         end = offset(node.end_lineno, node.end_col_offset)  # type: ignore[attr-defined]
-                        chains.append(Chain(dotted, start, end, stmt, fstr, False, under))  # type: ignore[arg-type]
+                        chains.append(Chain(dotted, start, end, stmt, fstr, False, under, node, id(node) in funcs))  # type: ignore[arg-type]
                     continue  # a pure chain is handled whole (as TFM101's visit_Attribute does)
                 under = True
+            elif kind is Call:
+                funcs.add(id(node.func))  # type: ignore[attr-defined]
             elif isinstance(node, ast.stmt):
                 stmt = node
                 if kind is ast.Import or kind is ast.ImportFrom:
@@ -200,7 +229,7 @@ class SourceView:
             self._scan()
         out: set[str] = set()
         qualify = self.names.qualify_dotted
-        for dotted in {chain.dotted for chain in self._chains}:
+        for dotted in {chain.dotted for chain in self._chains if not chain.bare}:
             parts = dotted.split(".")
             for end in range(1, len(parts) + 1):
                 full = qualify(".".join(parts[:end]))

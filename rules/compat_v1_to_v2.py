@@ -189,7 +189,7 @@ class CompatV1ToV2(Rule):
         dropped: dict[str, int] = {}
         data = view.lines.data
         for chain in view.chains:
-            if chain.under_attribute:
+            if chain.under_attribute or chain.bare:
                 continue
             full = names.qualify_dotted(chain.dotted)
             if full is None:
@@ -207,7 +207,8 @@ class CompatV1ToV2(Rule):
                 root = chain.dotted.partition(".")[0]
                 dropped[root] = dropped.get(root, 0) + 1
                 plan.changed = True
-        scheduled: list[tuple[str, bool]] = []  # (local name, an `import a.b as local`)
+        # leave_Import / leave_ImportFrom: (module, obj, local) that RemoveImportsVisitor is asked about.
+        scheduled: list[tuple[str, str | None, str | None]] = []
         for imp, _ in view.imports:
             if isinstance(imp, ast.Import):
                 for alias in imp.names:
@@ -219,20 +220,23 @@ class CompatV1ToV2(Rule):
                         plan.replacements.append((start, end, "tensorflow"))
                         plan.changed = True
                     elif alias.name in ("tensorflow.compat.v1", "tensorflow.compat.v2") and alias.asname:
-                        scheduled.append((alias.asname, True))
+                        scheduled.append((alias.name, None, alias.asname))
             elif imp.module and not imp.level and imp.names[0].name != "*" and imp.module.startswith("tensorflow"):
-                scheduled.extend((alias.asname or alias.name, False) for alias in imp.names)
+                scheduled.extend((imp.module, alias.name, alias.asname) for alias in imp.names)
         if plan.changed:
-            if tf not in names.tf_roots and tf not in names.tf1_roots:
-                return None  # `import tensorflow as tf` would be added: AddImportsVisitor's placement
-            for local, module_import in scheduled:
+            plan.needs_tf2 = bool(dropped) and tf not in names.tf_roots and tf not in names.tf1_roots
+            for module, obj, asname in scheduled:
+                local = asname or obj or module
                 added = 1 if local == tf and plan.replacements else 0
                 if view.certainly_used(local, dropped.get(local, 0), added):
-                    continue
-                removal = view.removable_import(local, dropped.get(local, 0)) if module_import and not added else None
-                if removal is None:
-                    return None  # RemoveImportsVisitor may or may not drop it: let LibCST decide
-                plan.replacements.append((*removal, ""))
+                    continue  # RemoveImportsVisitor would keep it
+                removal = None
+                if obj is None and not added and not plan.needs_tf2 and not self.ctx.adds_imports():
+                    removal = view.removable_import(local, dropped.get(local, 0))
+                if removal is not None:
+                    plan.replacements.append((*removal, ""))
+                else:  # let RemoveImportsVisitor decide, as the CST pass does
+                    plan.removals.append((module, obj, asname))
         return plan
 
 
