@@ -240,7 +240,7 @@ class EstimatorSiteRule(Rule):
         if not hasattr(self, "_absorbed_cache"):
             migrated = [s.plan for s in self.sites if s.plan is not None and id(s.stmt) in self.site_by_stmt]
             candidates = {name for plan in migrated for name in plan.absorbed_functions}
-            counts = _name_counts(self.module)
+            counts = _name_counts(self.module) if candidates else {}
             self._absorbed_cache = {name for name in candidates if counts.get(name, 0) == 2}  # the def + one use
         return self._absorbed_cache
 
