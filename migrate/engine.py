@@ -310,6 +310,8 @@ def _tf2_alias(names: AliasTable) -> str:
 
 
 def scan_todos(text: str) -> list[Finding]:
+    if "TODO(tfmigrate" not in text:
+        return []
     found = []
     for lineno, line in enumerate(text.splitlines(), start=1):
         if "TODO(tfmigrate" in line:

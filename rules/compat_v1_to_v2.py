@@ -223,8 +223,8 @@ class CompatV1ToV2(Rule):
                         scheduled.append((alias.name, None, alias.asname))
             elif imp.module and not imp.level and imp.names[0].name != "*" and imp.module.startswith("tensorflow"):
                 scheduled.extend((imp.module, alias.name, alias.asname) for alias in imp.names)
-        if plan.changed:
-            plan.needs_tf2 = bool(dropped) and tf not in names.tf_roots and tf not in names.tf1_roots
+        plan.needs_tf2 = bool(dropped) and tf not in names.tf_roots and tf not in names.tf1_roots
+        if plan.changed or self.ctx.applied:  # the import visitors will run
             for module, obj, asname in scheduled:
                 local = asname or obj or module
                 added = 1 if local == tf and plan.replacements else 0

@@ -106,6 +106,14 @@ CASES = {
         tf.logging.info('x')
         """
     ),
+    "config names imported": (
+        "from tensorflow.compat.v1.estimator.tpu import RunConfig, InputPipelineConfig\n"
+        "c = RunConfig(model_dir='x')\nm = InputPipelineConfig.PER_HOST_V2\nn = (RunConfig)(c)\n"
+    ),
+    "config chain under attribute": "import tensorflow as tf\nc = tf.estimator.tpu.RunConfig(model_dir='x').replace(a=1)\n",
+    "tf1 only, docstring": '"""Doc."""\nfrom __future__ import print_function\nimport tensorflow.compat.v1 as tf1\n# lead\nX = tf1.gfile.Exists(\'a\')\n',
+    "tf1 only, imports only": "import os\nimport tensorflow.compat.v1 as tf1\n",
+    "tf1 only, use after imports": "import os\nimport tensorflow.compat.v1 as tf1\nx = tf1.logging.info('x'); y = tf1.gfile.Exists('a')\n",
     "syntax error": "import tensorflow as tf\nx = (\n",
     "tabs": "import tensorflow as tf\nif x:\n\ttf.logging.info('a')\n\tif y:\n\t\ttf.logging.info('b')\n",
     "class body": "import tensorflow as tf\nclass A(tf.keras.Model):\n  x = tf.placeholder(tf.float32)\n  def f(self):\n    return tf.gfile.Exists('a')\n",
