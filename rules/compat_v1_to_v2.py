@@ -71,6 +71,10 @@ def v2_name(symbol: str) -> str | None:
 @functools.lru_cache(maxsize=None)
 def plan_chain(full: str, tf: str) -> tuple[str | None, str | None]:
     """What TFM101 does with a chain that resolves to `full`: (new spelling or None, TODO or None)."""
+    if full.startswith("tensorflow.compat.v1.contrib."):
+        # `tf.contrib` under `import tensorflow.compat.v1 as tf`: the same removed namespace (and
+        # once that import is respelled `import tensorflow as tf`, the next run sees it so).
+        full = "tensorflow." + full[len("tensorflow.compat.v1."):]
     if full.startswith("tensorflow.compat.v1."):
         path, bare = full[len("tensorflow.compat.v1."):], False
     elif full.startswith("tensorflow.") and not full.startswith(("tensorflow.compat.", "tensorflow.contrib")):

@@ -51,14 +51,16 @@ def test_fixture_fast_equals_reference(case: Path) -> None:
     _same(transform_source(source).output, str(case))
 
 
-def test_generated_corpus_fast_equals_reference(tmp_path: Path) -> None:
+def test_generated_corpus_fast_equals_reference_and_is_idempotent(tmp_path: Path) -> None:
     corpus = _corpus_module()
     corpus.write_corpus(tmp_path, files=36, seed=3, lines_per_file=120)
     for path in sorted(tmp_path.rglob("*.py")):
         source = path.read_text(encoding="utf-8")
         _same(source, str(path))
         _same_table(source)
-        _same(transform_source(source).output, str(path))
+        once = transform_source(source).output
+        _same(once, str(path))
+        assert transform_source(once).output == once, f"{path.name} is not idempotent"
 
 
 CASES = {
