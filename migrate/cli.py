@@ -85,6 +85,8 @@ def main(
     target = target or config.target or "keras"
     jobs = jobs if jobs is not None else config.jobs if config.jobs is not None else 1
     safe_only = safe_only if safe_only is not None else bool(config.safe_only)
+    if standalone and target != "ctl":  # the flag itself; a config's `standalone` is just carried
+        raise click.UsageError("--standalone applies to --target ctl only")
     standalone = standalone if standalone is not None else bool(config.standalone)
     try:
         selected = expand_selection(_split(select) if select else _split(config.select))
@@ -94,8 +96,6 @@ def main(
         raise click.UsageError(str(exc)) from exc
     if diff_mode and check_mode:
         raise click.UsageError("--diff and --check are exclusive")
-    if standalone and target != "ctl":
-        raise click.UsageError("--standalone applies to --target ctl only")
     if out_dir and (diff_mode or check_mode):
         raise click.UsageError("--out-dir writes files; it cannot be combined with --diff/--check")
     if out_dir and os.path.isdir(out_dir) and os.listdir(out_dir):

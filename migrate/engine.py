@@ -16,9 +16,10 @@ from dataclasses import dataclass, field
 import libcst as cst
 from libcst.codemod.visitors import AddImportsVisitor, RemoveImportsVisitor
 
-from .names import AliasTable
+from .names import AliasTable, SourceLines
 from .registry import all_rules
-from .rule import TODO_RE, FileContext
+from .rule import TODO_RE, FileContext, Rule
+from .textpass import SourceView, parse
 
 MIGRATED = "migrated"
 UNCHANGED = "unchanged"
@@ -112,102 +113,286 @@ class Options:
 
 
 def transform_source(source: str, *, filename: str = "<string>", options: Options = Options()) -> TransformResult:
-    """Migrate one module's text. Errors are returned, never raised; on error `output == source`."""
+    """Migrate one module's text. Errors are returned, never raised; on error `output == source`.
+
+    Cheapest first: a text pre-filter, then stdlib `ast` (what the file imports and references,
+    so rules that cannot fire are never run), then a rule's `text_edits` fast path when it is the
+    only rule left, and LibCST only for the files that still need it.
+    """
+    return _transform(source, filename, options, reference=False)
+
+
+def reference_transform(source: str, *, filename: str = "<string>", options: Options = Options()) -> TransformResult:
+    """The same migration on LibCST alone, every rule's CST pass, no shortcuts (what tests compare with)."""
+    return _transform(source, filename, options, reference=True)
+
+
+def _transform(source: str, filename: str, options: Options, *, reference: bool) -> TransformResult:
     if not any(token in source for token in _PREFILTER):
         return TransformResult(source, source, todos=scan_todos(source))
+    view = None
+    if not reference:
+        try:
+            view = SourceView(source, parse(source))
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            pass  # LibCST reports it (E001), or parses what `ast` cannot
+    if view is None:
+        try:
+            module = cst.parse_module(source)
+        except cst.ParserSyntaxError as exc:
+            return TransformResult(source, source, error=Finding("E001", exc.raw_line, f"syntax error: {exc.message}"))
     try:
-        module = cst.parse_module(source)
+        names = view.names if view is not None else AliasTable.from_module(module)
+        if not names.mentions_tensorflow():
+            return TransformResult(source, source, todos=scan_todos(source))
+        ctx = FileContext(
+            filename=filename, target=options.target, names=names, tf2_alias=_tf2_alias(names), standalone=options.standalone
+        )
+        rules = _rules(ctx, options)
+        if view is None:
+            return _Pipeline(source, None, ctx, options, module=module, reference=reference).run(rules)
+        symbols = view.symbols()
+        rules = [rule for rule in rules if type(rule).triggered(symbols)]
+        if not rules:
+            return TransformResult(source, source, todos=scan_todos(source))
+        return _Pipeline(source, view, ctx, options).run(rules)
     except cst.ParserSyntaxError as exc:
         return TransformResult(source, source, error=Finding("E001", exc.raw_line, f"syntax error: {exc.message}"))
-    try:
-        return _transform(module, source, filename, options)
     except Exception as exc:  # noqa: BLE001 - per-file isolation: report, never crash the run
-        detail = "".join(traceback.format_exception_only(type(exc), exc)).strip()
-        return TransformResult(source, source, error=Finding("E999", 0, f"internal error: {detail}"))
+        return _internal_error(source, exc)
 
 
-def _transform(module: cst.Module, source: str, filename: str, options: Options) -> TransformResult:
-    names = AliasTable.from_module(module)
-    if not names.mentions_tensorflow():
-        return TransformResult(source, source, todos=scan_todos(source))
-    ctx = FileContext(
-        filename=filename, target=options.target, names=names, tf2_alias=_tf2_alias(names), standalone=options.standalone
-    )
-    # Which lines each rule changes: the text before and after each rule that did something is
-    # diffed, and `origin` carries every current line back to the source line it came from.
-    code = source
-    origin = list(range(1, _line_count(source) + 1))
-    changes: list[Finding] = []
-    unsafe: list[Finding] = []
-    add_owners: list[str] = []  # rules that scheduled an import to add / to remove if unused
-    remove_owners: list[str] = []
+def _rules(ctx: FileContext, options: Options) -> list[Rule]:
+    """The selected rules for this target whose `should_run` gate passes, in order."""
+    out = []
     for rule_cls in all_rules():
         if options.select is not None and rule_cls.CODE not in options.select:
             continue
         if options.target not in rule_cls.TARGETS:
             continue
         rule = rule_cls(ctx)
-        if not rule.should_run():
-            continue
-        dry_run = options.safe_only and not rule_cls.SAFE
-        saved = _save(ctx) if dry_run else None
-        requests, todos_before = _import_requests(ctx), len(ctx.todos)
-        updated = module.visit(rule)
-        if not (rule.changed or len(ctx.todos) > todos_before):
-            if not dry_run:
-                module = updated
-            continue
-        new_code = updated.code
-        hunks, new_origin = _line_diff(code, new_code, origin)
-        found = [Finding(rule_cls.CODE, lo, rule_cls.SUMMARY, hi) for lo, hi in hunks]
-        if dry_run:
-            _restore(ctx, saved)
-            unsafe.extend(found)
-            continue
-        module, code, origin = updated, new_code, new_origin
-        changes.extend(found)
-        if rule.changed:
-            ctx.applied.append(rule_cls.CODE)
-        adds, removes = _import_requests(ctx)
-        if adds != requests[0]:
-            add_owners.append(rule_cls.CODE)
-        if removes != requests[1]:
-            remove_owners.append(rule_cls.CODE)
-    if ctx.applied:
-        module = AddImportsVisitor(ctx.codemod).transform_module(module)
-        module = RemoveImportsVisitor(ctx.codemod).transform_module(module)
-    output = module.code
-    import_insertions: list[int] = []
-    if output != code:
-        # The import pass: added lines are charged to the rules that asked for an import, removed
-        # ones to the rules that asked for an unused import to go (a rule that changed text
-        # without saying so would land on the last applied rule).
-        kinds: list[str] = []
-        hunks, new_origin = _line_diff(code, output, origin, inserted=import_insertions, kinds=kinds)
-        summaries = {r.CODE: r.SUMMARY for r in all_rules()}
-        for (lo, hi), kind in zip(hunks, kinds):
-            owners = {"insert": add_owners, "delete": remove_owners}.get(kind, add_owners + remove_owners)
-            for owner in dict.fromkeys(owners or ctx.applied[-1:]):
-                changes.append(Finding(owner, lo, summaries[owner], hi))
-        origin = new_origin
-    if output != source:
-        try:
-            ast.parse(output)
-        except SyntaxError as exc:  # never hand back code that does not parse
-            return TransformResult(
-                source, source, error=Finding("E998", exc.lineno or 0, f"internal error: migration produced invalid code: {exc.msg}")
-            )
-    changes.sort(key=lambda f: (f.line, f.code))
-    unsafe.sort(key=lambda f: (f.line, f.code))
-    return TransformResult(
-        source,
-        output,
-        rules=ctx.applied,
-        todos=scan_todos(output),
-        changes=_merge(changes),
-        unsafe_fixes=_merge(unsafe),
-        origin=origin if output != source else None,
-        import_insertions=import_insertions,
+        if rule.should_run():
+            out.append(rule)
+    return out
+
+
+class _Pipeline:
+    """The rules in order over one file, holding it as text (with its `SourceView`) while rules
+    take their `text_edits` fast path, and as a CST only from the first rule that needs one.
+
+    Output is the reference pipeline's (`_transform_cst`), byte for byte: a fast path says None
+    whenever it cannot be sure, and the import visitors run on just what they read and change.
+    """
+
+    def __init__(
+        self,
+        source: str,
+        view: SourceView | None,
+        ctx: FileContext,
+        options: Options,
+        *,
+        module: cst.Module | None = None,
+        reference: bool = False,
+    ) -> None:
+        self.source = source
+        self.ctx = ctx
+        self.options = options
+        self.reference = reference  # LibCST only: every rule's CST pass, the plain import visitors
+        self.text: str = source
+        self.view: SourceView | None = view
+        self.module: cst.Module | None = module  # set while the file is held as a CST
+        # Which lines each rule changes: the text before and after each rule that did something
+        # is diffed, and `origin` carries every current line back to the source line it came from.
+        self.code = source
+        self.origin = list(range(1, _line_count(source) + 1))
+        self.changes: list[Finding] = []
+        self.unsafe: list[Finding] = []
+        self.add_owners: list[str] = []  # rules that scheduled an import to add / to remove if unused
+        self.remove_owners: list[str] = []
+
+    def _current(self) -> str:
+        return self.module.code if self.module is not None else self.text
+
+    def run(self, rules: list[Rule]) -> TransformResult:
+        ctx = self.ctx
+        for rule in rules:
+            dry_run = self.options.safe_only and not type(rule).SAFE
+            saved = _save(ctx) if dry_run else None
+            state = (self.text, self.view, self.module)
+            requests, todos_before, applied_before = _import_requests(ctx), len(ctx.todos), len(ctx.applied)
+            fast = not self.reference and type(rule).text_edits is not Rule.text_edits
+            if not (fast and self._as_text() and self._text_pass(rule)):
+                module = self._as_cst().visit(rule)
+                self.module = module
+                if rule.changed:
+                    ctx.applied.append(rule.CODE)
+            if len(ctx.applied) == applied_before and len(ctx.todos) == todos_before:
+                continue
+            new_code = self._current()
+            hunks, new_origin = _line_diff(self.code, new_code, self.origin)
+            found = [Finding(rule.CODE, lo, rule.SUMMARY, hi) for lo, hi in hunks]
+            if dry_run:
+                _restore(ctx, saved)
+                del ctx.applied[applied_before:]
+                self.text, self.view, self.module = state
+                self.unsafe.extend(found)
+                continue
+            self.code, self.origin = new_code, new_origin
+            self.changes.extend(found)
+            adds, removes = _import_requests(ctx)
+            if adds != requests[0]:
+                self.add_owners.append(rule.CODE)
+            if removes != requests[1]:
+                self.remove_owners.append(rule.CODE)
+        if ctx.applied:
+            if self.reference:
+                module = AddImportsVisitor(ctx.codemod).transform_module(self._as_cst())
+                self.module = RemoveImportsVisitor(ctx.codemod).transform_module(module)
+            else:
+                if ctx.adds_imports():
+                    self._add_imports()
+                if ctx.codemod.scratch.get(RemoveImportsVisitor.CONTEXT_KEY):
+                    self._remove_imports()
+        return self._finish(self._current())
+
+    def _finish(self, output: str) -> TransformResult:
+        source, ctx = self.source, self.ctx
+        origin = self.origin
+        import_insertions: list[int] = []
+        if output != self.code:
+            # The import pass: added lines are charged to the rules that asked for an import,
+            # removed ones to the rules that asked for an unused import to go (a rule that changed
+            # text without saying so would land on the last applied rule).
+            kinds: list[str] = []
+            hunks, origin = _line_diff(self.code, output, origin, inserted=import_insertions, kinds=kinds)
+            summaries = {r.CODE: r.SUMMARY for r in all_rules()}
+            for (lo, hi), kind in zip(hunks, kinds):
+                owners = {"insert": self.add_owners, "delete": self.remove_owners}.get(kind, self.add_owners + self.remove_owners)
+                for owner in dict.fromkeys(owners or ctx.applied[-1:]):
+                    self.changes.append(Finding(owner, lo, summaries[owner], hi))
+        if output != source:
+            try:
+                parse(output)
+            except SyntaxError as exc:  # never hand back code that does not parse
+                return _invalid(source, exc)
+        self.changes.sort(key=lambda f: (f.line, f.code))
+        self.unsafe.sort(key=lambda f: (f.line, f.code))
+        return TransformResult(
+            source,
+            output,
+            rules=ctx.applied,
+            todos=scan_todos(output),
+            changes=_merge(self.changes),
+            unsafe_fixes=_merge(self.unsafe),
+            origin=origin if output != source else None,
+            import_insertions=import_insertions,
+        )
+
+    def _text_pass(self, rule: Rule) -> bool:
+        view = self.view
+        assert view is not None
+        plan = rule.text_edits(view)
+        output = view.apply(plan, rule.CODE) if plan is not None else None
+        if output is None:
+            return False
+        plan.schedule(self.ctx)  # type: ignore[union-attr]
+        if plan.changed:  # type: ignore[union-attr]
+            self.ctx.applied.append(rule.CODE)
+        if output != self.text:
+            self.text, self.view = output, None
+        return True
+
+    def _as_text(self) -> bool:
+        """Hold the file as text and a SourceView (resolving names with the original table)."""
+        if self.module is not None:
+            self.text, self.module, self.view = self.module.code, None, None
+        if self.view is None:
+            if "\r" in self.text:
+                return False
+            self.view = SourceView(self.text, parse(self.text), names=self.ctx.names)
+        return True
+
+    def _as_cst(self) -> cst.Module:
+        if self.module is None:
+            self.module = cst.parse_module(self.text)
+        return self.module
+
+    def _add_imports(self) -> None:
+        """AddImportsVisitor's result, computed on the module's head only.
+
+        The visitor reads and changes nothing past the first statement after the top import
+        block (it adds there and gives that statement an empty line); run on the whole module
+        it still copies and walks every node, which costs more than all the rules together.
+        """
+        if self.module is not None or "\r" in self.text:
+            self.module = _add_imports(self.ctx, self._as_cst())
+            return
+        tree = self.view.tree if self.view is not None else parse(self.text)
+        body = tree.body
+        index = 1 if body and isinstance(body[0], (ast.Expr, ast.Assign)) else 0
+        while index < len(body) and isinstance(body[index], (ast.Import, ast.ImportFrom)):
+            index += 1
+        if index >= len(body):
+            self.module = _add_imports(self.ctx, self._as_cst())
+            return
+        # Up to the end of that statement's last line (a generous head is harmless; see above).
+        lines = SourceLines(self.text)
+        last = body[index].end_lineno or 0
+        cut = lines.starts[last] if last < len(lines.starts) else len(lines.data)
+        head_text = lines.data[:cut].decode("utf-8")
+        head = AddImportsVisitor(self.ctx.codemod).transform_module(cst.parse_module(head_text))
+        self.text, self.view = head.code + lines.data[cut:].decode("utf-8"), None
+
+    def _remove_imports(self) -> None:
+        """RemoveImportsVisitor (scope analysis of the whole module) only for imports that may
+        really have lost their last use; those surely still used are kept without asking."""
+        code = self.module.code if self.module is not None else self.text
+        view = SourceView(code, parse(code))
+        entries = self.ctx.codemod.scratch[RemoveImportsVisitor.CONTEXT_KEY]
+        pending = [entry for entry in entries if not view.certainly_used(entry[2] or entry[1] or entry[0])]
+        if pending:
+            self.ctx.codemod.scratch[RemoveImportsVisitor.CONTEXT_KEY] = pending
+            self.module = RemoveImportsVisitor(self.ctx.codemod).transform_module(self._as_cst())
+
+
+def _add_imports(ctx: FileContext, module: cst.Module) -> cst.Module:
+    """AddImportsVisitor's result, computed on the module's head only.
+
+    The visitor reads and changes nothing past the first statement after the top import block
+    (it adds there, and gives that statement an empty line); run on the whole module it still
+    copies and walks every node, which costs more than all the rules together.
+    """
+    body = module.body
+    start = 1 if body and _is_docstring_or_strict(body[0]) else 0
+    end = start
+    while end < len(body) and _is_import_line(body[end]):
+        end += 1
+    head = module.with_changes(body=body[: end + 1])
+    head = AddImportsVisitor(ctx.codemod).transform_module(head)
+    return module.with_changes(body=(*head.body, *body[end + 1 :]))
+
+
+def _is_import_line(stmt: cst.CSTNode) -> bool:
+    return (
+        isinstance(stmt, cst.SimpleStatementLine)
+        and len(stmt.body) == 1
+        and isinstance(stmt.body[0], (cst.Import, cst.ImportFrom))
+    )
+
+
+def _is_docstring_or_strict(stmt: cst.CSTNode) -> bool:
+    if not isinstance(stmt, cst.SimpleStatementLine) or not stmt.body:
+        return False
+    first = stmt.body[0]
+    if len(stmt.body) != 1:
+        return False
+    if isinstance(first, cst.Expr) and isinstance(first.value, cst.SimpleString):
+        return True
+    return (
+        isinstance(first, cst.Assign)
+        and len(first.targets) == 1
+        and isinstance(first.targets[0].target, cst.Name)
+        and first.targets[0].target.value == "__strict__"
     )
 
 
@@ -304,6 +489,17 @@ def output_line(origin: list[int], line: int, text: list[str] | None = None) -> 
     return derived or after or max(len(origin), 1)
 
 
+def _invalid(source: str, exc: SyntaxError) -> TransformResult:
+    return TransformResult(
+        source, source, error=Finding("E998", exc.lineno or 0, f"internal error: migration produced invalid code: {exc.msg}")
+    )
+
+
+def _internal_error(source: str, exc: Exception) -> TransformResult:
+    detail = "".join(traceback.format_exception_only(type(exc), exc)).strip()
+    return TransformResult(source, source, error=Finding("E999", 0, f"internal error: {detail}"))
+
+
 def _tf2_alias(names: AliasTable) -> str:
     """The local name migrated code uses for `import tensorflow`."""
     if names.tf_roots:
@@ -314,6 +510,8 @@ def _tf2_alias(names: AliasTable) -> str:
 
 
 def scan_todos(text: str) -> list[Finding]:
+    if "TODO(tfmigrate" not in text:
+        return []
     found = []
     for lineno, line in enumerate(text.splitlines(), start=1):
         if "TODO(tfmigrate" in line:

@@ -51,6 +51,11 @@ class EstimatorSiteRule(Rule):
     TARGETS = frozenset({"keras", "ctl"})
     STRUCTURAL = True
 
+    def __init_subclass__(cls, **kwargs) -> None:
+        super().__init_subclass__(**kwargs)
+        # Every site and loose call is a call of one of these: without them nothing changes.
+        cls.TRIGGERS = cls.ESTIMATOR_KEYS
+
     def visit_Module(self, node: cst.Module) -> bool:
         self.module = node
         self.functions = {s.name.value: s for s in node.body if isinstance(s, cst.FunctionDef)}
@@ -284,7 +289,7 @@ class EstimatorSiteRule(Rule):
         if not hasattr(self, "_absorbed_cache"):
             migrated = [s.plan for s in self.sites if s.plan is not None and id(s.stmt) in self.site_by_stmt]
             candidates = {name for plan in migrated for name in plan.absorbed_functions}
-            counts = _name_counts(self.module)
+            counts = _name_counts(self.module) if candidates else {}
             self._absorbed_cache = {name for name in candidates if counts.get(name, 0) == 2}  # the def + one use
         return self._absorbed_cache
 

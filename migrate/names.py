@@ -9,6 +9,7 @@ symbol (`layers.dense`), whatever the import style.
 
 from __future__ import annotations
 
+import ast
 from dataclasses import dataclass, field
 
 import libcst as cst
@@ -74,6 +75,36 @@ class AliasTable:
         table._collect(module)
         return table
 
+    @classmethod
+    def from_ast(cls, tree: ast.Module, lines: "SourceLines") -> "AliasTable":
+        """The same table from a stdlib `ast` tree (about 15x cheaper to get than a CST).
+
+        Mirrors `from_module` exactly, visiting order included (a local bound twice keeps the
+        binding `from_module` keeps); `lines` tells one-line suites (`if x: import y`, whose
+        imports `from_module` does not see) from indented blocks.
+        """
+        table = cls()
+        for imp in _iter_ast_imports(tree, lines):
+            if isinstance(imp, ast.Import):
+                for alias in imp.names:
+                    if alias.asname is not None:
+                        table._bind(alias.asname, alias.name)
+                    else:
+                        root = alias.name.split(".")[0]
+                        table._bind(root, root)
+            else:
+                if imp.level or imp.module is None or imp.names[0].name == "*":
+                    continue
+                for alias in imp.names:
+                    table._bind(alias.asname or alias.name, f"{imp.module}.{alias.name}")
+        for stmt in tree.body:
+            if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
+                name = ast_dotted(stmt.value)
+                resolved = table.qualify_dotted(name) if name else None
+                if resolved and resolved.startswith(("tensorflow", "tensorflow_estimator")):
+                    table._bind(stmt.targets[0].id, resolved)
+        return table
+
     def _collect(self, module: cst.Module) -> None:
         for imp in _iter_imports(module):
             if isinstance(imp, cst.Import):
@@ -122,6 +153,10 @@ class AliasTable:
         name = dotted(node)
         if name is None:
             return None
+        return self.qualify_dotted(name)
+
+    def qualify_dotted(self, name: str) -> str | None:
+        """`qualify` for a chain already spelled out (`tf.layers.dense`)."""
         head, _, rest = name.partition(".")
         full = self.aliases.get(head)
         if full is None:
@@ -188,3 +223,78 @@ def _iter_imports(module: cst.Module):
                     inner = getattr(extra, "body", None)
                     if isinstance(inner, cst.BaseSuite):
                         stack.extend(getattr(inner, "body", ()))
+
+
+def ast_dotted(node: ast.expr) -> str | None:
+    """`a.b.c` for an ast Name/Attribute chain, else None."""
+    parts: list[str] = []
+    while type(node) is ast.Attribute:
+        parts.append(node.attr)  # type: ignore[attr-defined]
+        node = node.value  # type: ignore[attr-defined]
+    if type(node) is not ast.Name:
+        return None
+    parts.append(node.id)  # type: ignore[attr-defined]
+    return ".".join(reversed(parts))
+
+
+class SourceLines:
+    """A module's physical lines as UTF-8 bytes (ast columns are byte offsets)."""
+
+    def __init__(self, source: str) -> None:
+        self.data = source.encode("utf-8")
+        self.starts = [0]
+        find = self.data.find
+        pos = find(b"\n")
+        while pos != -1:
+            self.starts.append(pos + 1)
+            pos = find(b"\n", pos + 1)
+
+    def offset(self, lineno: int, col: int) -> int:
+        return self.starts[lineno - 1] + col
+
+    def prefix(self, lineno: int, col: int) -> bytes:
+        start = self.starts[lineno - 1]
+        return self.data[start : start + col]
+
+    def starts_line(self, node: ast.stmt) -> bool:
+        """Whether only indentation precedes `node` on its first line."""
+        return not self.prefix(node.lineno, node.col_offset).strip()
+
+
+_AST_BLOCKS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.If, ast.Try, ast.With, ast.AsyncWith, ast.For, ast.AsyncFor, ast.While)
+
+
+def _ast_lines(body: list[ast.stmt], lines: SourceLines) -> list[list[ast.stmt] | ast.stmt]:
+    """A block's statements grouped as LibCST sees them: `a; b` is one line; a one-line suite is nothing."""
+    if not body or not lines.starts_line(body[0]):
+        return []  # `if x: import y`: LibCST's SimpleStatementSuite, which _iter_imports skips
+    out: list[list[ast.stmt] | ast.stmt] = []
+    for stmt in body:
+        if isinstance(stmt, _AST_BLOCKS):
+            out.append(stmt)
+        elif out and isinstance(out[-1], list) and not lines.starts_line(stmt):
+            out[-1].append(stmt)
+        else:
+            out.append([stmt])
+    return out
+
+
+def _iter_ast_imports(tree: ast.Module, lines: SourceLines):
+    """`_iter_imports` over an ast tree, in the same order."""
+    stack = _ast_lines(tree.body, lines)
+    while stack:
+        node = stack.pop()
+        if isinstance(node, list):
+            for small in node:
+                if isinstance(small, (ast.Import, ast.ImportFrom)):
+                    yield small
+        elif isinstance(node, _AST_BLOCKS):
+            stack.extend(_ast_lines(node.body, lines))
+            if isinstance(node, (ast.If, ast.For, ast.AsyncFor, ast.While)):
+                stack.extend(_ast_lines(node.orelse, lines))  # an `elif` is an If starting its line
+            elif isinstance(node, ast.Try):
+                stack.extend(_ast_lines(node.orelse, lines))
+                for handler in node.handlers:
+                    stack.extend(_ast_lines(handler.body, lines))
+                stack.extend(_ast_lines(node.finalbody, lines))
+

@@ -18,13 +18,16 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 import libcst as cst
 from libcst.codemod import CodemodContext
 from libcst.codemod.visitors import AddImportsVisitor, RemoveImportsVisitor
 
 from .names import AliasTable
+
+if TYPE_CHECKING:
+    from .textpass import SourceView, TextPlan
 
 TODO_PREFIX = "# TODO(tfmigrate "
 TODO_RE = re.compile(r"#\s*TODO\(tfmigrate (TFM\d{3})\):\s*(.*)")
@@ -58,6 +61,10 @@ class FileContext:
         AddImportsVisitor.add_needed_import(self.codemod, RUNTIME_MODULE, asname=RUNTIME_ALIAS)
         return RUNTIME_ALIAS
 
+    def adds_imports(self) -> bool:
+        """Whether some rule has scheduled an import to add."""
+        return bool(self.codemod.scratch.get(AddImportsVisitor.CONTEXT_KEY))
+
     def drop_import_if_unused(self, module: str, obj: str | None = None, asname: str | None = None) -> None:
         RemoveImportsVisitor.remove_unused_import(self.codemod, module, obj, asname)
 
@@ -76,6 +83,10 @@ class Rule(cst.CSTTransformer):
     SAFE: ClassVar[bool]
     # Optional: the fixtures/<CODE>_<slug>/<EXAMPLE>.in.py case the docs show (default: the smallest).
     EXAMPLE: ClassVar[str | None] = None
+    # Canonical TF1 symbols (`estimator.tpu.TPUEstimator`; a trailing "." means any symbol under
+    # it) without which the rule can change nothing in a file: the engine then skips it without
+    # parsing the file into a CST. None: the rule may act on any file that imports TensorFlow.
+    TRIGGERS: ClassVar[frozenset[str] | None] = None
 
     def __init__(self, ctx: FileContext) -> None:
         super().__init__()
@@ -88,6 +99,27 @@ class Rule(cst.CSTTransformer):
     def should_run(self) -> bool:
         """Cheap per-file gate, evaluated before the pass (override to skip files early)."""
         return True
+
+    @classmethod
+    def triggered(cls, symbols: set[str]) -> bool:
+        """Whether a file referencing `symbols` (canonical TF1 paths) may need this rule."""
+        if cls.TRIGGERS is None:
+            return True
+        for trigger in cls.TRIGGERS:
+            if trigger.endswith("."):
+                if any(symbol.startswith(trigger) for symbol in symbols):
+                    return True
+            elif trigger in symbols:
+                return True
+        return False
+
+    def text_edits(self, view: "SourceView") -> "TextPlan | None":
+        """The rule's edits computed on `ast` alone (the fast path), or None to take the CST path.
+
+        Optional. A rule that defines it must produce, through `view.apply`, byte for byte what
+        its CST pass produces (`tests/test_textpass.py` holds every such rule to that).
+        """
+        return None
 
     # -- helpers --------------------------------------------------------------------------
     def canonical(self, node: cst.BaseExpression) -> str | None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import functools
 import json
 from importlib import resources
@@ -10,6 +11,7 @@ import libcst as cst
 
 from tfmigrate.names import canonical_name
 from tfmigrate.rule import Rule
+from tfmigrate.textpass import SourceView, TextPlan
 
 # Namespaces that are gone from TF >= 2.16 with Keras 3 even under tf.compat.v1.
 _REMOVED = {
@@ -37,6 +39,7 @@ def api_table() -> tuple[dict[str, str | None], frozenset[str], frozenset[str], 
     )
 
 
+@functools.lru_cache(maxsize=None)
 def lookup(path: str) -> tuple[str, str] | None:
     """(symbol, rest) for the longest prefix of `path` that is an exported v1 symbol."""
     symbols = api_table()[0]
@@ -65,6 +68,47 @@ def v2_name(symbol: str) -> str | None:
     return target
 
 
+@functools.lru_cache(maxsize=None)
+def plan_chain(full: str, tf: str) -> tuple[str | None, str | None]:
+    """What TFM101 does with a chain that resolves to `full`: (new spelling or None, TODO or None)."""
+    if full.startswith(("tensorflow.compat.v1.compat.v2.", "tensorflow.compat.v2.")):
+        # `tf.compat.v2.summary.record_if` (TF2 API spelled from TF1 code): plain TF2 now.
+        return f"{tf}.{full.split('compat.v2.', 1)[1]}", None
+    if full.startswith("tensorflow.compat.v1.contrib."):
+        # `tf.contrib` under `import tensorflow.compat.v1 as tf`: the same removed namespace (and
+        # once that import is respelled `import tensorflow as tf`, the next run sees it so).
+        full = "tensorflow." + full[len("tensorflow.compat.v1."):]
+    if full.startswith("tensorflow.compat.v1."):
+        path, bare = full[len("tensorflow.compat.v1."):], False
+    elif full.startswith("tensorflow.") and not full.startswith(("tensorflow.compat.", "tensorflow.contrib")):
+        path, bare = full[len("tensorflow."):], True
+    elif full.startswith("tensorflow.contrib."):
+        folded = canonical_name(full)
+        if folded is None or folded.startswith("contrib."):
+            return None, _REMOVED["contrib"] + f" (`{full.replace('tensorflow.', 'tf.', 1)}`)"
+        path, bare = folded, False
+    else:
+        return None, None
+    if path.startswith("keras."):
+        return None, None
+    found = lookup(path)
+    if bare and (found is None or found[0] in api_table()[3]):
+        return None, None  # `import tensorflow as tf; tf.X` that is already valid TF2
+    if found is None:
+        # A module (`tf.nn`) or something the table does not know: same spelling under tf.
+        return f"{tf}.{path}", None
+    symbol, rest = found
+    head = symbol.split(".")[0]
+    target = v2_name(symbol)
+    if target is not None:
+        return f"{tf}.{target}" + (f".{rest}" if rest else ""), None
+    if head in _REMOVED:
+        todo = _REMOVED[head] + f" (`tf.{symbol}`)"
+    else:
+        todo = f"`tf.compat.v1.{symbol}` has no TF2 equivalent; rewrite this without it"
+    return f"{tf}.compat.v1.{path}", todo
+
+
 class CompatV1ToV2(Rule):
     """Spell TF1 API symbols the TF2 way: `tf.compat.v1.nn.relu` -> `tf.nn.relu`, imports included.
 
@@ -88,7 +132,8 @@ class CompatV1ToV2(Rule):
         ) or bool(names.tf_roots)
 
     def visit_Attribute(self, node: cst.Attribute) -> bool:
-        # A dotted chain is handled whole, in leave_Attribute; `f(x).attr` still needs its inside.
+        # A dotted chain is handled whole, in leave_Attribute. (This also never descends into
+        # `f(x).attr`, whose inside is left as it is; `text_edits` does the same.)
         return _dotted_text(node) == ""
 
     def leave_Attribute(self, original: cst.Attribute, updated: cst.Attribute) -> cst.BaseExpression:
@@ -102,48 +147,19 @@ class CompatV1ToV2(Rule):
         return updated
 
     def _rewrite(self, full: str, node: cst.BaseExpression) -> cst.BaseExpression:
-        if full.startswith(("tensorflow.compat.v1.compat.v2.", "tensorflow.compat.v2.")):
-            # `tf.compat.v2.summary.scalar` (TF2 API spelled from TF1 code): plain TF2 now.
-            return self._emit(node, f"{self.ctx.tf2_alias}.{full.split('compat.v2.', 1)[1]}")
-        if full.startswith("tensorflow.compat.v1."):
-            path, bare = full[len("tensorflow.compat.v1."):], False
-        elif full.startswith("tensorflow.") and not full.startswith(("tensorflow.compat.", "tensorflow.contrib")):
-            path, bare = full[len("tensorflow."):], True
-        elif full.startswith("tensorflow.contrib."):
-            folded = canonical_name(full)
-            if folded is None or folded.startswith("contrib."):
-                self.todo(_REMOVED["contrib"] + f" (`{full.replace('tensorflow.', 'tf.', 1)}`)")
-                return node
-            path, bare = folded, False
-        else:
+        text, todo = plan_chain(full, self.ctx.tf2_alias)
+        if todo is not None:
+            self.todo(todo)
+        if text is None:
             return node
-        if path.startswith("keras."):
-            return node
-        tf = self.ctx.tf2_alias
-        found = lookup(path)
-        if bare and (found is None or found[0] in api_table()[3]):
-            return node  # `import tensorflow as tf; tf.X` that is already valid TF2
-
-        if found is None:
-            # A module (`tf.nn`) or something the table does not know: same spelling under tf.
-            return self._emit(node, f"{tf}.{path}")
-        symbol, rest = found
-        head = symbol.split(".")[0]
-        target = v2_name(symbol)
-        if target is not None:
-            return self._emit(node, f"{tf}.{target}" + (f".{rest}" if rest else ""))
-        if head in _REMOVED:
-            self.todo(_REMOVED[head] + f" (`tf.{symbol}`)")
-        else:
-            self.todo(f"`tf.compat.v1.{symbol}` has no TF2 equivalent; rewrite this without it")
-        return self._emit(node, f"{tf}.compat.v1.{path}")
+        return self._emit(node, text)
 
     def _emit(self, node: cst.BaseExpression, text: str) -> cst.BaseExpression:
         if self.ctx.names.qualify(node) is not None and _dotted_text(node) == text:
             return node
         self.mark_changed()
         self.ctx.need_tf2()
-        return cst.parse_expression(text)
+        return _chain_node(text)
 
     def leave_Import(self, original: cst.Import, updated: cst.Import) -> cst.Import:
         names = []
@@ -176,6 +192,74 @@ class CompatV1ToV2(Rule):
             local = _dotted_text(alias.asname.name) if alias.asname else None  # type: ignore[arg-type]
             self.ctx.drop_import_if_unused(module, obj, local)
         return updated
+
+    # -- the same rule on `ast` alone (engine fast path; must match the CST pass byte for byte) --
+    def text_edits(self, view: SourceView) -> TextPlan | None:
+        names, tf = self.ctx.names, self.ctx.tf2_alias
+        plan = TextPlan()
+        dropped: dict[str, int] = {}
+        data = view.lines.data
+        for chain in view.chains:
+            if chain.under_attribute or chain.bare:
+                continue
+            full = names.qualify_dotted(chain.dotted)
+            if full is None:
+                continue
+            text, todo = plan_chain(full, tf)
+            edit = text is not None and text != chain.dotted
+            if (edit or todo) and (chain.in_import or chain.in_fstring):
+                return None
+            if todo is not None:
+                plan.todos.append((chain.stmt, todo))
+            if edit:
+                if data[chain.start : chain.end] != chain.dotted.encode("utf-8") or view.wrapped_in_parens(chain.start, chain.end) is not False:
+                    return None  # whitespace, comments or parentheses of its own: LibCST drops them
+                plan.replacements.append((chain.start, chain.end, text))  # type: ignore[arg-type]
+                root = chain.dotted.partition(".")[0]
+                dropped[root] = dropped.get(root, 0) + 1
+                plan.changed = True
+        # leave_Import / leave_ImportFrom: (module, obj, local) that RemoveImportsVisitor is asked about.
+        scheduled: list[tuple[str, str | None, str | None]] = []
+        for imp, _ in view.imports:
+            if isinstance(imp, ast.Import):
+                for alias in imp.names:
+                    if alias.name == "tensorflow.compat.v1" and alias.asname == tf:
+                        start = view.lines.offset(alias.lineno, alias.col_offset)
+                        end = start + len("tensorflow.compat.v1")
+                        if data[start:end] != b"tensorflow.compat.v1" or data[end : end + 1] not in (b" ", b"\t"):
+                            return None
+                        plan.replacements.append((start, end, "tensorflow"))
+                        plan.changed = True
+                    elif alias.name in ("tensorflow.compat.v1", "tensorflow.compat.v2") and alias.asname:
+                        scheduled.append((alias.name, None, alias.asname))
+                    elif alias.name == "tf_slim" or alias.name.startswith(("tf_slim.", "tensorflow.contrib.")):
+                        scheduled.append((alias.name, None, alias.asname))  # as leave_Import does
+            elif imp.module and not imp.level and imp.names[0].name != "*" and imp.module.startswith("tensorflow"):
+                scheduled.extend((imp.module, alias.name, alias.asname) for alias in imp.names)
+        plan.needs_tf2 = bool(dropped) and tf not in names.tf_roots and tf not in names.tf1_roots
+        if plan.changed or self.ctx.applied:  # the import visitors will run
+            for module, obj, asname in scheduled:
+                local = asname or obj or module
+                added = 1 if local == tf and plan.replacements else 0
+                if view.certainly_used(local, dropped.get(local, 0), added):
+                    continue  # RemoveImportsVisitor would keep it
+                removal = None
+                if obj is None and not added and not plan.needs_tf2 and not self.ctx.adds_imports():
+                    removal = view.removable_import(local, dropped.get(local, 0))
+                if removal is not None:
+                    plan.replacements.append((*removal, ""))
+                else:  # let RemoveImportsVisitor decide, as the CST pass does
+                    plan.removals.append((module, obj, asname))
+        return plan
+
+
+def _chain_node(text: str) -> cst.BaseExpression:
+    """`a.b.c` as a CST node (what `cst.parse_expression` gives, without running the parser)."""
+    first, *rest = text.split(".")
+    node: cst.BaseExpression = cst.Name(first)
+    for part in rest:
+        node = cst.Attribute(value=node, attr=cst.Name(part))
+    return node
 
 
 def _dotted_text(node: cst.BaseExpression) -> str:

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import libcst as cst
 
-from tfmigrate.rule import Rule
+from tfmigrate.names import canonical_name
+from tfmigrate.rule import RUNTIME_ALIAS, Rule
+from tfmigrate.textpass import SourceView, TextPlan
 
 _CONFIGS = {
     "estimator.tpu.RunConfig": "RunConfig",
@@ -27,6 +29,7 @@ class TPUConfigToRuntime(Rule):
     CODE = "TFM302"
     SUMMARY = "tf.estimator.tpu.RunConfig/TPUConfig -> tfmigrate.runtime.RunConfig/TPUConfig"
     SAFE = True
+    TRIGGERS = frozenset(_CONFIGS) | {_INPUT_PIPELINE}
 
     def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
         key = self.canonical(original.func)
@@ -42,3 +45,30 @@ class TPUConfigToRuntime(Rule):
             self.mark_changed()
             return cst.SimpleString(repr(key.rsplit(".", 1)[1]))
         return updated
+
+    def text_edits(self, view: SourceView) -> TextPlan | None:
+        plan = TextPlan()
+        qualify, data = self.ctx.names.qualify_dotted, view.lines.data
+        for chain in view.chains:
+            parts = chain.dotted.split(".")
+            for size in range(1, len(parts) + 1):
+                full = qualify(".".join(parts[:size]))
+                key = canonical_name(full) if full else None
+                if key is None:
+                    continue
+                if size == len(parts) and chain.call and key in _CONFIGS:
+                    text = f"{RUNTIME_ALIAS}.{_CONFIGS[key]}"
+                    end = chain.end
+                elif not chain.bare and key.startswith(_INPUT_PIPELINE) and key.count(".") == 3:
+                    text = repr(key.rsplit(".", 1)[1])
+                    end = chain.end if size == len(parts) else chain.prefix_end(size, view.lines)
+                else:
+                    continue
+                if chain.in_import or chain.in_fstring:
+                    return None
+                if data[chain.start : end] != ".".join(parts[:size]).encode() or view.wrapped_in_parens(chain.start, end) is not False:
+                    return None
+                plan.replacements.append((chain.start, end, text))
+                plan.changed = True
+                plan.needs_runtime = plan.needs_runtime or text.startswith(RUNTIME_ALIAS)
+        return plan

@@ -1,0 +1,415 @@
+"""The text fast path: what a file references, from stdlib `ast`, and byte-exact edits spliced into it.
+
+LibCST is the reference for every rule, and a file some structural rule may change still goes
+through it. But most TF1 files only need names spelled the TF2 way, and parsing them into a CST
+(plus a transformer pass and codegen) costs many times what `ast.parse` does. `SourceView` reads
+one file with `ast`: its import-alias table, every dotted chain rooted at an import (with byte
+offsets and its statement), the canonical TF1 symbols it references (so the engine can tell which
+rules can fire at all), and which names stay in use. A rule with a `text_edits` method turns that
+into a `TextPlan` (replacements and TODO comments) and `SourceView.apply` splices it, or says
+`None` whenever the CST path might come out differently (parenthesised chains, one-line suites,
+f-strings, ...), and the engine falls back to LibCST. `tests/test_textpass.py` checks that both
+paths agree, byte for byte, on every fixture and a generated corpus.
+"""
+
+from __future__ import annotations
+
+import ast
+import gc
+import keyword
+import re
+from dataclasses import dataclass, field
+
+from .names import AliasTable, SourceLines, ast_dotted, canonical_name
+
+_COMPOUND = (
+    ast.FunctionDef,
+    ast.AsyncFunctionDef,
+    ast.ClassDef,
+    ast.If,
+    ast.For,
+    ast.AsyncFor,
+    ast.While,
+    ast.With,
+    ast.AsyncWith,
+    ast.Try,
+    ast.TryStar,
+    ast.Match,
+)
+_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
+_WS = b" \t\r\n\\\f"
+_TODO_MARK = b"TODO(tfmigrate"
+
+
+@dataclass(slots=True)
+class Chain:
+    """A maximal dotted Name/Attribute chain whose root is an import (`tf.gfile.Exists`)."""
+
+    dotted: str
+    start: int  # byte offsets into the file
+    end: int
+    stmt: ast.stmt  # innermost statement holding it
+    in_fstring: bool
+    in_import: bool  # the module path of an `import`/`from ... import` statement
+    # Inside another attribute's value (`tf.train.Saver(x).save`): TFM101's CST pass never visits
+    # those (its visit_Attribute does not descend), but other rules and name uses see them.
+    under_attribute: bool = False
+    node: ast.expr | None = None
+    call: bool = False  # the `func` of a call
+    bare: bool = False  # a lone Name (recorded only as a call's func), not an Attribute chain
+
+    def prefix_end(self, parts: int, lines: SourceLines) -> int:
+        """Byte offset where the chain's first `parts` names end (`tf.estimator` of `tf.estimator.X`)."""
+        node = self.node
+        for _ in range(self.dotted.count(".") + 1 - parts):
+            node = node.value  # type: ignore[union-attr]
+        return lines.offset(node.end_lineno, node.end_col_offset)  # type: ignore[union-attr, arg-type]
+
+
+@dataclass
+class TextPlan:
+    """Edits one rule wants: byte-range replacements and TODO comments above statements."""
+
+    replacements: list[tuple[int, int, str]] = field(default_factory=list)  # (start, end, text); "" deletes
+    todos: list[tuple[ast.stmt, str]] = field(default_factory=list)
+    changed: bool = False
+    # What the CST pass would have scheduled on the context (run after a successful splice).
+    needs_tf2: bool = False
+    needs_runtime: bool = False
+    removals: list[tuple[str, str | None, str | None]] = field(default_factory=list)
+
+    def schedule(self, ctx) -> None:
+        if self.needs_tf2:
+            ctx.need_tf2()
+        if self.needs_runtime:
+            ctx.need_runtime()
+        for module, obj, asname in self.removals:
+            ctx.drop_import_if_unused(module, obj, asname)
+
+
+def parse(source: str) -> ast.Module:
+    """`ast.parse`, without the cyclic GC: an ast has no cycles, and collections triggered by
+    its allocations would otherwise take most of the parse time."""
+    if not gc.isenabled():
+        return ast.parse(source)
+    gc.disable()
+    try:
+        return ast.parse(source)
+    finally:
+        gc.enable()
+
+
+class SourceView:
+    """One module seen through stdlib `ast`: alias table, chains, symbols, name uses."""
+
+    def __init__(self, source: str, tree: ast.Module, names: AliasTable | None = None) -> None:
+        """`names`: resolve with this table (the original file's, once rules have run) instead."""
+        self.source = source
+        self.tree = tree
+        self.lines = SourceLines(source)
+        self.names = names if names is not None else AliasTable.from_ast(tree, self.lines)
+        self._scanned = False
+
+    # -- the one walk -----------------------------------------------------------------------
+    def _scan(self) -> None:
+        self._scanned = True
+        roots = self.names.aliases
+        chains: list[Chain] = []
+        imports: list[tuple[ast.Import | ast.ImportFrom, bool]] = []
+        bare: set[str] = set()
+        loads: dict[str, int] = {}
+        binds: dict[str, int] = {}
+        offset = self.lines.offset
+        # (node, innermost statement, inside an f-string, at module scope, under an attribute)
+        stack: list[tuple[ast.AST, ast.stmt | None, bool, bool, bool]] = [
+            (n, None, False, True, False) for n in reversed(self.tree.body)
+        ]
+        pop, push = stack.pop, stack.append
+        Attribute, Name, JoinedStr, Load, Call = ast.Attribute, ast.Name, ast.JoinedStr, ast.Load, ast.Call
+        funcs: set[int] = set()
+        while stack:
+            node, stmt, fstr, top, under = pop()
+            kind = type(node)
+            if kind is Name:
+                name = node.id  # type: ignore[attr-defined]
+                if name in roots:
+                    bare.add(name)
+                    if type(node.ctx) is Load:  # type: ignore[attr-defined]
+                        loads[name] = loads.get(name, 0) + 1
+                    else:
+                        binds[name] = binds.get(name, 0) + 1
+                    if id(node) in funcs:
+                        start = offset(node.lineno, node.col_offset)  # type: ignore[attr-defined]
+                        chains.append(Chain(name, start, start + len(name.encode()), stmt, fstr, False, under, node, True, True))  # type: ignore[arg-type]
+                continue
+            if kind is Attribute:
+                dotted = ast_dotted(node)  # type: ignore[arg-type]
+                if dotted is not None:
+                    root = dotted.partition(".")[0]
+                    if root in roots:
+                        loads[root] = loads.get(root, 0) + 1
+                        start = offset(node.lineno, node.col_offset)  # type: ignore[attr-defined]
+                        end = offset(node.end_lineno, node.end_col_offset)  # type: ignore[attr-defined]
+                        chains.append(Chain(dotted, start, end, stmt, fstr, False, under, node, id(node) in funcs))  # type: ignore[arg-type]
+                    continue  # a pure chain is handled whole (as TFM101's visit_Attribute does)
+                under = True
+            elif kind is Call:
+                funcs.add(id(node.func))  # type: ignore[attr-defined]
+            elif isinstance(node, ast.stmt):
+                stmt = node
+                if kind is ast.Import or kind is ast.ImportFrom:
+                    imports.append((node, top))  # type: ignore[arg-type]
+                    self._import_chains(node, chains, binds)  # type: ignore[arg-type]
+                    continue
+                if isinstance(node, _SCOPES):
+                    name = node.name  # type: ignore[attr-defined]
+                    if name in roots:
+                        binds[name] = binds.get(name, 0) + 1
+                elif kind is ast.Global or kind is ast.Nonlocal:
+                    for name in node.names:  # type: ignore[attr-defined]
+                        binds[name] = binds.get(name, 0) + 1
+            elif kind is JoinedStr:
+                fstr = True
+            elif kind is ast.arg:
+                name = node.arg  # type: ignore[attr-defined]
+                if name in roots:
+                    binds[name] = binds.get(name, 0) + 1
+                # fall through: annotations
+            elif kind is ast.ExceptHandler:
+                name = node.name  # type: ignore[attr-defined]
+                if name and name in roots:
+                    binds[name] = binds.get(name, 0) + 1
+            elif kind is ast.MatchAs or kind is ast.MatchStar or kind is ast.MatchMapping:
+                name = getattr(node, "name", None) or getattr(node, "rest", None)
+                if name and name in roots:
+                    binds[name] = binds.get(name, 0) + 1
+            inner_top = top and not isinstance(node, _SCOPES)
+            children = list(ast.iter_child_nodes(node))
+            for child in reversed(children):
+                push((child, stmt, fstr, inner_top, under))
+        chains.sort(key=lambda c: c.start)
+        self._chains = chains
+        self._imports = imports
+        self._bare = bare
+        self._loads = loads
+        self._binds = binds
+
+    def _import_chains(self, node: ast.Import | ast.ImportFrom, chains: list[Chain], binds: dict[str, int]) -> None:
+        """Import statements bind names, and their dotted module paths are chains to LibCST too."""
+        roots = self.names.aliases
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                local = alias.asname or alias.name.partition(".")[0]
+                binds[local] = binds.get(local, 0) + 1
+                if "." in alias.name and alias.name.partition(".")[0] in roots:
+                    chains.append(Chain(alias.name, -1, -1, node, False, True))
+        else:
+            for alias in node.names:
+                local = alias.asname or alias.name
+                binds[local] = binds.get(local, 0) + 1
+            if node.module and "." in node.module and node.module.partition(".")[0] in roots:
+                chains.append(Chain(node.module, -1, -1, node, False, True))
+
+    @property
+    def chains(self) -> list[Chain]:
+        if not self._scanned:
+            self._scan()
+        return self._chains
+
+    @property
+    def imports(self) -> list[tuple[ast.Import | ast.ImportFrom, bool]]:
+        """Every import statement, with whether it sits at module scope."""
+        if not self._scanned:
+            self._scan()
+        return self._imports
+
+    def symbols(self) -> set[str]:
+        """Canonical TF1 paths of every chain and chain prefix the file spells (`estimator.tpu.RunConfig`)."""
+        if not self._scanned:
+            self._scan()
+        out: set[str] = set()
+        qualify = self.names.qualify_dotted
+        for dotted in {chain.dotted for chain in self._chains if not chain.bare}:
+            parts = dotted.split(".")
+            for end in range(1, len(parts) + 1):
+                full = qualify(".".join(parts[:end]))
+                folded = canonical_name(full) if full else None
+                if folded is not None:
+                    out.add(folded)
+        for name in self._bare:
+            full = qualify(name)
+            folded = canonical_name(full) if full else None
+            if folded is not None:
+                out.add(folded)
+        return out
+
+    def certainly_used(self, local: str, dropped_loads: int = 0, added_loads: int = 0) -> bool:
+        """True when an import binding `local` is surely still referenced (so LibCST's
+        RemoveImportsVisitor would keep it): bound exactly once, by a module-scope import, and
+        loaded at least once after `dropped_loads` uses go away and `added_loads` come in."""
+        if not self._scanned:
+            self._scan()
+        if self._binds.get(local, 0) != 1:
+            return False
+        if not any(top and _binds(imp, local) for imp, top in self._imports):
+            return False
+        return self._loads.get(local, 0) - dropped_loads + added_loads > 0
+
+    def removable_import(self, local: str, dropped_loads: int) -> tuple[int, int] | None:
+        """The byte range of `import a.b as local` when the import surely loses its last use
+        (after `dropped_loads` chains rooted at it are respelled) and RemoveImportsVisitor would
+        delete exactly that line: a lone one-line module-level import right below code. None otherwise."""
+        if not self._scanned:
+            self._scan()
+        if self._binds.get(local, 0) != 1 or self._loads.get(local, 0) != dropped_loads:
+            return None
+        if len(re.findall(rf"\b{re.escape(local)}\b", self.source)) != dropped_loads + 1:
+            return None  # also spelled in a string, a comment, `__all__`...: let LibCST look
+        lines = self.lines
+        for stmt in self.tree.body:
+            if not isinstance(stmt, ast.Import) or len(stmt.names) != 1 or stmt.names[0].asname != local:
+                continue
+            if stmt.lineno != stmt.end_lineno or stmt.col_offset != 0 or stmt.lineno < 2:
+                return None
+            start = lines.starts[stmt.lineno - 1]
+            end = lines.starts[stmt.lineno] if stmt.lineno < len(lines.starts) else len(lines.data)
+            rest = lines.data[lines.offset(stmt.lineno, stmt.end_col_offset) : end].strip()
+            if rest and not rest.startswith(b"#"):
+                return None  # `import x as y; more`
+            above = lines.data[lines.starts[stmt.lineno - 2] : start].rstrip(b"\n")
+            if not above.strip() or above.lstrip().startswith(b"#") or above.endswith(b"\\"):
+                return None  # blank or comment lines above belong to the import and go with it
+            return start, end
+        return None
+
+    # -- splicing ---------------------------------------------------------------------------
+    def wrapped_in_parens(self, start: int, end: int) -> bool | None:
+        """Whether `(chain)` has parentheses of its own (LibCST would drop them with the node);
+        None when that cannot be told cheaply."""
+        data = self.lines.data
+        pos, size = end, len(data)
+        while pos < size and data[pos] in _WS:
+            pos += 1
+        if pos < size and data[pos] == 0x23:  # '#': a comment after it; its parens are unknowable here
+            return None
+        if pos >= size or data[pos] != 0x29:  # ')'
+            return False
+        pos = start - 1
+        while pos >= 0 and data[pos] in b" \t":
+            pos -= 1
+        if pos < 0 or data[pos] in b"\n\\":
+            return None
+        if data[pos] != 0x28:  # '('
+            return False
+        pos -= 1
+        while pos >= 0 and data[pos] in b" \t":
+            pos -= 1
+        if pos < 0 or data[pos] in b"\n\\":
+            return None
+        byte = data[pos]
+        if byte in b")]\"'":
+            return False  # a call's parentheses
+        if byte == 0x5F or chr(byte).isalnum() or byte >= 0x80:
+            word_end = pos + 1
+            while pos >= 0 and (data[pos] == 0x5F or chr(data[pos]).isalnum() or data[pos] >= 0x80):
+                pos -= 1
+            word = data[pos + 1 : word_end].decode("utf-8", "replace")
+            return keyword.iskeyword(word)  # `if (x)` groups; `f(x)` calls
+        return True
+
+    def anchor(self, stmt: ast.stmt) -> tuple[int, bytes] | None:
+        """(offset of the line a TODO comment goes above, its indentation) for a statement, the
+        place LibCST renders a new leading line; None where that is not plain."""
+        lines = self.lines
+        if not lines.starts_line(stmt):
+            return None  # `a; b` or `if x: b`: LibCST attaches to the whole line or compound
+        indent = lines.prefix(stmt.lineno, stmt.col_offset)
+        lineno = stmt.lineno
+        decorators = getattr(stmt, "decorator_list", None)
+        if decorators:
+            lineno = min(d.lineno for d in decorators)
+            if not lines.data.startswith(indent + b"@", lines.starts[lineno - 1]):
+                return None
+        if lineno > 1 and lines.data[lines.starts[lineno - 1] - 2 : lines.starts[lineno - 1] - 1] == b"\\":
+            return None
+        return lines.starts[lineno - 1], indent
+
+    def existing_todos(self, line_start: int, indent: bytes, first_statement: bool) -> set[bytes] | None:
+        """The tfmigrate TODO comments LibCST counts among a statement's leading lines (None: unsure).
+
+        Walks up over blank and comment lines. Comments at the statement's own indentation are
+        its leading lines; past a comment at another indentation LibCST may hand lines to the
+        block above, so a TODO found there (or above a module's first statement, where LibCST
+        has a header) makes the answer unsure.
+        """
+        data = self.lines.data
+        found: set[bytes] = set()
+        sure = not first_statement
+        end = line_start
+        while end > 0:
+            begin = data.rfind(b"\n", 0, end - 1) + 1
+            line = data[begin : end - 1]
+            stripped = line.strip()
+            if stripped and not stripped.startswith(b"#"):
+                break
+            if stripped:
+                own = line.startswith(indent) and line[len(indent) : len(indent) + 1] == b"#"
+                if not own:
+                    sure = False
+                if _TODO_MARK in line:
+                    if not sure:
+                        return None
+                    found.add(line[len(indent) :])
+            end = begin
+        return found
+
+    def apply(self, plan: TextPlan, code: str) -> str | None:
+        """The source with `plan` spliced in, or None if the CST path must decide."""
+        if b"\r" in self.lines.data or b"\f" in self.lines.data:
+            return None
+        data = self.lines.data
+        edits: list[tuple[int, int, int, bytes]] = []
+        for start, end, text in plan.replacements:
+            edits.append((start, 1, end, text.encode("utf-8")))
+        by_anchor: dict[int, tuple[bytes, list[str], ast.stmt]] = {}
+        for stmt, message in plan.todos:
+            where = self.anchor(stmt)
+            if where is None:
+                return None
+            line_start, indent = where
+            entry = by_anchor.setdefault(line_start, (indent, [], stmt))
+            if entry[2] is not stmt:
+                return None
+            entry[1].append(message)
+        first = self.tree.body[0] if self.tree.body else None
+        for line_start, (indent, messages, stmt) in by_anchor.items():
+            existing = self.existing_todos(line_start, indent, stmt is first)
+            if existing is None:
+                return None
+            added = bytearray()
+            for message in messages:
+                text = f"# TODO(tfmigrate {code}): {message}".encode("utf-8")
+                if text not in existing:
+                    existing.add(text)
+                    added += indent + text + b"\n"
+            if added:
+                edits.append((line_start, 0, line_start, bytes(added)))
+        edits.sort()
+        out = bytearray()
+        pos = 0
+        for start, _, end, text in edits:
+            if start < pos:
+                return None
+            out += data[pos:start]
+            out += text
+            pos = end
+        out += data[pos:]
+        return out.decode("utf-8")
+
+
+def _binds(imp: ast.Import | ast.ImportFrom, local: str) -> bool:
+    for alias in imp.names:
+        name = alias.asname or (alias.name.partition(".")[0] if isinstance(imp, ast.Import) else alias.name)
+        if name == local:
+            return True
+    return False
