@@ -48,6 +48,7 @@ class FlagsLoggingToAbsl(Rule):
     CODE = "TFM102"
     SUMMARY = "tf.flags / tf.app.flags / tf.app.run / tf.logging -> absl flags, app and logging"
     SAFE = True
+    TRIGGERS = frozenset({"flags", "flags.", "app.", "logging", "logging."})
 
     def should_run(self) -> bool:
         return bool(self.ctx.names.tf_roots or self.ctx.names.tf1_roots)
