@@ -13,6 +13,9 @@ TF1 Estimator/TPUEstimator behaviour on TF2 + Keras 3:
     `max_steps`, the global step, checkpoints in `model_dir`) on a compiled Keras model, under every
     strategy: Keras's own loops where they work, the runtime's `engine` under multi-worker mirrored
     and parameter-server strategies.
+  * `canned`: TF1's canned estimators (`DNNClassifier`, `LinearRegressor`, wide & deep, ...) as
+    compiled Keras models with their heads' losses, metrics, predictions and TF1 variable names;
+    `feature_columns`: `tf.feature_column.*` with TF1's semantics, as Keras layers.
   * `layers`: TF1 layer behaviour Keras lacks (fused BatchNorm's Bessel-corrected moving variance).
   * `metrics`: `tf.compat.v1.metrics.*` as Keras metrics with TF1's arguments and numbers.
   * `schedules`: TF1 learning-rate decays Keras lacks (natural_exp_decay).
@@ -32,7 +35,7 @@ Custom training loops, layered like Orbit:
   * `create_loop_fn` / `create_one_step_fn` / `create_tf_while_loop_fn`: the loop functions.
 """
 
-from . import cluster, layers, losses, metrics, optimizers, schedules
+from . import canned, cluster, feature_columns, layers, losses, metrics, optimizers, schedules
 from .checkpoints import CHECKPOINT_NAME, is_tf1_checkpoint, latest_checkpoint
 from .cluster import TFConfig, parse_tf_config
 from .config import InputPipelineConfig, RunConfig, TPUConfig
@@ -66,9 +69,11 @@ __all__ = [
     "RunConfig",
     "TFConfig",
     "TPUConfig",
+    "canned",
     "cluster",
     "cluster_coordinator",
     "evaluate",
+    "feature_columns",
     "fit",
     "init_from_checkpoint",
     "input_fn_data",
