@@ -123,6 +123,22 @@ class EstimatorSiteRule(Rule):
         return out
 
     def _prepare(self, site: _Site) -> None:
+        self._prepare_model(site)
+        taken = names_in(site.scope) | set(self.functions)
+        site.model_var = _fresh("model", taken, site.est_name)
+        site.strategy_var = _fresh("strategy", taken, site.est_name)
+        if "params" in site.args and not isinstance(site.args["params"], cst.Name):
+            site.params_var = _fresh("params", taken, site.est_name)
+        if "config" in site.args and not isinstance(site.args["config"], (cst.Name, cst.Attribute)):
+            site.config_var = _fresh("run_config", taken, site.est_name)
+        if site.problems:
+            return
+        self._find_uses(site)
+        self.site_by_stmt[id(site.stmt)] = site
+
+    # -- hooks for estimator classes without a model_fn (TFM401's canned estimators) ------------
+    def _prepare_model(self, site: _Site) -> None:
+        """Sets `site.plan` from the site's `model_fn`, or records in `site.problems` why not."""
         fn_expr = site.args.get("model_fn")
         if not isinstance(fn_expr, cst.Name) or fn_expr.value not in self.functions:
             site.problems.append("model_fn is not a function defined at module level in this file")
@@ -136,17 +152,17 @@ class EstimatorSiteRule(Rule):
         for arg, message in _TODO_ARGS.items():
             if arg in site.args:
                 site.problems.append(message)
-        taken = names_in(site.scope) | set(self.functions)
-        site.model_var = _fresh("model", taken, site.est_name)
-        site.strategy_var = _fresh("strategy", taken, site.est_name)
-        if "params" in site.args and not isinstance(site.args["params"], cst.Name):
-            site.params_var = _fresh("params", taken, site.est_name)
-        if "config" in site.args and not isinstance(site.args["config"], (cst.Name, cst.Attribute)):
-            site.config_var = _fresh("run_config", taken, site.est_name)
-        if site.problems:
-            return
-        self._find_uses(site)
-        self.site_by_stmt[id(site.stmt)] = site
+
+    def _build_call(self, site: _Site, steps_per_execution: str | None) -> str:
+        """The expression that builds the compiled Keras model in the strategy's scope."""
+        assert site.plan is not None
+        if steps_per_execution is None:
+            return f"{site.plan.fn_name}({self._params(site)})"
+        return f"{site.plan.fn_name}({self._params(site)}, steps_per_execution={steps_per_execution})"
+
+    def _predicts(self, site: _Site) -> bool:
+        """Whether the migrated model has a `predict_step` giving the TF1 predictions."""
+        return site.plan is not None and site.plan.predictions is not None
 
     def _find_uses(self, site: _Site) -> None:
         rule = self
@@ -275,8 +291,6 @@ class EstimatorSiteRule(Rule):
 
     def _site_statements(self, site: _Site, original: cst.SimpleStatementLine) -> list[cst.BaseStatement]:
         tfm = self.ctx.need_runtime()
-        plan = site.plan
-        assert plan is not None
         lines: list[str] = []
         if site.params_var:
             lines.append(f"{site.params_var} = {self._expr(site.args['params'])}")
@@ -291,11 +305,11 @@ class EstimatorSiteRule(Rule):
                 strategy_args.append(f"use_tpu={self._expr(site.args['use_tpu'])}")
             lines.append(f"{site.strategy_var} = {tfm}.make_strategy({', '.join(strategy_args)})")
             spe = f"{config}.iterations_per_loop" if config != "None" else "2"
-            build = f"{plan.fn_name}({self._params(site)}, steps_per_execution={spe})"
+            build = self._build_call(site, spe)
         else:
             # Estimator: RunConfig(train_distribute=...) chose the strategy; none means default.
             lines.append(f"{site.strategy_var} = {tfm}.strategy_from_config({config})")
-            build = f"{plan.fn_name}({self._params(site)})"
+            build = self._build_call(site, None)
         lines.append(f"with {site.strategy_var}.scope():")
         lines.append(f"    {site.model_var} = {build}")
         body = cst.parse_module("\n".join(lines) + "\n").body
@@ -323,7 +337,7 @@ class EstimatorSiteRule(Rule):
             "evaluate": ("input_fn", "steps", "hooks", "checkpoint_path", "name"),
             "predict": ("input_fn", "predict_keys", "hooks", "checkpoint_path", "yield_single_examples"),
         }[method]
-        if method == "predict" and (site.plan is None or site.plan.predictions is None):
+        if method == "predict" and not self._predicts(site):
             self.todo(f"`{site.est_name}.predict(...)`: model_fn has no PREDICT branch that tfmigrate could migrate")
             return None
         bound: dict[str, cst.BaseExpression] = {}

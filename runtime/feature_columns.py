@@ -534,6 +534,8 @@ def _lookup(weights: Any, ids: tf.SparseTensor, sp_weights: tf.SparseTensor | No
     ids = tf.sparse.reshape(ids, tf.stack([batch, -1]))
     if sp_weights is not None:
         sp_weights = tf.sparse.reshape(sp_weights, tf.stack([batch, -1]))
+    # The tf.Variable under a Keras variable: a resource gather, so the gradient stays sparse.
+    weights = getattr(weights, "value", weights) if isinstance(weights, keras.Variable) else weights
     return tf.nn.safe_embedding_lookup_sparse(
         weights, ids, sparse_weights=sp_weights, combiner=combiner, max_norm=max_norm
     )
