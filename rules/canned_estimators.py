@@ -219,14 +219,14 @@ class CannedEstimatorsToKeras(EstimatorSiteRule):
 
     def leave_Call(self, original: cst.Call, updated: cst.Call):
         result = super().leave_Call(original, updated)
-        if result is not updated or not self._migrating():
+        if result is not updated:
             return result
         key = self.canonical(original.func)
         if key and key.startswith("feature_column."):
             column = key[len("feature_column."):]
             if column in _COLUMN_TODO:
                 self.todo(_COLUMN_TODO[column])
-            elif column in _COLUMNS:
+            elif column in _COLUMNS and self._migrating():
                 self.mark_changed()
                 return updated.with_changes(func=_column_func(self.ctx.need_runtime(), column))
         return updated
