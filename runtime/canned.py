@@ -317,7 +317,7 @@ class BatchNormalization(keras.layers.Layer):
     (`tf.nn.moments`, `tf.nn.batch_normalization`, moving averages by `var -= (var - value) * (1 -
     momentum)`), momentum 0.999 and epsilon 0.001. Keras 3's computes the variance as
     `E[x^2] - E[x]^2` and normalises in another order (measured: 2.6e-6 relative after 30 Adagrad
-    steps, 4e-3 with Adam)."""
+    steps with Keras 3's layer, 4e-3 with Adam)."""
 
     def __init__(self, momentum=0.999, epsilon=0.001, **kwargs):
         super().__init__(**kwargs)
