@@ -51,10 +51,13 @@ class EstimatorSiteRule(Rule):
     TARGETS = frozenset({"keras", "ctl"})
     STRUCTURAL = True
 
+    # Other symbols a subclass acts on without an estimator site (TODOs for them).
+    EXTRA_TRIGGERS: frozenset[str] = frozenset()
+
     def __init_subclass__(cls, **kwargs) -> None:
         super().__init_subclass__(**kwargs)
         # Every site and loose call is a call of one of these: without them nothing changes.
-        cls.TRIGGERS = cls.ESTIMATOR_KEYS
+        cls.TRIGGERS = frozenset(cls.ESTIMATOR_KEYS) | cls.EXTRA_TRIGGERS
 
     def visit_Module(self, node: cst.Module) -> bool:
         self.module = node
@@ -139,6 +142,22 @@ class EstimatorSiteRule(Rule):
         return out
 
     def _prepare(self, site: _Site) -> None:
+        self._prepare_model(site)
+        taken = names_in(site.scope) | set(self.functions)
+        site.model_var = _fresh("loop" if self._ctl else "model", taken, site.est_name)
+        site.strategy_var = _fresh("strategy", taken, site.est_name)
+        if "params" in site.args and not isinstance(site.args["params"], cst.Name):
+            site.params_var = _fresh("params", taken, site.est_name)
+        if "config" in site.args and not isinstance(site.args["config"], (cst.Name, cst.Attribute)):
+            site.config_var = _fresh("run_config", taken, site.est_name)
+        if site.problems:
+            return
+        self._find_uses(site)
+        self.site_by_stmt[id(site.stmt)] = site
+
+    # -- hooks for estimator classes without a model_fn (TFM401's canned estimators) ------------
+    def _prepare_model(self, site: _Site) -> None:
+        """Sets `site.plan` from the site's `model_fn`, or records in `site.problems` why not."""
         fn_expr = site.args.get("model_fn")
         if not isinstance(fn_expr, cst.Name) or fn_expr.value not in self.functions:
             site.problems.append("model_fn is not a function defined at module level in this file")
@@ -152,17 +171,17 @@ class EstimatorSiteRule(Rule):
         for arg, message in _TODO_ARGS.items():
             if arg in site.args:
                 site.problems.append(message)
-        taken = names_in(site.scope) | set(self.functions)
-        site.model_var = _fresh("loop" if self._ctl else "model", taken, site.est_name)
-        site.strategy_var = _fresh("strategy", taken, site.est_name)
-        if "params" in site.args and not isinstance(site.args["params"], cst.Name):
-            site.params_var = _fresh("params", taken, site.est_name)
-        if "config" in site.args and not isinstance(site.args["config"], (cst.Name, cst.Attribute)):
-            site.config_var = _fresh("run_config", taken, site.est_name)
-        if site.problems:
-            return
-        self._find_uses(site)
-        self.site_by_stmt[id(site.stmt)] = site
+
+    def _build_call(self, site: _Site, steps_per_execution: str | None) -> str:
+        """The expression that builds the compiled Keras model in the strategy's scope."""
+        assert site.plan is not None
+        if steps_per_execution is None:
+            return f"{site.plan.fn_name}({self._params(site)})"
+        return f"{site.plan.fn_name}({self._params(site)}, steps_per_execution={steps_per_execution})"
+
+    def _predicts(self, site: _Site) -> bool:
+        """Whether the migrated model has a `predict_step` giving the TF1 predictions."""
+        return site.plan is not None and site.plan.predictions is not None
 
     def _find_uses(self, site: _Site) -> None:
         rule = self
@@ -399,7 +418,6 @@ class EstimatorSiteRule(Rule):
     def _site_statements(self, site: _Site, original: cst.SimpleStatementLine) -> list[cst.BaseStatement]:
         tfm = self.ctx.need_runtime()
         plan = site.plan
-        assert plan is not None
         lines: list[str] = []
         if site.params_var:
             lines.append(f"{site.params_var} = {self._expr(site.args['params'])}")
@@ -417,12 +435,13 @@ class EstimatorSiteRule(Rule):
                 strategy_args.append(f"use_tpu={self._expr(site.args['use_tpu'])}")
             lines.append(f"{site.strategy_var} = {tfm}.make_strategy({', '.join(strategy_args)})")
             spe = f"{config}.iterations_per_loop" if config != "None" else "2"
-            build = f"{plan.fn_name}({self._params(site)}, steps_per_execution={spe})"
+            build = self._build_call(site, spe)
         else:
             # Estimator: RunConfig(train_distribute=...) chose the strategy; none means default.
             lines.append(f"{site.strategy_var} = {tfm}.strategy_from_config({config})")
-            build = f"{plan.fn_name}({self._params(site)})"
+            build = self._build_call(site, None)
         if self._ctl:
+            assert plan is not None
             model_dir = self._expr(site.args["model_dir"]) if "model_dir" in site.args else None
             lines.append(
                 ctl_codegen.construct_loop(
@@ -509,7 +528,7 @@ class EstimatorSiteRule(Rule):
                 self.todo(f"`{method}` is migrated for --target keras only so far: call the loop's train/evaluate by hand")
                 return None
             return self._surface_text(site, method, call)
-        if method == "predict" and (site.plan is None or site.plan.predictions is None):
+        if method == "predict" and not self._predicts(site):
             self.todo(f"`{site.est_name}.predict(...)`: model_fn has no PREDICT branch that tfmigrate could migrate")
             return None
         bound = self._bind_call(site, method, call)

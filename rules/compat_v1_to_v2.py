@@ -123,7 +123,7 @@ class CompatV1ToV2(Rule):
     CODE = "TFM101"
     SUMMARY = "tf.compat.v1.* / TF1 symbols -> TF2 names (TensorFlow export metadata); v1-only ones get a TODO"
     SAFE = True
-    RUNS_AFTER = ("TFM102", "TFM201", "TFM301", "TFM302")
+    RUNS_AFTER = ("TFM102", "TFM201", "TFM301", "TFM302", "TFM401")
 
     def should_run(self) -> bool:
         names = self.ctx.names

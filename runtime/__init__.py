@@ -19,6 +19,9 @@ TF1 Estimator/TPUEstimator behaviour on TF2 + Keras 3:
     (evaluation after each checkpoint, `throttle_secs`, a final evaluation, exporters).
   * `export` / `export_saved_model`: `Estimator.export_saved_model` with TF1's serving receivers,
     `export_outputs` and exporters, written by `tf.saved_model.save`.
+  * `canned`: TF1's canned estimators (`DNNClassifier`, `LinearRegressor`, wide & deep, ...) as
+    compiled Keras models with their heads' losses, metrics, predictions and TF1 variable names;
+    `feature_columns`: `tf.feature_column.*` with TF1's semantics, as Keras layers.
   * `layers`: TF1 layer behaviour Keras lacks (fused BatchNorm's Bessel-corrected moving variance).
   * `metrics`: `tf.compat.v1.metrics.*` as Keras metrics with TF1's arguments and numbers.
   * `schedules`: TF1 learning-rate decays Keras lacks (natural_exp_decay).
@@ -40,7 +43,7 @@ Custom training loops, layered like Orbit:
     custom training loops `tfmigrate --target ctl` writes.
 """
 
-from . import cluster, ctl, export, hooks, layers, losses, metrics, optimizers, schedules, summary
+from . import canned, cluster, ctl, export, feature_columns, hooks, layers, losses, metrics, optimizers, schedules, summary
 from .checkpoints import CHECKPOINT_NAME, is_tf1_checkpoint, latest_checkpoint
 from .cluster import TFConfig, parse_tf_config
 from .config import InputPipelineConfig, RunConfig, TPUConfig
@@ -82,10 +85,12 @@ __all__ = [
     "RunConfig",
     "TFConfig",
     "TPUConfig",
+    "canned",
     "cluster",
     "cluster_coordinator",
     "ctl",
     "evaluate",
+    "feature_columns",
     "fit",
     "init_from_checkpoint",
     "input_fn_data",

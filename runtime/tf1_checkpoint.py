@@ -46,6 +46,9 @@ class LoadReport:
 def tf1_variable_names(model: keras.Model) -> dict[str, Any]:
     """TF1 name -> model variable, from the model's layer and weight attributes (see the module
     docstring), renamed by the model's `TF1_NAMES` where the codemod recorded other TF1 names."""
+    own = getattr(model, "tf1_variable_names", None)
+    if callable(own):  # Models that know their TF1 names (runtime.canned's canned estimators).
+        return own()
     names: dict[str, Any] = {}
     renames: dict[str, str] = dict(getattr(type(model), "TF1_NAMES", {}) or {})
     attrs = [(attr, value) for attr, value in vars(model).items() if not attr.startswith("_")]
@@ -169,6 +172,9 @@ def load_tf1_checkpoint(
       ValueError: a model variable or optimizer slot is missing from the checkpoint or has another
         shape; no variable is assigned in that case.
     """
+    own = getattr(model, "load_tf1_checkpoint", None)
+    if callable(own):  # Models with their own TF1 slot layout (runtime.canned's canned estimators).
+        return own(path, assignment_map=assignment_map, include_optimizer=include_optimizer, only_mapped=only_mapped)
     if tf.io.gfile.isdir(path):
         latest = tf.train.latest_checkpoint(path)
         if latest is None:
