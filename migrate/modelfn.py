@@ -615,6 +615,8 @@ class ModelFnAnalyzer:
         self.variables: dict[str, str] = {}
         self.tf1_names: dict[str, str] = {}
         self.step_fn: str | None = None  # the learning-rate function of the global step, if any
+        self.layer_objects: dict[str, cst.Call] = {}  # `head = tf.keras.layers.Dense(...)`: name -> constructor
+        self.layer_object_attrs: dict[str, str] = {}
         self.loss_collection_at: dict[int, list[str]] = {}  # statement -> TF1 LOSSES collection
         # `tf.train.init_from_checkpoint`: (condition, rendered arguments, names read).
         self.init_checkpoints: list[tuple[str | None, str, set[str]]] = []
@@ -1227,7 +1229,18 @@ class ModelFnAnalyzer:
             else:
                 st.kind = "pure"
                 if _creates_layer(st.small, self):
-                    raise Unsupported("a layer object is created apart from its call; build it once in the model")
+                    value = getattr(st.small, "value", None)
+                    key = self.canonical(value.func) if isinstance(value, cst.Call) else None
+                    is_class = key in LAYER_CLASSES or (key or "").startswith("keras.layers.")
+                    if not (isinstance(st.small, cst.Assign) and len(st.defs) == 1 and is_class):
+                        raise Unsupported("a layer object is created apart from its call; build it once in the model")
+                    # `head = tf.keras.layers.Dense(2)` ... `head(net)`: one model attribute, built once
+                    # (called twice, it shares its weights, as in TF1).
+                    st.kind = "layerobj"
+                    self.layer_objects[next(iter(st.defs))] = value  # type: ignore[assignment]
+        for st in stmts:
+            if st.kind not in ("forward", "layerobj") and st.uses & set(self.layer_objects):
+                raise Unsupported("a layer object is used outside the forward pass")
         if loss_name not in label_names:
             raise Unsupported("the loss does not depend on labels")
 
@@ -1900,6 +1913,16 @@ class _ForwardRewriter(cst.CSTTransformer):
         return cst.Name("training") if equal else cst.UnaryOperation(cst.Not(), cst.Name("training"))
 
     def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
+        if isinstance(original.func, cst.Name) and original.func.value in self.a.layer_objects:
+            name = original.func.value
+            attr = self.a.layer_object_attrs.get(name)
+            if attr is None:
+                ctor = self.a.layer_objects[name]
+                inner = self.a.canonical(ctor.func) or ""
+                cls = LAYER_CLASSES.get(inner) or inner.rsplit(".", 1)[-1]
+                attr = self.a.layer_object_attrs[name] = self._attr(_snake(cls), cls)
+                self._add_layer(attr, cls, [a for a in ctor.args if not (a.keyword and a.keyword.value in _LAYER_DROP)])
+            return updated.with_changes(func=cst.parse_expression(f"self.{attr}"))
         key = self.a.canonical(original.func)
         if key in FUNCTIONAL_LAYERS:
             return self._functional(key, updated)
