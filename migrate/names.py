@@ -33,6 +33,16 @@ _CONTRIB_FOLDS = {
     "tensorflow.contrib.tpu.python.tpu.tpu_config.RunConfig": "estimator.tpu.RunConfig",
     "tensorflow.contrib.tpu.python.tpu.tpu_config.TPUConfig": "estimator.tpu.TPUConfig",
     "tensorflow.contrib.tpu.python.tpu.tpu_optimizer.CrossShardOptimizer": "tpu.CrossShardOptimizer",
+    # tf.contrib.data's input-pipeline transformations moved to tf.data.experimental (still in TF2).
+    "tensorflow.contrib.data.map_and_batch": "data.experimental.map_and_batch",
+    "tensorflow.contrib.data.parallel_interleave": "data.experimental.parallel_interleave",
+    "tensorflow.contrib.data.shuffle_and_repeat": "data.experimental.shuffle_and_repeat",
+    "tensorflow.contrib.data.ignore_errors": "data.experimental.ignore_errors",
+    "tensorflow.contrib.data.unbatch": "data.experimental.unbatch",
+    "tensorflow.contrib.data.sample_from_datasets": "data.experimental.sample_from_datasets",
+    "tensorflow.contrib.data.choose_from_datasets": "data.experimental.choose_from_datasets",
+    "tensorflow.contrib.data.bucket_by_sequence_length": "data.experimental.bucket_by_sequence_length",
+    "tensorflow.contrib.data.AUTOTUNE": "data.experimental.AUTOTUNE",
 }
 _SLIM_PREFIXES = ("tensorflow.contrib.slim.", "tensorflow.contrib.layers.", "tf_slim.")
 _ESTIMATOR_PKG_PREFIXES = (
