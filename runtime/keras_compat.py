@@ -288,7 +288,15 @@ def training_summaries(model: keras.Model, model_dir: str | None, config: Any, o
     writer = state.summary_writer[1]
     step = optimizer.iterations
     step = getattr(step, "value", step)
-    with writer.as_default(step=step), tf.summary.record_if(lambda: tf.equal(tf.math.floormod(step, every), 0)):
+
+    def record() -> Any:
+        # The cadence is for summaries inside the training step; host-side writers (evaluation
+        # results, hooks, SummarySaver) run eagerly and always record.
+        if not tf.inside_function():
+            return True
+        return tf.equal(tf.math.floormod(step, every), 0)
+
+    with writer.as_default(step=step), tf.summary.record_if(record):
         yield
     writer.flush()
 

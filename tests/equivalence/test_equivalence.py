@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from conftest import fixture_id, fixture_pairs
+from test_fixtures import CTL_PENDING
 from tfmigrate.engine import Options, transform_source
 
 from .harness import RESULT_PREFIX, compare, continues_from_oracle, parse_results, run_continued, run_current, run_oracle
@@ -24,7 +25,11 @@ from .harness import RESULT_PREFIX, compare, continues_from_oracle, parse_result
 pytestmark = [pytest.mark.oracle, pytest.mark.tf]
 
 PROGRAMS = [p for p in fixture_pairs() if RESULT_PREFIX.strip() in p.read_text(encoding="utf-8")]
-CTL_PROGRAMS = [p for p in PROGRAMS if p.parent.name.startswith(("TFM201", "TFM301"))]
+# Programs whose ctl form is pending (tests/test_fixtures.py's CTL_PENDING: their ctl output says
+# with TODOs what is left) are not run as ctl programs.
+CTL_PROGRAMS = [
+    p for p in PROGRAMS if p.parent.name.startswith(("TFM201", "TFM301")) and fixture_id(p) not in CTL_PENDING
+]
 _ORACLE: dict[Path, list[dict]] = {}
 
 
