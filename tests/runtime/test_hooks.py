@@ -268,7 +268,8 @@ def test_exporters_keep_and_final(tmp_path):
 
 
 def test_hooks_run_per_step_under_mirrored_strategy(two_cpus):
-    strategy = tf.distribute.MirroredStrategy(two_cpus)
+    # ReductionToOneDevice: the collective default on CPU clashes with the other mirrored tests in this process.
+    strategy = tf.distribute.MirroredStrategy(two_cpus, cross_device_ops=tf.distribute.ReductionToOneDevice())
     with strategy.scope():
         model = make_model(steps_per_execution=3)
     recorder = Recorder()
