@@ -335,13 +335,19 @@ class _Pipeline:
         if index >= len(body):
             self.module = _add_imports(self.ctx, self._as_cst())
             return
-        # Up to the end of that statement's last line (a generous head is harmless; see above).
+        # The head ends where that statement starts; a placeholder `pass` stands in for it (the
+        # visitor only gives the statement after the imports its empty line), so a long first
+        # function is not parsed for nothing.
         lines = SourceLines(self.text)
-        last = body[index].end_lineno or 0
-        cut = lines.starts[last] if last < len(lines.starts) else len(lines.data)
-        head_text = lines.data[:cut].decode("utf-8")
-        head = AddImportsVisitor(self.ctx.codemod).transform_module(cst.parse_module(head_text))
-        self.text, self.view = head.code + lines.data[cut:].decode("utf-8"), None
+        first = body[index]
+        start = min([first.lineno] + [d.lineno for d in getattr(first, "decorator_list", ())])
+        cut = lines.starts[start - 1]
+        head_text = lines.data[:cut].decode("utf-8") + _PLACEHOLDER
+        head = AddImportsVisitor(self.ctx.codemod).transform_module(cst.parse_module(head_text)).code
+        if not head.endswith(_PLACEHOLDER):  # pragma: no cover - the visitor never touches it
+            self.module = _add_imports(self.ctx, self._as_cst())
+            return
+        self.text, self.view = head[: -len(_PLACEHOLDER)] + lines.data[cut:].decode("utf-8"), None
 
     def _remove_imports(self) -> None:
         """RemoveImportsVisitor (scope analysis of the whole module) only for imports that may
@@ -353,6 +359,9 @@ class _Pipeline:
         if pending:
             self.ctx.codemod.scratch[RemoveImportsVisitor.CONTEXT_KEY] = pending
             self.module = RemoveImportsVisitor(self.ctx.codemod).transform_module(self._as_cst())
+
+
+_PLACEHOLDER = "pass\n"
 
 
 def _add_imports(ctx: FileContext, module: cst.Module) -> cst.Module:

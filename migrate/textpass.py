@@ -14,6 +14,8 @@ paths agree, byte for byte, on every fixture and a generated corpus.
 
 from __future__ import annotations
 
+from libcst.codemod.visitors import AddImportsVisitor
+
 import ast
 import gc
 import keyword
@@ -77,12 +79,15 @@ class TextPlan:
     needs_tf2: bool = False
     needs_runtime: bool = False
     removals: list[tuple[str, str | None, str | None]] = field(default_factory=list)
+    imports: list[tuple[str, str | None, str | None]] = field(default_factory=list)  # (module, obj, asname) to add
 
     def schedule(self, ctx) -> None:
         if self.needs_tf2:
             ctx.need_tf2()
         if self.needs_runtime:
             ctx.need_runtime()
+        for module, obj, asname in self.imports:
+            AddImportsVisitor.add_needed_import(ctx.codemod, module, obj, asname)
         for module, obj, asname in self.removals:
             ctx.drop_import_if_unused(module, obj, asname)
 

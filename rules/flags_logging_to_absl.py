@@ -2,11 +2,17 @@
 
 from __future__ import annotations
 
+import ast
+from typing import TYPE_CHECKING
+
 import libcst as cst
 from libcst.codemod.visitors import AddImportsVisitor
 
 from tfmigrate.names import canonical_name
 from tfmigrate.rule import Rule
+
+if TYPE_CHECKING:
+    from tfmigrate.textpass import SourceView, TextPlan
 
 # TF1 module (canonical path prefix) -> the absl module that replaced it.
 _MODULES = {"flags.": "flags", "app.flags.": "flags", "logging.": "logging", "app.": "app"}
@@ -58,13 +64,7 @@ class FlagsLoggingToAbsl(Rule):
         self._local: dict[str, str] = {}
         self._retired: set[str] = set()
         bound = self._bound_names(node)
-        tf_modules = {"flags": ("flags", "app.flags"), "app": ("app",), "logging": ("logging",)}
-        for absl in ("flags", "app", "logging"):
-            taken = bound.get(absl)
-            free = taken in (None, f"absl.{absl}") or (
-                taken.startswith("tensorflow") and canonical_name(taken) in tf_modules[absl]  # `flags = tf.app.flags`
-            )
-            self._local[absl] = absl if free else f"absl_{absl}"
+        self._local = _locals(bound)
         self._imported: set[str] = set()
         self._has_main = any(isinstance(s, cst.FunctionDef) and s.name.value == "main" for s in node.body)
         # `FLAGS = tf.app.flags.FLAGS`, `flags = tf.flags`: the assignment is rewritten, after which
@@ -167,6 +167,97 @@ class FlagsLoggingToAbsl(Rule):
         self.mark_changed()
         return cst.parse_expression(text)
 
+    def text_edits(self, view: "SourceView") -> "TextPlan | None":
+        """The same edits from `ast` alone; None (the CST pass) for a module alias of the TF
+        module itself (`flags = tf.app.flags`, a statement to remove)."""
+        from tfmigrate.textpass import TextPlan
+
+        aliases = self.ctx.names.aliases
+        bound: dict[str, str] = dict(aliases)
+        retired: set[str] = set()
+        module_aliases: list[tuple[int, str, str]] = []  # (index in body, name, TF module key)
+        has_main = False
+        for index, stmt in enumerate(view.tree.body):
+            if isinstance(stmt, ast.Assign):
+                for target in stmt.targets:
+                    if isinstance(target, ast.Name) and target.id not in bound:
+                        bound[target.id] = "<assigned>"
+                if len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
+                    name = stmt.targets[0].id
+                    full = aliases.get(name, "")
+                    key = canonical_name(full) if full.startswith("tensorflow") else None
+                    if key in ("flags", "app.flags", "logging"):
+                        module_aliases.append((index, name, key))  # `flags = tf.app.flags`
+                    if key is not None and key.split(".")[0] in ("flags", "logging") or (key or "").startswith("app.flags"):
+                        retired.add(name)
+            elif isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                bound.setdefault(stmt.name, "<defined>")
+                has_main = has_main or stmt.name == "main"
+        local = _locals(bound)
+        plan = TextPlan()
+        data = view.lines.data
+        imported: set[str] = set()
+        body = view.tree.body
+        for index, name, key in module_aliases:
+            # The CST pass rewrites the value to absl's module, and removes `flags = flags` with
+            # the lines LibCST gives the statement (those after the previous simple statement).
+            module = "logging" if key == "logging" else "flags"
+            stmt, previous = body[index], body[index - 1] if index else None
+            simple = (ast.Import, ast.ImportFrom, ast.Assign, ast.Expr, ast.AnnAssign, ast.AugAssign)
+            if previous is None or not isinstance(previous, simple) or ";" in view.source.splitlines()[stmt.lineno - 1]:
+                return None
+            if local[module] != name:
+                return None  # `tf_flags = tf.flags` -> `tf_flags = flags`: left to the CST pass
+            start = view.lines.starts[previous.end_lineno]  # type: ignore[index]
+            last = stmt.end_lineno or stmt.lineno
+            end = view.lines.starts[last] if last < len(view.lines.starts) else len(data)
+            plan.replacements.append((start, end, ""))
+            plan.changed = True
+            if module not in imported:
+                imported.add(module)
+                plan.imports.append(("absl", module, None))
+        removed = {id(body[index]) for index, _, _ in module_aliases}
+        for chain in view.chains:
+            if chain.bare or chain.dotted.split(".")[0] in retired or id(chain.stmt) in removed:
+                continue
+            full = self.ctx.names.qualify_dotted(chain.dotted)
+            key = canonical_name(full) if full else None
+            if key is None:
+                continue
+            text = None
+            for prefix, module in _MODULES.items():
+                if key.startswith(prefix):
+                    name = key[len(prefix):]
+                    if "." in name:
+                        break
+                    name = _LOGGING_RENAMES.get(name, name) if module == "logging" else name
+                    allowed = _ABSL[module]
+                    if allowed is None or name in allowed:
+                        text = f"{local[module]}.{name}"
+                        if module not in imported:
+                            imported.add(module)
+                            plan.imports.append(("absl", module, None if local[module] == module else local[module]))
+                    break
+            run_call = key == "app.run" and chain.call
+            if text is None and not run_call:
+                continue
+            if chain.in_import or chain.in_fstring:
+                return None
+            if data[chain.start : chain.end] != chain.dotted.encode("utf-8") or view.wrapped_in_parens(chain.start, chain.end) is not False:
+                return None
+            if text is not None:
+                plan.replacements.append((chain.start, chain.end, text))
+                plan.changed = True
+            if run_call and data[chain.end : chain.end + 2] == b"()":
+                if has_main:
+                    plan.replacements.append((chain.end, chain.end + 2, "(main)"))
+                    plan.changed = True
+                else:
+                    plan.todos.append((chain.stmt, "`tf.app.run()` ran the module's `main`; pass absl's `app.run` the main function"))
+        for name in retired:
+            aliases.pop(name, None)
+        return plan
+
     def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
         if self.canonical(original.func) == "app.run" and not original.args:
             if not self._has_main:
@@ -181,3 +272,16 @@ def _root(node: cst.BaseExpression) -> str | None:
     while isinstance(node, cst.Attribute):
         node = node.value
     return node.value if isinstance(node, cst.Name) else None
+
+
+def _locals(bound: dict[str, str]) -> dict[str, str]:
+    """absl module -> the local name it gets (`absl_logging` when stdlib `logging` is bound)."""
+    tf_modules = {"flags": ("flags", "app.flags"), "app": ("app",), "logging": ("logging",)}
+    out = {}
+    for absl in ("flags", "app", "logging"):
+        taken = bound.get(absl)
+        free = taken in (None, f"absl.{absl}") or (
+            taken.startswith("tensorflow") and canonical_name(taken) in tf_modules[absl]  # `flags = tf.app.flags`
+        )
+        out[absl] = absl if free else f"absl_{absl}"
+    return out
