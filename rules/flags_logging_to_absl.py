@@ -100,17 +100,8 @@ class FlagsLoggingToAbsl(Rule):
 
     def _absl(self, key: str) -> str | None:
         """`flags.DEFINE_string` -> `flags.DEFINE_string` (absl's), or None when absl lacks it."""
-        for prefix, module in _MODULES.items():
-            if key.startswith(prefix):
-                name = key[len(prefix):]
-                if "." in name:
-                    return None
-                name = _LOGGING_RENAMES.get(name, name) if module == "logging" else name
-                allowed = _ABSL[module]
-                if allowed is not None and name not in allowed:
-                    return None
-                return f"{self._import(module)}.{name}"
-        return None
+        found = _absl_symbol(key)
+        return None if found is None else f"{self._import(found[0])}.{found[1]}"
 
     def _module_alias(self, node: cst.BaseExpression) -> str | None:
         """`tf.flags` / `tf.app.flags` / `tf.logging` (the module itself) -> absl's local name."""
@@ -225,19 +216,13 @@ class FlagsLoggingToAbsl(Rule):
             if key is None:
                 continue
             text = None
-            for prefix, module in _MODULES.items():
-                if key.startswith(prefix):
-                    name = key[len(prefix):]
-                    if "." in name:
-                        break
-                    name = _LOGGING_RENAMES.get(name, name) if module == "logging" else name
-                    allowed = _ABSL[module]
-                    if allowed is None or name in allowed:
-                        text = f"{local[module]}.{name}"
-                        if module not in imported:
-                            imported.add(module)
-                            plan.imports.append(("absl", module, None if local[module] == module else local[module]))
-                    break
+            found = _absl_symbol(key)
+            if found is not None:
+                module, name = found
+                text = f"{local[module]}.{name}"
+                if module not in imported:
+                    imported.add(module)
+                    plan.imports.append(("absl", module, None if local[module] == module else local[module]))
             run_call = key == "app.run" and chain.call
             if text is None and not run_call:
                 continue
@@ -272,6 +257,20 @@ def _root(node: cst.BaseExpression) -> str | None:
     while isinstance(node, cst.Attribute):
         node = node.value
     return node.value if isinstance(node, cst.Name) else None
+
+
+def _absl_symbol(key: str) -> tuple[str, str] | None:
+    """TF1 path (`logging.warn`) -> (absl module, name there) (`("logging", "warning")`), or None
+    when absl has no such name (TFM101 then handles it)."""
+    for prefix, module in _MODULES.items():
+        if key.startswith(prefix):
+            name = key[len(prefix):]
+            if "." in name:
+                return None
+            name = _LOGGING_RENAMES.get(name, name) if module == "logging" else name
+            allowed = _ABSL[module]
+            return (module, name) if allowed is None or name in allowed else None
+    return None
 
 
 def _locals(bound: dict[str, str]) -> dict[str, str]:

@@ -41,7 +41,7 @@ import tensorflow as tf
 
 from . import checkpoints, cluster
 from ._logging import logger
-from .keras_compat import _DataSource, _check_steps, training_summaries
+from .keras_compat import _DataSource, _check_steps, seed_from_config, training_summaries
 from .strategy import cluster_coordinator
 
 __all__ = ["EstimatorLoop"]
@@ -107,9 +107,7 @@ class EstimatorLoop:
         """Seeds, builds every variable (from the data's first batch) and restores from `model_dir`, once."""
         if self._prepared:
             return
-        seed = getattr(self.config, "tf_random_seed", None)
-        if seed is not None:
-            keras.utils.set_random_seed(seed)
+        seed_from_config(self.config)
         if not self.model.built:
             features, _, _ = keras.utils.unpack_x_y_sample_weight(_DataSource(data, self.strategy).first_batch())
             with self.strategy.scope():

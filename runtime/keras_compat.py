@@ -314,9 +314,8 @@ def _prepare(
 ) -> ModelState:
     """Seeds, builds and (once per model object) restores `model`; returns its runtime state."""
     state = model_state(model)
-    seed = getattr(config, "tf_random_seed", None)
-    if seed is not None and not state.seeded:
-        keras.utils.set_random_seed(seed)
+    if getattr(config, "tf_random_seed", None) is not None and not state.seeded:
+        seed_from_config(config)
         state.seeded = True
     _ensure_built(model, source, with_labels=with_labels)
     restored = None
