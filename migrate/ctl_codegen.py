@@ -23,7 +23,7 @@ import re
 import libcst as cst
 
 from .keras_codegen import _Slots, init_checkpoint_lines, model_class_lines, step_fn_lines, summary_lines, wrap_call
-from .modelfn import Plan, names_in
+from .modelfn import MODEL_PLACEHOLDER, Plan, names_in
 
 # Attributes that lived on the Keras model in the Keras target and live on `self.model` here.
 _MODEL_ATTRS = frozenset({"trainable_variables", "trainable_weights", "variables", "weights", "losses", "layers"})
@@ -79,6 +79,14 @@ def _uses_params(plan: Plan) -> bool:
     return plan.loss_uses_params or plan.gradient_uses_params or plan.predict_uses_params or _metrics_use_params(plan)
 
 
+def _unpack(plan: Plan) -> str:
+    """How a step names its batch: `features, labels`, or (the labels inside the features dict)
+    both names for the one dict."""
+    if plan.labels_from_features:
+        return f"{plan.features_name} = {plan.labels_name}"
+    return f"{plan.features_name}, {plan.labels_name}"
+
+
 def render(plan: Plan, *, tf: str, tfm: str, indent: str = "    ", standalone: bool = False) -> list[cst.BaseStatement]:
     """The model class and the loop class replacing `plan`'s model_fn, as module-level statements."""
     u = indent
@@ -121,7 +129,7 @@ def render(plan: Plan, *, tf: str, tfm: str, indent: str = "    ", standalone: b
     lines += step_fn_lines(plan, slots, 3, u)
     lines.append(f"{u * 3}self.model = {plan.class_name}({p})")
     lines += init_checkpoint_lines(plan, tfm, "self.model", 3, u)
-    lines.append(f"{u * 3}self.optimizer = {plan.optimizer}")
+    lines.append(f"{u * 3}self.optimizer = {plan.optimizer.replace(MODEL_PLACEHOLDER, 'self.model')}")
     if plan.keras_loss is not None:
         lines.append(f"{u * 3}self.loss_object = {_per_example(plan.keras_loss)}")
     for attr, func, args in plan.metrics:
@@ -163,7 +171,7 @@ def render(plan: Plan, *, tf: str, tfm: str, indent: str = "    ", standalone: b
     lines.append("")
     lines.append(f"{u}def train_step(self, batch):")
     lines.append(f'{u * 2}"""One training step on one replica: the TRAIN mode of the TF1 `{plan.fn_name}`."""')
-    lines.append(f"{u * 2}{feats}, {labels} = batch")
+    lines.append(f"{u * 2}{_unpack(plan)} = batch")
     if plan.gradient_stmts:
         lines.append(f"{u * 2}with {tf}.GradientTape(persistent=True) as tape:")
         lines.append(f"{u * 3}{out} = self.model({feats}, training=True)")
@@ -206,9 +214,10 @@ def render(plan: Plan, *, tf: str, tfm: str, indent: str = "    ", standalone: b
     lines.append(f"{u}def test_step(self, batch):")
     what = "with its eval metrics updated" if plan.metrics else "its loss"
     lines.append(f'{u * 2}"""One evaluation step on one replica: the EVAL mode of the TF1 `{plan.fn_name}`, {what}."""')
-    lines.append(f"{u * 2}{feats}, {labels} = batch")
+    lines.append(f"{u * 2}{_unpack(plan)} = batch")
     lines.append(f"{u * 2}{out} = self.model({feats}, training=False)")
     if plan.metrics:
+        lines += slots.block(plan.metric_model_prelude, 2, u)
         mapping = {"y": labels, "y_pred": out, "x": feats}
         pairs = [(param, mapping.get(src, src)) for param, src in plan.metric_sources]
         pairs = [(a, b) for a, b in pairs if a != b]
@@ -257,6 +266,10 @@ def render(plan: Plan, *, tf: str, tfm: str, indent: str = "    ", standalone: b
 
         lines += host_methods(u, tf, predict=plan.predictions is not None)
 
+    if plan.closure:
+        # The builder returns `model_fn`: now the loop class, constructed where the estimator was.
+        lines += ["", "", f"{plan.fn_name} = {name}"]
+
     text = "\n".join(lines) + "\n"
     module = cst.parse_module(text, config=cst.PartialParserConfig(default_indent=indent))
     return list(slots.fill(module).body)
@@ -271,8 +284,10 @@ def construct_loop(
     config: str,
     model_dir: str | None,
     steps_per_loop: str | None,
+    cls: str | None = None,
 ) -> str:
-    """`loop = ModelLoop(strategy, params, config=..., steps_per_loop=...)`, replacing the estimator."""
+    """`loop = ModelLoop(strategy, params, config=..., steps_per_loop=...)`, replacing the estimator
+    (`cls`: the name the loop class has there, when a builder returned it)."""
     args = [strategy, params]
     if config != "None":
         args.append(f"config={config}")
@@ -280,7 +295,7 @@ def construct_loop(
         args.append(f"model_dir={model_dir}")
     if steps_per_loop is not None:
         args.append(f"steps_per_loop={steps_per_loop}")
-    return f"{var} = {loop_class_name(plan)}({', '.join(args)})"
+    return f"{var} = {cls or loop_class_name(plan)}({', '.join(args)})"
 
 
 def call_loop(var: str, method: str, data: str, bound: dict, expr) -> str:

@@ -62,6 +62,15 @@ class EstimatorSiteRule(Rule):
     def visit_Module(self, node: cst.Module) -> bool:
         self.module = node
         self.functions = {s.name.value: s for s in node.body if isinstance(s, cst.FunctionDef)}
+        # BERT's `model_fn_builder(...)`: a module-level function that defines the model_fn inside
+        # it (a closure over its arguments) and returns it. The nested model_fn is migrated in
+        # place, so the builder returns the migrated function, a closure over the same arguments.
+        self.builders: dict[str, str] = {}
+        for fn in list(self.functions.values()):
+            inner = _returned_closure(fn)
+            if inner is not None and inner.name.value not in self.functions:
+                self.builders[fn.name.value] = inner.name.value
+                self.functions[inner.name.value] = inner
         self.sites: list[_Site] = []
         self.site_by_stmt: dict[int, _Site] = {}
         self.call_rewrites: dict[int, tuple[_Site, str]] = {}
@@ -105,6 +114,7 @@ class EstimatorSiteRule(Rule):
         try:
             analyzer = ModelFnAnalyzer(self.functions[name], self.ctx.names, self.module, self.ctx.tf2_alias, "tfm")
             self.plans[name] = analyzer.analyze()
+            self.plans[name].closure = name in self.builders.values()
         except Unsupported as exc:
             self.plan_failures[name] = str(exc)
 
@@ -159,10 +169,10 @@ class EstimatorSiteRule(Rule):
     def _prepare_model(self, site: _Site) -> None:
         """Sets `site.plan` from the site's `model_fn`, or records in `site.problems` why not."""
         fn_expr = site.args.get("model_fn")
-        if not isinstance(fn_expr, cst.Name) or fn_expr.value not in self.functions:
+        name = self._model_fn_name(site, fn_expr)
+        if name is None:
             site.problems.append("model_fn is not a function defined at module level in this file")
         else:
-            name = fn_expr.value
             self._analyze(name)
             if name in self.plan_failures:
                 site.problems.append(f"`{name}` cannot be migrated automatically yet: {self.plan_failures[name]}")
@@ -172,12 +182,28 @@ class EstimatorSiteRule(Rule):
             if arg in site.args:
                 site.problems.append(message)
 
+    def _model_fn_name(self, site: _Site, fn_expr: cst.BaseExpression | None) -> str | None:
+        """The model_fn a site uses: a module-level function, or the closure a builder returns
+        (`model_fn = model_fn_builder(...)` in the site's scope, or the builder's call in place)."""
+        if isinstance(fn_expr, cst.Call) and isinstance(fn_expr.func, cst.Name) and fn_expr.func.value in self.builders:
+            return None  # called in place: the migrated call site needs a name for it
+        if not isinstance(fn_expr, cst.Name):
+            return None
+        builder = _assigned_call(site.scope, fn_expr.value)
+        if builder is not None:
+            return self.builders.get(builder)
+        if fn_expr.value in self.functions and fn_expr.value not in self.builders.values():
+            return fn_expr.value
+        return None
+
     def _build_call(self, site: _Site, steps_per_execution: str | None) -> str:
         """The expression that builds the compiled Keras model in the strategy's scope."""
         assert site.plan is not None
+        fn_expr = site.args.get("model_fn")
+        fn = fn_expr.value if isinstance(fn_expr, cst.Name) else site.plan.fn_name
         if steps_per_execution is None:
-            return f"{site.plan.fn_name}({self._params(site)})"
-        return f"{site.plan.fn_name}({self._params(site)}, steps_per_execution={steps_per_execution})"
+            return f"{fn}({self._params(site)})"
+        return f"{fn}({self._params(site)}, steps_per_execution={steps_per_execution})"
 
     def _predicts(self, site: _Site) -> bool:
         """Whether the migrated model has a `predict_step` giving the TF1 predictions."""
@@ -301,6 +327,8 @@ class EstimatorSiteRule(Rule):
             new = render(plan, tf=tf, tfm=tfm, indent=self.module.default_indent)
         for note in dict.fromkeys(plan.notes):
             self.todo(note, at=original)
+        if plan.closure:  # rendered for the module level, placed one level in
+            new = [stmt.visit(_DocstringIndent(self.module.default_indent)) for stmt in new]
         first = new[0].with_changes(leading_lines=original.leading_lines)
         return cst.FlattenSentinel([first, *new[1:]])
 
@@ -308,8 +336,24 @@ class EstimatorSiteRule(Rule):
         if not hasattr(self, "_absorbed_cache"):
             migrated = [s.plan for s in self.sites if s.plan is not None and id(s.stmt) in self.site_by_stmt]
             candidates = {name for plan in migrated for name in plan.absorbed_functions}
+            # A function goes with the model_fns that absorbed it when nothing else refers to it:
+            # every use is inside a migrated model_fn or inside another function that goes too
+            # (BERT's `create_model` calling its encoder helper).
+            migrated_fns = {plan.fn_name for plan in migrated}
+            defs = {**self.functions, **{s.name.value: s for s in self.module.body if isinstance(s, cst.ClassDef)}}
             counts = _name_counts(self.module) if candidates else {}
-            self._absorbed_cache = {name for name in candidates if counts.get(name, 0) == 2}  # the def + one use
+            inside = {name: _name_counts(defs[name]) for name in migrated_fns | candidates if name in defs}
+            absorbed = {name for name in candidates if name in defs}
+            changed = True
+            while changed:
+                changed = False
+                for name in sorted(absorbed):
+                    known = sum(inside[fn].get(name, 0) for fn in (migrated_fns | absorbed) - {name} if fn in inside)
+                    known += inside[name].get(name, 1) - 1 if name in inside else 0  # `super(Name, self)` inside it
+                    if counts.get(name, 0) - known != 1:  # the def itself
+                        absorbed.discard(name)
+                        changed = True
+            self._absorbed_cache = absorbed
         return self._absorbed_cache
 
     def leave_SimpleStatementLine(self, original: cst.SimpleStatementLine, updated: cst.SimpleStatementLine):
@@ -345,6 +389,11 @@ class EstimatorSiteRule(Rule):
     def leave_ClassDef(self, original: cst.ClassDef, updated: cst.ClassDef):
         if self.surface is not None and base_kind(self.canonical, original) is not None:
             self._hook_classes -= 1
+        if original.name.value in self._absorbed():
+            # A hand-written TF1 optimizer class (BERT's AdamWeightDecayOptimizer) that the
+            # runtime's Keras form replaced, used nowhere else.
+            self.mark_changed()
+            return cst.RemovalSentinel.REMOVE
         return updated
 
     def leave_Attribute(self, original: cst.Attribute, updated: cst.Attribute):
@@ -452,6 +501,7 @@ class EstimatorSiteRule(Rule):
                     config=config,
                     model_dir=model_dir,
                     steps_per_loop=spe if self.TPU else None,
+                    cls=site.args["model_fn"].value if plan.closure else None,  # type: ignore[union-attr]
                 )
             )
         else:
@@ -596,7 +646,56 @@ _POSITIONAL = {
 _SPEC_KEYS = {"train_spec": "estimator.TrainSpec", "eval_spec": "estimator.EvalSpec"}
 
 
-def _name_counts(module: cst.Module) -> dict[str, int]:
+class _DocstringIndent(cst.CSTTransformer):
+    """Indents the continuation lines of docstrings by one more unit."""
+
+    def __init__(self, unit: str) -> None:
+        self.unit = unit
+
+    def leave_Expr(self, original: cst.Expr, updated: cst.Expr) -> cst.Expr:
+        value = updated.value
+        if isinstance(value, cst.SimpleString) and "\n" in value.value:
+            lines = value.value.split("\n")
+            text = "\n".join([lines[0]] + [self.unit + line if line.strip() else line for line in lines[1:]])
+            return updated.with_changes(value=value.with_changes(value=text))
+        return updated
+
+
+def _returned_closure(fn: cst.FunctionDef) -> cst.FunctionDef | None:
+    """The function `fn` defines in its body and returns as its last statement, if it does."""
+    body = list(fn.body.body)  # type: ignore[attr-defined]
+    last = body[-1] if body else None
+    if not (
+        isinstance(last, cst.SimpleStatementLine)
+        and isinstance(last.body[0], cst.Return)
+        and isinstance(last.body[0].value, cst.Name)
+    ):
+        return None
+    name = last.body[0].value.value
+    return next((s for s in body if isinstance(s, cst.FunctionDef) and s.name.value == name), None)
+
+
+def _assigned_call(scope: cst.CSTNode, name: str) -> str | None:
+    """`name = f(...)` as a statement of `scope`'s own body (not nested blocks): `f`."""
+    body = getattr(getattr(scope, "body", None), "body", None) or getattr(scope, "body", [])
+    found = None
+    for stmt in body if isinstance(body, (list, tuple)) else []:
+        if not isinstance(stmt, cst.SimpleStatementLine):
+            continue
+        for small in stmt.body:
+            if (
+                isinstance(small, cst.Assign)
+                and len(small.targets) == 1
+                and isinstance(small.targets[0].target, cst.Name)
+                and small.targets[0].target.value == name
+                and isinstance(small.value, cst.Call)
+                and isinstance(small.value.func, cst.Name)
+            ):
+                found = small.value.func.value
+    return found
+
+
+def _name_counts(module: cst.CSTNode) -> dict[str, int]:
     counts: dict[str, int] = {}
 
     class Count(cst.CSTVisitor):

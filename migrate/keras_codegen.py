@@ -6,7 +6,7 @@ import textwrap
 
 import libcst as cst
 
-from .modelfn import Plan
+from .modelfn import MODEL_PLACEHOLDER, Plan
 
 _IND = "    "
 _WIDTH = 100
@@ -155,7 +155,8 @@ def render(plan: Plan, *, tf: str, tfm: str, indent: str = _IND) -> list[cst.Bas
         lines.append(f'{_IND * 2}"""The TF1 loss of `{plan.fn_name}`, kept as written (TF1-faithful reductions)."""')
         if plan.loss_uses_params:
             lines.append(f"{_IND * 2}{p} = self.{p}")
-        lines.append(f"{_IND * 2}{plan.labels_name}, {plan.output} = y, y_pred")
+        labels = "x" if plan.labels_from_features else "y"  # the features dict holds the labels
+        lines.append(f"{_IND * 2}{plan.labels_name}, {plan.output} = {labels}, y_pred")
         lines += slots.block(plan.loss_stmts, 2, _IND)
         lines += summary_lines(plan, slots, tf, 2, _IND)
         lines.append(f"{_IND * 2}return {tfm}.scale_loss_for_replicas({plan.loss_name})")
@@ -210,9 +211,18 @@ def render(plan: Plan, *, tf: str, tfm: str, indent: str = _IND) -> list[cst.Bas
         lines.append("")
         lines.append(f"{_IND}def compute_metrics(self, x, y, y_pred, sample_weight=None):")
         lines.append(f'{_IND * 2}"""The TF1 `eval_metrics` of `{plan.fn_name}`, as Keras metrics (TF1 numbers)."""')
-        names = ", ".join(param for param, _ in plan.metric_sources)
-        values = ", ".join(source for _, source in plan.metric_sources)
-        lines.append(f"{_IND * 2}{names} = {values}")
+        sources = plan.metric_sources
+        if plan.metric_model_prelude:
+            labels = "x" if plan.labels_from_features else "y"
+            lines.append(f"{_IND * 2}{plan.labels_name}, {plan.output} = {labels}, y_pred")
+            lines += slots.block(plan.metric_model_prelude, 2, _IND)
+            mapping = {"y": plan.labels_name, "y_pred": plan.output}
+            sources = [(param, mapping.get(src, src)) for param, src in sources]
+            sources = [(param, src) for param, src in sources if param != src]
+        if sources:
+            names = ", ".join(param for param, _ in sources)
+            values = ", ".join(source for _, source in sources)
+            lines.append(f"{_IND * 2}{names} = {values}")
         lines += slots.block(plan.metric_prelude, 2, _IND)
         lines += [f"{_IND * 2}{update}" for update in plan.metric_updates]
         lines.append(f"{_IND * 2}return super().compute_metrics(x, y, y_pred, sample_weight)")
@@ -232,7 +242,7 @@ def render(plan: Plan, *, tf: str, tfm: str, indent: str = _IND) -> list[cst.Bas
     lines += step_fn_lines(plan, slots, 1, _IND)
     lines.append(f"{_IND}model = {plan.class_name}({p})")
     lines += init_checkpoint_lines(plan, tfm, "model", 1, _IND)
-    lines.append(f"{_IND}optimizer = {plan.optimizer}")
+    lines.append(f"{_IND}optimizer = {plan.optimizer.replace(MODEL_PLACEHOLDER, 'model')}")
     loss = plan.keras_loss if plan.keras_loss is not None else "None"
     compile_args = ["optimizer=optimizer", f"loss={loss}", "steps_per_execution=steps_per_execution"]
     lines += wrap_call("", "model.compile", compile_args, _IND, _IND)

@@ -21,7 +21,9 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
+from .inline import InlineError, inline
 from .names import AliasTable
+from .user_optimizers import ADAM_WEIGHT_DECAY, recognise
 
 _BUILTINS = set(dir(builtins))
 
@@ -77,6 +79,18 @@ def _assigned(stmt: cst.BaseSmallStatement) -> set[str]:
 
 
 # -- tables -------------------------------------------------------------------------------
+
+# Stands for the model's variable in an optimizer expression; the code generators put theirs in.
+MODEL_PLACEHOLDER = "__tfmigrate_model__"
+
+# Calls that make a helper function part of the model (it is inlined into model_fn).
+_MODEL_BUILDING_PREFIXES = (
+    "layers.", "keras.layers.", "contrib.", "train.", "losses.", "metrics.", "summary.", "estimator.", "tpu.",
+)
+_MODEL_BUILDING = {
+    "get_variable", "variable_scope", "name_scope", "trainable_variables", "gradients", "get_collection",
+    "add_to_collection", "clip_by_global_norm", "global_variables",
+}
 
 # TF1 functional layer -> (Keras class, positional parameter names after `inputs`, arguments the
 # Keras constructor does not take, which the call takes instead).
@@ -270,6 +284,14 @@ LOSS_COLLECTION_READERS = {"losses.get_total_loss", "losses.get_losses"}
 # must be spelled out because the Keras default differs from TF1's).
 OPTIMIZERS: dict[str, tuple[str, tuple[str, ...], dict[str, str], dict[str, str]]] = {
     "train.GradientDescentOptimizer": ("SGD", ("learning_rate", "use_locking", "name"), {}, {}),
+    # BERT's hand-written AdamWeightDecayOptimizer class (see user_optimizers): the runtime's copy
+    # matches its exclusion patterns against the model's TF1 variable names.
+    ADAM_WEIGHT_DECAY: (
+        "runtime:optimizers.AdamWeightDecay",
+        ("learning_rate", "weight_decay_rate", "beta_1", "beta_2", "epsilon", "exclude_from_weight_decay", "name"),
+        {},
+        {"model": MODEL_PLACEHOLDER},
+    ),
     # Keras Adam differs from TF1's in float32 bias-correction arithmetic (5e-6 relative after 30
     # steps, measured); the runtime's Adam keeps TF1's (and its epsilon=1e-8 default).
     "train.AdamOptimizer": (
@@ -551,6 +573,14 @@ class Plan:
     # statements for the `export_outputs` method, and the expression it returns.
     export_outputs: str | None = None
     export_stmts: list[cst.SimpleStatementLine] = field(default_factory=list)
+    # BERT's input: one features dict, labels included (`label_ids = features['label_ids']`). The
+    # model's `labels` is then the features dict, and these statements read the labels from it.
+    labels_from_features: bool = False
+    # The model_fn is a closure a builder returns (BERT's `model_fn_builder`): migrated in place.
+    closure: bool = False
+    # Statements the eval metrics' tensors need from the model_fn's side (labels read from the
+    # features, per-example losses), run before metric_fn's parameters are bound.
+    metric_model_prelude: list[cst.SimpleStatementLine] = field(default_factory=list)
 
 
 @dataclass
@@ -622,6 +652,18 @@ class ModelFnAnalyzer:
         self.init_checkpoints: list[tuple[str | None, str, set[str]]] = []
         self.scaffold_fn: str | None = None
         self.host_call_expr: cst.BaseExpression | None = None
+        # Module-level helpers the model_fn calls that build part of the model (inlined), and
+        # names bound to a mode test (`is_training = (mode == ModeKeys.TRAIN)`).
+        self.module_fns = {s.name.value: s for s in module.body if isinstance(s, cst.FunctionDef)}
+        self.inlined: list[str] = []
+        self._inlining: list[str] = []
+        self.mode_aliases: dict[str, tuple[bool, str]] = {}
+        # Optimizer classes the program defines that are a known algorithm (BERT's AdamW).
+        self.user_optimizers = {
+            s.name.value: key
+            for s in module.body
+            if isinstance(s, cst.ClassDef) and (key := recognise(s, module, self.canonical)) is not None
+        }
 
     # -- helpers --------------------------------------------------------------------------
     def code(self, node: cst.CSTNode) -> str:
@@ -629,6 +671,13 @@ class ModelFnAnalyzer:
 
     def canonical(self, node: cst.BaseExpression) -> str | None:
         return self.names.canonical(node)
+
+    def call_key(self, call: cst.Call) -> str | None:
+        """The canonical TF name a call calls, or the key of a recognised user optimizer class."""
+        key = self.canonical(call.func)
+        if key is None and isinstance(call.func, cst.Name):
+            return self.user_optimizers.get(call.func.value)
+        return key
 
     def is_mode_compare(self, node: cst.BaseExpression) -> tuple[bool, str] | None:
         """`mode == ModeKeys.X` / `mode != ModeKeys.X` -> (equal?, X-path)."""
@@ -649,10 +698,104 @@ class ModelFnAnalyzer:
             return False, key
         return None
 
+    def _mode_test(self, node: cst.BaseExpression) -> tuple[bool, str] | None:
+        """`is_mode_compare`, or a name bound to one (BERT's `is_training`)."""
+        if isinstance(node, cst.Name) and node.value in self.mode_aliases:
+            return self.mode_aliases[node.value]
+        return self.is_mode_compare(node)
+
+    def _needs_inline(self, fn: cst.FunctionDef, seen: frozenset[str] = frozenset()) -> bool:
+        """The helper builds part of the model: it creates layers or variables, opens scopes, makes
+        the optimizer or the loss, or calls a helper that does. Plain tensor helpers (a `gelu`)
+        stay calls."""
+        found = False
+        analyzer = self
+
+        class Visit(cst.CSTVisitor):
+            def visit_Call(self, node: cst.Call) -> None:
+                nonlocal found
+                key = analyzer.canonical(node.func)
+                if key is not None and (key.startswith(_MODEL_BUILDING_PREFIXES) or key in _MODEL_BUILDING):
+                    found = True
+                elif isinstance(node.func, cst.Name) and node.func.value in analyzer.module_fns:
+                    name = node.func.value
+                    if name not in seen and analyzer._needs_inline(analyzer.module_fns[name], seen | {fn.name.value}):
+                        found = True
+
+        fn.body.visit(Visit())
+        return found
+
+    def _inline_helper(self, stmt: cst.SimpleStatementLine) -> tuple[str, list[cst.BaseStatement]] | None:
+        if len(stmt.body) != 1:
+            return None
+        small = stmt.body[0]
+        if not (isinstance(small, cst.Expr) or (isinstance(small, cst.Assign) and len(small.targets) == 1)):
+            return None
+        call = small.value
+        if not (isinstance(call, cst.Call) and isinstance(call.func, cst.Name)):
+            return None
+        fn = self.module_fns.get(call.func.value)
+        if fn is None or fn is self.fn or not self._needs_inline(fn):
+            return None
+        name = fn.name.value
+        if name in self._inlining:
+            raise Unsupported(f"`{name}` calls itself")
+        try:
+            statements = inline(stmt, call, fn, self.fn)
+        except InlineError as exc:
+            raise Unsupported(f"the helper {exc} (it builds part of the model, so it would have to be inlined)") from None
+        if name not in self.inlined:
+            self.inlined.append(name)
+        return name, statements
+
+    def _conditional(self, stmt: cst.SimpleStatementLine, test: cst.BaseExpression, defined: set[str]) -> cst.SimpleStatementLine:
+        """`if is_training: x = f(x)` -> `x = f(x) if is_training else x`: a training-only rewrite of
+        a value the model already has (BERT's dropout) must not run in evaluation."""
+        small = stmt.body[0] if len(stmt.body) == 1 else None
+        if not (
+            isinstance(small, cst.Assign)
+            and len(small.targets) == 1
+            and isinstance(small.targets[0].target, cst.Name)
+            and small.targets[0].target.value in defined
+        ):
+            return stmt
+        target = small.targets[0].target
+        value = cst.IfExp(test=test, body=small.value, orelse=cst.Name(target.value))
+        return stmt.with_changes(body=[small.with_changes(value=value)])
+
+    def _python_switch(self, stmt: cst.If, out: list[cst.SimpleStatementLine], scope: str) -> bool:
+        """`if num_warmup_steps:` around assignments: a switch on a Python value (a TF1 graph
+        tensor cannot be a Python `if` test). Names it rebinds become `x = new if test else x`;
+        names it introduces are computed either way (unused when the switch is off)."""
+        if names_in(stmt.test) & {self.features, self.labels, self.mode} - {None}:
+            return False
+        defined = {self.features} | {n for line in out for n in _defs_of(line)}
+        inner: list[cst.SimpleStatementLine] = []
+        self._flatten(list(stmt.body.body), inner, scope)  # type: ignore[attr-defined]
+        if not all(len(line.body) == 1 and isinstance(line.body[0], cst.Assign) for line in inner):
+            return False
+        for line in inner:
+            new_line = self._conditional(line, stmt.test, defined)
+            if new_line is not line and id(line) in self.scope_of:
+                self.scope_of[id(new_line)] = self.scope_of[id(line)]
+            out.append(new_line)
+        return True
+
     # -- statement flattening ---------------------------------------------------------------
     def _flatten(self, body: list[cst.BaseStatement], out: list[cst.SimpleStatementLine], scope: str = "") -> None:
         for stmt in body:
             if isinstance(stmt, cst.SimpleStatementLine):
+                inlined = self._inline_helper(stmt)
+                if inlined is not None:
+                    self._inlining.append(inlined[0])
+                    self._flatten(inlined[1], out, scope)
+                    self._inlining.pop()
+                    continue
+                small = stmt.body[0] if len(stmt.body) == 1 else None
+                if isinstance(small, cst.Assign) and len(small.targets) == 1 and isinstance(small.targets[0].target, cst.Name):
+                    mode = self.is_mode_compare(small.value)
+                    if mode is not None:
+                        self.mode_aliases[small.targets[0].target.value] = mode
                 if scope:
                     self.scope_of[id(stmt)] = scope
                 out.append(stmt)
@@ -663,9 +806,25 @@ class ModelFnAnalyzer:
             if isinstance(stmt, cst.If):
                 if self._skippable_tpu_branch(stmt):
                     continue
-                mode = self.is_mode_compare(stmt.test)
+                if isinstance(stmt.test, cst.Name) and stmt.test.value in ("True", "False"):
+                    # A helper inlined with a constant flag (`encode(ids, mask, False)`).
+                    if stmt.test.value == "True":
+                        self._flatten(list(stmt.body.body), out, scope)  # type: ignore[attr-defined]
+                    elif isinstance(stmt.orelse, cst.If):
+                        self._flatten([stmt.orelse], out, scope)
+                    elif stmt.orelse is not None:
+                        self._flatten(list(stmt.orelse.body.body), out, scope)  # type: ignore[attr-defined]
+                    continue
+                mode = self._mode_test(stmt.test)
                 if mode == (True, "estimator.ModeKeys.TRAIN") and stmt.orelse is None:
-                    self._flatten(list(stmt.body.body), out, scope)  # type: ignore[attr-defined]
+                    defined = {self.features} | {n for line in out for n in _defs_of(line)}
+                    inner_lines: list[cst.SimpleStatementLine] = []
+                    self._flatten(list(stmt.body.body), inner_lines, scope)  # type: ignore[attr-defined]
+                    for line in inner_lines:
+                        new_line = self._conditional(line, stmt.test, defined)
+                        if new_line is not line and id(line) in self.scope_of:
+                            self.scope_of[id(new_line)] = self.scope_of[id(line)]
+                        out.append(new_line)
                     continue
                 if mode == (True, "estimator.ModeKeys.EVAL") and stmt.orelse is None:
                     inner: list[cst.SimpleStatementLine] = []
@@ -688,6 +847,8 @@ class ModelFnAnalyzer:
                 if mode is not None:
                     op = "==" if mode[0] else "!="
                     raise Unsupported(f"a `mode {op} ModeKeys.{mode[1].rsplit('.', 1)[-1]}` branch in model_fn")
+                if stmt.orelse is None and self._python_switch(stmt, out, scope):
+                    continue
                 raise Unsupported("an `if` in model_fn that is not a TRAIN-mode or use_tpu switch")
             if isinstance(stmt, cst.With):
                 if self._update_ops_block(stmt):
@@ -1059,6 +1220,81 @@ class ModelFnAnalyzer:
                 return False
         return True
 
+    def _spec_chain(self, body: list[cst.BaseStatement]) -> list[cst.BaseStatement]:
+        """BERT's ending: `output_spec = None`, then `if mode == TRAIN: ... output_spec = Spec(...)`
+        / `elif mode == EVAL: ...` / `else: ...`, then `return output_spec` -> the early-return
+        form the flattening reads (EVAL and PREDICT branches returning their spec, the TRAIN
+        branch's statements last, ending with its `return`)."""
+        if len(body) < 2:
+            return body
+        ret = body[-1]
+        chain = body[-2]
+        if not (
+            isinstance(ret, cst.SimpleStatementLine)
+            and isinstance(ret.body[0], cst.Return)
+            and isinstance(ret.body[0].value, cst.Name)
+            and isinstance(chain, cst.If)
+        ):
+            return body
+        var = ret.body[0].value.value
+        branches: list[tuple[str | None, cst.BaseExpression | None, list[cst.BaseStatement]]] = []
+        node: cst.If | cst.Else | None = chain
+        template: cst.BaseExpression | None = None
+        while node is not None:
+            if isinstance(node, cst.Else):
+                branches.append((None, None, list(node.body.body)))  # type: ignore[attr-defined]
+                break
+            mode = self.is_mode_compare(node.test)
+            if mode is None or not mode[0]:
+                return body
+            template = node.test
+            branches.append((mode[1], node.test, list(node.body.body)))  # type: ignore[attr-defined]
+            node = node.orelse  # type: ignore[assignment]
+        keys = [key for key, _, _ in branches if key is not None]
+        rest = [k for k in ("estimator.ModeKeys.TRAIN", "estimator.ModeKeys.EVAL", "estimator.ModeKeys.PREDICT") if k not in keys]
+        if branches[-1][0] is None:
+            if len(rest) != 1:
+                return body
+            comparator = template.comparisons[0].comparator  # type: ignore[union-attr]
+            if not isinstance(comparator, cst.Attribute):
+                return body
+            test = template.with_changes(  # type: ignore[union-attr]
+                comparisons=[template.comparisons[0].with_changes(comparator=comparator.with_changes(attr=cst.Name(rest[0].rsplit(".", 1)[1])))]  # type: ignore[union-attr]
+            )
+            branches[-1] = (rest[0], test, branches[-1][2])
+        early: list[cst.BaseStatement] = []
+        train: list[cst.BaseStatement] = []
+        for key, test, inner in branches:
+            last = inner[-1] if inner else None
+            small = last.body[0] if isinstance(last, cst.SimpleStatementLine) and len(last.body) == 1 else None
+            if not (
+                isinstance(small, cst.Assign)
+                and len(small.targets) == 1
+                and isinstance(small.targets[0].target, cst.Name)
+                and small.targets[0].target.value == var
+            ):
+                return body
+            returned = last.with_changes(body=[cst.Return(value=small.value)])  # type: ignore[union-attr]
+            if key == "estimator.ModeKeys.TRAIN":
+                train = inner[:-1] + [returned]
+            else:
+                early.append(cst.If(test=test, body=cst.IndentedBlock(body=inner[:-1] + [returned])))  # type: ignore[arg-type]
+        if not train:
+            return body
+        before = [
+            stmt
+            for stmt in body[:-2]
+            if not (  # `output_spec = None`
+                isinstance(stmt, cst.SimpleStatementLine)
+                and len(stmt.body) == 1
+                and isinstance(stmt.body[0], cst.Assign)
+                and isinstance(stmt.body[0].value, cst.Name)
+                and stmt.body[0].value.value == "None"
+                and any(isinstance(t.target, cst.Name) and t.target.value == var for t in stmt.body[0].targets)
+            )
+        ]
+        return before + early + train
+
     # -- main entry -------------------------------------------------------------------------
     def analyze(self) -> Plan:
         body = list(self.fn.body.body)  # type: ignore[attr-defined]
@@ -1072,8 +1308,10 @@ class ModelFnAnalyzer:
         if body and _is_docstring(body[0]):
             plan.docstring = body[0].body[0].value.evaluated_value  # type: ignore[attr-defined]
             body = body[1:]
+        body = self._spec_chain(body)
         lines: list[cst.SimpleStatementLine] = []
         self._flatten(body, lines)
+        plan.absorbed_functions.extend(self.inlined)
         if not lines or not isinstance(lines[-1].body[0], cst.Return):
             raise Unsupported("model_fn does not end with `return <EstimatorSpec>`")
         stmts: list[_Stmt] = []
@@ -1126,7 +1364,7 @@ class ModelFnAnalyzer:
         for st in stmts:
             value = getattr(st.small, "value", None)
             if isinstance(value, cst.Call):
-                key = self.canonical(value.func)
+                key = self.call_key(value)
                 if isinstance(st.small, cst.Expr) and key in SUMMARY_FNS:
                     st.kind = "summary"
                     continue
@@ -1173,6 +1411,7 @@ class ModelFnAnalyzer:
                     minimized = True
         if optimizer_stmt is None:
             raise Unsupported("no `tf.train.*Optimizer(...).minimize(loss)` found in model_fn")
+        self._hand_step_increment(stmts, global_step_names, self.call_key(optimizer_stmt.small.value))  # type: ignore[union-attr,arg-type]
         self._gradient_code(stmts, plan, optimizer_names, global_step_names, loss_name)
         metric_ops = {name for st in stmts if st.kind == "metricop" for name in st.defs}
         for st in stmts:
@@ -1205,6 +1444,11 @@ class ModelFnAnalyzer:
         forward: set[str] = {self.features} | set(self.variables)
         label_names: set[str] = {self.labels} if self.labels else set()
         mode_names: set[str] = {self.mode} if self.mode else set()
+        if not (self.labels and any(self.labels in st.uses for st in stmts)):
+            for st in self._labels_from_features(stmts):
+                st.kind = "labelsrc"
+                label_names |= st.defs
+                plan.labels_from_features = True
         for st in stmts:
             if st.kind:
                 continue
@@ -1249,9 +1493,9 @@ class ModelFnAnalyzer:
         outputs = sorted(set().union(*(st.uses for st in loss_stmts)) & (forward - {self.features} - set(self.variables)))
         if len(outputs) != 1:
             raise Unsupported(f"the loss reads {len(outputs)} model outputs; one is supported")
-        plan.output = outputs[0]
+        plan.output = self._narrow_output(outputs[0], stmts, forward)
         if self.eval_metrics_expr is not None:
-            self._metrics(plan)
+            self._metrics(plan, stmts, forward)
         if self.predict_return is not None:
             self._predictions(plan, stmts, forward)
         if self.eval_metric_ops_expr is not None:
@@ -1337,13 +1581,17 @@ class ModelFnAnalyzer:
         self._summaries(plan, stmts, forward, label_names, global_step_names, schedule_nodes)
 
         # Loss.
+        loss_uses = set().union(*(s.uses for s in loss_stmts))
+        model_side: list[cst.SimpleStatementLine] = []
+        if plan.labels_from_features or loss_uses & forward - {plan.output, self.features}:
+            model_side = self._model_side(plan, stmts, forward, loss_uses, "the loss", kinds=("labelsrc", "pure"))
         keras_loss = None if (plan.summaries or plan.host_summaries) else self._keras_loss(loss_stmts, plan.output, loss_name)
-        loss_pure = needed_pure(set().union(*(s.uses for s in loss_stmts)))
-        if keras_loss is not None and not loss_pure:
+        loss_pure = needed_pure(loss_uses)
+        if keras_loss is not None and not loss_pure and not model_side:
             plan.keras_loss = keras_loss
         else:
             loss_rewriter = _LossRewriter(self)
-            lines_out = [st.node for st in loss_pure]
+            lines_out = [st.node for st in loss_pure] if not model_side else model_side
             for st in loss_stmts:
                 loss_rewriter.collection = self.loss_collection_at.get(id(st.node), [])
                 lines_out.append(st.node.visit(loss_rewriter))
@@ -1367,7 +1615,7 @@ class ModelFnAnalyzer:
         plan.init_checkpoints = [(condition, args) for condition, args, _ in self.init_checkpoints]
         prelude = {id(st) for st in needed_pure(wanted)} | init_prelude
         if any(st.kind == "stepfn" for st in in_schedule):
-            lr = _bind(optimizer_stmt.small.value, OPTIMIZERS[self.canonical(optimizer_stmt.small.value.func)][1]).get("learning_rate")  # type: ignore[union-attr,index]
+            lr = _bind(optimizer_stmt.small.value, OPTIMIZERS[self.call_key(optimizer_stmt.small.value)][1]).get("learning_rate")  # type: ignore[union-attr,index]
             others = names_in(optimizer_stmt.small.value) - ({lr.value} if isinstance(lr, cst.Name) else set())  # type: ignore[union-attr]
             if not isinstance(lr, cst.Name) or others & step_names:
                 raise Unsupported("an optimizer argument other than the learning rate is computed from the global step")
@@ -1393,6 +1641,9 @@ class ModelFnAnalyzer:
                 if id(st) in prelude or (st.kind == "schedule" and st.defs & wanted)
             ]
         plan.optimizer = self._keras_optimizer(optimizer_stmt.small.value)  # type: ignore[union-attr]
+        func = optimizer_stmt.small.value.func  # type: ignore[union-attr]
+        if isinstance(func, cst.Name) and func.value in self.user_optimizers:
+            plan.absorbed_functions.append(func.value)  # the class goes when nothing else uses it
         if plan.gradient_stmts:
             uses = self.gradient_uses - {loss_name} - optimizer_names - global_step_names
             bad = uses & ((forward - {self.features}) | label_names | {self.features})
@@ -1435,6 +1686,110 @@ class ModelFnAnalyzer:
             if _calls(st.small, self, LOSS_COLLECTION_READERS):
                 st.uses |= set(collection)
                 self.loss_collection_at[id(st.node)] = list(collection)
+
+    def _labels_from_features(self, stmts: list["_Stmt"]) -> list["_Stmt"]:
+        """When model_fn never reads `labels`: the statements that read labels out of the features
+        (`label_ids = features['label_ids']`, `is_real_example = tf.cast(features[...], ...)`):
+        computed from the features alone, and feeding no layer or variable of the network."""
+        defs_at: dict[str, list[_Stmt]] = {}
+        for st in stmts:
+            for name in st.defs:
+                defs_at.setdefault(name, []).append(st)
+        network = {id(st) for st in stmts if _creates_layer(st.small, self) or st.kind == "variable" or st.uses & set(self.variables)}
+        candidates: list[_Stmt] = []
+        from_features: set[str] = {self.features}
+        for st in stmts:
+            if st.kind or not isinstance(st.small, cst.Assign) or id(st) in network:
+                continue
+            reads = st.uses & from_features
+            others = {n for n in st.uses - from_features if n in defs_at and any(x.kind == "" for x in defs_at[n])}
+            if reads and not others and self.mode not in st.uses:
+                candidates.append(st)
+                from_features |= st.defs
+        # Keep those whose values never reach a layer or a variable of the network.
+        consumers: dict[str, list[_Stmt]] = {}
+        for st in stmts:
+            for name in st.uses:
+                consumers.setdefault(name, []).append(st)
+
+        def reaches_network(st: _Stmt, seen: set[int]) -> bool:
+            for name in st.defs:
+                for user in consumers.get(name, []):
+                    if id(user) in seen:
+                        continue
+                    seen.add(id(user))
+                    if id(user) in network or reaches_network(user, seen):
+                        return True
+            return False
+
+        return [st for st in candidates if not reaches_network(st, set())]
+
+    def _narrow_output(self, output: str, stmts: list["_Stmt"], forward: set[str]) -> str:
+        """The loss reads `log_probs = tf.nn.log_softmax(logits)` but the eval metrics want
+        `logits`: the model returns the last tensor a layer or variable made, and what the
+        loss computes from it alone moves to the loss."""
+        if self.eval_metrics_expr is None or not isinstance(self.eval_metrics_expr, cst.Tuple):
+            return output
+        wanted = names_in(self.eval_metrics_expr.elements[1].value) & forward if len(self.eval_metrics_expr.elements) == 2 else set()
+        while wanted - {output}:
+            defining = [st for st in stmts if output in st.defs and st.kind in ("", "forward")]
+            if len(defining) != 1:
+                break
+            st = defining[0]
+            inputs = st.uses & (forward - {self.features})
+            if _creates_layer(st.small, self) or st.uses & set(self.variables) or len(inputs) != 1 or output in st.uses:
+                break
+            output = next(iter(inputs))
+        return output
+
+    def _model_side(
+        self, plan: "Plan", stmts: list["_Stmt"], forward: set[str], uses: set[str], what: str, kinds: tuple[str, ...]
+    ) -> list[cst.SimpleStatementLine]:
+        """The statements (of `kinds`: labels read from the features, losses, pure values; and
+        forward ones recomputed from the output) that compute `uses` outside the model's call."""
+        after: dict[str, _Stmt] = {}  # forward values computed from the output alone
+        allowed = {plan.output, self.features}
+        for st in stmts:
+            if st.kind in ("forward", "dead") and st.uses & forward and st.uses & forward <= allowed | set(after):
+                if plan.output in st.uses or st.uses & set(after):
+                    after.update(dict.fromkeys(st.defs, st))
+        after_ids = {id(st) for st in after.values()}
+        needed = set(uses)
+        chosen: list[_Stmt] = []
+        for st in reversed(stmts):
+            if st.defs & needed and (st.kind in kinds or id(st) in after_ids):
+                chosen.append(st)
+                needed |= st.uses
+        chosen.reverse()
+        bad = needed & forward - allowed - set(after)
+        if bad:
+            raise Unsupported(f"{what} read tensors the model does not return ({', '.join(sorted(bad))})")
+        rename = _FeaturesAsLabels(self.features, plan.labels_name)
+        return [st.node.visit(rename) if st.kind == "labelsrc" else st.node for st in chosen]
+
+    def _hand_step_increment(self, stmts: list["_Stmt"], global_steps: set[str], optimizer_key: str | None) -> None:
+        """BERT increments the global step by hand, because its AdamWeightDecayOptimizer ignores
+        `global_step`: `new_global_step = global_step + 1` and `train_op = tf.group(train_op,
+        [global_step.assign(new_global_step)])`. A Keras optimizer counts its own steps, so both go."""
+        found = False
+        for st in stmts:
+            value = getattr(st.small, "value", None)
+            if st.kind or not isinstance(st.small, cst.Assign):
+                continue
+            if (
+                isinstance(value, cst.BinaryOperation)
+                and isinstance(value.operator, cst.Add)
+                and isinstance(value.left, cst.Name)
+                and value.left.value in global_steps
+                and isinstance(value.right, cst.Integer)
+                and value.right.value == "1"
+            ):
+                st.kind = "drop"
+            elif isinstance(value, cst.Call) and self.canonical(value.func) == "group" and _calls_method(value, global_steps, "assign"):
+                st.kind = "drop"
+                found = True
+        if found and optimizer_key != ADAM_WEIGHT_DECAY:
+            raise Unsupported("the global step is incremented by hand besides the optimizer's own increment")
 
     def _gradient_code(
         self, stmts: list["_Stmt"], plan: "Plan", optimizers: set[str], global_steps: set[str], loss_name: str
@@ -1555,6 +1910,8 @@ class ModelFnAnalyzer:
                 predictions = arg.value
             elif name == "export_outputs" and not (isinstance(arg.value, cst.Name) and arg.value.value == "None"):
                 export_outputs = arg.value
+            elif name == "scaffold_fn" and isinstance(arg.value, cst.Name) and arg.value.value == self.scaffold_fn:
+                continue  # the model is built with the checkpoint already applied, for predict too
             elif name != "mode" and not (isinstance(arg.value, cst.Name) and arg.value.value == "None"):
                 raise Unsupported(f"the PREDICT spec's `{name}=` is not migrated yet")
         if predictions is None:
@@ -1580,7 +1937,7 @@ class ModelFnAnalyzer:
         plan.predictions = self.code(predictions)
         plan.predict_uses_params = self.params in uses
 
-    def _metrics(self, plan: "Plan") -> None:
+    def _metrics(self, plan: "Plan", stmts: list["_Stmt"], forward: set[str]) -> None:
         """`eval_metrics=(metric_fn, tensors)` -> runtime metric objects updated in `compute_metrics`."""
         expr = self.eval_metrics_expr
         if not (isinstance(expr, cst.Tuple) and len(expr.elements) == 2 and isinstance(expr.elements[0].value, cst.Name)):
@@ -1607,13 +1964,27 @@ class ModelFnAnalyzer:
         else:
             raise Unsupported("eval_metrics tensors are not a list or dict")
         sources = []
+        model_names: set[str] = set()
         for param, value in bound.items():
-            if isinstance(value, cst.Name) and value.value == self.labels:
+            if isinstance(value, cst.Name) and value.value == self.labels and not plan.labels_from_features:
                 sources.append((param, "y"))
             elif isinstance(value, cst.Name) and value.value == plan.output:
                 sources.append((param, "y_pred"))
+            elif isinstance(value, cst.Name):
+                # BERT's `[per_example_loss, label_ids, logits, is_real_example]`: recomputed
+                # from the labels and the output beside the metrics.
+                sources.append((param, value.value))
+                model_names.add(value.value)
             else:
-                raise Unsupported(f"metric_fn receives `{self.code(value)}`; only labels and the model output migrate")
+                raise Unsupported(f"metric_fn receives `{self.code(value)}`; only names of the model_fn's tensors migrate")
+        if model_names:
+            plan.metric_model_prelude = self._model_side(
+                plan, stmts, forward, model_names, "the eval metrics", kinds=("labelsrc", "loss", "pure")
+            )
+            defined = {self.labels, plan.output} | {n for line in plan.metric_model_prelude for n in _defs_of(line)}
+            missing = model_names - defined
+            if missing:
+                raise Unsupported(f"metric_fn receives {', '.join(sorted(missing))}, which the eval step cannot compute")
         body = list(fn.body.body)  # type: ignore[attr-defined]
         if body and _is_docstring(body[0]):
             body = body[1:]
@@ -1627,12 +1998,29 @@ class ModelFnAnalyzer:
             if not isinstance(stmt, cst.SimpleStatementLine) or not all(isinstance(x, (cst.Assign, cst.AnnAssign)) for x in stmt.body):
                 raise Unsupported("metric_fn has statements other than assignments before its return")
             prelude.append(stmt)
+        # BERT names its metrics first: `accuracy = tf.metrics.accuracy(...)` ... `{'eval_accuracy': accuracy}`.
+        metric_assigns: dict[str, tuple[cst.SimpleStatementLine, cst.Call]] = {}
+        for stmt in prelude:
+            small = stmt.body[0]
+            if (
+                len(stmt.body) == 1
+                and isinstance(small, cst.Assign)
+                and len(small.targets) == 1
+                and isinstance(small.targets[0].target, cst.Name)
+                and isinstance(small.value, cst.Call)
+                and self.canonical(small.value.func) in METRICS
+            ):
+                metric_assigns[small.targets[0].target.value] = (stmt, small.value)
+        used_assigns: set[int] = set()
         updates = []
         for element in returned.elements:
             if not isinstance(element, cst.DictElement) or not isinstance(element.key, cst.SimpleString):
                 raise Unsupported("metric_fn's dict has non-literal keys")
             key = element.key.evaluated_value
             call = element.value
+            if isinstance(call, cst.Name) and call.value in metric_assigns:
+                stmt, call = metric_assigns[call.value]
+                used_assigns.add(id(stmt))
             metric = self.canonical(call.func) if isinstance(call, cst.Call) else None
             if metric not in METRICS:
                 raise Unsupported(f"metric `{key}` is not a supported tf.metrics.* call")
@@ -1648,6 +2036,9 @@ class ModelFnAnalyzer:
             plan.metrics.append((attr, f"{self.tfm}.metrics.{cls}", ctor))
             updates.append(f"self.{attr}.update_state({update})")
         plan.metric_sources = sources
+        prelude = [stmt for stmt in prelude if id(stmt) not in used_assigns]
+        if any(names_in(stmt) & set(metric_assigns) for stmt in prelude):
+            raise Unsupported("metric_fn uses a metric's (value, update_op) pair beyond returning it")
         plan.metric_prelude = prelude
         plan.metric_updates = updates
 
@@ -1766,7 +2157,7 @@ class ModelFnAnalyzer:
         return f"{self.tf}.keras.losses.{cls}({', '.join(args)})"
 
     def _keras_optimizer(self, call: cst.Call) -> str:
-        key = self.canonical(call.func)
+        key = self.call_key(call)
         assert key is not None
         cls, positional, renames, spelled = OPTIMIZERS[key]
         bound = _bind(call, positional)
@@ -1844,6 +2235,13 @@ def _creates_layer(node: cst.CSTNode, analyzer: "ModelFnAnalyzer") -> bool:
         lambda call: (analyzer.canonical(call.func) or "").startswith(("layers.", "keras.layers."))
         or analyzer.canonical(call.func) in CONTRIB_LAYERS,
     )
+
+
+def _defs_of(line: cst.SimpleStatementLine) -> set[str]:
+    try:
+        return set().union(*(_assigned(small) for small in line.body))
+    except Unsupported:
+        return set()
 
 
 def _is_docstring(stmt: cst.BaseStatement) -> bool:
@@ -1924,6 +2322,8 @@ class _ForwardRewriter(cst.CSTTransformer):
                 self._add_layer(attr, cls, [a for a in ctor.args if not (a.keyword and a.keyword.value in _LAYER_DROP)])
             return updated.with_changes(func=cst.parse_expression(f"self.{attr}"))
         key = self.a.canonical(original.func)
+        if key == "nn.dropout":
+            return _dropout_rate(updated)
         if key in FUNCTIONAL_LAYERS:
             return self._functional(key, updated)
         if key in CONTRIB_LAYERS:
@@ -2051,6 +2451,22 @@ class _ForwardRewriter(cst.CSTTransformer):
 _EQ = cst.AssignEqual(whitespace_before=cst.SimpleWhitespace(""), whitespace_after=cst.SimpleWhitespace(""))
 
 
+def _dropout_rate(call: cst.Call) -> cst.Call:
+    """TF1's `tf.nn.dropout(x, keep_prob=k)` (or `tf.nn.dropout(x, k)`) -> `tf.nn.dropout(x, rate=1 - k)`."""
+    args = list(call.args)
+    for index, arg in enumerate(args):
+        if (arg.keyword is not None and arg.keyword.value == "keep_prob") or (arg.keyword is None and index == 1):
+            keep = arg.value
+            if isinstance(keep, (cst.BinaryOperation, cst.UnaryOperation, cst.IfExp, cst.BooleanOperation)):
+                keep = keep.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
+            value = cst.BinaryOperation(left=cst.Integer("1"), operator=cst.Subtract(
+                whitespace_before=cst.SimpleWhitespace(" "), whitespace_after=cst.SimpleWhitespace(" ")), right=keep)
+            args[index] = arg.with_changes(keyword=cst.Name("rate"), value=value, equal=cst.AssignEqual(
+                whitespace_before=cst.SimpleWhitespace(""), whitespace_after=cst.SimpleWhitespace("")))
+            return call.with_changes(args=args)
+    return call
+
+
 def _attr_name(tf1: str) -> str:
     """A Python attribute name for a TF1 scope or variable name: `encoder/LayerNorm` -> `encoder_layer_norm`."""
     name = re.sub(r"(?<=[a-z])([A-Z])", r"_\1", tf1.replace("/", "_")).lower()
@@ -2112,6 +2528,23 @@ class _InitializerRewriter(cst.CSTTransformer):
             value = f"{factor} * {value}" if factor else value
             return cst.parse_expression(f"{self.a.tf}.keras.regularizers.{cls}({value})")
         return updated
+
+
+class _FeaturesAsLabels(cst.CSTTransformer):
+    """`features` -> `labels` in statements that read the labels out of the features dict (the
+    migrated model's labels are that dict)."""
+
+    def __init__(self, features: str, labels: str) -> None:
+        self.features, self.labels = features, labels
+
+    def leave_Name(self, original: cst.Name, updated: cst.Name) -> cst.Name:
+        return updated.with_changes(value=self.labels) if original.value == self.features else updated
+
+    def leave_Attribute(self, original: cst.Attribute, updated: cst.Attribute) -> cst.Attribute:
+        return updated.with_changes(attr=original.attr)
+
+    def leave_Arg(self, original: cst.Arg, updated: cst.Arg) -> cst.Arg:
+        return updated.with_changes(keyword=original.keyword)
 
 
 class _GradientRewriter(cst.CSTTransformer):

@@ -15,6 +15,11 @@ TF1's arithmetic:
   * `RMSProp`: TF1 starts the mean-square slot at 1 (Keras: 0), uses epsilon 1e-10 inside the
     square root, and always runs the momentum form (`mom = m*mom + lr*g/sqrt(ms+eps); w -= mom`).
 
+  * `AdamWeightDecay`: BERT's hand-written `AdamWeightDecayOptimizer` (a `tf.train.Optimizer`
+    subclass copied into most BERT-derived programs): Adam without bias correction, epsilon outside
+    the square root, and weight decay added to the update, not the loss, except for variables whose
+    TF1 name matches `exclude_from_weight_decay`.
+
 Sparse gradients (`tf.IndexedSlices`, from embedding lookups and gathers) take TF1's sparse
 kernels: duplicate indices are summed first; Momentum and RMSProp then update only the rows the
 gradient touches (Keras densifies, so untouched rows' slots decay and their weights keep moving);
@@ -232,4 +237,99 @@ class RMSProp(tf.keras.optimizers.Optimizer):
     def get_config(self):
         config = super().get_config()
         config.update(decay=self.decay_rate, momentum=self.momentum, epsilon=self.epsilon, centered=self.centered)
+        return config
+
+
+class AdamWeightDecay(tf.keras.optimizers.Optimizer):
+    """BERT's `AdamWeightDecayOptimizer` as a Keras 3 optimizer, step for step.
+
+    Per variable, in TF1's float32 order:
+    `m = b1*m + (1-b1)*g`, `v = b2*v + (1-b2)*g^2`, `u = m / (sqrt(v) + eps)`,
+    `u += weight_decay_rate * w` (unless excluded), `w -= lr * u`. No bias correction. Sparse
+    gradients are made dense first, as TF1's `tf.multiply` did with them.
+
+    Args:
+      learning_rate: float, schedule or callable.
+      weight_decay_rate: the decoupled weight decay.
+      beta_1, beta_2, epsilon: as in the original (its defaults).
+      exclude_from_weight_decay: regular expressions; a variable whose TF1 name matches one
+        (`re.search`) gets no weight decay, BERT's `["LayerNorm", "layer_norm", "bias"]`.
+      model: the model whose variables are trained; their TF1 names (the migrated model's
+        `TF1_NAMES`, see `tfmigrate.runtime.tf1_checkpoint`) are what the expressions are matched
+        against. Without it, a variable's Keras path is.
+    """
+
+    def __init__(
+        self,
+        learning_rate,
+        weight_decay_rate=0.0,
+        beta_1=0.9,
+        beta_2=0.999,
+        epsilon=1e-6,
+        exclude_from_weight_decay=None,
+        name="AdamWeightDecay",
+        model=None,
+        **kwargs,
+    ):
+        super().__init__(learning_rate=learning_rate, name=name, **kwargs)
+        self.weight_decay_rate = float(weight_decay_rate)
+        self.beta_1 = float(beta_1)
+        self.beta_2 = float(beta_2)
+        self.epsilon = float(epsilon)
+        self.exclude_from_weight_decay = list(exclude_from_weight_decay or [])
+        self._model = model
+        self._tf1_names: dict[str, str] | None = None
+
+    def build(self, var_list):
+        if self.built:
+            return
+        super().build(var_list)
+        self._m = [self.add_variable_from_reference(v, "adam_m") for v in var_list]
+        self._v = [self.add_variable_from_reference(v, "adam_v") for v in var_list]
+
+    def tf1_name(self, variable) -> str:
+        """The name the exclusion expressions are matched against."""
+        if self._tf1_names is None:
+            self._tf1_names = {}
+            if self._model is not None:
+                from .tf1_checkpoint import tf1_variable_names
+
+                self._tf1_names = {weight.path: name for name, weight in tf1_variable_names(self._model).items()}
+        path = getattr(variable, "path", None) or variable.name
+        return self._tf1_names.get(path, path)
+
+    def _decays(self, variable) -> bool:
+        import re
+
+        if not self.weight_decay_rate:
+            return False
+        name = self.tf1_name(variable)
+        return not any(re.search(pattern, name) is not None for pattern in self.exclude_from_weight_decay)
+
+    def update_step(self, gradient, variable, learning_rate):
+        dtype = variable.dtype
+        lr = tf.cast(learning_rate, dtype)
+        gradient = tf.cast(tf.convert_to_tensor(gradient), dtype)
+        index = self._get_variable_index(variable)
+        m, v = self._m[index], self._v[index]
+        next_m = tf.multiply(tf.constant(self.beta_1, dtype), m) + tf.multiply(tf.constant(1.0 - self.beta_1, dtype), gradient)
+        next_v = tf.multiply(tf.constant(self.beta_2, dtype), v) + tf.multiply(
+            tf.constant(1.0 - self.beta_2, dtype), tf.square(gradient)
+        )
+        update = next_m / (tf.sqrt(next_v) + tf.constant(self.epsilon, dtype))
+        if self._decays(variable):
+            update += tf.constant(self.weight_decay_rate, dtype) * variable
+        self.assign(variable, variable - lr * update)
+        self.assign(m, next_m)
+        self.assign(v, next_v)
+
+    def get_config(self):
+        config = super().get_config()
+        config.update(
+            weight_decay_rate=self.weight_decay_rate,
+            beta_1=self.beta_1,
+            beta_2=self.beta_2,
+            epsilon=self.epsilon,
+            exclude_from_weight_decay=self.exclude_from_weight_decay,
+        )
         return config

@@ -123,6 +123,8 @@ def _slot_map(optimizer: Any) -> list[tuple[str, str, float]]:
 
     if isinstance(optimizer, tf1_optimizers.Adam) or isinstance(optimizer, keras.optimizers.Adam):
         return [("_momentums", "Adam", 1.0), ("_velocities", "Adam_1", 1.0)]
+    if isinstance(optimizer, tf1_optimizers.AdamWeightDecay):
+        return [("_m", "adam_m", 1.0), ("_v", "adam_v", 1.0)]  # BERT named its slots by hand
     if isinstance(optimizer, tf1_optimizers.Momentum):
         return [("_accumulators", "Momentum", 1.0)]
     if isinstance(optimizer, tf1_optimizers.RMSProp):
