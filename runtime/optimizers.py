@@ -294,7 +294,10 @@ class AdamWeightDecay(tf.keras.optimizers.Optimizer):
             if self._model is not None:
                 from .tf1_checkpoint import tf1_variable_names
 
-                self._tf1_names = {weight.path: name for name, weight in tf1_variable_names(self._model).items()}
+                for name, weight in tf1_variable_names(self._model).items():
+                    # Keras hands update_step the tf.Variable under a Keras variable: both keys.
+                    self._tf1_names[weight.path] = name
+                    self._tf1_names[_tf_variable(weight).name] = name
         path = getattr(variable, "path", None) or variable.name
         return self._tf1_names.get(path, path)
 
