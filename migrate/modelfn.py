@@ -792,6 +792,8 @@ class ModelFnAnalyzer:
                     self._inlining.pop()
                     continue
                 small = stmt.body[0] if len(stmt.body) == 1 else None
+                if isinstance(small, cst.Del) and names_in(small.target) <= {self.params, self.labels, self.mode} - {None}:
+                    continue  # `del params`: the TPU reference models' "unused argument"
                 if isinstance(small, cst.Assign) and len(small.targets) == 1 and isinstance(small.targets[0].target, cst.Name):
                     mode = self.is_mode_compare(small.value)
                     if mode is not None:
