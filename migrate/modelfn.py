@@ -658,6 +658,9 @@ class ModelFnAnalyzer:
         self.inlined: list[str] = []
         self._inlining: list[str] = []
         self.mode_aliases: dict[str, tuple[bool, str]] = {}
+        # BERT's `scaffold_fn = None` / `if init_checkpoint: ... scaffold_fn = tpu_scaffold`: the
+        # variable the spec's `scaffold_fn=` names, already recorded as an init_from_checkpoint.
+        self.scaffold_vars: set[str] = set()
         # Optimizer classes the program defines that are a known algorithm (BERT's AdamW).
         self.user_optimizers = {
             s.name.value: key
@@ -766,14 +769,41 @@ class ModelFnAnalyzer:
     def _python_switch(self, stmt: cst.If, out: list[cst.SimpleStatementLine], scope: str) -> bool:
         """`if num_warmup_steps:` around assignments: a switch on a Python value (a TF1 graph
         tensor cannot be a Python `if` test). Names it rebinds become `x = new if test else x`;
-        names it introduces are computed either way (unused when the switch is off)."""
-        if names_in(stmt.test) & {self.features, self.labels, self.mode} - {None}:
+        names it introduces are computed either way (unused when the switch is off). With an
+        `else:` assigning the same names (BERT's `if 'is_real_example' in features: ... else:
+        ...`), each becomes `x = a if test else b`."""
+        test = stmt.test
+        key_test = (  # `'key' in features`: a Python test on the features dict
+            isinstance(test, cst.Comparison)
+            and len(test.comparisons) == 1
+            and isinstance(test.comparisons[0].operator, (cst.In, cst.NotIn))
+            and isinstance(test.comparisons[0].comparator, cst.Name)
+            and test.comparisons[0].comparator.value == self.features
+            and not names_in(test.left) & {self.features, self.labels, self.mode}
+        )
+        if not key_test and names_in(test) & {self.features, self.labels, self.mode} - {None}:
             return False
         defined = {self.features} | {n for line in out for n in _defs_of(line)}
         inner: list[cst.SimpleStatementLine] = []
         self._flatten(list(stmt.body.body), inner, scope)  # type: ignore[attr-defined]
         if not all(len(line.body) == 1 and isinstance(line.body[0], cst.Assign) for line in inner):
             return False
+        if stmt.orelse is not None:
+            if not isinstance(stmt.orelse, cst.Else):
+                return False
+            other: list[cst.SimpleStatementLine] = []
+            self._flatten(list(stmt.orelse.body.body), other, scope)  # type: ignore[attr-defined]
+            targets = [_single_target(line) for line in inner]
+            if len(other) != len(inner) or None in targets or targets != [_single_target(line) for line in other]:
+                return False
+            for line, alt in zip(inner, other):
+                small = line.body[0]
+                value = cst.IfExp(test=test, body=small.value, orelse=alt.body[0].value)  # type: ignore[attr-defined]
+                new_line = line.with_changes(body=[small.with_changes(value=value)])
+                if id(line) in self.scope_of:
+                    self.scope_of[id(new_line)] = self.scope_of[id(line)]
+                out.append(new_line)
+            return True
         for line in inner:
             new_line = self._conditional(line, stmt.test, defined)
             if new_line is not line and id(line) in self.scope_of:
@@ -805,8 +835,12 @@ class ModelFnAnalyzer:
             if isinstance(stmt, cst.FunctionDef):
                 self.local_fns[stmt.name.value] = stmt  # e.g. a metric_fn defined inside model_fn
                 continue
+            if _logging_only(stmt, self):
+                continue  # `for var in tvars: tf.logging.info(...)`: nothing the model computes
             if isinstance(stmt, cst.If):
                 if self._skippable_tpu_branch(stmt):
+                    continue
+                if stmt.orelse is None and self._bert_init_block(stmt):
                     continue
                 if isinstance(stmt.test, cst.Name) and stmt.test.value in ("True", "False"):
                     # A helper inlined with a constant flag (`encode(ids, mask, False)`).
@@ -849,7 +883,7 @@ class ModelFnAnalyzer:
                 if mode is not None:
                     op = "==" if mode[0] else "!="
                     raise Unsupported(f"a `mode {op} ModeKeys.{mode[1].rsplit('.', 1)[-1]}` branch in model_fn")
-                if stmt.orelse is None and self._python_switch(stmt, out, scope):
+                if self._python_switch(stmt, out, scope):
                     continue
                 raise Unsupported("an `if` in model_fn that is not a TRAIN-mode or use_tpu switch")
             if isinstance(stmt, cst.With):
@@ -1062,6 +1096,85 @@ class ModelFnAnalyzer:
                 uses,
             )
         )
+        return True
+
+    def _bert_init_block(self, stmt: cst.If) -> bool:
+        """BERT's block, under `if init_checkpoint:`:
+            (assignment_map, initialized_variable_names) = get_assignment_map_from_checkpoint(tvars, init_checkpoint)
+            if use_tpu:
+              def tpu_scaffold():
+                tf.train.init_from_checkpoint(init_checkpoint, assignment_map)
+                return tf.train.Scaffold()
+              scaffold_fn = tpu_scaffold
+            else:
+              tf.train.init_from_checkpoint(init_checkpoint, assignment_map)
+        Either way the model's variables start from the checkpoint -> one recorded init_from_checkpoint
+        (the map helper, one that lists the checkpoint's variables, becomes `tfm.MATCHING_VARIABLES`)."""
+        body = list(stmt.body.body)  # type: ignore[attr-defined]
+        matching: set[str] = set()
+        calls: list[cst.Call] = []
+        scaffold_var = None
+        for inner in body:
+            small = inner.body[0] if isinstance(inner, cst.SimpleStatementLine) and len(inner.body) == 1 else None
+            if isinstance(small, cst.Assign) and isinstance(small.value, cst.Call) and self._matching_map_helper(small.value):
+                target = small.targets[0].target
+                first = target.elements[0].value if isinstance(target, (cst.Tuple, cst.List)) else target
+                if not isinstance(first, cst.Name):
+                    return False
+                matching.add(first.value)
+            elif isinstance(small, cst.Expr) and isinstance(small.value, cst.Call) and self.canonical(small.value.func) == "train.init_from_checkpoint":
+                calls.append(small.value)
+            elif isinstance(inner, cst.If) and isinstance(inner.orelse, cst.Else):
+                branches = [list(inner.body.body), list(inner.orelse.body.body)]  # type: ignore[attr-defined]
+                found = []
+                for branch in branches:
+                    fns = {s.name.value: s for s in branch if isinstance(s, cst.FunctionDef)}
+                    for line in branch:
+                        small = line.body[0] if isinstance(line, cst.SimpleStatementLine) and len(line.body) == 1 else None
+                        if isinstance(line, cst.FunctionDef):
+                            continue
+                        if isinstance(small, cst.Expr) and isinstance(small.value, cst.Call) and self.canonical(small.value.func) == "train.init_from_checkpoint":
+                            found.append(small.value)
+                        elif (
+                            isinstance(small, cst.Assign)
+                            and isinstance(small.value, cst.Name)
+                            and small.value.value in fns
+                            and isinstance(small.targets[0].target, cst.Name)
+                        ):
+                            fn_body = [s for s in fns[small.value.value].body.body if not _is_docstring(s)]  # type: ignore[attr-defined]
+                            inits = [s.body[0].value for s in fn_body[:-1] if isinstance(s, cst.SimpleStatementLine) and isinstance(s.body[0], cst.Expr)]
+                            if len(inits) != len(fn_body) - 1 or not all(
+                                isinstance(c, cst.Call) and self.canonical(c.func) == "train.init_from_checkpoint" for c in inits
+                            ):
+                                return False
+                            found.extend(inits)  # type: ignore[arg-type]
+                            scaffold_var = small.targets[0].target.value
+                        else:
+                            return False
+                if len(found) != 2 or not found[0].deep_equals(found[1]):
+                    return False
+                calls.append(found[0])
+            else:
+                return False
+        if not calls:
+            return False
+        for call in calls:
+            args = list(call.args)
+            if len(args) == 2 and isinstance(args[1].value, cst.Name) and args[1].value.value in matching:
+                call = call.with_changes(args=[args[0], args[1].with_changes(value=cst.parse_expression(f"{self.tfm}.MATCHING_VARIABLES"))])
+            self._init_from_checkpoint(call, stmt.test)
+        if scaffold_var is not None:
+            self.scaffold_vars.add(scaffold_var)
+        return True
+
+    def _matching_map_helper(self, call: cst.Call) -> bool:
+        """A module-level helper that builds an assignment map by listing the checkpoint's
+        variables (`tf.train.list_variables`), BERT's `get_assignment_map_from_checkpoint`."""
+        fn = self.module_fns.get(call.func.value) if isinstance(call.func, cst.Name) else None
+        if fn is None or not _any_call(fn, lambda node: self.canonical(node.func) == "train.list_variables"):
+            return False
+        if fn.name.value not in self.inlined:
+            self.inlined.append(fn.name.value)  # absorbed: it goes when nothing else calls it
         return True
 
     def _init_checkpoint_block(self, stmt: cst.If) -> bool:
@@ -1465,6 +1578,9 @@ class ModelFnAnalyzer:
                         "in the training step"
                     )
                     continue
+                if isinstance(value, cst.Call) and _is_logging_call(value, self):
+                    st.kind = "drop"  # `tf.logging.info(...)`: a message, no number
+                    continue
                 raise Unsupported(f"expression statement `{self.code(st.small).strip()}` in model_fn")
             if st.uses & label_names:
                 st.kind = "loss"
@@ -1761,6 +1877,8 @@ class ModelFnAnalyzer:
         for st in reversed(stmts):
             if st.defs & needed and (st.kind in kinds or id(st) in after_ids):
                 chosen.append(st)
+                if isinstance(st.small, cst.Assign):
+                    needed -= st.defs  # defined here: earlier bindings of these names are not needed
                 needed |= st.uses
         chosen.reverse()
         bad = needed & forward - allowed - set(after)
@@ -1817,6 +1935,7 @@ class ModelFnAnalyzer:
         sources = {"gradients", "trainable_variables"}
         grad_names: set[str] = set()
         section: list[_Stmt] = []
+        used = set().union(*(st.uses for st in stmts))
         for st in stmts[: apply_index + 1]:
             if st.kind:
                 continue
@@ -1825,6 +1944,9 @@ class ModelFnAnalyzer:
                 _calls(value, self, sources)
                 or _calls_method(value, optimizers, "compute_gradients")
             )
+            if starts and not st.defs & used:
+                st.kind = "drop"  # `tvars = tf.trainable_variables()` only logging loops read
+                continue
             if starts or st.uses & grad_names or st is stmts[apply_index]:
                 st.kind = "grad"
                 grad_names |= st.defs
@@ -1912,7 +2034,7 @@ class ModelFnAnalyzer:
                 predictions = arg.value
             elif name == "export_outputs" and not (isinstance(arg.value, cst.Name) and arg.value.value == "None"):
                 export_outputs = arg.value
-            elif name == "scaffold_fn" and isinstance(arg.value, cst.Name) and arg.value.value == self.scaffold_fn:
+            elif name == "scaffold_fn" and isinstance(arg.value, cst.Name) and arg.value.value in {self.scaffold_fn} | self.scaffold_vars:
                 continue  # the model is built with the checkpoint already applied, for predict too
             elif name != "mode" and not (isinstance(arg.value, cst.Name) and arg.value.value == "None"):
                 raise Unsupported(f"the PREDICT spec's `{name}=` is not migrated yet")
@@ -2091,6 +2213,8 @@ class ModelFnAnalyzer:
                 self.host_call_expr = arg.value
                 continue
             if name == "scaffold_fn":
+                if isinstance(arg.value, cst.Name) and arg.value.value in self.scaffold_vars:
+                    continue  # BERT's `scaffold_fn` variable: its init_from_checkpoint is recorded
                 if not isinstance(arg.value, cst.Name):
                     raise Unsupported("`scaffold_fn=` is not the name of a function")
                 self.scaffold_fn = arg.value.value
@@ -2237,6 +2361,49 @@ def _creates_layer(node: cst.CSTNode, analyzer: "ModelFnAnalyzer") -> bool:
         lambda call: (analyzer.canonical(call.func) or "").startswith(("layers.", "keras.layers."))
         or analyzer.canonical(call.func) in CONTRIB_LAYERS,
     )
+
+
+def _is_logging_call(call: cst.Call, analyzer: "ModelFnAnalyzer") -> bool:
+    """`tf.logging.info(...)`, absl's `logging.info(...)` (TFM102's rewrite of it), `print(...)`."""
+    key = analyzer.canonical(call.func) or ""
+    if key.startswith("logging."):
+        return True
+    root = call.func
+    while isinstance(root, cst.Attribute):
+        root = root.value
+    return isinstance(root, cst.Name) and root.value in ("logging", "absl", "print")
+
+
+def _logging_only(stmt: cst.BaseStatement, analyzer: "ModelFnAnalyzer") -> bool:
+    """A `for` loop (BERT's `for var in tvars: tf.logging.info(...)`) that only builds and logs
+    messages: logging calls, and assignments of strings, maybe under `if`s."""
+    if not isinstance(stmt, cst.For) or stmt.orelse is not None:
+        return False
+
+    def quiet(body: list[cst.BaseStatement]) -> bool:
+        for inner in body:
+            if isinstance(inner, cst.If):
+                if not quiet(list(inner.body.body)) or (inner.orelse is not None and not quiet(list(inner.orelse.body.body))):  # type: ignore[attr-defined,union-attr]
+                    return False
+                continue
+            if not isinstance(inner, cst.SimpleStatementLine):
+                return False
+            for small in inner.body:
+                if isinstance(small, cst.Expr) and isinstance(small.value, cst.Call) and _is_logging_call(small.value, analyzer):
+                    continue
+                if isinstance(small, cst.Assign) and isinstance(small.value, (cst.SimpleString, cst.FormattedString, cst.ConcatenatedString)):
+                    continue
+                return False
+        return True
+
+    return quiet(list(stmt.body.body))  # type: ignore[attr-defined]
+
+
+def _single_target(line: cst.SimpleStatementLine) -> str | None:
+    small = line.body[0]
+    if isinstance(small, cst.Assign) and len(small.targets) == 1 and isinstance(small.targets[0].target, cst.Name):
+        return small.targets[0].target.value
+    return None
 
 
 def _defs_of(line: cst.SimpleStatementLine) -> set[str]:

@@ -269,8 +269,22 @@ def load_tf1_checkpoint(
     return report
 
 
+# An `assignment_map` for `init_from_checkpoint`: every trainable variable of the model that the
+# checkpoint holds under the same TF1 name, what BERT's `get_assignment_map_from_checkpoint(tvars,
+# init_checkpoint)` computes (and every BERT-derived program calls before init_from_checkpoint).
+MATCHING_VARIABLES = "tfmigrate:matching-variables"
+
+
+def matching_assignment_map(model: keras.Model, path: str) -> dict[str, str]:
+    """{name: name} for the model's trainable variables whose TF1 names the checkpoint holds."""
+    if tf.io.gfile.isdir(path):
+        path = tf.train.latest_checkpoint(path) or path
+    names = set(tf.train.load_checkpoint(path).get_variable_to_shape_map())
+    return {name: name for name, variable in tf1_variable_names(model).items() if variable.trainable and name in names}
+
+
 def init_from_checkpoint(
-    model: keras.Model, ckpt_dir_or_file: str, assignment_map: dict[str, str], *, optimizer_variables: bool = False
+    model: keras.Model, ckpt_dir_or_file: str, assignment_map: dict[str, str] | str, *, optimizer_variables: bool = False
 ) -> keras.Model:
     """`tf.compat.v1.train.init_from_checkpoint` for a migrated model.
 
@@ -283,7 +297,8 @@ def init_from_checkpoint(
     Args:
       model: the migrated Keras model.
       ckpt_dir_or_file: a TF1 checkpoint prefix, or a directory (its latest checkpoint).
-      assignment_map: checkpoint name or scope -> model (TF1) name or scope, as TF1 took it.
+      assignment_map: checkpoint name or scope -> model (TF1) name or scope, as TF1 took it; or
+        `MATCHING_VARIABLES`, the trainable variables the checkpoint has under their own names.
       optimizer_variables: the TF1 call ran after the optimizer made its slots (a TPU
         `scaffold_fn`, or a call after `minimize`), so scope mappings covered the slots
         (`<var>/Adam`, ...) too, and `global_step`/`beta1_power` when mapped.
@@ -295,7 +310,8 @@ def init_from_checkpoint(
 
     if not assignment_map:
         raise ValueError("init_from_checkpoint needs a non-empty assignment_map")
-    model_state(model).init_checkpoints.append((ckpt_dir_or_file, dict(assignment_map), optimizer_variables))
+    amap = assignment_map if assignment_map == MATCHING_VARIABLES else dict(assignment_map)
+    model_state(model).init_checkpoints.append((ckpt_dir_or_file, amap, optimizer_variables))
     return model
 
 
@@ -306,7 +322,14 @@ def apply_init_checkpoints(model: keras.Model, optimizer: Any = None) -> list[Lo
 
     state = model_state(model)
     reports = [
-        load_tf1_checkpoint(model, path, assignment_map=amap, include_optimizer=slots, only_mapped=True, optimizer=optimizer)
+        load_tf1_checkpoint(
+            model,
+            path,
+            assignment_map=matching_assignment_map(model, path) if amap == MATCHING_VARIABLES else amap,
+            include_optimizer=slots,
+            only_mapped=True,
+            optimizer=optimizer,
+        )
         for path, amap, slots in state.init_checkpoints
     ]
     state.init_checkpoints = []
