@@ -585,8 +585,8 @@ class EstimatorSiteRule(Rule):
         if bound is None:
             return None
         value = bound.get("checkpoint_path")
-        if value is not None:
-            self.todo(f"`{method}(checkpoint_path=...)` is not migrated yet: restore that checkpoint into `{site.model_var}` first")
+        if value is not None and self._ctl:
+            self.todo(f"`{method}(checkpoint_path=...)` is migrated for --target keras only so far: restore that checkpoint into `{site.model_var}` first")
             return None
         if "input_fn" not in bound:
             return None
@@ -596,7 +596,7 @@ class EstimatorSiteRule(Rule):
                 self.todo(f"`{method}(hooks=...)` is migrated for --target keras only so far: run the hooks' work in the loop")
                 return None
             return ctl_codegen.call_loop(site.model_var, method, args[1], bound, self._expr)
-        for key in ("steps", "max_steps", "predict_keys", "yield_single_examples", "hooks", "saving_listeners", "name"):
+        for key in ("steps", "max_steps", "predict_keys", "yield_single_examples", "hooks", "saving_listeners", "name", "checkpoint_path"):
             if key in bound:
                 args.append(f"{key}={self._expr(bound[key])}")
         args += self._site_kwargs(site)

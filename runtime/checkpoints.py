@@ -14,7 +14,9 @@ names and optimizer slots onto the model, or raises saying what is missing.
 
 from __future__ import annotations
 
+import contextlib
 import os
+import re
 from typing import Any
 
 import keras
@@ -82,6 +84,56 @@ def restore_latest(model: keras.Model, model_dir: str | os.PathLike) -> str | No
     path = latest_checkpoint(model_dir)
     if path is None:
         return None
+    return restore_path(model, path, where=f"model_dir {model_dir!r}")
+
+
+def resolve_checkpoint_path(path: str | os.PathLike) -> str:
+    """A checkpoint prefix for TF1's `checkpoint_path=` arguments: a prefix as given, a directory's
+    latest checkpoint, or, for a TF1 Estimator name (`<dir>/model.ckpt-8`) in a directory the
+    runtime wrote, the runtime's checkpoint of the same step (`<dir>/ckpt-8`)."""
+    path = os.fspath(path)
+    if tf.io.gfile.isdir(path):
+        latest = latest_checkpoint(path)
+        if latest is None:
+            raise ValueError(f"no checkpoint in directory {path!r}")
+        return latest
+    if tf.io.gfile.exists(path + ".index"):
+        return path
+    match = re.fullmatch(r"model\.ckpt-(\d+)", os.path.basename(path))
+    if match is not None:
+        candidate = os.path.join(os.path.dirname(path), f"{CHECKPOINT_NAME}-{match.group(1)}")
+        if tf.io.gfile.exists(candidate + ".index"):
+            return candidate
+    raise ValueError(f"checkpoint {path!r} does not exist")
+
+
+@contextlib.contextmanager
+def weights_from(model: keras.Model, checkpoint_path: str | os.PathLike | None):
+    """Runs the block with `model` (and its optimizer, global step included) restored from
+    `checkpoint_path`, then gives the model its own values back: TF1's
+    `evaluate`/`predict(checkpoint_path=...)` read that checkpoint and left training where it was.
+    Does nothing when `checkpoint_path` is None."""
+    if checkpoint_path is None:
+        yield
+        return
+    path = resolve_checkpoint_path(checkpoint_path)
+    optimizer = getattr(model, "optimizer", None)
+    if optimizer is not None and not optimizer.built:
+        optimizer.build(model.trainable_variables)  # so no slot restore is deferred into later training
+    variables = list(model.variables) + (list(optimizer.variables) if optimizer is not None else [])
+    saved = [variable.numpy() for variable in variables]
+    restore_path(model, path, where="checkpoint_path")
+    try:
+        yield
+    finally:
+        for variable, value in zip(variables, saved):
+            variable.assign(value)
+
+
+def restore_path(model: keras.Model, path: str, *, where: str = "") -> str:
+    """Restores `model` and its optimizer from the checkpoint `path` (TF1 or TF2); see
+    `restore_latest`."""
+    model_dir = where
     learning_rate = _learning_rate_variable(getattr(model, "optimizer", None))
     compiled_learning_rate = None if learning_rate is None else learning_rate.numpy()
     if is_tf1_checkpoint(path):
@@ -97,7 +149,7 @@ def restore_latest(model: keras.Model, model_dir: str | os.PathLike) -> str | No
         status.assert_existing_objects_matched()
     except (AssertionError, ValueError) as error:
         raise ValueError(
-            f"Checkpoint {path!r} in model_dir {model_dir!r} does not match the model being restored "
+            f"Checkpoint {path!r} ({model_dir}) does not match the model being restored "
             f"(a different architecture or optimizer?): {error}"
         ) from error
     status.expect_partial()

@@ -756,6 +756,7 @@ def evaluate(
     model_dir: str | os.PathLike | None = None,
     hooks: list[Any] | None = None,
     name: str | None = None,
+    checkpoint_path: str | os.PathLike | None = None,
     **kwargs: Any,
 ) -> dict[str, Any]:
     """Evaluates a compiled Keras model as TF1 `Estimator.evaluate(input_fn, steps)` did.
@@ -786,6 +787,9 @@ def evaluate(
         name: TF1's evaluation name: the results are written, as TF1 wrote them, as scalar
             summaries at the global step to `model_dir/eval` (`eval_<name>` with a name), where
             early-stopping hooks and `BestExporter` read them.
+        checkpoint_path: TF1's `checkpoint_path=`: evaluate the weights (and global step) of this
+            checkpoint, not the model's own; the model gets its own back afterwards. A TF1
+            Estimator name (`model.ckpt-8`) finds the runtime's checkpoint of that step.
         **kwargs: Other `keras.Model.evaluate` arguments (`verbose` defaults to 0; the engine takes
             only `verbose`).
 
@@ -808,8 +812,14 @@ def evaluate(
             raise TypeError(f"tfmigrate.runtime.evaluate sets `{key}` itself.")
     model_dir = _resolve_model_dir(model_dir, config)
     source = _DataSource(data, model.distribute_strategy)
-    _check_trained(model, model_dir, "evaluate")
+    if checkpoint_path is None:
+        _check_trained(model, model_dir, "evaluate")
     _prepare(model, source, config, model_dir)
+    with checkpoints.weights_from(model, checkpoint_path):
+        return _evaluate(model, source, steps, model_dir, hooks, name, kwargs)
+
+
+def _evaluate(model, source, steps, model_dir, hooks, name, kwargs) -> dict[str, Any]:
     hooks = _hooks(model, hooks, "eval", "evaluate")
     kwargs.setdefault("verbose", 0)
     if hooks:
@@ -837,6 +847,7 @@ def predict(
     config: Any = None,
     model_dir: str | os.PathLike | None = None,
     hooks: list[Any] | None = None,
+    checkpoint_path: str | os.PathLike | None = None,
     **kwargs: Any,
 ) -> Any:
     """Predicts with a Keras model as TF1 `Estimator.predict(input_fn)` did, all at once.
@@ -880,8 +891,14 @@ def predict(
             raise TypeError(f"tfmigrate.runtime.predict sets `{key}` itself.")
     model_dir = _resolve_model_dir(model_dir, config)
     source = _DataSource(data, model.distribute_strategy)
-    _check_trained(model, model_dir, "predict")
+    if checkpoint_path is None:
+        _check_trained(model, model_dir, "predict")
     _prepare(model, source, config, model_dir, with_labels=False)
+    with checkpoints.weights_from(model, checkpoint_path):  # TF1's `checkpoint_path=` (see `evaluate`)
+        return _predict(model, source, steps, hooks, kwargs)
+
+
+def _predict(model, source, steps, hooks, kwargs) -> Any:
     hooks = _hooks(model, hooks, "infer", "predict")
     kwargs.setdefault("verbose", 0)
     if hooks:

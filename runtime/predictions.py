@@ -29,7 +29,8 @@ def predict_examples(
       predict_keys: only these keys of a dict of predictions (TF1's `predict_keys`).
       yield_single_examples: one item per example (True) or per batch (False): the batches the
         input made, as Estimator yielded them (the runtime runs one batch per step to see them).
-      **predict_kwargs: passed to `tfmigrate.runtime.predict` (`steps`, `config`, `model_dir`).
+      **predict_kwargs: passed to `tfmigrate.runtime.predict` (`steps`, `config`, `model_dir`,
+        `checkpoint_path`).
 
     Yields:
       A dict per example (or batch) when the model predicts a dict, else an array.

@@ -115,6 +115,7 @@ CTL_PENDING = {
     "TFM301_tpu_estimator_to_keras/training_hooks_logging": "SessionRunHooks on train",
     "TFM301_tpu_estimator_to_keras/train_and_evaluate_exporters": "train_and_evaluate and export_saved_model",
     "TFM301_tpu_estimator_to_keras/mnist_tpu_cnn": "export_saved_model",
+    "TFM201_estimator_to_keras/evaluate_checkpoint_path": "checkpoint_path= on evaluate/predict",
 }
 
 
