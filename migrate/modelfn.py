@@ -200,6 +200,20 @@ CONTRIB_LAYERS: dict[str, tuple[str, tuple[str, ...], dict[str, str], dict[str, 
         {},
         None,
     ),
+    # slim's batch_norm: decay 0.999, no gamma (scale=False) by default; the runtime's layer keeps
+    # the fused kernel's Bessel-corrected moving variance on 2-D and 4-D inputs.
+    "contrib.layers.batch_norm": (
+        "runtime:layers.SlimBatchNorm",
+        ("decay", "center", "scale", "epsilon", "activation_fn", "param_initializers", "param_regularizers",
+         "updates_collections", "is_training", "reuse", "variables_collections", "outputs_collections", "trainable",
+         "batch_weights", "fused", "data_format", "zero_debias_moving_mean", "scope", "renorm", "renorm_clipping",
+         "renorm_decay", "adjustment"),
+        {"decay": "momentum"},
+        {"decay": "0.999", "scale": "False", "epsilon": "0.001"},
+        "BatchNorm",
+        {},
+        ("is_training", "True"),
+    ),
 }
 CONTRIB_LAYERS["contrib.layers.convolution2d"] = CONTRIB_LAYERS["contrib.layers.conv2d"]
 # `linear` is fully_connected without an activation.
@@ -661,6 +675,10 @@ class ModelFnAnalyzer:
         # BERT's `scaffold_fn = None` / `if init_checkpoint: ... scaffold_fn = tpu_scaffold`: the
         # variable the spec's `scaffold_fn=` names, already recorded as an init_from_checkpoint.
         self.scaffold_vars: set[str] = set()
+        # `with slim.arg_scope([slim.conv2d, ...], padding='SAME'):` blocks around the statement
+        # being flattened, outermost first: (the functions' canonical names, default arguments).
+        self.arg_scopes: list[tuple[set[str], list[cst.Arg]]] = []
+        self.dict_literals: dict[str, cst.Dict] = {}  # `batch_norm_params = {...}`
         # Optimizer classes the program defines that are a known algorithm (BERT's AdamW).
         self.user_optimizers = {
             s.name.value: key
@@ -669,6 +687,14 @@ class ModelFnAnalyzer:
         }
 
     # -- helpers --------------------------------------------------------------------------
+    def dict_value(self, node: cst.BaseExpression) -> cst.Dict | None:
+        """A dict literal, or the dict literal a name was assigned in model_fn."""
+        if isinstance(node, cst.Dict):
+            return node
+        if isinstance(node, cst.Name):
+            return self.dict_literals.get(node.value)
+        return None
+
     def code(self, node: cst.CSTNode) -> str:
         return self.module.code_for_node(node)
 
@@ -815,6 +841,8 @@ class ModelFnAnalyzer:
     def _flatten(self, body: list[cst.BaseStatement], out: list[cst.SimpleStatementLine], scope: str = "") -> None:
         for stmt in body:
             if isinstance(stmt, cst.SimpleStatementLine):
+                if self.arg_scopes:
+                    stmt = stmt.visit(_ArgScopeDefaults(self))
                 inlined = self._inline_helper(stmt)
                 if inlined is not None:
                     self._inlining.append(inlined[0])
@@ -822,6 +850,9 @@ class ModelFnAnalyzer:
                     self._inlining.pop()
                     continue
                 small = stmt.body[0] if len(stmt.body) == 1 else None
+                if isinstance(small, cst.Assign) and len(small.targets) == 1 and isinstance(small.targets[0].target, cst.Name):
+                    if isinstance(small.value, cst.Dict):
+                        self.dict_literals[small.targets[0].target.value] = small.value
                 if isinstance(small, cst.Del) and names_in(small.target) <= {self.params, self.labels, self.mode} - {None}:
                     continue  # `del params`: the TPU reference models' "unused argument"
                 if isinstance(small, cst.Assign) and len(small.targets) == 1 and isinstance(small.targets[0].target, cst.Name):
@@ -887,6 +918,12 @@ class ModelFnAnalyzer:
                     continue
                 raise Unsupported("an `if` in model_fn that is not a TRAIN-mode or use_tpu switch")
             if isinstance(stmt, cst.With):
+                scoped = self._arg_scope(stmt)
+                if scoped is not None:
+                    self.arg_scopes.append(scoped)
+                    self._flatten(list(stmt.body.body), out, scope)  # type: ignore[attr-defined]
+                    self.arg_scopes.pop()
+                    continue
                 if self._update_ops_block(stmt):
                     self._flatten(list(stmt.body.body), out, scope)  # type: ignore[attr-defined]
                     continue
@@ -895,6 +932,27 @@ class ModelFnAnalyzer:
                     self._flatten(list(stmt.body.body), out, inner_scope)  # type: ignore[attr-defined]
                     continue
             raise Unsupported(f"`{type(stmt).__name__}` statement in model_fn")
+
+    def _arg_scope(self, stmt: cst.With) -> tuple[set[str], list[cst.Arg]] | None:
+        """`with slim.arg_scope([slim.conv2d, slim.fully_connected], activation_fn=..., ...):` ->
+        (the functions, the defaults), applied to their calls inside the block."""
+        if len(stmt.items) != 1 or stmt.items[0].asname is not None:
+            return None
+        call = stmt.items[0].item
+        if not (isinstance(call, cst.Call) and (self.canonical(call.func) or "").endswith(".arg_scope")):
+            return None
+        if not call.args or call.args[0].keyword is not None or not isinstance(call.args[0].value, (cst.List, cst.Tuple)):
+            raise Unsupported("`arg_scope` without a list of functions")
+        keys = set()
+        for element in call.args[0].value.elements:  # type: ignore[attr-defined]
+            key = self.canonical(element.value)
+            if key is None:
+                raise Unsupported(f"`arg_scope` over `{self.code(element.value)}`, not a TF layer function")
+            keys.add(key)
+        defaults = [arg for arg in call.args[1:] if arg.keyword is not None and not arg.star]
+        if len(defaults) != len(call.args) - 1:
+            raise Unsupported("`arg_scope` with positional or ** arguments")
+        return keys, defaults
 
     def _update_ops_block(self, stmt: cst.With) -> bool:
         """`with tf.control_dependencies(update_ops):` around minimize: Keras layers update their own
@@ -2550,10 +2608,16 @@ class _ForwardRewriter(cst.CSTTransformer):
         bound = _bind(call, ("inputs",) + positional)
         if bound is None or "inputs" not in bound:
             raise Unsupported(f"unexpected arguments to `tf.{key}`")
-        for name in ("normalizer_fn", "normalizer_params"):
-            value = bound.get(name)
-            if value is not None and not (isinstance(value, cst.Name) and value.value == "None"):
-                raise Unsupported(f"`tf.{key}({name}=...)` is not migrated yet")
+        normalizer = bound.pop("normalizer_fn", None)
+        normalizer_params = bound.pop("normalizer_params", None)
+        if normalizer is not None and isinstance(normalizer, cst.Name) and normalizer.value == "None":
+            normalizer = None
+        if normalizer is not None:
+            if self.a.canonical(normalizer) != "contrib.layers.batch_norm":
+                raise Unsupported(f"`tf.{key}(normalizer_fn={self.a.code(normalizer)})` is not migrated yet")
+            return self._normalized(key, bound, normalizer_params)
+        if key == "contrib.layers.batch_norm":
+            self._check_batch_norm(bound)
         data_format = bound.get("data_format")
         if data_format is not None and not (
             isinstance(data_format, cst.SimpleString) and data_format.evaluated_value in ("NHWC", "NWC", "NDHWC")
@@ -2573,6 +2637,7 @@ class _ForwardRewriter(cst.CSTTransformer):
         else:
             base = default_scope
         attr, tf1 = self.a.tf1_layer_name(base, self.scope)
+        self.last_base = tf1[len(self.scope) + 1:] if self.scope else tf1  # the layer's name in its scope
         for keras_name, tf1_name in weight_names.items():
             self.a.tf1_names[f"{attr}/{keras_name}"] = f"{tf1}/{tf1_name}"
         if not weight_names and attr != tf1 and cls not in _WEIGHTLESS_LAYERS:
@@ -2600,6 +2665,55 @@ class _ForwardRewriter(cst.CSTTransformer):
         self._add_layer(attr, cls, ctor)
         return cst.Call(func=cst.parse_expression(f"self.{attr}"), args=call_args)
 
+    def _check_batch_norm(self, bound: dict[str, cst.BaseExpression]) -> None:
+        """What of slim's batch_norm has a migration: updates in place (`updates_collections=None`)
+        or through UPDATE_OPS; no activation, renorm, batch weights or zero-debiasing."""
+        for name in ("activation_fn", "param_initializers", "param_regularizers", "batch_weights", "renorm", "adjustment"):
+            value = bound.get(name)
+            if value is not None and not (isinstance(value, cst.Name) and value.value in ("None", "False")):
+                raise Unsupported(f"`slim.batch_norm({name}=...)` is not migrated yet")
+        debias = bound.pop("zero_debias_moving_mean", None)
+        if debias is not None and not (isinstance(debias, cst.Name) and debias.value == "False"):
+            raise Unsupported("`slim.batch_norm(zero_debias_moving_mean=True)` is not migrated yet")
+        for name in ("activation_fn", "param_initializers", "param_regularizers", "batch_weights", "renorm", "adjustment", "renorm_clipping", "renorm_decay"):
+            bound.pop(name, None)
+        collections = bound.pop("updates_collections", None)
+        if collections is not None:
+            if isinstance(collections, cst.Name) and collections.value == "None":
+                # Updated in place: the moving statistics move whatever the train op depends on.
+                bound["update_moving_statistics"] = cst.Name("True")
+            elif self.a.canonical(collections) != "GraphKeys.UPDATE_OPS":
+                raise Unsupported("`slim.batch_norm(updates_collections=...)` other than None or UPDATE_OPS")
+
+    def _normalized(
+        self, key: str, bound: dict[str, cst.BaseExpression], params: cst.BaseExpression | None
+    ) -> cst.BaseExpression:
+        """`slim.conv2d(x, 64, [3, 3], normalizer_fn=slim.batch_norm, normalizer_params={...})`: the
+        layer without its bias or activation, then `<scope>/BatchNorm`, then the activation."""
+        activation = bound.pop("activation_fn", None)
+        if activation is None:
+            activation = cst.parse_expression(CONTRIB_LAYERS[key][3].get("activation_fn", "None").format(tf=self.a.tf))
+        bound["activation_fn"] = cst.Name("None")
+        bound["biases_initializer"] = cst.Name("None")
+        bound.pop("biases_regularizer", None)
+        layer_call = self._contrib(key, cst.Call(func=cst.Name("_"), args=[cst.Arg(v, keyword=cst.Name(k)) for k, v in bound.items()]))
+        params_dict = self.a.dict_value(params) if params is not None else cst.Dict([])
+        if params_dict is None:
+            raise Unsupported("`normalizer_params` is not a dict literal")
+        norm_bound: dict[str, cst.BaseExpression] = {"inputs": layer_call}
+        for element in params_dict.elements:  # type: ignore[attr-defined]
+            if not isinstance(element, cst.DictElement) or not isinstance(element.key, cst.SimpleString):
+                raise Unsupported("`normalizer_params` with non-literal keys")
+            norm_bound[str(element.key.evaluated_value)] = element.value
+        norm_bound["scope"] = cst.SimpleString(repr(f"{self.last_base}/BatchNorm"))
+        normed = self._contrib(
+            "contrib.layers.batch_norm",
+            cst.Call(func=cst.Name("_"), args=[cst.Arg(v, keyword=cst.Name(k)) for k, v in norm_bound.items()]),
+        )
+        if isinstance(activation, cst.Name) and activation.value == "None":
+            return normed
+        return cst.Call(func=activation, args=[cst.Arg(normed)])
+
     def _add_layer(self, attr: str, cls: str, args: list[cst.Arg]) -> None:
         rendered = []
         for arg in args:
@@ -2608,7 +2722,9 @@ class _ForwardRewriter(cst.CSTTransformer):
             rendered.append(f"{arg.keyword.value}={text}" if arg.keyword else text)
         if cls.startswith("runtime:"):
             func = f"{self.a.tfm}.{cls[len('runtime:'):]}"
-            if cls.endswith("BatchNormalization") and not self.a.update_ops_dependency:
+            if (cls.endswith("BatchNormalization") or cls.endswith("SlimBatchNorm")) and not self.a.update_ops_dependency and not any(
+                r.startswith("update_moving_statistics=") for r in rendered
+            ):
                 # No UPDATE_OPS dependency in the TF1 train op: its moving statistics never moved.
                 rendered.append("update_moving_statistics=False")
         else:
@@ -2697,6 +2813,36 @@ class _InitializerRewriter(cst.CSTTransformer):
             value = f"{factor} * {value}" if factor else value
             return cst.parse_expression(f"{self.a.tf}.keras.regularizers.{cls}({value})")
         return updated
+
+
+class _ArgScopeDefaults(cst.CSTTransformer):
+    """Adds the enclosing `arg_scope`s' defaults to the calls of their functions, innermost scope
+    first; arguments the call gives (by keyword or position) win, as in slim."""
+
+    def __init__(self, analyzer: "ModelFnAnalyzer") -> None:
+        self.a = analyzer
+
+    def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.Call:
+        key = self.a.canonical(original.func)
+        if key is None:
+            return updated
+        positional = CONTRIB_LAYERS[key][1] if key in CONTRIB_LAYERS else FUNCTIONAL_LAYERS.get(key, (None, ()))[1]
+        bound = _bind(original, ("inputs",) + tuple(positional)) or {}
+        given = set(bound) | {arg.keyword.value for arg in original.args if arg.keyword is not None}
+        added: list[cst.Arg] = []
+        for keys, defaults in reversed(self.a.arg_scopes):
+            if key not in keys:
+                continue
+            for arg in defaults:
+                if arg.keyword.value not in given:  # type: ignore[union-attr]
+                    given.add(arg.keyword.value)  # type: ignore[union-attr]
+                    added.append(arg.with_changes(comma=cst.MaybeSentinel.DEFAULT))
+        if not added:
+            return updated
+        args = list(updated.args)
+        if args:
+            args[-1] = args[-1].with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))
+        return updated.with_changes(args=args + added)
 
 
 class _FeaturesAsLabels(cst.CSTTransformer):

@@ -77,6 +77,20 @@ class BatchNormalization(keras.layers.BatchNormalization):
         return config
 
 
+
+class SlimBatchNorm(BatchNormalization):
+    """slim's `batch_norm` (`tf.contrib.layers.batch_norm`, `tf_slim.batch_norm`).
+
+    slim runs TF1's fused kernel on 2-D inputs too (it reshapes them to `[-1, 1, 1, C]`), so the
+    moving variance is Bessel-corrected for rank 2 as for rank 4 (`BatchNormalization` corrects
+    rank 4 and 5, as `tf.layers.batch_normalization` did). The codemod spells slim's defaults
+    (`decay` 0.999 -> `momentum`, `scale=False`, `epsilon` 0.001).
+    """
+
+    def _bessel(self, inputs) -> bool:
+        rank = len(inputs.shape)
+        return self.fused is not False and rank in (2, 4) and self.axis % rank == rank - 1
+
 class LayerNorm(keras.layers.Layer):
     """`tf.contrib.layers.layer_norm` as a Keras layer (TF1 arithmetic; weights `beta`, `gamma`).
 

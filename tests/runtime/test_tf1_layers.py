@@ -119,3 +119,53 @@ def test_keras_layer_normalization_is_not_tf1_layer_norm(oracle_layer_norm: dict
     got = tf.keras.layers.LayerNormalization(axis=[1, 2])(tf.constant(X3)).numpy()
     want = np.maximum(np.asarray(oracle_layer_norm["1,-1"]["y"], np.float32), 0)
     assert np.max(np.abs(np.maximum(got, 0) - want)) > 1e-5
+
+
+@pytest.fixture(scope="module")
+def oracle_slim() -> dict:
+    """What slim's batch_norm computes on TF1, through the pieces it used (tf_slim itself does not
+    run on TF 2.15): on 4-D inputs TF1's BatchNormalization layer with `fused=True`; on 2-D inputs
+    the fused kernel on the input reshaped to `[-1, 1, 1, C]` (slim's `_fused_batch_norm`)."""
+    return run_oracle(
+        """
+        import numpy as np
+        import tensorflow.compat.v1 as tf
+        tf.disable_eager_execution()
+        out = {}
+        xs = np.asarray(PAYLOAD["x"], np.float32)
+        for rank in (4, 2):
+            with tf.Graph().as_default():
+                shape = list(xs.shape[1:]) if rank == 4 else [-1, xs.shape[-1]]
+                x = tf.placeholder(tf.float32, [None] * (len(shape) - 1) + [xs.shape[-1]])
+                inputs = x if rank == 4 else tf.reshape(x, [-1, 1, 1, xs.shape[-1]])
+                y = tf.layers.batch_normalization(inputs, training=True, momentum=0.8, scale=False, epsilon=0.001, fused=True)
+                y = tf.reshape(y, tf.shape(x))
+                updates = tf.get_collection(tf.GraphKeys.UPDATE_OPS)
+                moving = sorted((v for v in tf.global_variables() if "moving" in v.name), key=lambda v: v.name)
+                with tf.Session() as s:
+                    s.run(tf.global_variables_initializer())
+                    outs = [s.run([y, updates], {x: xs[i].reshape(shape)})[0].tolist() for i in range(3)]
+                    out[str(rank)] = {"outputs": outs, "moving": [s.run(v).tolist() for v in moving]}
+        print(json.dumps(out))
+        """,
+        {"x": X4.tolist()},
+    )
+
+
+@pytest.mark.parametrize("rank", [4, 2])
+def test_slim_batch_norm_matches_tf1(rank: int, oracle_slim: dict) -> None:
+    """`SlimBatchNorm` (slim's defaults spelled by the codemod) is TF1's fused batch norm on 4-D
+    and, unlike `BatchNormalization`, on 2-D inputs too (a Bessel-corrected moving variance)."""
+    from tfmigrate.runtime.layers import SlimBatchNorm
+
+    layer = SlimBatchNorm(momentum=0.8, scale=False, epsilon=0.001)
+    outputs = []
+    for i in range(3):
+        x = X4[i] if rank == 4 else X4[i].reshape(-1, X4.shape[-1])
+        outputs.append(layer(tf.constant(x), training=True).numpy())
+    want = oracle_slim[str(rank)]
+    np.testing.assert_allclose(np.stack(outputs), np.asarray(want["outputs"], np.float32), rtol=1e-5, atol=1e-5)
+    moving_mean, moving_variance = (np.asarray(v, np.float32) for v in want["moving"])
+    np.testing.assert_allclose(layer.moving_mean.numpy(), moving_mean, rtol=1e-6, atol=1e-7)
+    np.testing.assert_allclose(layer.moving_variance.numpy(), moving_variance, rtol=1e-6)
+    assert not layer.scale and layer.gamma is None
