@@ -97,7 +97,7 @@ def render(plan: Plan, *, tf: str, tfm: str, indent: str = "    ", standalone: b
     lines: list[str] = []
 
     # -- the forward pass -------------------------------------------------------------------
-    lines += model_class_lines(plan, slots, tf, u, store_params=plan.call_uses_params or plan.weights_use_params, metrics=False)
+    lines += model_class_lines(plan, slots, tf, u, store_params=plan.call_uses_params or plan.weights_use_params or plan.deferred_use_params, metrics=False)
     lines += ["", ""]
 
     # -- the loop ---------------------------------------------------------------------------

@@ -77,9 +77,19 @@ def model_class_lines(plan: Plan, slots: _Slots, tf: str, u: str, *, store_param
     lines += slots.block(plan.init_stmts, 2, u)
     for layer in plan.layers:
         lines += wrap_call(f"self.{layer.attr} = ", layer.func, layer.args, u * 2, u)
+    for attr, method, _, _, _ in plan.deferred_weights:
+        lines.append(f"{u * 2}self.{attr} = tfm.layers.DeferredWeight(self.{method})")
     if metrics:
         for attr, func, args in plan.metrics:
             lines += wrap_call(f"self.{attr} = ", func, args, u * 2, u)
+    for attr, method, tensor, stmts, args in plan.deferred_weights:
+        lines.append("")
+        lines.append(f"{u}def {method}(self, {tensor}):")
+        lines.append(f'{u * 2}"""The TF1 `tf.get_variable` arguments of `{attr}`, which read `{tensor}`\'s static shape."""')
+        if plan.deferred_use_params:
+            lines.append(f"{u * 2}{p} = self.{p}")
+        lines += slots.block(stmts, 2, u)
+        lines += wrap_call("return ", "dict", args, u * 2, u)
     if plan.weights:
         lines.append("")
         lines.append(f"{u}def build(self, input_shape):")
@@ -147,6 +157,7 @@ def render(plan: Plan, *, tf: str, tfm: str, indent: str = _IND) -> list[cst.Bas
         or plan.gradient_uses_params
         or plan.predict_uses_params
         or plan.weights_use_params
+        or plan.deferred_use_params
         or plan.hooks_use_params
     ), metrics=True)
     if plan.keras_loss is None:

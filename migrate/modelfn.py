@@ -592,6 +592,11 @@ class Plan:
     labels_from_features: bool = False
     # The model_fn is a closure a builder returns (BERT's `model_fn_builder`): migrated in place.
     closure: bool = False
+    # `tf.get_variable`s whose shape reads a tensor's static shape (BERT's `hidden_size =
+    # output_layer.shape[-1].value`): (attribute, method, tensor parameter, the method's
+    # statements, `add_weight` arguments); made by `tfm.layers.DeferredWeight` on first call.
+    deferred_weights: list[tuple[str, str, str, list[cst.SimpleStatementLine], list[str]]] = field(default_factory=list)
+    deferred_use_params: bool = False
     # Statements the eval metrics' tensors need from the model_fn's side (labels read from the
     # features, per-example losses), run before metric_fn's parameters are bound.
     metric_model_prelude: list[cst.SimpleStatementLine] = field(default_factory=list)
@@ -1584,6 +1589,7 @@ class ModelFnAnalyzer:
                     minimized = True
         if optimizer_stmt is None:
             raise Unsupported("no `tf.train.*Optimizer(...).minimize(loss)` found in model_fn")
+        deferred = self._defer_shaped_weights(stmts, weights)
         self._hand_step_increment(stmts, global_step_names, self.call_key(optimizer_stmt.small.value))  # type: ignore[union-attr,arg-type]
         self._gradient_code(stmts, plan, optimizer_names, global_step_names, loss_name)
         metric_ops = {name for st in stmts if st.kind == "metricop" for name in st.defs}
@@ -1729,6 +1735,13 @@ class ModelFnAnalyzer:
             raise Unsupported(f"layer arguments depend on tensors ({', '.join(sorted(bad))}); cannot build the layer once")
         plan.layers = [Layer(attr, func, args) for attr, _, (func, args) in rewriter.layers]
         plan.weights = [(attr, args) for attr, args, _ in weights]
+        for attr, method, tensor, shape_lines, args, uses in deferred:
+            shape_uses = set().union(*(names_in(line) for line in shape_lines))
+            prelude = [x.node for x in needed_pure((uses | shape_uses) - {tensor})]
+            plan.deferred_weights.append((attr, method, tensor, prelude + shape_lines, args))
+            plan.deferred_use_params = plan.deferred_use_params or self.params in uses | shape_uses | set().union(
+                set(), *(names_in(line) for line in prelude)
+            )
         weight_uses = set().union(set(), *(uses for _, _, uses in weights))
         bad = weight_uses & (forward | label_names)
         if bad:
@@ -1944,6 +1957,46 @@ class ModelFnAnalyzer:
             raise Unsupported(f"{what} read tensors the model does not return ({', '.join(sorted(bad))})")
         rename = _FeaturesAsLabels(self.features, plan.labels_name)
         return [st.node.visit(rename) if st.kind == "labelsrc" else st.node for st in chosen]
+
+    def _defer_shaped_weights(self, stmts: list["_Stmt"], weights: list[tuple[str, list[str], set[str]]]) -> list:
+        """`hidden_size = output_layer.shape[-1].value` then `tf.get_variable(..., [n, hidden_size])`:
+        the weight cannot be made in `build` (no tensor exists yet), so a `tfm.layers.DeferredWeight`
+        makes it when first called on the tensor, from a method that reads the tensor's static shape."""
+        out = []
+        for index, st in enumerate(stmts):
+            if st.kind != "variable":
+                continue
+            entry = next(w for w in weights if w[0] == self.variables.get(next(iter(st.defs))))
+            attr, args, uses = entry
+            shape_stmts: list[_Stmt] = []
+            tensors: set[str] = set()
+            for earlier in stmts[:index]:
+                if not (earlier.defs & uses) or earlier.kind or not isinstance(earlier.small, cst.Assign):
+                    continue
+                read = _static_shape_reads(earlier.small.value)
+                if read and not (names_in(earlier.small.value) - read) & {n for x in stmts[:index] for n in x.defs}:
+                    shape_stmts.append(earlier)
+                    tensors |= read
+            if not shape_stmts:
+                continue
+            if len(tensors) != 1:
+                raise Unsupported("a `tf.get_variable` shape reads the static shapes of several tensors")
+            tensor = next(iter(tensors))
+            name = next(iter(st.defs))
+            del self.variables[name]
+            weights.remove(entry)
+            leaf = next(a for a in args if a.startswith("name="))[len("name="):].strip("'\"")
+            tf1 = self.tf1_names.pop(attr, attr)
+            self.tf1_names[f"{attr}/{leaf}"] = tf1
+            method = f"_{attr}_arguments"
+            strip = _ShapeValue()
+            out.append((attr, method, tensor, [x.node.visit(strip) for x in shape_stmts], args, uses))
+            line = cst.parse_statement(f"{name} = self.{attr}({tensor})")
+            st.node = line  # type: ignore[misc]
+            st.small = line.body[0]  # type: ignore[attr-defined,misc]
+            st.uses = {tensor}
+            st.kind = ""
+        return out
 
     def _hand_step_increment(self, stmts: list["_Stmt"], global_steps: set[str], optimizer_key: str | None) -> None:
         """BERT increments the global step by hand, because its AdamWeightDecayOptimizer ignores
@@ -2421,6 +2474,46 @@ def _creates_layer(node: cst.CSTNode, analyzer: "ModelFnAnalyzer") -> bool:
     )
 
 
+def _static_shape_reads(node: cst.BaseExpression) -> set[str]:
+    """The names `node` reads only through their static shape (`x.shape[-1]`,
+    `x.get_shape().as_list()`); empty when it reads any of them otherwise."""
+    shaped: set[str] = set()
+    plain: set[str] = set()
+
+    class Visit(cst.CSTVisitor):
+        def visit_Attribute(self, attr: cst.Attribute) -> bool:
+            if attr.attr.value in ("shape", "get_shape") and isinstance(attr.value, cst.Name):
+                shaped.add(attr.value.value)
+                return False
+            attr.value.visit(self)
+            return False
+
+        def visit_Arg(self, arg: cst.Arg) -> bool:
+            arg.value.visit(self)
+            return False
+
+        def visit_Name(self, name: cst.Name) -> None:
+            plain.add(name.value)
+
+    node.visit(Visit())
+    return shaped - plain
+
+
+class _ShapeValue(cst.CSTTransformer):
+    """`x.shape[-1].value` (TF1's Dimension) -> `x.shape[-1]` (an int in TF2)."""
+
+    def leave_Attribute(self, original: cst.Attribute, updated: cst.Attribute) -> cst.BaseExpression:
+        if updated.attr.value == "value" and isinstance(updated.value, cst.Subscript):
+            inner = updated.value.value
+            while isinstance(inner, cst.Call):
+                inner = inner.func
+            if isinstance(inner, cst.Attribute) and inner.attr.value in ("shape", "get_shape", "as_list"):
+                return updated.value
+            if isinstance(inner, cst.Attribute) and isinstance(inner.value, cst.Call):
+                return updated.value
+        return updated
+
+
 def _is_logging_call(call: cst.Call, analyzer: "ModelFnAnalyzer") -> bool:
     """`tf.logging.info(...)`, absl's `logging.info(...)` (TFM102's rewrite of it), `print(...)`."""
     key = analyzer.canonical(call.func) or ""
@@ -2527,6 +2620,9 @@ class _ForwardRewriter(cst.CSTTransformer):
         if self.a.labels and original.value == self.a.labels:
             self.uses_labels = True
         return self.refs.leave_Name(original, updated)
+
+    def leave_Attribute(self, original: cst.Attribute, updated: cst.Attribute) -> cst.BaseExpression:
+        return _ShapeValue().leave_Attribute(original, updated)
 
     def leave_Comparison(self, original: cst.Comparison, updated: cst.Comparison) -> cst.BaseExpression:
         mode = self.a.is_mode_compare(original)

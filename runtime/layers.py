@@ -141,3 +141,35 @@ class LayerNorm(keras.layers.Layer):
             begin_params_axis=self.begin_params_axis,
         )
         return config
+
+
+class _StaticShape:
+    """Stands for a tensor whose static shape is all a `DeferredWeight`'s arguments read."""
+
+    def __init__(self, shape) -> None:
+        self.shape = tf.TensorShape(shape)
+
+    def get_shape(self) -> tf.TensorShape:
+        return self.shape
+
+
+class DeferredWeight(keras.layers.Layer):
+    """A TF1 `tf.get_variable` whose shape came from a tensor's static shape (BERT's
+    `hidden_size = output_layer.shape[-1].value`, then `tf.get_variable('output_weights',
+    [num_labels, hidden_size])`).
+
+    A Keras model makes its weights before any tensor exists; this layer makes the variable when
+    it is first called on the tensor, from `arguments(tensor)` (the `add_weight` arguments; the
+    function may read only the tensor's `shape`/`get_shape()`), and returns the variable.
+    """
+
+    def __init__(self, arguments, **kwargs):
+        super().__init__(**kwargs)
+        self._arguments = arguments
+        self.variable = None
+
+    def build(self, input_shape):
+        self.variable = self.add_weight(**self._arguments(_StaticShape(input_shape)))
+
+    def call(self, inputs):
+        return self.variable
