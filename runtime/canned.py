@@ -153,8 +153,11 @@ def get_optimizer(optimizer: Any, learning_rate: float | None, api: str) -> kera
     if api == "v2" and type(optimizer) is keras.optimizers.Adagrad:
         # TF 2.15 converted it to the legacy Adagrad, whose epsilon is outside the square root.
         config = optimizer.get_config()
+        rate = optimizer._learning_rate  # noqa: SLF001 (keeps a schedule)
+        if not isinstance(rate, keras.optimizers.schedules.LearningRateSchedule) and not callable(rate):
+            rate = float(np.asarray(rate))  # a float rate, which Keras 3 holds in a variable
         return LegacyAdagrad(
-            learning_rate=optimizer._learning_rate,  # noqa: SLF001 (keeps a schedule)
+            learning_rate=rate,
             initial_accumulator_value=config["initial_accumulator_value"],
             epsilon=config["epsilon"],
         )
