@@ -113,6 +113,9 @@ class EstimatorSiteRule(Rule):
             return
         try:
             analyzer = ModelFnAnalyzer(self.functions[name], self.ctx.names, self.module, self.ctx.tf2_alias, "tfm")
+            # `feature_column.input_layer`/`linear_model` -> tfm.feature_columns layers where TFM401
+            # (keras target only) makes the columns the runtime's.
+            analyzer.feature_column_layers = self.ctx.target == "keras"
             self.plans[name] = analyzer.analyze()
             self.plans[name].closure = name in self.builders.values()
         except Unsupported as exc:

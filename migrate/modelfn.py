@@ -117,7 +117,16 @@ FUNCTIONAL_LAYERS: dict[str, tuple[str, tuple[str, ...]]] = {
     "layers.average_pooling1d": ("AveragePooling1D", ("pool_size", "strides", "padding")),
     "layers.average_pooling2d": ("AveragePooling2D", ("pool_size", "strides", "padding")),
     "layers.average_pooling3d": ("AveragePooling3D", ("pool_size", "strides", "padding")),
+    # Feature columns: TFM401's runtime layers (TFM401 makes the columns the runtime's, on the keras
+    # target only, so only an analyzer with `feature_column_layers` set builds them).
+    "feature_column.input_layer": ("runtime:feature_columns.InputLayer", ("feature_columns",)),
+    "feature_column.linear_model": ("runtime:feature_columns.LinearModel", ("feature_columns", "units", "sparse_combiner")),
 }
+_FEATURE_COLUMN_LAYERS = frozenset({"feature_column.input_layer", "feature_column.linear_model"})
+
+
+def _functional_layer(key: str | None, analyzer: "ModelFnAnalyzer") -> bool:
+    return key in FUNCTIONAL_LAYERS and (key not in _FEATURE_COLUMN_LAYERS or getattr(analyzer, "feature_column_layers", False))
 LAYER_CLASSES = {
     "layers.BatchNormalization": "runtime:layers.BatchNormalization",
     "layers.Dense": "Dense",
@@ -2470,7 +2479,8 @@ def _creates_layer(node: cst.CSTNode, analyzer: "ModelFnAnalyzer") -> bool:
     return _any_call(
         node,
         lambda call: (analyzer.canonical(call.func) or "").startswith(("layers.", "keras.layers."))
-        or analyzer.canonical(call.func) in CONTRIB_LAYERS,
+        or analyzer.canonical(call.func) in CONTRIB_LAYERS
+        or _functional_layer(analyzer.canonical(call.func), analyzer),
     )
 
 
@@ -2647,7 +2657,7 @@ class _ForwardRewriter(cst.CSTTransformer):
         key = self.a.canonical(original.func)
         if key == "nn.dropout":
             return _dropout_rate(updated)
-        if key in FUNCTIONAL_LAYERS:
+        if _functional_layer(key, self.a):
             return self._functional(key, updated)
         if key in CONTRIB_LAYERS:
             return self._contrib(key, updated)

@@ -6,6 +6,8 @@ import libcst as cst
 
 from tfmigrate.estimator_sites import EstimatorSiteRule, _Site
 from tfmigrate.modelfn import OPTIMIZERS, _OPTIMIZER_DROP
+from tfmigrate.names import dotted
+from tfmigrate.rule import RUNTIME_ALIAS, RUNTIME_MODULE
 
 _DNN_V2 = ("hidden_units", "feature_columns", "model_dir")
 # Constructor parameters in TF 2.15's order (positional arguments are bound by them).
@@ -105,10 +107,12 @@ _COLUMNS = {
     "make_parse_example_spec",
 }
 _COLUMN_TODO = {
-    "input_layer": "`feature_column.input_layer` inside a model_fn is not migrated yet: build "
+    "input_layer": "`feature_column.input_layer` is migrated inside a model_fn that TFM201 turns into a Keras model; "
+    "here it is not: build "
     "`tfm.feature_columns.InputLayer(columns)` in the Keras model (same columns, same TF1 variable names under "
     "`input_layer/`) and call it on the features",
-    "linear_model": "`feature_column.linear_model` inside a model_fn is not migrated yet: build "
+    "linear_model": "`feature_column.linear_model` is migrated inside a model_fn that TFM201 turns into a Keras "
+    "model; here it is not: build "
     "`tfm.feature_columns.LinearModel(columns, units)` in the Keras model and call it on the features",
 }
 _REDUCTIONS = {
@@ -155,6 +159,9 @@ class CannedEstimatorsToKeras(EstimatorSiteRule):
 
     def visit_Module(self, node: cst.Module) -> bool:
         self.builds: dict[int, str] = {}
+        # TFM201 built `tfm.feature_columns.InputLayer`/`LinearModel` from a model_fn's
+        # `input_layer`/`linear_model`: the columns they are given must be the runtime's too.
+        self.runtime_column_layers = _calls_runtime_column_layer(node, self.ctx.names)
         return super().visit_Module(node)
 
     # -- the estimator class at a call ---------------------------------------------------------
@@ -218,7 +225,7 @@ class CannedEstimatorsToKeras(EstimatorSiteRule):
 
     # -- feature columns elsewhere in the file ---------------------------------------------------
     def _migrating(self) -> bool:
-        return bool(self.sites) or bool(self.loose_calls)
+        return bool(self.sites) or bool(self.loose_calls) or self.runtime_column_layers
 
     def leave_Call(self, original: cst.Call, updated: cst.Call):
         result = super().leave_Call(original, updated)
@@ -233,6 +240,27 @@ class CannedEstimatorsToKeras(EstimatorSiteRule):
                 self.mark_changed()
                 return updated.with_changes(func=_column_func(self.ctx.need_runtime(), column))
         return updated
+
+
+def _calls_runtime_column_layer(module: cst.Module, names) -> bool:
+    """Whether `module` calls `tfmigrate.runtime.feature_columns.InputLayer` or `LinearModel`."""
+    wanted = {f"{RUNTIME_MODULE}.feature_columns.{cls}" for cls in ("InputLayer", "LinearModel")}
+    found = False
+
+    def qualified(func: cst.BaseExpression) -> str | None:
+        name = dotted(func) or ""
+        if name.startswith(RUNTIME_ALIAS + ".") and RUNTIME_ALIAS not in names.aliases:
+            # The runtime import an earlier rule scheduled is not in the alias table yet.
+            return RUNTIME_MODULE + name[len(RUNTIME_ALIAS):]
+        return names.qualify(func)
+
+    class _Finder(cst.CSTVisitor):
+        def visit_Call(self, call: cst.Call) -> None:
+            nonlocal found
+            found = found or qualified(call.func) in wanted
+
+    module.visit(_Finder())
+    return found
 
 
 def _column_func(tfm: str, column: str) -> cst.BaseExpression:

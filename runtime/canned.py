@@ -153,8 +153,11 @@ def get_optimizer(optimizer: Any, learning_rate: float | None, api: str) -> kera
     if api == "v2" and type(optimizer) is keras.optimizers.Adagrad:
         # TF 2.15 converted it to the legacy Adagrad, whose epsilon is outside the square root.
         config = optimizer.get_config()
+        rate = optimizer._learning_rate  # noqa: SLF001 (keeps a schedule)
+        if not isinstance(rate, keras.optimizers.schedules.LearningRateSchedule) and not callable(rate):
+            rate = float(np.asarray(rate))  # a float rate, which Keras 3 holds in a variable
         return LegacyAdagrad(
-            learning_rate=optimizer._learning_rate,  # noqa: SLF001 (keeps a schedule)
+            learning_rate=rate,
             initial_accumulator_value=config["initial_accumulator_value"],
             epsilon=config["epsilon"],
         )
@@ -317,7 +320,9 @@ class BatchNormalization(keras.layers.Layer):
     (`tf.nn.moments`, `tf.nn.batch_normalization`, moving averages by `var -= (var - value) * (1 -
     momentum)`), momentum 0.999 and epsilon 0.001. Keras 3's computes the variance as
     `E[x^2] - E[x]^2` and normalises in another order (measured: 2.6e-6 relative after 30 Adagrad
-    steps with Keras 3's layer, 4e-3 with Adam)."""
+    steps with Keras 3's layer). With this layer Adagrad matches TF 2.15; Adam does not, because
+    the bias of a hidden unit whose ReLU is always on gets a rounding-noise gradient (zero in exact
+    arithmetic) that Adam scales to full steps (see README, TFM401)."""
 
     def __init__(self, momentum=0.999, epsilon=0.001, **kwargs):
         super().__init__(**kwargs)

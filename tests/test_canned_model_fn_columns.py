@@ -1,0 +1,35 @@
+"""TFM401 + TFM201: `feature_column.input_layer`/`linear_model` inside a custom model_fn."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tfmigrate.engine import Options, transform_source
+
+FIXTURE = Path(__file__).parent.parent / "fixtures" / "TFM401_canned_estimators" / "input_layer_model_fn.in.py"
+
+
+def test_keras_target_builds_the_input_layer_once_and_migrates_the_columns():
+    out = transform_source(FIXTURE.read_text(encoding="utf-8"), filename=str(FIXTURE), options=Options()).output
+    assert "self.input_layer = tfm.feature_columns.InputLayer(feature_columns=params['feature_columns'])" in out
+    assert "net = self.input_layer(features)" in out
+    assert "cols = [tfm.feature_columns.numeric_column('x')]" in out
+    assert "TODO(tfmigrate" not in out
+
+
+def test_ctl_target_leaves_the_input_layer_with_a_todo():
+    """TFM401 (which makes the columns the runtime's) runs on the keras target only: the custom loop
+    keeps TF1's call, marked, rather than a runtime layer fed TF1 columns."""
+    out = transform_source(FIXTURE.read_text(encoding="utf-8"), filename=str(FIXTURE), options=Options(target="ctl")).output
+    assert "= tfm.feature_columns.InputLayer(" not in out
+    assert "TODO(tfmigrate TFM101): `tf.compat.v1.feature_column.input_layer`" in out
+
+
+def test_input_layer_outside_a_migrated_model_fn_gets_the_todo():
+    source = (
+        "import tensorflow.compat.v1 as tf\n\n"
+        "def features_to_net(features, columns):\n"
+        "  return tf.feature_column.input_layer(features, columns)\n"
+    )
+    out = transform_source(source, filename="x.py", options=Options()).output
+    assert "TODO(tfmigrate TFM401): `feature_column.input_layer` is migrated inside a model_fn" in out
