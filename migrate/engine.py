@@ -20,6 +20,7 @@ from .names import AliasTable, SourceLines
 from .registry import all_rules
 from .rule import TODO_RE, FileContext, Rule
 from .textpass import SourceView, parse
+from .textpass import add_imports as text_add_imports
 
 MIGRATED = "migrated"
 UNCHANGED = "unchanged"
@@ -324,6 +325,16 @@ class _Pipeline:
         block (it adds there and gives that statement an empty line); run on the whole module
         it still copies and walks every node, which costs more than all the rules together.
         """
+        code = self._current()
+        if "\r" not in code:
+            tree = self.view.tree if self.view is not None and self.module is None else parse(code)
+            items = AddImportsVisitor._get_imports_from_context(self.ctx.codemod)
+            output = text_add_imports(code, tree, items)
+            if output is not None:
+                if self.module is not None or output is not code:
+                    self.view = None
+                self.text, self.module = output, None
+                return
         if self.module is not None or "\r" in self.text:
             self.module = _add_imports(self.ctx, self._as_cst())
             return

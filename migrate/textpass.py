@@ -18,8 +18,10 @@ from libcst.codemod.visitors import AddImportsVisitor
 
 import ast
 import gc
+import io
 import keyword
 import re
+import tokenize
 from dataclasses import dataclass, field
 
 from .names import AliasTable, SourceLines, ast_dotted, canonical_name
@@ -418,3 +420,144 @@ def _binds(imp: ast.Import | ast.ImportFrom, local: str) -> bool:
         if name == local:
             return True
     return False
+
+
+def add_imports(source: str, tree: ast.Module, items) -> str | None:
+    """LibCST's `AddImportsVisitor` (no package name) on `source`, computed from its `ast`: the
+    `ImportItem`s the top import block lacks, as new lines after it. None where the visitor would
+    do something this does not reproduce (it extends an existing `from m import ...`, the file has
+    no top import block or nothing after it, statements share a line there, `__future__`, ...).
+
+    Same bookkeeping as the visitor: what the top imports already provide is dropped, then
+    `import m` (sorted), `import m as a` (in request order), `from m import ...` (aliased modules
+    first, names sorted), and the statement after the block gets an empty line above it.
+    """
+    if any(item.relative for item in items) or "\r" in source or "\f" in source:
+        return None
+    module_imports = {i.module for i in items if i.obj_name is None and i.alias is None}
+    module_mapping = {
+        m: {i.obj_name for i in items if i.module == m and i.obj_name is not None and i.alias is None}
+        for m in sorted({i.module for i in items if i.obj_name is not None and i.alias is None})
+    }
+    module_aliases = {i.module: i.alias for i in items if i.obj_name is None and i.alias is not None}
+    alias_mapping = {
+        m: [(i.obj_name, i.alias) for i in items if i.module == m and i.obj_name is not None and i.alias is not None]
+        for m in sorted({i.module for i in items if i.obj_name is not None and i.alias is not None})
+    }
+    if "__future__" in module_mapping or "__future__" in alias_mapping:
+        return None
+
+    body = tree.body
+    start = 1 if body and _docstring_or_strict(body[0], source) else 0
+    end = start
+    while end < len(body) and type(body[end]) in (ast.Import, ast.ImportFrom):
+        end += 1
+    if end == start or end >= len(body):
+        return None  # no top import block (the header decides), or nothing after it
+    for before, after in zip(body[: end + 1], body[1 : end + 1]):
+        if before.end_lineno >= after.lineno:  # type: ignore[operator]
+            return None  # `a; b`: one LibCST line, which ends or splits the block differently
+
+    # The gatherer: what the top import block provides.
+    got_modules: set[str] = set()
+    got_objects: dict[str, set[str]] = {}
+    got_aliases: dict[str, str] = {}
+    got_alias_mapping: dict[str, list[tuple[str, str]]] = {}
+    for stmt in body[start:end]:
+        if isinstance(stmt, ast.Import):
+            for alias in stmt.names:
+                if alias.asname is not None:
+                    got_aliases[alias.name] = alias.asname
+                else:
+                    got_modules.add(alias.name)
+            continue
+        if stmt.level or stmt.module is None:  # type: ignore[union-attr]
+            continue  # relative: the visitor cannot resolve it, and leaves it be
+        module = stmt.module  # type: ignore[union-attr]
+        if stmt.names[0].name == "*":  # type: ignore[union-attr]
+            got_objects[module] = {"*"}
+            continue
+        aliased = [(a.name, a.asname) for a in stmt.names if a.asname is not None]  # type: ignore[union-attr]
+        if aliased:
+            got_alias_mapping.setdefault(module, []).extend(aliased)  # type: ignore[arg-type]
+        plain = {a.name for a in stmt.names if a.asname is None}  # type: ignore[union-attr]
+        if plain:
+            objects = got_objects.setdefault(module, set())
+            if "*" in objects:
+                got_objects[module] = {"*"}
+                continue
+            objects.update(plain)
+
+    # visit_Module: drop what is there already.
+    module_imports -= got_modules
+    for module, alias in got_aliases.items():
+        if module in module_aliases and module_aliases[module] == alias:
+            del module_aliases[module]
+    for module, pairs in got_alias_mapping.items():
+        for pair in pairs:
+            if module in alias_mapping and pair in alias_mapping[module]:
+                alias_mapping[module].remove(pair)
+                if not alias_mapping[module]:
+                    del alias_mapping[module]
+    for module, objects in got_objects.items():
+        if module not in module_mapping:
+            continue
+        if "*" in objects:
+            del module_mapping[module]
+        else:
+            module_mapping[module] = module_mapping[module] - objects
+            if not module_mapping[module]:
+                del module_mapping[module]
+    # leave_ImportFrom would extend a top `from m import ...` of a module still wanted.
+    for stmt in body[start:end]:
+        if isinstance(stmt, ast.ImportFrom) and not stmt.level and stmt.module is not None and stmt.names[0].name != "*":
+            if stmt.module in module_mapping or stmt.module in alias_mapping:
+                return None
+    if not (module_imports or module_mapping or module_aliases or alias_mapping):
+        return source
+
+    merged: dict[str, list[tuple[str, str | None]]] = {}
+    for module, pairs in alias_mapping.items():
+        merged.setdefault(module, []).extend(pairs)
+    for module, objects in module_mapping.items():
+        merged.setdefault(module, []).extend((obj, None) for obj in objects)
+    try:
+        ordered = {module: sorted(pairs) for module, pairs in merged.items()}  # type: ignore[type-var]
+    except TypeError:  # (obj, None) beside (obj, alias): the visitor fails the same way; let it
+        return None
+    added = [f"import {module}\n" for module in sorted(module_imports)]
+    added += [f"import {module} as {asname}\n" for module, asname in module_aliases.items()]
+    added += [
+        f"from {module} import " + ", ".join(obj if alias is None else f"{obj} as {alias}" for obj, alias in pairs) + "\n"
+        for module, pairs in ordered.items()
+    ]
+
+    # Splice after the block's last line; the next statement's leading lines start there.
+    last = body[end - 1].end_lineno  # type: ignore[assignment]
+    pos = 0
+    for _ in range(last):
+        pos = source.find("\n", pos) + 1
+        if pos == 0:
+            return None
+    line_end = source.find("\n", pos)
+    next_line = source[pos:] if line_end == -1 else source[pos:line_end]
+    nxt = body[end]
+    first = min([nxt.lineno] + [d.lineno for d in getattr(nxt, "decorator_list", ())])
+    blank = first > last + 1 and not next_line.strip(" \t\f")
+    return source[:pos] + "".join(added) + ("" if blank else "\n") + source[pos:]
+
+
+def _docstring_or_strict(stmt: ast.stmt, source: str) -> bool:
+    """LibCST's `_skip_first`: a lone `"docstring"` (one plain string literal) or `__strict__ = ...`."""
+    if isinstance(stmt, ast.Assign):
+        return len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name) and stmt.targets[0].id == "__strict__"
+    if not (isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant) and isinstance(stmt.value.value, (str, bytes))):
+        return False
+    segment = ast.get_source_segment(source, stmt.value)
+    if segment is None:
+        return False
+    try:
+        strings = [t for t in tokenize.generate_tokens(io.StringIO(segment).readline) if t.type == tokenize.STRING]
+    except (tokenize.TokenError, SyntaxError):
+        return False
+    return len(strings) == 1  # `"a" "b"` is LibCST's ConcatenatedString

@@ -141,3 +141,68 @@ def test_files_without_tensorflow_are_left_alone() -> None:
     source = "import numpy as np\n\nprint(np.ones(3))  # tensorflow is not imported here\n"
     result = transform_source(source)
     assert result.output == source and not result.rules and not result.todos
+
+
+HEADS = [
+    "import os\nx = 1\n",
+    "import os\n# comment\n\nx = 1\n",
+    "import os\n   # indented comment\nx = 1\n",
+    "import os\n  \nx = 1\n",
+    "import os  # trailing\nx = 1\n",
+    "import os;\nx = 1\n",
+    "import os; import sys\nx = 1\n",
+    "import os\nx = 1; y = 2\n",
+    "import os\nif x:\n  pass\n  # tail\n",
+    '"""Doc."""\nimport os\n\n\n@dec\n# between\n@dec2\ndef f(): pass\n',
+    '"doc" "concatenated"\nimport os\nx = 1\n',
+    '("doc")\nimport os\nx = 1\n',
+    'b"doc"\nimport os\nx = 1\n',
+    'f"doc"\nimport os\nx = 1\n',
+    '"""Doc."""; import os\nx = 1\n',
+    "__strict__ = True\nimport os\nx = 1\n",
+    "__strict__ = x = True\nimport os\nx = 1\n",
+    "# header\n\nx = 1\n",
+    "import os\n",
+    "import os\nimport sys\n",
+    "from absl import flags\nx = 1\n",
+    "from absl import app as application\nx = 1\n",
+    "from absl import *\nx = 1\n",
+    "from . import absl\nfrom .absl import flags\nx = 1\n",
+    "import absl.flags\nimport tensorflow as tf\nimport tensorflow as tf2\nx = 1\n",
+    "import tensorflow as tf2\nimport tensorflow as tf\nx = 1\n",
+    "from tfmigrate import runtime as tfm\nimport tfmigrate.runtime as tfm\nx = 1\n",
+    "from __future__ import annotations\nimport os\n\nclass A:\n  pass\n",
+    "import os\nfrom absl import (\n    logging,\n)\ndef f():\n  import sys\n",
+    "import os \\\n  , sys\nx = 1\n",
+    "x = 1\nimport os\n",
+    "import os\n\x0c\nx = 1\n",
+]
+REQUESTS = [
+    [("tensorflow", None, "tf")],
+    [("absl", "flags", None), ("absl", "logging", None), ("absl", "app", "application")],
+    [("absl", "flags", None), ("absl", "flags", None), ("os", None, None), ("sys", None, None)],
+    [("tfmigrate.runtime", None, "tfm"), ("tensorflow", None, "tf2"), ("absl", "logging", "lg"), ("absl", "logging", "lg")],
+    [("os", None, None)],
+    [("absl", "flags", None), ("absl", "flags", "f")],
+]
+
+
+@pytest.mark.parametrize("head", range(len(HEADS)))
+def test_text_import_pass_equals_add_imports_visitor(head: int) -> None:
+    """The engine's text import pass gives AddImportsVisitor's output wherever it answers."""
+    from libcst.codemod import CodemodContext
+    from libcst.codemod.visitors import AddImportsVisitor
+
+    from tfmigrate.textpass import add_imports
+
+    source = HEADS[head]
+    for requests in REQUESTS:
+        context = CodemodContext()
+        for request in requests:
+            AddImportsVisitor.add_needed_import(context, *request)
+        items = AddImportsVisitor._get_imports_from_context(context)
+        fast = add_imports(source, ast.parse(source), items)
+        if fast is None:
+            continue
+        expected = AddImportsVisitor(context).transform_module(cst.parse_module(source)).code
+        assert fast == expected, (source, requests)
