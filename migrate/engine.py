@@ -367,6 +367,16 @@ class _Pipeline:
         view = SourceView(code, parse(code))
         entries = self.ctx.codemod.scratch[RemoveImportsVisitor.CONTEXT_KEY]
         pending = [entry for entry in entries if not view.certainly_used(entry[2] or entry[1] or entry[0])]
+        if pending and "\r" not in code and len({entry[0] for entry in pending}) == len(pending):
+            # `import a.b as x` whose `x` appears nowhere else: the visitor deletes just its line
+            # (one entry per module: the visitor keeps only the last alias asked of a module).
+            spans = [view.removable_import(asname, 0, module) if obj is None and asname else None for module, obj, asname in pending]
+            if all(spans) and len(set(spans)) == len(spans):
+                data = view.lines.data
+                for start, end in sorted(spans, reverse=True):  # type: ignore[type-var]
+                    data = data[:start] + data[end:]
+                self.text, self.view, self.module = data.decode("utf-8"), None, None
+                return
         if pending:
             self.ctx.codemod.scratch[RemoveImportsVisitor.CONTEXT_KEY] = pending
             self.module = RemoveImportsVisitor(self.ctx.codemod).transform_module(self._as_cst())

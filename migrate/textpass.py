@@ -262,10 +262,11 @@ class SourceView:
             return False
         return self._loads.get(local, 0) - dropped_loads + added_loads > 0
 
-    def removable_import(self, local: str, dropped_loads: int) -> tuple[int, int] | None:
-        """The byte range of `import a.b as local` when the import surely loses its last use
-        (after `dropped_loads` chains rooted at it are respelled) and RemoveImportsVisitor would
-        delete exactly that line: a lone one-line module-level import right below code. None otherwise."""
+    def removable_import(self, local: str, dropped_loads: int, module: str | None = None) -> tuple[int, int] | None:
+        """The byte range of `import a.b as local` (of `module`, if given) when the import surely
+        loses its last use (after `dropped_loads` chains rooted at it are respelled) and
+        RemoveImportsVisitor would delete exactly that line: a lone one-line module-level import
+        right below code. None otherwise."""
         if not self._scanned:
             self._scan()
         if self._binds.get(local, 0) != 1 or self._loads.get(local, 0) != dropped_loads:
@@ -276,6 +277,8 @@ class SourceView:
         for stmt in self.tree.body:
             if not isinstance(stmt, ast.Import) or len(stmt.names) != 1 or stmt.names[0].asname != local:
                 continue
+            if module is not None and stmt.names[0].name != module:
+                return None
             if stmt.lineno != stmt.end_lineno or stmt.col_offset != 0 or stmt.lineno < 2:
                 return None
             start = lines.starts[stmt.lineno - 1]

@@ -89,6 +89,17 @@ CASES = {
     "tf1 alias dropped": "import tensorflow as tf\nimport tensorflow.compat.v1 as tf1  # v1\n\ndef f():\n  return tf1.ConfigProto()\n",
     "tf1 alias dropped below comment": "import tensorflow as tf\n# the v1 API\nimport tensorflow.compat.v1 as tf1\nx = tf1.ConfigProto()\n",
     "tf1 alias in a string": "import tensorflow as tf\nimport tensorflow.compat.v1 as tf1\nx = tf1.ConfigProto()\n__all__ = ['tf1']\n",
+    "tf1 alias dropped, absl added": "import os\nimport tensorflow as tf\nimport tensorflow.compat.v1 as tf1  # v1\n\ntf.logging.info('x')\nx = tf1.ConfigProto()\n",
+    "tf1 alias dropped below comment, absl added": "import tensorflow as tf\n# v1\nimport tensorflow.compat.v1 as tf1\ntf.logging.info('x')\nx = tf1.ConfigProto()\n",
+    "two v1 aliases dropped, absl added": (
+        "import tensorflow as tf\nimport tensorflow.compat.v1 as tf1\nimport tensorflow.compat.v1 as v1\n"
+        "FLAGS = tf.flags.FLAGS\nx = tf1.ConfigProto(v1.GraphOptions())\n"
+    ),
+    "two v1 aliases unused, absl added": (
+        "import tensorflow as tf\nimport tensorflow.compat.v1 as tfv1\nimport tensorflow.compat.v1 as tf1\n"
+        "FLAGS = tf.flags.FLAGS\nx = tf1.ConfigProto(tfv1.GraphOptions())\n"
+    ),
+    "v1 alias named in a comment, absl added": "import tensorflow as tf\nimport tensorflow.compat.v1 as tf1\n# tf1 is gone\ntf.logging.info(tf1.ConfigProto())\n",
     "tf1 alias kept": "import tensorflow as tf\nimport tensorflow.compat.v1 as tf1\n\nx = tf1.nn.relu(tf1)\n",
     "tf1 alias shadowed": "import tensorflow as tf\nimport tensorflow.compat.v1 as tf1\n\ndef f(tf1):\n  return tf1\nx = tf1.nn.relu(1)\n",
     "unused from-import": "import tensorflow as tf\nfrom tensorflow.python.ops import array_ops\n\nx = tf.gfile.Exists('a')\n",
