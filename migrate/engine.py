@@ -69,10 +69,35 @@ class TransformResult:
     rules: list[str] = field(default_factory=list)
     todos: list[Finding] = field(default_factory=list)
     error: Finding | None = None
-    changes: list[Finding] = field(default_factory=list)
-    unsafe_fixes: list[Finding] = field(default_factory=list)
-    origin: list[int] | None = None  # None: output lines are source lines
-    import_insertions: list[int] = field(default_factory=list)  # output lines the import pass inserted
+    # What each rule left behind, from which `changes`, `unsafe_fixes`, `origin` and
+    # `import_insertions` are worked out (line diffs) the first time one of them is read.
+    track: _Track | None = field(default=None, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        self._lines: _Lines | None = None
+
+    def _tracked(self) -> _Lines:
+        if self._lines is None:
+            self._lines = self.track.lines(self.output) if self.track is not None else _Lines([], [], None, [])
+        return self._lines
+
+    @property
+    def changes(self) -> list[Finding]:
+        return self._tracked().changes
+
+    @property
+    def unsafe_fixes(self) -> list[Finding]:
+        return self._tracked().unsafe_fixes
+
+    @property
+    def origin(self) -> list[int] | None:
+        """None: output lines are source lines."""
+        return self._tracked().origin
+
+    @property
+    def import_insertions(self) -> list[int]:
+        """Output lines the import pass inserted."""
+        return self._tracked().import_insertions
 
     @property
     def todos_in_source(self) -> list[Finding]:
@@ -103,6 +128,58 @@ class TransformResult:
         if self.todos:
             return TODO
         return MIGRATED if self.changed else UNCHANGED
+
+
+@dataclass
+class _Lines:
+    changes: list[Finding]
+    unsafe_fixes: list[Finding]
+    origin: list[int] | None
+    import_insertions: list[int]
+
+
+@dataclass
+class _Track:
+    """The text after each rule that changed something (or the CST, rendered only when asked),
+    and who owns the import pass's lines; diffed lazily, since only `--check`, `--diff`, reports
+    and `--safe-only` read which rule changed which line."""
+
+    source: str
+    steps: list[tuple[str, str, str | cst.Module, bool]] = field(default_factory=list)  # (code, summary, after, dry run)
+    add_owners: list[str] = field(default_factory=list)  # rules that scheduled an import to add / to remove if unused
+    remove_owners: list[str] = field(default_factory=list)
+    last_applied: list[str] = field(default_factory=list)
+
+    def lines(self, output: str) -> _Lines:
+        source = self.source
+        # `origin` carries every current line back to the source line it came from.
+        code, origin = source, list(range(1, _line_count(source) + 1))
+        changes: list[Finding] = []
+        unsafe: list[Finding] = []
+        for rule_code, summary, after, dry_run in self.steps:
+            new_code = after if isinstance(after, str) else after.code
+            hunks, new_origin = _line_diff(code, new_code, origin)
+            found = [Finding(rule_code, lo, summary, hi) for lo, hi in hunks]
+            if dry_run:
+                unsafe.extend(found)
+                continue
+            code, origin = new_code, new_origin
+            changes.extend(found)
+        import_insertions: list[int] = []
+        if output != code:
+            # The import pass: added lines are charged to the rules that asked for an import,
+            # removed ones to the rules that asked for an unused import to go (a rule that changed
+            # text without saying so would land on the last applied rule).
+            kinds: list[str] = []
+            hunks, origin = _line_diff(code, output, origin, inserted=import_insertions, kinds=kinds)
+            summaries = {r.CODE: r.SUMMARY for r in all_rules()}
+            for (lo, hi), kind in zip(hunks, kinds):
+                owners = {"insert": self.add_owners, "delete": self.remove_owners}.get(kind, self.add_owners + self.remove_owners)
+                for owner in dict.fromkeys(owners or self.last_applied):
+                    changes.append(Finding(owner, lo, summaries[owner], hi))
+        changes.sort(key=lambda f: (f.line, f.code))
+        unsafe.sort(key=lambda f: (f.line, f.code))
+        return _Lines(_merge(changes), _merge(unsafe), origin if output != source else None, import_insertions)
 
 
 @dataclass(frozen=True)
@@ -202,20 +279,14 @@ class _Pipeline:
         self.text: str = source
         self.view: SourceView | None = view
         self.module: cst.Module | None = module  # set while the file is held as a CST
-        # Which lines each rule changes: the text before and after each rule that did something
-        # is diffed, and `origin` carries every current line back to the source line it came from.
-        self.code = source
-        self.origin = list(range(1, _line_count(source) + 1))
-        self.changes: list[Finding] = []
-        self.unsafe: list[Finding] = []
-        self.add_owners: list[str] = []  # rules that scheduled an import to add / to remove if unused
-        self.remove_owners: list[str] = []
+        # Which lines each rule changes: the text after each rule that did something, diffed lazily.
+        self.track = _Track(source)
 
     def _current(self) -> str:
         return self.module.code if self.module is not None else self.text
 
     def run(self, rules: list[Rule]) -> TransformResult:
-        ctx = self.ctx
+        ctx, track = self.ctx, self.track
         for rule in rules:
             dry_run = self.options.safe_only and not type(rule).SAFE
             saved = _save(ctx) if dry_run else None
@@ -229,22 +300,17 @@ class _Pipeline:
                     ctx.applied.append(rule.CODE)
             if len(ctx.applied) == applied_before and len(ctx.todos) == todos_before:
                 continue
-            new_code = self._current()
-            hunks, new_origin = _line_diff(self.code, new_code, self.origin)
-            found = [Finding(rule.CODE, lo, rule.SUMMARY, hi) for lo, hi in hunks]
+            track.steps.append((rule.CODE, rule.SUMMARY, self.module if self.module is not None else self.text, dry_run))
             if dry_run:
                 _restore(ctx, saved)
                 del ctx.applied[applied_before:]
                 self.text, self.view, self.module = state
-                self.unsafe.extend(found)
                 continue
-            self.code, self.origin = new_code, new_origin
-            self.changes.extend(found)
             adds, removes = _import_requests(ctx)
             if adds != requests[0]:
-                self.add_owners.append(rule.CODE)
+                track.add_owners.append(rule.CODE)
             if removes != requests[1]:
-                self.remove_owners.append(rule.CODE)
+                track.remove_owners.append(rule.CODE)
         if ctx.applied:
             if self.reference:
                 module = AddImportsVisitor(ctx.codemod).transform_module(self._as_cst())
@@ -258,36 +324,13 @@ class _Pipeline:
 
     def _finish(self, output: str) -> TransformResult:
         source, ctx = self.source, self.ctx
-        origin = self.origin
-        import_insertions: list[int] = []
-        if output != self.code:
-            # The import pass: added lines are charged to the rules that asked for an import,
-            # removed ones to the rules that asked for an unused import to go (a rule that changed
-            # text without saying so would land on the last applied rule).
-            kinds: list[str] = []
-            hunks, origin = _line_diff(self.code, output, origin, inserted=import_insertions, kinds=kinds)
-            summaries = {r.CODE: r.SUMMARY for r in all_rules()}
-            for (lo, hi), kind in zip(hunks, kinds):
-                owners = {"insert": self.add_owners, "delete": self.remove_owners}.get(kind, self.add_owners + self.remove_owners)
-                for owner in dict.fromkeys(owners or ctx.applied[-1:]):
-                    self.changes.append(Finding(owner, lo, summaries[owner], hi))
         if output != source:
             try:
                 parse(output)
             except SyntaxError as exc:  # never hand back code that does not parse
                 return _invalid(source, exc)
-        self.changes.sort(key=lambda f: (f.line, f.code))
-        self.unsafe.sort(key=lambda f: (f.line, f.code))
-        return TransformResult(
-            source,
-            output,
-            rules=ctx.applied,
-            todos=scan_todos(output),
-            changes=_merge(self.changes),
-            unsafe_fixes=_merge(self.unsafe),
-            origin=origin if output != source else None,
-            import_insertions=import_insertions,
-        )
+        self.track.last_applied = ctx.applied[-1:]
+        return TransformResult(source, output, rules=ctx.applied, todos=scan_todos(output), track=self.track)
 
     def _text_pass(self, rule: Rule) -> bool:
         view = self.view

@@ -15,7 +15,7 @@ import libcst as cst
 from libcst.codemod.visitors import AddImportsVisitor
 
 from . import ctl_codegen
-from .estimator_surface import EARLY_STOPPING, SurfaceRewriter, base_kind, builds_receiver, session_only_uses, tensor_arg_problem
+from .estimator_surface import EARLY_STOPPING, RECEIVERS, SurfaceRewriter, base_kind, session_only_uses, tensor_arg_problem
 from .keras_codegen import render
 from .modelfn import ModelFnAnalyzer, Plan, Unsupported, names_in
 from .rule import Rule
@@ -83,11 +83,23 @@ class EstimatorSiteRule(Rule):
         # model_fn is still analysed, so the TODO can say what stands in the way.
         site_calls = {id(s.stmt.body[0].value) for s in self.sites if s.stmt.body}  # type: ignore[attr-defined]
         self.loose_calls: set[int] = set()
+        # The functions (by id, nested ones included) that build a ServingInputReceiver.
+        self._receiver_ids: set[int] = set()
         rule = self
+        functions: list[cst.FunctionDef] = []
 
         class Calls(cst.CSTVisitor):
+            def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+                functions.append(node)
+
+            def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
+                functions.pop()
+
             def visit_Call(self, call: cst.Call) -> None:
-                if id(call) in site_calls or rule.canonical(call.func) not in rule.ESTIMATOR_KEYS:
+                key = rule.canonical(call.func)
+                if functions and key in RECEIVERS and isinstance(call.func, (cst.Attribute, cst.Name)):
+                    rule._receiver_ids.update(id(fn) for fn in functions)
+                if id(call) in site_calls or key not in rule.ESTIMATOR_KEYS:
                     return
                 rule.loose_calls.add(id(call))
                 fn = (rule._bind(call) or {}).get("model_fn")
@@ -274,7 +286,7 @@ class EstimatorSiteRule(Rule):
 
     # -- rewriting ------------------------------------------------------------------------
     def leave_FunctionDef(self, original: cst.FunctionDef, updated: cst.FunctionDef):
-        if self.surface is not None and builds_receiver(self.canonical, original):
+        if self.surface is not None and id(original) in self._receiver_ids:
             self._receiver_fns -= 1
         if original.name.value in self._absorbed():
             # A module-level metric_fn now inlined into the model's compute_metrics, used nowhere else.
@@ -338,7 +350,7 @@ class EstimatorSiteRule(Rule):
         return True
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
-        if self.surface is not None and builds_receiver(self.canonical, node):
+        if self.surface is not None and id(node) in self._receiver_ids:
             self._receiver_fns += 1
         return True
 

@@ -163,21 +163,9 @@ def rewrite(node: cst.CSTNode, rewriter: SurfaceRewriter) -> cst.CSTNode:
     return node.visit(rewriter)
 
 
-_RECEIVERS = {"estimator.export.ServingInputReceiver", "estimator.export.TensorServingInputReceiver"}
-
-
-def builds_receiver(canonical: Callable[[cst.BaseExpression], str | None], fn: cst.FunctionDef) -> bool:
-    """Whether `fn` is a `serving_input_receiver_fn` (it builds a ServingInputReceiver)."""
-    found = False
-
-    class Find(cst.CSTVisitor):
-        def visit_Call(self, node: cst.Call) -> None:
-            nonlocal found
-            if isinstance(node.func, (cst.Attribute, cst.Name)) and canonical(node.func) in _RECEIVERS:
-                found = True
-
-    fn.visit(Find())
-    return found
+# A function calling one of these is a `serving_input_receiver_fn` (the estimator rules find
+# them in their one walk over the module's calls).
+RECEIVERS = frozenset({"estimator.export.ServingInputReceiver", "estimator.export.TensorServingInputReceiver"})
 
 
 def base_kind(canonical: Callable[[cst.BaseExpression], str | None], cls: cst.ClassDef) -> str | None:

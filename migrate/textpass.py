@@ -556,9 +556,17 @@ def _docstring_or_strict(stmt: ast.stmt, source: str) -> bool:
         return len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name) and stmt.targets[0].id == "__strict__"
     if not (isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant) and isinstance(stmt.value.value, (str, bytes))):
         return False
-    segment = ast.get_source_segment(source, stmt.value)
-    if segment is None:
-        return False
+    value = stmt.value
+    begin = 0
+    for _ in range(value.lineno - 1):
+        begin = source.find("\n", begin) + 1
+    last = begin
+    for _ in range(value.end_lineno - value.lineno):  # type: ignore[operator]
+        last = source.find("\n", last) + 1
+    stop = source.find("\n", last)
+    head = source[begin : len(source) if stop == -1 else stop].encode("utf-8")
+    end = len(source[begin:last].encode("utf-8")) + value.end_col_offset  # type: ignore[operator]
+    segment = head[value.col_offset : end].decode("utf-8")  # ast.get_source_segment, without splitting the file
     try:
         strings = [t for t in tokenize.generate_tokens(io.StringIO(segment).readline) if t.type == tokenize.STRING]
     except (tokenize.TokenError, SyntaxError):
