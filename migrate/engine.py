@@ -294,6 +294,8 @@ class _Pipeline:
             requests, todos_before, applied_before = _import_requests(ctx), len(ctx.todos), len(ctx.applied)
             fast = not self.reference and type(rule).text_edits is not Rule.text_edits
             if not (fast and self._as_text() and self._text_pass(rule)):
+                if type(rule).WALK_SYMBOLS is not None and not self.reference:
+                    rule.quiet_defs = self._quiet_defs(type(rule).WALK_SYMBOLS)
                 module = self._as_cst().visit(rule)
                 self.module = module
                 if rule.changed:
@@ -355,6 +357,17 @@ class _Pipeline:
                 return False
             self.view = SourceView(self.text, parse(self.text), names=self.ctx.names)
         return True
+
+    def _quiet_defs(self, wanted: frozenset[str]) -> list[tuple[str, bool]] | None:
+        """`SourceView.quiet_defs` of the file held as text (None once it is a CST)."""
+        if self.module is not None or "\r" in self.text:
+            return None
+        if self.view is None:
+            try:
+                self.view = SourceView(self.text, parse(self.text), names=self.ctx.names)
+            except (SyntaxError, ValueError, RecursionError, MemoryError):
+                return None
+        return self.view.quiet_defs(wanted)
 
     def _as_cst(self) -> cst.Module:
         if self.module is None:

@@ -15,7 +15,7 @@ import libcst as cst
 from libcst.codemod.visitors import AddImportsVisitor
 
 from . import ctl_codegen
-from .estimator_surface import EARLY_STOPPING, RECEIVERS, SurfaceRewriter, base_kind, session_only_uses, tensor_arg_problem
+from .estimator_surface import EARLY_STOPPING, RECEIVERS, SURFACE_SYMBOLS, SurfaceRewriter, base_kind, session_only_uses, tensor_arg_problem
 from .keras_codegen import render
 from .modelfn import ModelFnAnalyzer, Plan, Unsupported, names_in
 from .rule import Rule
@@ -54,14 +54,28 @@ class EstimatorSiteRule(Rule):
     # Other symbols a subclass acts on without an estimator site (TODOs for them).
     EXTRA_TRIGGERS: frozenset[str] = frozenset()
 
+    # Whether the rule's walks may skip the module-level defs `quiet_defs` marks quiet (a subclass
+    # whose CST pass reacts to more than the base class's symbols turns it off).
+    SKIPS_QUIET_DEFS = True
+
     def __init_subclass__(cls, **kwargs) -> None:
         super().__init_subclass__(**kwargs)
         # Every site and loose call is a call of one of these: without them nothing changes.
         cls.TRIGGERS = frozenset(cls.ESTIMATOR_KEYS) | cls.EXTRA_TRIGGERS
+        # What the walks react to outside a model_fn: estimator calls (sites, loose calls,
+        # train_and_evaluate and its specs) and the surface (hooks, exporters, receivers,
+        # early stopping); the global step and placeholders only inside hook classes and
+        # receiver functions, which spell some of those.
+        cls.WALK_SYMBOLS = (
+            cls.TRIGGERS | SURFACE_SYMBOLS | {"estimator.train_and_evaluate"} if cls.SKIPS_QUIET_DEFS else None
+        )
 
     def visit_Module(self, node: cst.Module) -> bool:
         self.module = node
         self.functions = {s.name.value: s for s in node.body if isinstance(s, cst.FunctionDef)}
+        # Module-level defs that spell nothing the walks react to (the engine's ast pass says).
+        self._skip: set[int] = set()
+        quiet = self._quiet_defs(node)
         self.sites: list[_Site] = []
         self.site_by_stmt: dict[int, _Site] = {}
         self.call_rewrites: dict[int, tuple[_Site, str]] = {}
@@ -89,11 +103,18 @@ class EstimatorSiteRule(Rule):
         functions: list[cst.FunctionDef] = []
 
         class Calls(cst.CSTVisitor):
-            def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+            def visit_ClassDef(self, node: cst.ClassDef) -> bool:
+                return id(node) not in quiet
+
+            def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+                if id(node) in quiet:
+                    return False
                 functions.append(node)
+                return True
 
             def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
-                functions.pop()
+                if id(original_node) not in quiet:
+                    functions.pop()
 
             def visit_Call(self, call: cst.Call) -> None:
                 key = rule.canonical(call.func)
@@ -109,7 +130,24 @@ class EstimatorSiteRule(Rule):
 
         self.loose_fns: set[str] = set()
         node.visit(Calls())
+        # The transform walk skips a quiet def unless the rule itself rewrites or reads it: a
+        # model_fn (planned or not), a function absorbed into one, one a loose call passes on;
+        # nothing when a site sits at module level (its uses are looked for file-wide).
+        if quiet and not any(isinstance(site.scope, cst.Module) for site in self.sites):
+            named = set(self.plans) | set(self.plan_failures) | self.loose_fns
+            named |= {fn for plan in self.plans.values() for fn in plan.absorbed_functions}
+            self._skip = {key for key, stmt in quiet.items() if stmt.name.value not in named}
         return True
+
+    def _quiet_defs(self, node: cst.Module) -> dict[int, cst.FunctionDef | cst.ClassDef]:
+        """The module-level defs `quiet_defs` marks quiet, by id (none when it does not match)."""
+        hint = self.quiet_defs
+        if hint is None:
+            return {}
+        defs = [s for s in node.body if isinstance(s, (cst.FunctionDef, cst.ClassDef))]
+        if [name for name, _ in hint] != [d.name.value for d in defs]:
+            return {}
+        return {id(d): d for d, (_, is_quiet) in zip(defs, hint) if is_quiet}
 
     def _analyze(self, name: str) -> None:
         if name in self.plans or name in self.plan_failures:
@@ -339,6 +377,8 @@ class EstimatorSiteRule(Rule):
 
     # -- the surface: hooks, exporters, receivers, specs ------------------------------------
     def visit_ClassDef(self, node: cst.ClassDef) -> bool:
+        if id(node) in self._skip:
+            return False
         if self.surface is not None and base_kind(self.canonical, node) is not None:
             self._hook_classes += 1
             uses = session_only_uses(node)
@@ -350,6 +390,8 @@ class EstimatorSiteRule(Rule):
         return True
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+        if id(node) in self._skip:
+            return False
         if self.surface is not None and id(node) in self._receiver_ids:
             self._receiver_fns += 1
         return True

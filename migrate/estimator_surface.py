@@ -59,6 +59,9 @@ GLOBAL_STEP_FNS = {"train.get_global_step", "train.get_or_create_global_step"}
 HOOK_BASES = {"train.SessionRunHook", "estimator.SessionRunHook"}
 LISTENER_BASES = {"train.CheckpointSaverListener", "estimator.CheckpointSaverListener"}
 EXPORTER_BASES = {"estimator.Exporter"}
+# What the rewriter reacts to in code outside hook classes and receiver functions (which spell
+# some of these themselves): a module-level def that spells none of them is left as it is.
+SURFACE_SYMBOLS = frozenset(SYMBOLS) | frozenset(EARLY_STOPPING) | HOOK_BASES | LISTENER_BASES | EXPORTER_BASES
 
 # What a hook class's body can do in TF1 that has no TF2 counterpart.
 _SESSION_ONLY = ("graph", "get_default_graph", "get_tensor_by_name", "get_operation_by_name", "get_collection", "feed_dict")

@@ -87,6 +87,10 @@ class Rule(cst.CSTTransformer):
     # it) without which the rule can change nothing in a file: the engine then skips it without
     # parsing the file into a CST. None: the rule may act on any file that imports TensorFlow.
     TRIGGERS: ClassVar[frozenset[str] | None] = None
+    # Optional: canonical TF1 symbols the rule's CST pass reacts to anywhere in a file. When set,
+    # the engine tells the rule, through `quiet_defs`, which module-level def/class statements
+    # (name and whether quiet, in order) spell none of them, so its walks may skip those.
+    WALK_SYMBOLS: ClassVar[frozenset[str] | None] = None
 
     def __init__(self, ctx: FileContext) -> None:
         super().__init__()
@@ -94,6 +98,7 @@ class Rule(cst.CSTTransformer):
         self._stmt_stack: list[cst.CSTNode] = []
         self._pending: dict[int, list[str]] = {}
         self.changed = False
+        self.quiet_defs: list[tuple[str, bool]] | None = None  # see WALK_SYMBOLS
 
     # -- hooks for subclasses -------------------------------------------------------------
     def should_run(self) -> bool:

@@ -17,6 +17,7 @@ from __future__ import annotations
 from libcst.codemod.visitors import AddImportsVisitor
 
 import ast
+import bisect
 import gc
 import io
 import keyword
@@ -248,6 +249,49 @@ class SourceView:
             folded = canonical_name(full) if full else None
             if folded is not None:
                 out.add(folded)
+        return out
+
+    def quiet_defs(self, wanted: frozenset[str]) -> list[tuple[str, bool]] | None:
+        """Each module-level def/class (name, in order) with whether it spells none of the
+        canonical symbols `wanted` (no chain, and no prefix of one, resolves to one); None when
+        a name bound to such a symbol is used other than as a call (it has no position here)."""
+        if not self._scanned:
+            self._scan()
+        qualify = self.names.qualify_dotted
+        for name in self._bare:
+            full = qualify(name)
+            if full and canonical_name(full) in wanted:
+                return None
+        spans: list[tuple[int, int]] = []
+        out: list[tuple[str, bool]] = []
+        for stmt in self.tree.body:
+            if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                first = min([stmt.lineno] + [d.lineno for d in stmt.decorator_list])
+                spans.append((first, stmt.end_lineno))  # type: ignore[arg-type]
+                out.append((stmt.name, True))
+        if not out:
+            return out
+        firsts = [first for first, _ in spans]
+        seen: dict[str, bool] = {}
+        for chain in self._chains:
+            if chain.node is None:
+                continue  # an import's module path
+            line = chain.node.lineno
+            index = bisect.bisect_right(firsts, line) - 1
+            if index < 0 or line > spans[index][1] or not out[index][1]:
+                continue
+            hit = seen.get(chain.dotted)
+            if hit is None:
+                parts = chain.dotted.split(".")
+                hit = False
+                for end in range(1, len(parts) + 1):
+                    full = qualify(".".join(parts[:end]))
+                    if full and canonical_name(full) in wanted:
+                        hit = True
+                        break
+                seen[chain.dotted] = hit
+            if hit:
+                out[index] = (out[index][0], False)
         return out
 
     def certainly_used(self, local: str, dropped_loads: int = 0, added_loads: int = 0) -> bool:

@@ -135,6 +135,41 @@ CASES = {
 }
 
 
+# Estimator programs whose module-level defs the estimator rules' walks may skip (quiet ones)
+# or must not: the fast pipeline hints which defs spell none of the symbols the rules react to.
+_PROGRAM = (ROOT / "fixtures" / "TFM201_estimator_to_keras" / "custom_estimator_classifier.in.py").read_text(encoding="utf-8")
+_MAIN_CALL = "\n\nif __name__ == '__main__':\n  main()\n"
+_ESTIMATOR_EXTRAS = {
+    "quiet helpers": "def model(x):\n  return tf.nn.relu(x)\n\n\ndef strategy():\n  return tf.layers.dense\n",
+    "hook class after": (
+        "class Hook(tf.train.SessionRunHook):\n  def before_run(self, run_context):\n"
+        "    return tf.train.SessionRunArgs(tf.train.get_global_step())\n"
+    ),
+    "hook base imported by name": (
+        "from tensorflow.compat.v1.train import SessionRunHook\n\n\nclass Hook(SessionRunHook):\n  pass\n"
+    ),
+    "receiver fn": (
+        "def serving_input_receiver_fn():\n  x = tf.placeholder(tf.float32, [None, 4])\n"
+        "  return tf.estimator.export.ServingInputReceiver({'measurements': x}, {'measurements': x})\n"
+    ),
+    "specs elsewhere": "def specs():\n  return tf.estimator.TrainSpec(train_input_fn), tf.estimator.EvalSpec(eval_input_fn)\n",
+    "loose estimator": "def make():\n  return tf.estimator.Estimator(model_fn=my_model)\n",
+    "uses of the model_fn": "def again():\n  return my_model(None, None, None, None), tf.nn.relu\n",
+    "module-level estimator": (
+        "est = tf.estimator.Estimator(model_fn=my_model, params={'n_classes': 3, 'learning_rate': 0.1})\n\n\n"
+        "def later():\n  est.train(input_fn=train_input_fn, steps=2)\n  return tf.nn.relu\n"
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(_ESTIMATOR_EXTRAS))
+def test_estimator_program_with_quiet_defs_fast_equals_reference(name: str) -> None:
+    program = _PROGRAM.replace(_MAIN_CALL, "\n\n" + _ESTIMATOR_EXTRAS[name] + _MAIN_CALL)
+    assert program != _PROGRAM
+    _same(program)
+    _same(transform_source(program).output)
+
+
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_case_fast_equals_reference(name: str) -> None:
     source = CASES[name]
