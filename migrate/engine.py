@@ -14,11 +14,10 @@ import traceback
 from dataclasses import dataclass, field
 
 import libcst as cst
-from libcst.codemod.visitors import AddImportsVisitor, RemoveImportsVisitor
 
 from .names import AliasTable, SourceLines
 from .registry import all_rules
-from .rule import TODO_RE, FileContext, Rule
+from .rule import ADD_IMPORTS, REMOVE_IMPORTS, TODO_RE, FileContext, Rule
 from .textpass import SourceView, parse
 from .textpass import add_imports as text_add_imports
 
@@ -281,6 +280,7 @@ class _Pipeline:
         self.module: cst.Module | None = module  # set while the file is held as a CST
         # Which lines each rule changes: the text after each rule that did something, diffed lazily.
         self.track = _Track(source)
+        self.parsed: str | None = None  # a text known to parse (the output need not be parsed again)
 
     def _current(self) -> str:
         return self.module.code if self.module is not None else self.text
@@ -315,18 +315,21 @@ class _Pipeline:
                 track.remove_owners.append(rule.CODE)
         if ctx.applied:
             if self.reference:
-                module = AddImportsVisitor(ctx.codemod).transform_module(self._as_cst())
-                self.module = RemoveImportsVisitor(ctx.codemod).transform_module(module)
+                from libcst.codemod.visitors import AddImportsVisitor, RemoveImportsVisitor
+
+                context = ctx.codemod.libcst_context()
+                module = AddImportsVisitor(context).transform_module(self._as_cst())
+                self.module = RemoveImportsVisitor(context).transform_module(module)
             else:
                 if ctx.adds_imports():
                     self._add_imports()
-                if ctx.codemod.scratch.get(RemoveImportsVisitor.CONTEXT_KEY):
+                if ctx.codemod.scratch.get(REMOVE_IMPORTS):
                     self._remove_imports()
         return self._finish(self._current())
 
     def _finish(self, output: str) -> TransformResult:
         source, ctx = self.source, self.ctx
-        if output != source:
+        if output != source and output is not self.parsed:
             try:
                 parse(output)
             except SyntaxError as exc:  # never hand back code that does not parse
@@ -382,11 +385,21 @@ class _Pipeline:
         it still copies and walks every node, which costs more than all the rules together.
         """
         code = self._current()
+        tree = None
         if "\r" not in code:
-            tree = self.view.tree if self.view is not None and self.module is None else parse(code)
-            items = AddImportsVisitor._get_imports_from_context(self.ctx.codemod)
+            if self.view is not None and self.module is None:
+                tree = self.view.tree
+            else:
+                try:
+                    tree = parse(code)
+                except (SyntaxError, ValueError, RecursionError, MemoryError):
+                    pass  # the CST path below; the output check reports it
+        if tree is not None:
+            items = self.ctx.codemod.scratch[ADD_IMPORTS]
             output = text_add_imports(code, tree, items)
             if output is not None:
+                # Whole import lines after a statement's last line: it parses as `code` did.
+                self.parsed = output
                 if self.module is not None or output is not code:
                     self.view = None
                 self.text, self.module = output, None
@@ -410,7 +423,9 @@ class _Pipeline:
         start = min([first.lineno] + [d.lineno for d in getattr(first, "decorator_list", ())])
         cut = lines.starts[start - 1]
         head_text = lines.data[:cut].decode("utf-8") + _PLACEHOLDER
-        head = AddImportsVisitor(self.ctx.codemod).transform_module(cst.parse_module(head_text)).code
+        from libcst.codemod.visitors import AddImportsVisitor
+
+        head = AddImportsVisitor(self.ctx.codemod.libcst_context()).transform_module(cst.parse_module(head_text)).code
         if not head.endswith(_PLACEHOLDER):  # pragma: no cover - the visitor never touches it
             self.module = _add_imports(self.ctx, self._as_cst())
             return
@@ -421,7 +436,7 @@ class _Pipeline:
         really have lost their last use; those surely still used are kept without asking."""
         code = self.module.code if self.module is not None else self.text
         view = SourceView(code, parse(code))
-        entries = self.ctx.codemod.scratch[RemoveImportsVisitor.CONTEXT_KEY]
+        entries = self.ctx.codemod.scratch[REMOVE_IMPORTS]
         pending = [entry for entry in entries if not view.certainly_used(entry[2] or entry[1] or entry[0])]
         if pending and "\r" not in code and len({entry[0] for entry in pending}) == len(pending):
             # `import a.b as x` whose `x` appears nowhere else: the visitor deletes just its line
@@ -432,10 +447,13 @@ class _Pipeline:
                 for start, end in sorted(spans, reverse=True):  # type: ignore[type-var]
                     data = data[:start] + data[end:]
                 self.text, self.view, self.module = data.decode("utf-8"), None, None
+                self.parsed = self.text  # lone module-level import lines gone: it parses as `code` did
                 return
         if pending:
-            self.ctx.codemod.scratch[RemoveImportsVisitor.CONTEXT_KEY] = pending
-            self.module = RemoveImportsVisitor(self.ctx.codemod).transform_module(self._as_cst())
+            from libcst.codemod.visitors import RemoveImportsVisitor
+
+            self.ctx.codemod.scratch[REMOVE_IMPORTS] = pending
+            self.module = RemoveImportsVisitor(self.ctx.codemod.libcst_context()).transform_module(self._as_cst())
 
 
 _PLACEHOLDER = "pass\n"
@@ -454,7 +472,9 @@ def _add_imports(ctx: FileContext, module: cst.Module) -> cst.Module:
     while end < len(body) and _is_import_line(body[end]):
         end += 1
     head = module.with_changes(body=body[: end + 1])
-    head = AddImportsVisitor(ctx.codemod).transform_module(head)
+    from libcst.codemod.visitors import AddImportsVisitor
+
+    head = AddImportsVisitor(ctx.codemod.libcst_context()).transform_module(head)
     return module.with_changes(body=(*head.body, *body[end + 1 :]))
 
 
@@ -485,8 +505,8 @@ def _is_docstring_or_strict(stmt: cst.CSTNode) -> bool:
 def _import_requests(ctx: FileContext) -> tuple[int, int]:
     scratch = ctx.codemod.scratch
     return (
-        len(scratch.get(AddImportsVisitor.CONTEXT_KEY, ())),
-        len(scratch.get(RemoveImportsVisitor.CONTEXT_KEY, ())),
+        len(scratch.get(ADD_IMPORTS, ())),
+        len(scratch.get(REMOVE_IMPORTS, ())),
     )
 
 

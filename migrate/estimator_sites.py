@@ -12,7 +12,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import libcst as cst
-from libcst.codemod.visitors import AddImportsVisitor
 
 from . import ctl_codegen
 from .estimator_surface import EARLY_STOPPING, RECEIVERS, SURFACE_SYMBOLS, SurfaceRewriter, base_kind, session_only_uses, tensor_arg_problem
@@ -344,7 +343,7 @@ class EstimatorSiteRule(Rule):
         tfm = self.ctx.need_runtime()
         tf = self.ctx.need_tf2()
         if self._ctl and self.ctx.standalone:
-            AddImportsVisitor.add_needed_import(self.ctx.codemod, "os")  # the loop's checkpoint directories
+            self.ctx.codemod.add("os")  # the loop's checkpoint directories
         if self._ctl:
             new = ctl_codegen.render(plan, tf=tf, tfm=tfm, indent=self.module.default_indent, standalone=self.ctx.standalone)
         else:

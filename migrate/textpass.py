@@ -14,8 +14,6 @@ paths agree, byte for byte, on every fixture and a generated corpus.
 
 from __future__ import annotations
 
-from libcst.codemod.visitors import AddImportsVisitor
-
 import ast
 import bisect
 import gc
@@ -90,7 +88,7 @@ class TextPlan:
         if self.needs_runtime:
             ctx.need_runtime()
         for module, obj, asname in self.imports:
-            AddImportsVisitor.add_needed_import(ctx.codemod, module, obj, asname)
+            ctx.codemod.add(module, obj, asname)
         for module, obj, asname in self.removals:
             ctx.drop_import_if_unused(module, obj, asname)
 
@@ -504,6 +502,15 @@ def add_imports(source: str, tree: ast.Module, items) -> str | None:
     for before, after in zip(body[: end + 1], body[1 : end + 1]):
         if before.end_lineno >= after.lineno:  # type: ignore[operator]
             return None  # `a; b`: one LibCST line, which ends or splits the block differently
+    # Where the block's last line ends (the new lines go there).
+    last = body[end - 1].end_lineno  # type: ignore[assignment]
+    pos = 0
+    for _ in range(last):
+        pos = source.find("\n", pos) + 1
+        if pos == 0:
+            return None
+    if "\\\n" in source[:pos]:
+        return None  # a backslash joins lines: `import a; \` + `x = 1` is one LibCST line
 
     # The gatherer: what the top import block provides.
     got_modules: set[str] = set()
@@ -580,12 +587,6 @@ def add_imports(source: str, tree: ast.Module, items) -> str | None:
     ]
 
     # Splice after the block's last line; the next statement's leading lines start there.
-    last = body[end - 1].end_lineno  # type: ignore[assignment]
-    pos = 0
-    for _ in range(last):
-        pos = source.find("\n", pos) + 1
-        if pos == 0:
-            return None
     line_end = source.find("\n", pos)
     next_line = source[pos:] if line_end == -1 else source[pos:line_end]
     nxt = body[end]

@@ -220,6 +220,8 @@ HEADS = [
     "from __future__ import annotations\nimport os\n\nclass A:\n  pass\n",
     "import os\nfrom absl import (\n    logging,\n)\ndef f():\n  import sys\n",
     "import os \\\n  , sys\nx = 1\n",
+    "import os; \\\nx = 1\n",
+    "import os; \\\nimport sys\nx = 1\n",
     "x = 1\nimport os\n",
     "import os\n\x0c\nx = 1\n",
 ]
