@@ -223,13 +223,28 @@ def _file_options(options: Options, ignored: frozenset[str]) -> Options:
 
 
 def execute(work: list[Job], *, jobs: int = 1, on_result: Callable[[FileOutcome], None] | None = None) -> list[FileOutcome]:
-    """Run the jobs (in a process pool when jobs > 1), in order; `on_result` sees each as it finishes."""
+    """Run the jobs (in a process pool when jobs > 1); the outcomes come back in the jobs' order,
+    and `on_result` sees each as it finishes."""
     results: Iterable[FileOutcome]
     if jobs > 1 and len(work) > 1:
+        # Largest files first, in small chunks, so that no worker is left with a big file at the
+        # end while the others wait; the outcomes go back into the jobs' order.
+        order = sorted(range(len(work)), key=lambda index: -_size(work[index].path))
         with ProcessPoolExecutor(max_workers=jobs) as pool:
-            results = pool.map(run_job, work, chunksize=max(1, len(work) // (jobs * 8)))
-            return _collect(results, on_result)
+            results = pool.map(run_job, [work[index] for index in order], chunksize=max(1, len(work) // (jobs * 32)))
+            done = _collect(results, on_result)
+        out: list[FileOutcome] = [None] * len(work)  # type: ignore[list-item]
+        for index, outcome in zip(order, done):
+            out[index] = outcome
+        return out
     return _collect(map(run_job, work), on_result)
+
+
+def _size(path: str) -> int:
+    try:
+        return os.path.getsize(path)
+    except OSError:
+        return 0
 
 
 def _collect(results: Iterable[FileOutcome], on_result: Callable[[FileOutcome], None] | None) -> list[FileOutcome]:
