@@ -40,6 +40,15 @@ _COMPOUND = (
     ast.Match,
 )
 _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
+# Fields holding only leaves the scan has nothing to do with: expression contexts and operators.
+_LEAF_FIELDS = frozenset({"ctx", "op", "ops", "type_ignores"})
+_FIELDS: dict[type, tuple[str, ...]] = {}
+
+
+def _child_fields(kind: type) -> tuple[str, ...]:
+    """The fields of an ast node type that may hold nodes worth visiting."""
+    found = _FIELDS[kind] = tuple(name for name in kind._fields if name not in _LEAF_FIELDS)  # type: ignore[attr-defined]
+    return found
 _WS = b" \t\r\n\\\f"
 _TODO_MARK = b"TODO(tfmigrate"
 
@@ -132,6 +141,7 @@ class SourceView:
         ]
         pop, push = stack.pop, stack.append
         Attribute, Name, JoinedStr, Load, Call = ast.Attribute, ast.Name, ast.JoinedStr, ast.Load, ast.Call
+        AST, fields = ast.AST, _FIELDS
         funcs: set[int] = set()
         while stack:
             node, stmt, fstr, top, under = pop()
@@ -190,7 +200,17 @@ class SourceView:
                 if name and name in roots:
                     binds[name] = binds.get(name, 0) + 1
             inner_top = top and not isinstance(node, _SCOPES)
-            children = list(ast.iter_child_nodes(node))
+            children = []  # ast.iter_child_nodes, less the leaves it cannot matter to skip
+            for name in fields.get(kind) or _child_fields(kind):
+                value = getattr(node, name, None)
+                if value is None:
+                    continue
+                if type(value) is list:
+                    for item in value:
+                        if isinstance(item, AST):
+                            children.append(item)
+                elif isinstance(value, AST):
+                    children.append(value)
             for child in reversed(children):
                 push((child, stmt, fstr, inner_top, under))
         chains.sort(key=lambda c: c.start)
