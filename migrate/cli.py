@@ -115,6 +115,8 @@ def main(
             force_exclude=force_exclude,
             on_start=progress.start,
             on_result=progress.advance,
+            # Which rule changed which line: printed by --check/--diff, in the JSON report and SARIF.
+            changes=bool(report_path) or (mode != WRITE and (not quiet or bool(sarif_path))),
         )
     except FileNotFoundError as exc:
         raise click.UsageError(str(exc)) from exc

@@ -14,12 +14,12 @@ import traceback
 from dataclasses import dataclass, field
 
 import libcst as cst
-from libcst.codemod.visitors import AddImportsVisitor, RemoveImportsVisitor
 
 from .names import AliasTable, SourceLines
 from .registry import all_rules
-from .rule import TODO_RE, FileContext, Rule
+from .rule import ADD_IMPORTS, REMOVE_IMPORTS, TODO_RE, FileContext, Rule
 from .textpass import SourceView, parse
+from .textpass import add_imports as text_add_imports
 
 MIGRATED = "migrated"
 UNCHANGED = "unchanged"
@@ -68,10 +68,35 @@ class TransformResult:
     rules: list[str] = field(default_factory=list)
     todos: list[Finding] = field(default_factory=list)
     error: Finding | None = None
-    changes: list[Finding] = field(default_factory=list)
-    unsafe_fixes: list[Finding] = field(default_factory=list)
-    origin: list[int] | None = None  # None: output lines are source lines
-    import_insertions: list[int] = field(default_factory=list)  # output lines the import pass inserted
+    # What each rule left behind, from which `changes`, `unsafe_fixes`, `origin` and
+    # `import_insertions` are worked out (line diffs) the first time one of them is read.
+    track: _Track | None = field(default=None, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        self._lines: _Lines | None = None
+
+    def _tracked(self) -> _Lines:
+        if self._lines is None:
+            self._lines = self.track.lines(self.output) if self.track is not None else _Lines([], [], None, [])
+        return self._lines
+
+    @property
+    def changes(self) -> list[Finding]:
+        return self._tracked().changes
+
+    @property
+    def unsafe_fixes(self) -> list[Finding]:
+        return self._tracked().unsafe_fixes
+
+    @property
+    def origin(self) -> list[int] | None:
+        """None: output lines are source lines."""
+        return self._tracked().origin
+
+    @property
+    def import_insertions(self) -> list[int]:
+        """Output lines the import pass inserted."""
+        return self._tracked().import_insertions
 
     @property
     def todos_in_source(self) -> list[Finding]:
@@ -102,6 +127,58 @@ class TransformResult:
         if self.todos:
             return TODO
         return MIGRATED if self.changed else UNCHANGED
+
+
+@dataclass
+class _Lines:
+    changes: list[Finding]
+    unsafe_fixes: list[Finding]
+    origin: list[int] | None
+    import_insertions: list[int]
+
+
+@dataclass
+class _Track:
+    """The text after each rule that changed something (or the CST, rendered only when asked),
+    and who owns the import pass's lines; diffed lazily, since only `--check`, `--diff`, reports
+    and `--safe-only` read which rule changed which line."""
+
+    source: str
+    steps: list[tuple[str, str, str | cst.Module, bool]] = field(default_factory=list)  # (code, summary, after, dry run)
+    add_owners: list[str] = field(default_factory=list)  # rules that scheduled an import to add / to remove if unused
+    remove_owners: list[str] = field(default_factory=list)
+    last_applied: list[str] = field(default_factory=list)
+
+    def lines(self, output: str) -> _Lines:
+        source = self.source
+        # `origin` carries every current line back to the source line it came from.
+        code, origin = source, list(range(1, _line_count(source) + 1))
+        changes: list[Finding] = []
+        unsafe: list[Finding] = []
+        for rule_code, summary, after, dry_run in self.steps:
+            new_code = after if isinstance(after, str) else after.code
+            hunks, new_origin = _line_diff(code, new_code, origin)
+            found = [Finding(rule_code, lo, summary, hi) for lo, hi in hunks]
+            if dry_run:
+                unsafe.extend(found)
+                continue
+            code, origin = new_code, new_origin
+            changes.extend(found)
+        import_insertions: list[int] = []
+        if output != code:
+            # The import pass: added lines are charged to the rules that asked for an import,
+            # removed ones to the rules that asked for an unused import to go (a rule that changed
+            # text without saying so would land on the last applied rule).
+            kinds: list[str] = []
+            hunks, origin = _line_diff(code, output, origin, inserted=import_insertions, kinds=kinds)
+            summaries = {r.CODE: r.SUMMARY for r in all_rules()}
+            for (lo, hi), kind in zip(hunks, kinds):
+                owners = {"insert": self.add_owners, "delete": self.remove_owners}.get(kind, self.add_owners + self.remove_owners)
+                for owner in dict.fromkeys(owners or self.last_applied):
+                    changes.append(Finding(owner, lo, summaries[owner], hi))
+        changes.sort(key=lambda f: (f.line, f.code))
+        unsafe.sort(key=lambda f: (f.line, f.code))
+        return _Lines(_merge(changes), _merge(unsafe), origin if output != source else None, import_insertions)
 
 
 @dataclass(frozen=True)
@@ -201,20 +278,15 @@ class _Pipeline:
         self.text: str = source
         self.view: SourceView | None = view
         self.module: cst.Module | None = module  # set while the file is held as a CST
-        # Which lines each rule changes: the text before and after each rule that did something
-        # is diffed, and `origin` carries every current line back to the source line it came from.
-        self.code = source
-        self.origin = list(range(1, _line_count(source) + 1))
-        self.changes: list[Finding] = []
-        self.unsafe: list[Finding] = []
-        self.add_owners: list[str] = []  # rules that scheduled an import to add / to remove if unused
-        self.remove_owners: list[str] = []
+        # Which lines each rule changes: the text after each rule that did something, diffed lazily.
+        self.track = _Track(source)
+        self.parsed: str | None = None  # a text known to parse (the output need not be parsed again)
 
     def _current(self) -> str:
         return self.module.code if self.module is not None else self.text
 
     def run(self, rules: list[Rule]) -> TransformResult:
-        ctx = self.ctx
+        ctx, track = self.ctx, self.track
         for rule in rules:
             dry_run = self.options.safe_only and not type(rule).SAFE
             saved = _save(ctx) if dry_run else None
@@ -222,71 +294,48 @@ class _Pipeline:
             requests, todos_before, applied_before = _import_requests(ctx), len(ctx.todos), len(ctx.applied)
             fast = not self.reference and type(rule).text_edits is not Rule.text_edits
             if not (fast and self._as_text() and self._text_pass(rule)):
+                if type(rule).WALK_SYMBOLS is not None and not self.reference:
+                    rule.quiet_defs = self._quiet_defs(type(rule).WALK_SYMBOLS)
                 module = self._as_cst().visit(rule)
                 self.module = module
                 if rule.changed:
                     ctx.applied.append(rule.CODE)
             if len(ctx.applied) == applied_before and len(ctx.todos) == todos_before:
                 continue
-            new_code = self._current()
-            hunks, new_origin = _line_diff(self.code, new_code, self.origin)
-            found = [Finding(rule.CODE, lo, rule.SUMMARY, hi) for lo, hi in hunks]
+            track.steps.append((rule.CODE, rule.SUMMARY, self.module if self.module is not None else self.text, dry_run))
             if dry_run:
                 _restore(ctx, saved)
                 del ctx.applied[applied_before:]
                 self.text, self.view, self.module = state
-                self.unsafe.extend(found)
                 continue
-            self.code, self.origin = new_code, new_origin
-            self.changes.extend(found)
             adds, removes = _import_requests(ctx)
             if adds != requests[0]:
-                self.add_owners.append(rule.CODE)
+                track.add_owners.append(rule.CODE)
             if removes != requests[1]:
-                self.remove_owners.append(rule.CODE)
+                track.remove_owners.append(rule.CODE)
         if ctx.applied:
             if self.reference:
-                module = AddImportsVisitor(ctx.codemod).transform_module(self._as_cst())
-                self.module = RemoveImportsVisitor(ctx.codemod).transform_module(module)
+                from libcst.codemod.visitors import AddImportsVisitor, RemoveImportsVisitor
+
+                context = ctx.codemod.libcst_context()
+                module = AddImportsVisitor(context).transform_module(self._as_cst())
+                self.module = RemoveImportsVisitor(context).transform_module(module)
             else:
                 if ctx.adds_imports():
                     self._add_imports()
-                if ctx.codemod.scratch.get(RemoveImportsVisitor.CONTEXT_KEY):
+                if ctx.codemod.scratch.get(REMOVE_IMPORTS):
                     self._remove_imports()
         return self._finish(self._current())
 
     def _finish(self, output: str) -> TransformResult:
         source, ctx = self.source, self.ctx
-        origin = self.origin
-        import_insertions: list[int] = []
-        if output != self.code:
-            # The import pass: added lines are charged to the rules that asked for an import,
-            # removed ones to the rules that asked for an unused import to go (a rule that changed
-            # text without saying so would land on the last applied rule).
-            kinds: list[str] = []
-            hunks, origin = _line_diff(self.code, output, origin, inserted=import_insertions, kinds=kinds)
-            summaries = {r.CODE: r.SUMMARY for r in all_rules()}
-            for (lo, hi), kind in zip(hunks, kinds):
-                owners = {"insert": self.add_owners, "delete": self.remove_owners}.get(kind, self.add_owners + self.remove_owners)
-                for owner in dict.fromkeys(owners or ctx.applied[-1:]):
-                    self.changes.append(Finding(owner, lo, summaries[owner], hi))
-        if output != source:
+        if output != source and output is not self.parsed:
             try:
                 parse(output)
             except SyntaxError as exc:  # never hand back code that does not parse
                 return _invalid(source, exc)
-        self.changes.sort(key=lambda f: (f.line, f.code))
-        self.unsafe.sort(key=lambda f: (f.line, f.code))
-        return TransformResult(
-            source,
-            output,
-            rules=ctx.applied,
-            todos=scan_todos(output),
-            changes=_merge(self.changes),
-            unsafe_fixes=_merge(self.unsafe),
-            origin=origin if output != source else None,
-            import_insertions=import_insertions,
-        )
+        self.track.last_applied = ctx.applied[-1:]
+        return TransformResult(source, output, rules=ctx.applied, todos=scan_todos(output), track=self.track)
 
     def _text_pass(self, rule: Rule) -> bool:
         view = self.view
@@ -312,6 +361,17 @@ class _Pipeline:
             self.view = SourceView(self.text, parse(self.text), names=self.ctx.names)
         return True
 
+    def _quiet_defs(self, wanted: frozenset[str]) -> list[tuple[str, bool]] | None:
+        """`SourceView.quiet_defs` of the file held as text (None once it is a CST)."""
+        if self.module is not None or "\r" in self.text:
+            return None
+        if self.view is None:
+            try:
+                self.view = SourceView(self.text, parse(self.text), names=self.ctx.names)
+            except (SyntaxError, ValueError, RecursionError, MemoryError):
+                return None
+        return self.view.quiet_defs(wanted)
+
     def _as_cst(self) -> cst.Module:
         if self.module is None:
             self.module = cst.parse_module(self.text)
@@ -324,6 +384,26 @@ class _Pipeline:
         block (it adds there and gives that statement an empty line); run on the whole module
         it still copies and walks every node, which costs more than all the rules together.
         """
+        code = self._current()
+        tree = None
+        if "\r" not in code:
+            if self.view is not None and self.module is None:
+                tree = self.view.tree
+            else:
+                try:
+                    tree = parse(code)
+                except (SyntaxError, ValueError, RecursionError, MemoryError):
+                    pass  # the CST path below; the output check reports it
+        if tree is not None:
+            items = self.ctx.codemod.scratch[ADD_IMPORTS]
+            output = text_add_imports(code, tree, items)
+            if output is not None:
+                # Whole import lines after a statement's last line: it parses as `code` did.
+                self.parsed = output
+                if self.module is not None or output is not code:
+                    self.view = None
+                self.text, self.module = output, None
+                return
         if self.module is not None or "\r" in self.text:
             self.module = _add_imports(self.ctx, self._as_cst())
             return
@@ -343,7 +423,9 @@ class _Pipeline:
         start = min([first.lineno] + [d.lineno for d in getattr(first, "decorator_list", ())])
         cut = lines.starts[start - 1]
         head_text = lines.data[:cut].decode("utf-8") + _PLACEHOLDER
-        head = AddImportsVisitor(self.ctx.codemod).transform_module(cst.parse_module(head_text)).code
+        from libcst.codemod.visitors import AddImportsVisitor
+
+        head = AddImportsVisitor(self.ctx.codemod.libcst_context()).transform_module(cst.parse_module(head_text)).code
         if not head.endswith(_PLACEHOLDER):  # pragma: no cover - the visitor never touches it
             self.module = _add_imports(self.ctx, self._as_cst())
             return
@@ -354,11 +436,24 @@ class _Pipeline:
         really have lost their last use; those surely still used are kept without asking."""
         code = self.module.code if self.module is not None else self.text
         view = SourceView(code, parse(code))
-        entries = self.ctx.codemod.scratch[RemoveImportsVisitor.CONTEXT_KEY]
+        entries = self.ctx.codemod.scratch[REMOVE_IMPORTS]
         pending = [entry for entry in entries if not view.certainly_used(entry[2] or entry[1] or entry[0])]
+        if pending and "\r" not in code and len({entry[0] for entry in pending}) == len(pending):
+            # `import a.b as x` whose `x` appears nowhere else: the visitor deletes just its line
+            # (one entry per module: the visitor keeps only the last alias asked of a module).
+            spans = [view.removable_import(asname, 0, module) if obj is None and asname else None for module, obj, asname in pending]
+            if all(spans) and len(set(spans)) == len(spans):
+                data = view.lines.data
+                for start, end in sorted(spans, reverse=True):  # type: ignore[type-var]
+                    data = data[:start] + data[end:]
+                self.text, self.view, self.module = data.decode("utf-8"), None, None
+                self.parsed = self.text  # lone module-level import lines gone: it parses as `code` did
+                return
         if pending:
-            self.ctx.codemod.scratch[RemoveImportsVisitor.CONTEXT_KEY] = pending
-            self.module = RemoveImportsVisitor(self.ctx.codemod).transform_module(self._as_cst())
+            from libcst.codemod.visitors import RemoveImportsVisitor
+
+            self.ctx.codemod.scratch[REMOVE_IMPORTS] = pending
+            self.module = RemoveImportsVisitor(self.ctx.codemod.libcst_context()).transform_module(self._as_cst())
 
 
 _PLACEHOLDER = "pass\n"
@@ -377,7 +472,9 @@ def _add_imports(ctx: FileContext, module: cst.Module) -> cst.Module:
     while end < len(body) and _is_import_line(body[end]):
         end += 1
     head = module.with_changes(body=body[: end + 1])
-    head = AddImportsVisitor(ctx.codemod).transform_module(head)
+    from libcst.codemod.visitors import AddImportsVisitor
+
+    head = AddImportsVisitor(ctx.codemod.libcst_context()).transform_module(head)
     return module.with_changes(body=(*head.body, *body[end + 1 :]))
 
 
@@ -408,8 +505,8 @@ def _is_docstring_or_strict(stmt: cst.CSTNode) -> bool:
 def _import_requests(ctx: FileContext) -> tuple[int, int]:
     scratch = ctx.codemod.scratch
     return (
-        len(scratch.get(AddImportsVisitor.CONTEXT_KEY, ())),
-        len(scratch.get(RemoveImportsVisitor.CONTEXT_KEY, ())),
+        len(scratch.get(ADD_IMPORTS, ())),
+        len(scratch.get(REMOVE_IMPORTS, ())),
     )
 
 

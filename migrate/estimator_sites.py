@@ -12,10 +12,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import libcst as cst
-from libcst.codemod.visitors import AddImportsVisitor
 
 from . import ctl_codegen
-from .estimator_surface import EARLY_STOPPING, SurfaceRewriter, base_kind, builds_receiver, session_only_uses, tensor_arg_problem
+from .estimator_surface import EARLY_STOPPING, RECEIVERS, SURFACE_SYMBOLS, SurfaceRewriter, base_kind, session_only_uses, tensor_arg_problem
 from .keras_codegen import render
 from .modelfn import ModelFnAnalyzer, Plan, Unsupported, names_in
 from .rule import Rule
@@ -54,10 +53,21 @@ class EstimatorSiteRule(Rule):
     # Other symbols a subclass acts on without an estimator site (TODOs for them).
     EXTRA_TRIGGERS: frozenset[str] = frozenset()
 
+    # Whether the rule's walks may skip the module-level defs `quiet_defs` marks quiet (a subclass
+    # whose CST pass reacts to more than the base class's symbols turns it off).
+    SKIPS_QUIET_DEFS = True
+
     def __init_subclass__(cls, **kwargs) -> None:
         super().__init_subclass__(**kwargs)
         # Every site and loose call is a call of one of these: without them nothing changes.
         cls.TRIGGERS = frozenset(cls.ESTIMATOR_KEYS) | cls.EXTRA_TRIGGERS
+        # What the walks react to outside a model_fn: estimator calls (sites, loose calls,
+        # train_and_evaluate and its specs) and the surface (hooks, exporters, receivers,
+        # early stopping); the global step and placeholders only inside hook classes and
+        # receiver functions, which spell some of those.
+        cls.WALK_SYMBOLS = (
+            cls.TRIGGERS | SURFACE_SYMBOLS | {"estimator.train_and_evaluate"} if cls.SKIPS_QUIET_DEFS else None
+        )
 
     def visit_Module(self, node: cst.Module) -> bool:
         self.module = node
@@ -71,6 +81,9 @@ class EstimatorSiteRule(Rule):
             if inner is not None and inner.name.value not in self.functions:
                 self.builders[fn.name.value] = inner.name.value
                 self.functions[inner.name.value] = inner
+        # Module-level defs that spell nothing the walks react to (the engine's ast pass says).
+        self._skip: set[int] = set()
+        quiet = self._quiet_defs(node)
         self.sites: list[_Site] = []
         self.site_by_stmt: dict[int, _Site] = {}
         self.call_rewrites: dict[int, tuple[_Site, str]] = {}
@@ -92,11 +105,30 @@ class EstimatorSiteRule(Rule):
         # model_fn is still analysed, so the TODO can say what stands in the way.
         site_calls = {id(s.stmt.body[0].value) for s in self.sites if s.stmt.body}  # type: ignore[attr-defined]
         self.loose_calls: set[int] = set()
+        # The functions (by id, nested ones included) that build a ServingInputReceiver.
+        self._receiver_ids: set[int] = set()
         rule = self
+        functions: list[cst.FunctionDef] = []
 
         class Calls(cst.CSTVisitor):
+            def visit_ClassDef(self, node: cst.ClassDef) -> bool:
+                return id(node) not in quiet
+
+            def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+                if id(node) in quiet:
+                    return False
+                functions.append(node)
+                return True
+
+            def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
+                if id(original_node) not in quiet:
+                    functions.pop()
+
             def visit_Call(self, call: cst.Call) -> None:
-                if id(call) in site_calls or rule.canonical(call.func) not in rule.ESTIMATOR_KEYS:
+                key = rule.canonical(call.func)
+                if functions and key in RECEIVERS and isinstance(call.func, (cst.Attribute, cst.Name)):
+                    rule._receiver_ids.update(id(fn) for fn in functions)
+                if id(call) in site_calls or key not in rule.ESTIMATOR_KEYS:
                     return
                 rule.loose_calls.add(id(call))
                 fn = (rule._bind(call) or {}).get("model_fn")
@@ -106,7 +138,25 @@ class EstimatorSiteRule(Rule):
 
         self.loose_fns: set[str] = set()
         node.visit(Calls())
+        # The transform walk skips a quiet def unless the rule itself rewrites or reads it: a
+        # model_fn (planned or not), a function absorbed into one, one a loose call passes on;
+        # nothing when a site sits at module level (its uses are looked for file-wide).
+        if quiet and not any(isinstance(site.scope, cst.Module) for site in self.sites):
+            named = set(self.plans) | set(self.plan_failures) | self.loose_fns
+            named |= {fn for plan in self.plans.values() for fn in plan.absorbed_functions}
+            named |= {outer for outer, inner in self.builders.items() if inner in named}  # model_fn_builder
+            self._skip = {key for key, stmt in quiet.items() if stmt.name.value not in named}
         return True
+
+    def _quiet_defs(self, node: cst.Module) -> dict[int, cst.FunctionDef | cst.ClassDef]:
+        """The module-level defs `quiet_defs` marks quiet, by id (none when it does not match)."""
+        hint = self.quiet_defs
+        if hint is None:
+            return {}
+        defs = [s for s in node.body if isinstance(s, (cst.FunctionDef, cst.ClassDef))]
+        if [name for name, _ in hint] != [d.name.value for d in defs]:
+            return {}
+        return {id(d): d for d, (_, is_quiet) in zip(defs, hint) if is_quiet}
 
     def _analyze(self, name: str) -> None:
         if name in self.plans or name in self.plan_failures:
@@ -303,7 +353,7 @@ class EstimatorSiteRule(Rule):
 
     # -- rewriting ------------------------------------------------------------------------
     def leave_FunctionDef(self, original: cst.FunctionDef, updated: cst.FunctionDef):
-        if self.surface is not None and builds_receiver(self.canonical, original):
+        if self.surface is not None and id(original) in self._receiver_ids:
             self._receiver_fns -= 1
         if original.name.value in self._absorbed():
             # A module-level metric_fn now inlined into the model's compute_metrics, used nowhere else.
@@ -323,7 +373,7 @@ class EstimatorSiteRule(Rule):
         tfm = self.ctx.need_runtime()
         tf = self.ctx.need_tf2()
         if self._ctl and self.ctx.standalone:
-            AddImportsVisitor.add_needed_import(self.ctx.codemod, "os")  # the loop's checkpoint directories
+            self.ctx.codemod.add("os")  # the loop's checkpoint directories
         if self._ctl:
             new = ctl_codegen.render(plan, tf=tf, tfm=tfm, indent=self.module.default_indent, standalone=self.ctx.standalone)
         else:
@@ -374,6 +424,8 @@ class EstimatorSiteRule(Rule):
 
     # -- the surface: hooks, exporters, receivers, specs ------------------------------------
     def visit_ClassDef(self, node: cst.ClassDef) -> bool:
+        if id(node) in self._skip:
+            return False
         if self.surface is not None and base_kind(self.canonical, node) is not None:
             self._hook_classes += 1
             uses = session_only_uses(node)
@@ -385,7 +437,9 @@ class EstimatorSiteRule(Rule):
         return True
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
-        if self.surface is not None and builds_receiver(self.canonical, node):
+        if id(node) in self._skip:
+            return False
+        if self.surface is not None and id(node) in self._receiver_ids:
             self._receiver_fns += 1
         return True
 

@@ -59,6 +59,9 @@ GLOBAL_STEP_FNS = {"train.get_global_step", "train.get_or_create_global_step"}
 HOOK_BASES = {"train.SessionRunHook", "estimator.SessionRunHook"}
 LISTENER_BASES = {"train.CheckpointSaverListener", "estimator.CheckpointSaverListener"}
 EXPORTER_BASES = {"estimator.Exporter"}
+# What the rewriter reacts to in code outside hook classes and receiver functions (which spell
+# some of these themselves): a module-level def that spells none of them is left as it is.
+SURFACE_SYMBOLS = frozenset(SYMBOLS) | frozenset(EARLY_STOPPING) | HOOK_BASES | LISTENER_BASES | EXPORTER_BASES
 
 # What a hook class's body can do in TF1 that has no TF2 counterpart.
 _SESSION_ONLY = ("graph", "get_default_graph", "get_tensor_by_name", "get_operation_by_name", "get_collection", "feed_dict")
@@ -163,21 +166,9 @@ def rewrite(node: cst.CSTNode, rewriter: SurfaceRewriter) -> cst.CSTNode:
     return node.visit(rewriter)
 
 
-_RECEIVERS = {"estimator.export.ServingInputReceiver", "estimator.export.TensorServingInputReceiver"}
-
-
-def builds_receiver(canonical: Callable[[cst.BaseExpression], str | None], fn: cst.FunctionDef) -> bool:
-    """Whether `fn` is a `serving_input_receiver_fn` (it builds a ServingInputReceiver)."""
-    found = False
-
-    class Find(cst.CSTVisitor):
-        def visit_Call(self, node: cst.Call) -> None:
-            nonlocal found
-            if isinstance(node.func, (cst.Attribute, cst.Name)) and canonical(node.func) in _RECEIVERS:
-                found = True
-
-    fn.visit(Find())
-    return found
+# A function calling one of these is a `serving_input_receiver_fn` (the estimator rules find
+# them in their one walk over the module's calls).
+RECEIVERS = frozenset({"estimator.export.ServingInputReceiver", "estimator.export.TensorServingInputReceiver"})
 
 
 def base_kind(canonical: Callable[[cst.BaseExpression], str | None], cls: cst.ClassDef) -> str | None:

@@ -21,8 +21,6 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, ClassVar
 
 import libcst as cst
-from libcst.codemod import CodemodContext
-from libcst.codemod.visitors import AddImportsVisitor, RemoveImportsVisitor
 
 from .names import AliasTable
 
@@ -36,6 +34,56 @@ RUNTIME_ALIAS = "tfm"
 
 _STATEMENTS = (cst.SimpleStatementLine, cst.BaseCompoundStatement)
 
+# Where libcst's AddImportsVisitor / RemoveImportsVisitor read their requests in a codemod
+# context's scratch (their CONTEXT_KEYs). The rules keep requests in an `ImportContext` of the
+# same shape; the engine hands them to those visitors only where it needs them: importing
+# `libcst.codemod` (its matchers) costs a fifth of a second of every run's startup.
+ADD_IMPORTS = "AddImportsVisitor"
+REMOVE_IMPORTS = "RemoveImportsVisitor"
+
+
+@dataclass(frozen=True)
+class ImportItem:
+    """An import to ensure (libcst's `ImportItem` fields: `from module import obj as alias`)."""
+
+    module_name: str
+    obj_name: str | None = None
+    alias: str | None = None
+    relative: int = 0
+
+    @property
+    def module(self) -> str:
+        return "." * self.relative + self.module_name
+
+
+class ImportContext:
+    """What the rules' import requests need of libcst's `CodemodContext`: its `scratch`."""
+
+    full_package_name = None
+
+    def __init__(self) -> None:
+        self.scratch: dict = {}
+
+    def add(self, module: str, obj: str | None = None, asname: str | None = None) -> None:
+        """`AddImportsVisitor.add_needed_import`."""
+        self.scratch.setdefault(ADD_IMPORTS, []).append(ImportItem(module, obj, asname))
+
+    def remove(self, module: str, obj: str | None = None, asname: str | None = None) -> None:
+        """`RemoveImportsVisitor.remove_unused_import`."""
+        self.scratch.setdefault(REMOVE_IMPORTS, []).append((module, obj, asname))
+
+    def libcst_context(self):
+        """A libcst `CodemodContext` holding these requests, for its import visitors."""
+        from libcst.codemod import CodemodContext
+        from libcst.codemod.visitors import ImportItem as LibcstImportItem
+
+        context = CodemodContext()
+        for key, value in self.scratch.items():
+            if key == ADD_IMPORTS:
+                value = [LibcstImportItem(i.module_name, i.obj_name, i.alias, i.relative) for i in value]
+            context.scratch[key] = list(value) if isinstance(value, list) else value
+        return context
+
 
 @dataclass
 class FileContext:
@@ -45,7 +93,7 @@ class FileContext:
     target: str
     names: AliasTable
     tf2_alias: str
-    codemod: CodemodContext = field(default_factory=CodemodContext)
+    codemod: ImportContext = field(default_factory=ImportContext)  # scheduled imports (to add, to drop if unused)
     applied: list[str] = field(default_factory=list)
     todos: list[tuple[str, str]] = field(default_factory=list)
     scratch: dict = field(default_factory=dict)
@@ -54,19 +102,19 @@ class FileContext:
     def need_tf2(self) -> str:
         """The local name of `import tensorflow`, scheduling the import if the file lacks one."""
         if self.tf2_alias not in self.names.tf_roots and self.tf2_alias not in self.names.tf1_roots:
-            AddImportsVisitor.add_needed_import(self.codemod, "tensorflow", asname=self.tf2_alias)
+            self.codemod.add("tensorflow", asname=self.tf2_alias)
         return self.tf2_alias
 
     def need_runtime(self) -> str:
-        AddImportsVisitor.add_needed_import(self.codemod, RUNTIME_MODULE, asname=RUNTIME_ALIAS)
+        self.codemod.add(RUNTIME_MODULE, asname=RUNTIME_ALIAS)
         return RUNTIME_ALIAS
 
     def adds_imports(self) -> bool:
         """Whether some rule has scheduled an import to add."""
-        return bool(self.codemod.scratch.get(AddImportsVisitor.CONTEXT_KEY))
+        return bool(self.codemod.scratch.get(ADD_IMPORTS))
 
     def drop_import_if_unused(self, module: str, obj: str | None = None, asname: str | None = None) -> None:
-        RemoveImportsVisitor.remove_unused_import(self.codemod, module, obj, asname)
+        self.codemod.remove(module, obj, asname)
 
 
 class Rule(cst.CSTTransformer):
@@ -87,6 +135,10 @@ class Rule(cst.CSTTransformer):
     # it) without which the rule can change nothing in a file: the engine then skips it without
     # parsing the file into a CST. None: the rule may act on any file that imports TensorFlow.
     TRIGGERS: ClassVar[frozenset[str] | None] = None
+    # Optional: canonical TF1 symbols the rule's CST pass reacts to anywhere in a file. When set,
+    # the engine tells the rule, through `quiet_defs`, which module-level def/class statements
+    # (name and whether quiet, in order) spell none of them, so its walks may skip those.
+    WALK_SYMBOLS: ClassVar[frozenset[str] | None] = None
 
     def __init__(self, ctx: FileContext) -> None:
         super().__init__()
@@ -94,6 +146,7 @@ class Rule(cst.CSTTransformer):
         self._stmt_stack: list[cst.CSTNode] = []
         self._pending: dict[int, list[str]] = {}
         self.changed = False
+        self.quiet_defs: list[tuple[str, bool]] | None = None  # see WALK_SYMBOLS
 
     # -- hooks for subclasses -------------------------------------------------------------
     def should_run(self) -> bool:

@@ -68,6 +68,7 @@ class Job:
     dest: str | None  # where to write: the file itself, an --out-dir copy, or None (diff/check)
     mode: str
     options: Options
+    changes: bool = True  # work out which rule changed which line (`FileOutcome.changes`)
 
 
 def discover(
@@ -159,7 +160,7 @@ def run_job(job: Job) -> FileOutcome:
         rules=result.rules,
         todos=result.todos if job.mode == WRITE else result.todos_in_source,
         errors=[result.error] if result.error else [],
-        changes=result.changes,
+        changes=result.changes if job.changes else [],
         unsafe_fixes=result.unsafe_fixes_in_output if job.mode == WRITE else result.unsafe_fixes,
         warnings=warnings,
         notebook=notebook,
@@ -198,15 +199,19 @@ def plan(
     out_dir: str | None = None,
     path_filter: PathFilter | None = None,
     force_exclude: bool = False,
+    changes: bool = True,
 ) -> list[Job]:
-    """One job per discovered file, with the file's own rule selection (per-file-ignores)."""
+    """One job per discovered file, with the file's own rule selection (per-file-ignores).
+
+    `changes=False`: nothing will read `FileOutcome.changes` (left empty), so the per-rule line
+    diffs are never computed."""
     path_filter = path_filter or PathFilter()
     work = []
     for path, root in discover(paths, path_filter, force_exclude=force_exclude):
         dest: str | None = path if mode == WRITE else None
         if mode == WRITE and out_dir is not None:
             dest = os.path.join(out_dir, os.path.relpath(path, root))
-        work.append(Job(path, dest, mode, _file_options(options, path_filter.ignored_codes(path))))
+        work.append(Job(path, dest, mode, _file_options(options, path_filter.ignored_codes(path)), changes))
     return work
 
 
@@ -218,13 +223,28 @@ def _file_options(options: Options, ignored: frozenset[str]) -> Options:
 
 
 def execute(work: list[Job], *, jobs: int = 1, on_result: Callable[[FileOutcome], None] | None = None) -> list[FileOutcome]:
-    """Run the jobs (in a process pool when jobs > 1), in order; `on_result` sees each as it finishes."""
+    """Run the jobs (in a process pool when jobs > 1); the outcomes come back in the jobs' order,
+    and `on_result` sees each as it finishes."""
     results: Iterable[FileOutcome]
     if jobs > 1 and len(work) > 1:
+        # Largest files first, in small chunks, so that no worker is left with a big file at the
+        # end while the others wait; the outcomes go back into the jobs' order.
+        order = sorted(range(len(work)), key=lambda index: -_size(work[index].path))
         with ProcessPoolExecutor(max_workers=jobs) as pool:
-            results = pool.map(run_job, work, chunksize=max(1, len(work) // (jobs * 8)))
-            return _collect(results, on_result)
+            results = pool.map(run_job, [work[index] for index in order], chunksize=max(1, len(work) // (jobs * 32)))
+            done = _collect(results, on_result)
+        out: list[FileOutcome] = [None] * len(work)  # type: ignore[list-item]
+        for index, outcome in zip(order, done):
+            out[index] = outcome
+        return out
     return _collect(map(run_job, work), on_result)
+
+
+def _size(path: str) -> int:
+    try:
+        return os.path.getsize(path)
+    except OSError:
+        return 0
 
 
 def _collect(results: Iterable[FileOutcome], on_result: Callable[[FileOutcome], None] | None) -> list[FileOutcome]:
@@ -247,9 +267,12 @@ def run(
     force_exclude: bool = False,
     on_start: Callable[[int], None] | None = None,
     on_result: Callable[[FileOutcome], None] | None = None,
+    changes: bool = True,
 ) -> list[FileOutcome]:
     path_filter = path_filter or PathFilter()
-    work = plan(paths, mode=mode, options=options, out_dir=out_dir, path_filter=path_filter, force_exclude=force_exclude)
+    work = plan(
+        paths, mode=mode, options=options, out_dir=out_dir, path_filter=path_filter, force_exclude=force_exclude, changes=changes
+    )
     if out_dir is not None and mode == WRITE:
         _copy_other_files(paths, out_dir, {job.path for job in work}, path_filter)
     if on_start is not None:

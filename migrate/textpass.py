@@ -14,12 +14,13 @@ paths agree, byte for byte, on every fixture and a generated corpus.
 
 from __future__ import annotations
 
-from libcst.codemod.visitors import AddImportsVisitor
-
 import ast
+import bisect
 import gc
+import io
 import keyword
 import re
+import tokenize
 from dataclasses import dataclass, field
 
 from .names import AliasTable, SourceLines, ast_dotted, canonical_name
@@ -39,6 +40,15 @@ _COMPOUND = (
     ast.Match,
 )
 _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
+# Fields holding only leaves the scan has nothing to do with: expression contexts and operators.
+_LEAF_FIELDS = frozenset({"ctx", "op", "ops", "type_ignores"})
+_FIELDS: dict[type, tuple[str, ...]] = {}
+
+
+def _child_fields(kind: type) -> tuple[str, ...]:
+    """The fields of an ast node type that may hold nodes worth visiting."""
+    found = _FIELDS[kind] = tuple(name for name in kind._fields if name not in _LEAF_FIELDS)  # type: ignore[attr-defined]
+    return found
 _WS = b" \t\r\n\\\f"
 _TODO_MARK = b"TODO(tfmigrate"
 
@@ -87,7 +97,7 @@ class TextPlan:
         if self.needs_runtime:
             ctx.need_runtime()
         for module, obj, asname in self.imports:
-            AddImportsVisitor.add_needed_import(ctx.codemod, module, obj, asname)
+            ctx.codemod.add(module, obj, asname)
         for module, obj, asname in self.removals:
             ctx.drop_import_if_unused(module, obj, asname)
 
@@ -131,6 +141,7 @@ class SourceView:
         ]
         pop, push = stack.pop, stack.append
         Attribute, Name, JoinedStr, Load, Call = ast.Attribute, ast.Name, ast.JoinedStr, ast.Load, ast.Call
+        AST, fields = ast.AST, _FIELDS
         funcs: set[int] = set()
         while stack:
             node, stmt, fstr, top, under = pop()
@@ -189,7 +200,17 @@ class SourceView:
                 if name and name in roots:
                     binds[name] = binds.get(name, 0) + 1
             inner_top = top and not isinstance(node, _SCOPES)
-            children = list(ast.iter_child_nodes(node))
+            children = []  # ast.iter_child_nodes, less the leaves it cannot matter to skip
+            for name in fields.get(kind) or _child_fields(kind):
+                value = getattr(node, name, None)
+                if value is None:
+                    continue
+                if type(value) is list:
+                    for item in value:
+                        if isinstance(item, AST):
+                            children.append(item)
+                elif isinstance(value, AST):
+                    children.append(value)
             for child in reversed(children):
                 push((child, stmt, fstr, inner_top, under))
         chains.sort(key=lambda c: c.start)
@@ -248,6 +269,49 @@ class SourceView:
                 out.add(folded)
         return out
 
+    def quiet_defs(self, wanted: frozenset[str]) -> list[tuple[str, bool]] | None:
+        """Each module-level def/class (name, in order) with whether it spells none of the
+        canonical symbols `wanted` (no chain, and no prefix of one, resolves to one); None when
+        a name bound to such a symbol is used other than as a call (it has no position here)."""
+        if not self._scanned:
+            self._scan()
+        qualify = self.names.qualify_dotted
+        for name in self._bare:
+            full = qualify(name)
+            if full and canonical_name(full) in wanted:
+                return None
+        spans: list[tuple[int, int]] = []
+        out: list[tuple[str, bool]] = []
+        for stmt in self.tree.body:
+            if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                first = min([stmt.lineno] + [d.lineno for d in stmt.decorator_list])
+                spans.append((first, stmt.end_lineno))  # type: ignore[arg-type]
+                out.append((stmt.name, True))
+        if not out:
+            return out
+        firsts = [first for first, _ in spans]
+        seen: dict[str, bool] = {}
+        for chain in self._chains:
+            if chain.node is None:
+                continue  # an import's module path
+            line = chain.node.lineno
+            index = bisect.bisect_right(firsts, line) - 1
+            if index < 0 or line > spans[index][1] or not out[index][1]:
+                continue
+            hit = seen.get(chain.dotted)
+            if hit is None:
+                parts = chain.dotted.split(".")
+                hit = False
+                for end in range(1, len(parts) + 1):
+                    full = qualify(".".join(parts[:end]))
+                    if full and canonical_name(full) in wanted:
+                        hit = True
+                        break
+                seen[chain.dotted] = hit
+            if hit:
+                out[index] = (out[index][0], False)
+        return out
+
     def certainly_used(self, local: str, dropped_loads: int = 0, added_loads: int = 0) -> bool:
         """True when an import binding `local` is surely still referenced (so LibCST's
         RemoveImportsVisitor would keep it): bound exactly once, by a module-scope import, and
@@ -260,10 +324,11 @@ class SourceView:
             return False
         return self._loads.get(local, 0) - dropped_loads + added_loads > 0
 
-    def removable_import(self, local: str, dropped_loads: int) -> tuple[int, int] | None:
-        """The byte range of `import a.b as local` when the import surely loses its last use
-        (after `dropped_loads` chains rooted at it are respelled) and RemoveImportsVisitor would
-        delete exactly that line: a lone one-line module-level import right below code. None otherwise."""
+    def removable_import(self, local: str, dropped_loads: int, module: str | None = None) -> tuple[int, int] | None:
+        """The byte range of `import a.b as local` (of `module`, if given) when the import surely
+        loses its last use (after `dropped_loads` chains rooted at it are respelled) and
+        RemoveImportsVisitor would delete exactly that line: a lone one-line module-level import
+        right below code. None otherwise."""
         if not self._scanned:
             self._scan()
         if self._binds.get(local, 0) != 1 or self._loads.get(local, 0) != dropped_loads:
@@ -274,6 +339,8 @@ class SourceView:
         for stmt in self.tree.body:
             if not isinstance(stmt, ast.Import) or len(stmt.names) != 1 or stmt.names[0].asname != local:
                 continue
+            if module is not None and stmt.names[0].name != module:
+                return None
             if stmt.lineno != stmt.end_lineno or stmt.col_offset != 0 or stmt.lineno < 2:
                 return None
             start = lines.starts[stmt.lineno - 1]
@@ -418,3 +485,155 @@ def _binds(imp: ast.Import | ast.ImportFrom, local: str) -> bool:
         if name == local:
             return True
     return False
+
+
+def add_imports(source: str, tree: ast.Module, items) -> str | None:
+    """LibCST's `AddImportsVisitor` (no package name) on `source`, computed from its `ast`: the
+    `ImportItem`s the top import block lacks, as new lines after it. None where the visitor would
+    do something this does not reproduce (it extends an existing `from m import ...`, the file has
+    no top import block or nothing after it, statements share a line there, `__future__`, ...).
+
+    Same bookkeeping as the visitor: what the top imports already provide is dropped, then
+    `import m` (sorted), `import m as a` (in request order), `from m import ...` (aliased modules
+    first, names sorted), and the statement after the block gets an empty line above it.
+    """
+    if any(item.relative for item in items) or "\r" in source or "\f" in source:
+        return None
+    module_imports = {i.module for i in items if i.obj_name is None and i.alias is None}
+    module_mapping = {
+        m: {i.obj_name for i in items if i.module == m and i.obj_name is not None and i.alias is None}
+        for m in sorted({i.module for i in items if i.obj_name is not None and i.alias is None})
+    }
+    module_aliases = {i.module: i.alias for i in items if i.obj_name is None and i.alias is not None}
+    alias_mapping = {
+        m: [(i.obj_name, i.alias) for i in items if i.module == m and i.obj_name is not None and i.alias is not None]
+        for m in sorted({i.module for i in items if i.obj_name is not None and i.alias is not None})
+    }
+    if "__future__" in module_mapping or "__future__" in alias_mapping:
+        return None
+
+    body = tree.body
+    start = 1 if body and _docstring_or_strict(body[0], source) else 0
+    end = start
+    while end < len(body) and type(body[end]) in (ast.Import, ast.ImportFrom):
+        end += 1
+    if end == start or end >= len(body):
+        return None  # no top import block (the header decides), or nothing after it
+    for before, after in zip(body[: end + 1], body[1 : end + 1]):
+        if before.end_lineno >= after.lineno:  # type: ignore[operator]
+            return None  # `a; b`: one LibCST line, which ends or splits the block differently
+    # Where the block's last line ends (the new lines go there).
+    last = body[end - 1].end_lineno  # type: ignore[assignment]
+    pos = 0
+    for _ in range(last):
+        pos = source.find("\n", pos) + 1
+        if pos == 0:
+            return None
+    if "\\\n" in source[:pos]:
+        return None  # a backslash joins lines: `import a; \` + `x = 1` is one LibCST line
+
+    # The gatherer: what the top import block provides.
+    got_modules: set[str] = set()
+    got_objects: dict[str, set[str]] = {}
+    got_aliases: dict[str, str] = {}
+    got_alias_mapping: dict[str, list[tuple[str, str]]] = {}
+    for stmt in body[start:end]:
+        if isinstance(stmt, ast.Import):
+            for alias in stmt.names:
+                if alias.asname is not None:
+                    got_aliases[alias.name] = alias.asname
+                else:
+                    got_modules.add(alias.name)
+            continue
+        if stmt.level or stmt.module is None:  # type: ignore[union-attr]
+            continue  # relative: the visitor cannot resolve it, and leaves it be
+        module = stmt.module  # type: ignore[union-attr]
+        if stmt.names[0].name == "*":  # type: ignore[union-attr]
+            got_objects[module] = {"*"}
+            continue
+        aliased = [(a.name, a.asname) for a in stmt.names if a.asname is not None]  # type: ignore[union-attr]
+        if aliased:
+            got_alias_mapping.setdefault(module, []).extend(aliased)  # type: ignore[arg-type]
+        plain = {a.name for a in stmt.names if a.asname is None}  # type: ignore[union-attr]
+        if plain:
+            objects = got_objects.setdefault(module, set())
+            if "*" in objects:
+                got_objects[module] = {"*"}
+                continue
+            objects.update(plain)
+
+    # visit_Module: drop what is there already.
+    module_imports -= got_modules
+    for module, alias in got_aliases.items():
+        if module in module_aliases and module_aliases[module] == alias:
+            del module_aliases[module]
+    for module, pairs in got_alias_mapping.items():
+        for pair in pairs:
+            if module in alias_mapping and pair in alias_mapping[module]:
+                alias_mapping[module].remove(pair)
+                if not alias_mapping[module]:
+                    del alias_mapping[module]
+    for module, objects in got_objects.items():
+        if module not in module_mapping:
+            continue
+        if "*" in objects:
+            del module_mapping[module]
+        else:
+            module_mapping[module] = module_mapping[module] - objects
+            if not module_mapping[module]:
+                del module_mapping[module]
+    # leave_ImportFrom would extend a top `from m import ...` of a module still wanted.
+    for stmt in body[start:end]:
+        if isinstance(stmt, ast.ImportFrom) and not stmt.level and stmt.module is not None and stmt.names[0].name != "*":
+            if stmt.module in module_mapping or stmt.module in alias_mapping:
+                return None
+    if not (module_imports or module_mapping or module_aliases or alias_mapping):
+        return source
+
+    merged: dict[str, list[tuple[str, str | None]]] = {}
+    for module, pairs in alias_mapping.items():
+        merged.setdefault(module, []).extend(pairs)
+    for module, objects in module_mapping.items():
+        merged.setdefault(module, []).extend((obj, None) for obj in objects)
+    try:
+        ordered = {module: sorted(pairs) for module, pairs in merged.items()}  # type: ignore[type-var]
+    except TypeError:  # (obj, None) beside (obj, alias): the visitor fails the same way; let it
+        return None
+    added = [f"import {module}\n" for module in sorted(module_imports)]
+    added += [f"import {module} as {asname}\n" for module, asname in module_aliases.items()]
+    added += [
+        f"from {module} import " + ", ".join(obj if alias is None else f"{obj} as {alias}" for obj, alias in pairs) + "\n"
+        for module, pairs in ordered.items()
+    ]
+
+    # Splice after the block's last line; the next statement's leading lines start there.
+    line_end = source.find("\n", pos)
+    next_line = source[pos:] if line_end == -1 else source[pos:line_end]
+    nxt = body[end]
+    first = min([nxt.lineno] + [d.lineno for d in getattr(nxt, "decorator_list", ())])
+    blank = first > last + 1 and not next_line.strip(" \t\f")
+    return source[:pos] + "".join(added) + ("" if blank else "\n") + source[pos:]
+
+
+def _docstring_or_strict(stmt: ast.stmt, source: str) -> bool:
+    """LibCST's `_skip_first`: a lone `"docstring"` (one plain string literal) or `__strict__ = ...`."""
+    if isinstance(stmt, ast.Assign):
+        return len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name) and stmt.targets[0].id == "__strict__"
+    if not (isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant) and isinstance(stmt.value.value, (str, bytes))):
+        return False
+    value = stmt.value
+    begin = 0
+    for _ in range(value.lineno - 1):
+        begin = source.find("\n", begin) + 1
+    last = begin
+    for _ in range(value.end_lineno - value.lineno):  # type: ignore[operator]
+        last = source.find("\n", last) + 1
+    stop = source.find("\n", last)
+    head = source[begin : len(source) if stop == -1 else stop].encode("utf-8")
+    end = len(source[begin:last].encode("utf-8")) + value.end_col_offset  # type: ignore[operator]
+    segment = head[value.col_offset : end].decode("utf-8")  # ast.get_source_segment, without splitting the file
+    try:
+        strings = [t for t in tokenize.generate_tokens(io.StringIO(segment).readline) if t.type == tokenize.STRING]
+    except (tokenize.TokenError, SyntaxError):
+        return False
+    return len(strings) == 1  # `"a" "b"` is LibCST's ConcatenatedString

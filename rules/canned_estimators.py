@@ -156,6 +156,7 @@ class CannedEstimatorsToKeras(EstimatorSiteRule):
     )
     ESTIMATOR_NAME = "canned estimator"
     TPU = False
+    SKIPS_QUIET_DEFS = False  # feature columns and optimizers are rewritten wherever they are
 
     def visit_Module(self, node: cst.Module) -> bool:
         self.builds: dict[int, str] = {}

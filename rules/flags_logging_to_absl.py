@@ -6,7 +6,6 @@ import ast
 from typing import TYPE_CHECKING
 
 import libcst as cst
-from libcst.codemod.visitors import AddImportsVisitor
 
 from tfmigrate.names import canonical_name
 from tfmigrate.rule import Rule
@@ -120,7 +119,7 @@ class FlagsLoggingToAbsl(Rule):
         if module not in self._imported:
             self._imported.add(module)
             asname = None if local == module else local
-            AddImportsVisitor.add_needed_import(self.ctx.codemod, "absl", module, asname=asname)
+            self.ctx.codemod.add("absl", module, asname=asname)
         return local
 
     def leave_Assign(self, original: cst.Assign, updated: cst.Assign):

@@ -89,6 +89,17 @@ CASES = {
     "tf1 alias dropped": "import tensorflow as tf\nimport tensorflow.compat.v1 as tf1  # v1\n\ndef f():\n  return tf1.ConfigProto()\n",
     "tf1 alias dropped below comment": "import tensorflow as tf\n# the v1 API\nimport tensorflow.compat.v1 as tf1\nx = tf1.ConfigProto()\n",
     "tf1 alias in a string": "import tensorflow as tf\nimport tensorflow.compat.v1 as tf1\nx = tf1.ConfigProto()\n__all__ = ['tf1']\n",
+    "tf1 alias dropped, absl added": "import os\nimport tensorflow as tf\nimport tensorflow.compat.v1 as tf1  # v1\n\ntf.logging.info('x')\nx = tf1.ConfigProto()\n",
+    "tf1 alias dropped below comment, absl added": "import tensorflow as tf\n# v1\nimport tensorflow.compat.v1 as tf1\ntf.logging.info('x')\nx = tf1.ConfigProto()\n",
+    "two v1 aliases dropped, absl added": (
+        "import tensorflow as tf\nimport tensorflow.compat.v1 as tf1\nimport tensorflow.compat.v1 as v1\n"
+        "FLAGS = tf.flags.FLAGS\nx = tf1.ConfigProto(v1.GraphOptions())\n"
+    ),
+    "two v1 aliases unused, absl added": (
+        "import tensorflow as tf\nimport tensorflow.compat.v1 as tfv1\nimport tensorflow.compat.v1 as tf1\n"
+        "FLAGS = tf.flags.FLAGS\nx = tf1.ConfigProto(tfv1.GraphOptions())\n"
+    ),
+    "v1 alias named in a comment, absl added": "import tensorflow as tf\nimport tensorflow.compat.v1 as tf1\n# tf1 is gone\ntf.logging.info(tf1.ConfigProto())\n",
     "tf1 alias kept": "import tensorflow as tf\nimport tensorflow.compat.v1 as tf1\n\nx = tf1.nn.relu(tf1)\n",
     "tf1 alias shadowed": "import tensorflow as tf\nimport tensorflow.compat.v1 as tf1\n\ndef f(tf1):\n  return tf1\nx = tf1.nn.relu(1)\n",
     "unused from-import": "import tensorflow as tf\nfrom tensorflow.python.ops import array_ops\n\nx = tf.gfile.Exists('a')\n",
@@ -124,6 +135,41 @@ CASES = {
 }
 
 
+# Estimator programs whose module-level defs the estimator rules' walks may skip (quiet ones)
+# or must not: the fast pipeline hints which defs spell none of the symbols the rules react to.
+_PROGRAM = (ROOT / "fixtures" / "TFM201_estimator_to_keras" / "custom_estimator_classifier.in.py").read_text(encoding="utf-8")
+_MAIN_CALL = "\n\nif __name__ == '__main__':\n  main()\n"
+_ESTIMATOR_EXTRAS = {
+    "quiet helpers": "def model(x):\n  return tf.nn.relu(x)\n\n\ndef strategy():\n  return tf.layers.dense\n",
+    "hook class after": (
+        "class Hook(tf.train.SessionRunHook):\n  def before_run(self, run_context):\n"
+        "    return tf.train.SessionRunArgs(tf.train.get_global_step())\n"
+    ),
+    "hook base imported by name": (
+        "from tensorflow.compat.v1.train import SessionRunHook\n\n\nclass Hook(SessionRunHook):\n  pass\n"
+    ),
+    "receiver fn": (
+        "def serving_input_receiver_fn():\n  x = tf.placeholder(tf.float32, [None, 4])\n"
+        "  return tf.estimator.export.ServingInputReceiver({'measurements': x}, {'measurements': x})\n"
+    ),
+    "specs elsewhere": "def specs():\n  return tf.estimator.TrainSpec(train_input_fn), tf.estimator.EvalSpec(eval_input_fn)\n",
+    "loose estimator": "def make():\n  return tf.estimator.Estimator(model_fn=my_model)\n",
+    "uses of the model_fn": "def again():\n  return my_model(None, None, None, None), tf.nn.relu\n",
+    "module-level estimator": (
+        "est = tf.estimator.Estimator(model_fn=my_model, params={'n_classes': 3, 'learning_rate': 0.1})\n\n\n"
+        "def later():\n  est.train(input_fn=train_input_fn, steps=2)\n  return tf.nn.relu\n"
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(_ESTIMATOR_EXTRAS))
+def test_estimator_program_with_quiet_defs_fast_equals_reference(name: str) -> None:
+    program = _PROGRAM.replace(_MAIN_CALL, "\n\n" + _ESTIMATOR_EXTRAS[name] + _MAIN_CALL)
+    assert program != _PROGRAM
+    _same(program)
+    _same(transform_source(program).output)
+
+
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_case_fast_equals_reference(name: str) -> None:
     source = CASES[name]
@@ -141,3 +187,70 @@ def test_files_without_tensorflow_are_left_alone() -> None:
     source = "import numpy as np\n\nprint(np.ones(3))  # tensorflow is not imported here\n"
     result = transform_source(source)
     assert result.output == source and not result.rules and not result.todos
+
+
+HEADS = [
+    "import os\nx = 1\n",
+    "import os\n# comment\n\nx = 1\n",
+    "import os\n   # indented comment\nx = 1\n",
+    "import os\n  \nx = 1\n",
+    "import os  # trailing\nx = 1\n",
+    "import os;\nx = 1\n",
+    "import os; import sys\nx = 1\n",
+    "import os\nx = 1; y = 2\n",
+    "import os\nif x:\n  pass\n  # tail\n",
+    '"""Doc."""\nimport os\n\n\n@dec\n# between\n@dec2\ndef f(): pass\n',
+    '"doc" "concatenated"\nimport os\nx = 1\n',
+    '("doc")\nimport os\nx = 1\n',
+    'b"doc"\nimport os\nx = 1\n',
+    'f"doc"\nimport os\nx = 1\n',
+    '"""Doc."""; import os\nx = 1\n',
+    "__strict__ = True\nimport os\nx = 1\n",
+    "__strict__ = x = True\nimport os\nx = 1\n",
+    "# header\n\nx = 1\n",
+    "import os\n",
+    "import os\nimport sys\n",
+    "from absl import flags\nx = 1\n",
+    "from absl import app as application\nx = 1\n",
+    "from absl import *\nx = 1\n",
+    "from . import absl\nfrom .absl import flags\nx = 1\n",
+    "import absl.flags\nimport tensorflow as tf\nimport tensorflow as tf2\nx = 1\n",
+    "import tensorflow as tf2\nimport tensorflow as tf\nx = 1\n",
+    "from tfmigrate import runtime as tfm\nimport tfmigrate.runtime as tfm\nx = 1\n",
+    "from __future__ import annotations\nimport os\n\nclass A:\n  pass\n",
+    "import os\nfrom absl import (\n    logging,\n)\ndef f():\n  import sys\n",
+    "import os \\\n  , sys\nx = 1\n",
+    "import os; \\\nx = 1\n",
+    "import os; \\\nimport sys\nx = 1\n",
+    "x = 1\nimport os\n",
+    "import os\n\x0c\nx = 1\n",
+]
+REQUESTS = [
+    [("tensorflow", None, "tf")],
+    [("absl", "flags", None), ("absl", "logging", None), ("absl", "app", "application")],
+    [("absl", "flags", None), ("absl", "flags", None), ("os", None, None), ("sys", None, None)],
+    [("tfmigrate.runtime", None, "tfm"), ("tensorflow", None, "tf2"), ("absl", "logging", "lg"), ("absl", "logging", "lg")],
+    [("os", None, None)],
+    [("absl", "flags", None), ("absl", "flags", "f")],
+]
+
+
+@pytest.mark.parametrize("head", range(len(HEADS)))
+def test_text_import_pass_equals_add_imports_visitor(head: int) -> None:
+    """The engine's text import pass gives AddImportsVisitor's output wherever it answers."""
+    from libcst.codemod import CodemodContext
+    from libcst.codemod.visitors import AddImportsVisitor
+
+    from tfmigrate.textpass import add_imports
+
+    source = HEADS[head]
+    for requests in REQUESTS:
+        context = CodemodContext()
+        for request in requests:
+            AddImportsVisitor.add_needed_import(context, *request)
+        items = AddImportsVisitor._get_imports_from_context(context)
+        fast = add_imports(source, ast.parse(source), items)
+        if fast is None:
+            continue
+        expected = AddImportsVisitor(context).transform_module(cst.parse_module(source)).code
+        assert fast == expected, (source, requests)
