@@ -20,7 +20,6 @@ from .modelfn import ModelFnAnalyzer, Plan, Unsupported, names_in
 from .rule import Rule
 
 _TODO_ARGS = {
-    "warm_start_from": "warm_start_from is not migrated yet: load the checkpoint into `model` before training",
     "embedding_config_spec": "TPU embeddings need tfrs.layers.embedding.TPUEmbedding; not migrated",
 }
 
@@ -564,6 +563,11 @@ class EstimatorSiteRule(Rule):
         else:
             lines.append(f"with {site.strategy_var}.scope():")
             lines.append(f"    {site.model_var} = {build}")
+        if "warm_start_from" in site.args:
+            # TF1 warm-started the trainable variables on a fresh start; the runtime does it when
+            # training first builds the model, unless model_dir has a checkpoint.
+            model = f"{site.model_var}.model" if self._ctl else site.model_var
+            lines.append(f"{tfm}.warm_start({model}, {self._expr(site.args['warm_start_from'])})")
         body = cst.parse_module("\n".join(lines) + "\n").body
         first = body[0].with_changes(leading_lines=original.leading_lines)
         return [first, *body[1:]]

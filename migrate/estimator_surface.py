@@ -41,6 +41,7 @@ for _name in ("build_parsing_serving_input_receiver_fn", "build_raw_serving_inpu
     SYMBOLS[f"estimator.export.{_name}"] = f"export.{_name}"
 for _name in ("LatestExporter", "BestExporter", "FinalExporter", "Exporter"):
     SYMBOLS[f"estimator.{_name}"] = f"export.{_name}"
+SYMBOLS["estimator.WarmStartSettings"] = "WarmStartSettings"
 SYMBOLS["estimator.TrainSpec"] = "TrainSpec"
 SYMBOLS["estimator.EvalSpec"] = "EvalSpec"
 

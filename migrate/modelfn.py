@@ -806,6 +806,38 @@ class ModelFnAnalyzer:
         value = cst.IfExp(test=test, body=small.value, orelse=cst.Name(target.value))
         return stmt.with_changes(body=[small.with_changes(value=value)])
 
+    def _split_chained_minimize(self, stmt: cst.SimpleStatementLine) -> list[cst.BaseStatement] | None:
+        """`train_op = tf.train.AdamOptimizer(0.02).minimize(loss, ...)` -> `optimizer = ...` and
+        `train_op = optimizer.minimize(loss, ...)`, the two statements the analysis reads."""
+        small = stmt.body[0] if len(stmt.body) == 1 else None
+        value = getattr(small, "value", None)
+        if not (
+            isinstance(small, (cst.Assign, cst.Expr))
+            and isinstance(value, cst.Call)
+            and isinstance(value.func, cst.Attribute)
+            and value.func.attr.value in ("minimize", "apply_gradients", "compute_gradients")
+            and isinstance(value.func.value, cst.Call)
+            and self.call_key(value.func.value) in OPTIMIZERS
+        ):
+            return None
+        from .inline import all_names
+
+        taken = all_names(self.fn)
+        name = "optimizer"
+        index = 1
+        while name in taken:
+            name = f"optimizer_{index}"
+            index += 1
+        make = cst.SimpleStatementLine(
+            body=[cst.Assign(targets=[cst.AssignTarget(cst.Name(name))], value=value.func.value)],
+            leading_lines=stmt.leading_lines,
+        )
+        use = stmt.with_changes(
+            body=[small.with_changes(value=value.with_changes(func=value.func.with_changes(value=cst.Name(name))))],
+            leading_lines=[],
+        )
+        return [make, use]
+
     def _python_switch(self, stmt: cst.If, out: list[cst.SimpleStatementLine], scope: str) -> bool:
         """`if num_warmup_steps:` around assignments: a switch on a Python value (a TF1 graph
         tensor cannot be a Python `if` test). Names it rebinds become `x = new if test else x`;
@@ -857,6 +889,10 @@ class ModelFnAnalyzer:
             if isinstance(stmt, cst.SimpleStatementLine):
                 if self.arg_scopes:
                     stmt = stmt.visit(_ArgScopeDefaults(self))
+                split = self._split_chained_minimize(stmt)
+                if split is not None:
+                    self._flatten(split, out, scope)
+                    continue
                 inlined = self._inline_helper(stmt)
                 if inlined is not None:
                     self._inlining.append(inlined[0])

@@ -67,7 +67,7 @@ from .export import export_saved_model
 from .training import EvalSpec, TrainSpec, train_and_evaluate
 from .train_step import train_step
 from .strategy import STRATEGY_KINDS, cluster_coordinator, make_strategy, strategy_from_config
-from .tf1_checkpoint import MATCHING_VARIABLES, init_from_checkpoint, load_tf1_checkpoint
+from .tf1_checkpoint import MATCHING_VARIABLES, WarmStartSettings, init_from_checkpoint, load_tf1_checkpoint, warm_start
 
 __all__ = [
     "CHECKPOINT_NAME",
@@ -93,6 +93,8 @@ __all__ = [
     "feature_columns",
     "fit",
     "init_from_checkpoint",
+    "warm_start",
+    "WarmStartSettings",
     "MATCHING_VARIABLES",
     "input_fn_data",
     "is_tf1_checkpoint",

@@ -287,6 +287,56 @@ def matching_assignment_map(model: keras.Model, path: str) -> dict[str, str]:
     return {name: name for name, variable in tf1_variable_names(model).items() if variable.trainable and name in names}
 
 
+class WarmStartSettings:
+    """TF1's `tf.estimator.WarmStartSettings`, for `warm_start`.
+
+    Args:
+      ckpt_to_initialize_from: a TF1 (or the runtime's) checkpoint prefix or directory.
+      vars_to_warm_start: a regular expression (TF1 matched it with `re.match`, from the start of
+        the name) or a list of them, over the model's TF1 variable names; only trainable
+        variables, as TF1's default did. None: no variable.
+      var_name_to_vocab_info: not supported (vocabulary remapping); must be empty.
+      var_name_to_prev_var_name: the checkpoint's name for a variable that was renamed.
+    """
+
+    def __init__(
+        self,
+        ckpt_to_initialize_from: str,
+        vars_to_warm_start: str | list[str] | None = ".*",
+        var_name_to_vocab_info: dict | None = None,
+        var_name_to_prev_var_name: dict[str, str] | None = None,
+    ) -> None:
+        if var_name_to_vocab_info:
+            raise ValueError("WarmStartSettings(var_name_to_vocab_info=...) is not supported by tfmigrate.runtime")
+        self.ckpt_to_initialize_from = ckpt_to_initialize_from
+        self.vars_to_warm_start = vars_to_warm_start
+        self.var_name_to_prev_var_name = dict(var_name_to_prev_var_name or {})
+
+    def assignment_map(self, model: keras.Model) -> dict[str, str]:
+        """{checkpoint name: model name} for the variables TF1's warm start covered."""
+        patterns = self.vars_to_warm_start
+        if patterns is None:
+            return {}
+        if isinstance(patterns, str):
+            patterns = [patterns]
+        chosen = {}
+        for name, variable in tf1_variable_names(model).items():
+            if variable.trainable and any(re.match(pattern, name) for pattern in patterns):
+                chosen[self.var_name_to_prev_var_name.get(name, name)] = name
+        return chosen
+
+
+def warm_start(model: keras.Model, warm_start_from: "str | WarmStartSettings") -> keras.Model:
+    """TF1's `Estimator(warm_start_from=...)`: on a fresh start (no checkpoint in `model_dir`),
+    the trainable variables start from another checkpoint; optimizer slots and the global step
+    start fresh. A path warm-starts every trainable variable, under the same names."""
+    from ._state import model_state
+
+    settings = warm_start_from if isinstance(warm_start_from, WarmStartSettings) else WarmStartSettings(warm_start_from)
+    model_state(model).init_checkpoints.append((settings.ckpt_to_initialize_from, settings, False))
+    return model
+
+
 def init_from_checkpoint(
     model: keras.Model, ckpt_dir_or_file: str, assignment_map: dict[str, str] | str, *, optimizer_variables: bool = False
 ) -> keras.Model:
@@ -319,6 +369,17 @@ def init_from_checkpoint(
     return model
 
 
+def _resolved_map(model: keras.Model, path: str, amap: Any) -> dict[str, str]:
+    if isinstance(amap, WarmStartSettings):
+        resolved = amap.assignment_map(model)
+        if not resolved:
+            raise ValueError(f"warm start from {path!r}: vars_to_warm_start matches no trainable variable of the model")
+        return resolved
+    if amap == MATCHING_VARIABLES:
+        return matching_assignment_map(model, path)
+    return amap
+
+
 def apply_init_checkpoints(model: keras.Model, optimizer: Any = None) -> list[LoadReport]:
     """Loads the pending `init_from_checkpoint` requests of a built `model` (then forgets them);
     `optimizer` when its slots are not `model.optimizer`'s (a custom training loop's)."""
@@ -329,7 +390,7 @@ def apply_init_checkpoints(model: keras.Model, optimizer: Any = None) -> list[Lo
         load_tf1_checkpoint(
             model,
             path,
-            assignment_map=matching_assignment_map(model, path) if amap == MATCHING_VARIABLES else amap,
+            assignment_map=_resolved_map(model, path, amap),
             include_optimizer=slots,
             only_mapped=True,
             optimizer=optimizer,
