@@ -379,6 +379,11 @@ class EstimatorSiteRule(Rule):
             new = render(plan, tf=tf, tfm=tfm, indent=self.module.default_indent)
         for note in dict.fromkeys(plan.notes):
             self.todo(note, at=original)
+        if self._ctl and plan.hooks:
+            self.todo(
+                f"the model_fn's {', '.join(sorted(plan.hooks))} are migrated for --target keras only so far: run their work in the loop",
+                at=original,
+            )
         if plan.closure:  # rendered for the module level, placed one level in
             new = [stmt.visit(_DocstringIndent(self.module.default_indent)) for stmt in new]
         first = new[0].with_changes(leading_lines=original.leading_lines)

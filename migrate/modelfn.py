@@ -1570,6 +1570,13 @@ class ModelFnAnalyzer:
         loss_name = spec["loss"]
         train_op = spec.get("train_op")
         plan.loss_name = loss_name
+        if self.predict_return is not None and isinstance(self.predict_return.value, cst.Call):
+            # The PREDICT spec's `prediction_hooks=`: a `prediction_hooks()` method, as for training.
+            for arg in self.predict_return.value.args:
+                if arg.keyword is not None and arg.keyword.value == "prediction_hooks" and not (
+                    isinstance(arg.value, cst.Name) and arg.value.value == "None"
+                ):
+                    self.hook_exprs.setdefault("prediction_hooks", []).append(arg.value)
         if self.hook_exprs:
             from .estimator_surface import spec_hooks
 
@@ -2190,6 +2197,8 @@ class ModelFnAnalyzer:
                 predictions = arg.value
             elif name == "export_outputs" and not (isinstance(arg.value, cst.Name) and arg.value.value == "None"):
                 export_outputs = arg.value
+            elif name == "prediction_hooks":
+                continue  # the model's prediction_hooks() (see analyze)
             elif name == "scaffold_fn" and isinstance(arg.value, cst.Name) and arg.value.value in {self.scaffold_fn} | self.scaffold_vars:
                 continue  # the model is built with the checkpoint already applied, for predict too
             elif name != "mode" and not (isinstance(arg.value, cst.Name) and arg.value.value == "None"):

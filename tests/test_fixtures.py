@@ -116,6 +116,7 @@ CTL_PENDING = {
     "TFM301_tpu_estimator_to_keras/train_and_evaluate_exporters": "train_and_evaluate and export_saved_model",
     "TFM301_tpu_estimator_to_keras/mnist_tpu_cnn": "export_saved_model",
     "TFM201_estimator_to_keras/evaluate_checkpoint_path": "checkpoint_path= on evaluate/predict",
+    "TFM201_estimator_to_keras/prediction_hooks": "a PREDICT spec's prediction_hooks",
 }
 
 
