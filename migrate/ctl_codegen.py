@@ -22,7 +22,16 @@ import re
 
 import libcst as cst
 
-from .keras_codegen import _Slots, init_checkpoint_lines, model_class_lines, step_fn_lines, summary_lines, wrap_call
+from .keras_codegen import (
+    _Slots,
+    export_outputs_lines,
+    hook_method_lines,
+    init_checkpoint_lines,
+    model_class_lines,
+    step_fn_lines,
+    summary_lines,
+    wrap_call,
+)
 from .modelfn import Plan, names_in
 
 # Attributes that lived on the Keras model in the Keras target and live on `self.model` here.
@@ -76,7 +85,13 @@ def _metrics_use_params(plan: Plan) -> bool:
 
 
 def _uses_params(plan: Plan) -> bool:
-    return plan.loss_uses_params or plan.gradient_uses_params or plan.predict_uses_params or _metrics_use_params(plan)
+    return (
+        plan.loss_uses_params
+        or plan.gradient_uses_params
+        or plan.predict_uses_params
+        or plan.hooks_use_params
+        or _metrics_use_params(plan)
+    )
 
 
 def render(plan: Plan, *, tf: str, tfm: str, indent: str = "    ", standalone: bool = False) -> list[cst.BaseStatement]:
@@ -252,6 +267,12 @@ def render(plan: Plan, *, tf: str, tfm: str, indent: str = "    ", standalone: b
         lines.append(f"{u * 2}per_replica = self.strategy.run(self.predict_step, args=(batch,))")
         lines.append(f"{u * 2}return {tf}.nest.map_structure(lambda value: self.strategy.gather(value, axis=0), per_replica)")
 
+    # The spec's export_outputs and hooks: what `export_saved_model` and `train`/... run.
+    lines += export_outputs_lines(
+        plan, slots, u, model="self.model", writer="`export_saved_model`", stmts=lambda stmts: _on_loop(stmts, plan)
+    )
+    lines += hook_method_lines(plan, slots, u, caller="each call of the loop")
+
     if standalone:
         from .ctl_standalone import host_methods
 
@@ -286,7 +307,7 @@ def construct_loop(
 def call_loop(var: str, method: str, data: str, bound: dict, expr) -> str:
     """`est.train(input_fn, steps=...)` -> `loop.train(<data>, steps=...)` (and evaluate/predict)."""
     args = [data]
-    for key in ("steps", "max_steps", "predict_keys", "yield_single_examples"):
+    for key in ("steps", "max_steps", "predict_keys", "hooks", "saving_listeners", "yield_single_examples", "name"):
         if key in bound:
             args.append(f"{key}={expr(bound[key])}")
     return f"{var}.{method}({', '.join(args)})"

@@ -195,7 +195,9 @@ def _model_outputs(model: keras.Model, features: Any) -> dict[str, ExportOutput]
     if callable(method):
         outputs = dict(method(features))
     else:
-        if type(model).predict_step is not keras.Model.predict_step:
+        if not isinstance(model, keras.Model):  # an `EstimatorLoop`: its PREDICT step
+            predictions = model.predict_step(features)
+        elif type(model).predict_step is not keras.Model.predict_step:
             predictions = model.predict_step(features)
         else:
             predictions = model(features, training=False)
@@ -317,7 +319,9 @@ def export_saved_model(
     """Exports `model` as TF1 `Estimator.export_saved_model` did (see the module docstring).
 
     Args:
-        model: The migrated Keras model (built: train, evaluate or restore it first).
+        model: The migrated Keras model (built: train, evaluate or restore it first), or a
+            `ctl.EstimatorLoop` (`loop.export_saved_model(...)`), whose `export_outputs` or
+            `predict_step` give the signatures and whose `model` is saved.
         export_dir_base: The directory under which the timestamped export directory is created.
         serving_input_receiver_fn: A function of no arguments returning a `ServingInputReceiver`
             (TF1 graph code is fine: it is traced with `tf.compat.v1.wrap_function`).
@@ -338,7 +342,8 @@ def export_saved_model(
     if checkpoint_path is not None:
         from .checkpoints import model_checkpoint
 
-        model_checkpoint(model).restore(os.fspath(checkpoint_path)).expect_partial()
+        checkpoint = model_checkpoint(model) if isinstance(model, keras.Model) else model.checkpoint
+        checkpoint.restore(os.fspath(checkpoint_path)).expect_partial()
     else:
         _restore_latest(model, config, model_dir)
     export_dir_base = os.fspath(export_dir_base)
@@ -347,7 +352,7 @@ def export_saved_model(
     temp_dir = os.path.join(export_dir_base, "temp-" + os.path.basename(export_dir))
     tf.io.gfile.makedirs(export_dir_base)
     module = tf.Module()
-    module.model = model
+    module.model = model if isinstance(model, keras.Model) else model.model  # an `EstimatorLoop`'s model
     tf.saved_model.save(module, temp_dir, signatures=functions)
     _set_method_names(temp_dir, methods)
     if as_text:
@@ -374,6 +379,18 @@ def _restore_latest(model: keras.Model, config: Any, model_dir: Any) -> None:
     from . import checkpoints
     from ._state import model_state
 
+    if not isinstance(model, keras.Model):  # an `EstimatorLoop`: restored when it first ran
+        if model._prepared or model.model_dir is None:  # noqa: SLF001
+            return
+        if not model.model.built:
+            raise ValueError(
+                "tfmigrate.runtime.export_saved_model: the loop's model is not built; train, evaluate or predict "
+                "with it first (TF1 exported the latest checkpoint of the model directory)."
+            )
+        if checkpoints.latest_checkpoint(model.model_dir) is None:
+            raise ValueError(f"Couldn't find trained model at {model.model_dir!r}.")
+        model.restore(model.model_dir)
+        return
     if model_dir is None and config is not None:
         model_dir = getattr(config, "model_dir", None)
     state = model_state(model)

@@ -109,12 +109,7 @@ def test_ctl_fixture_idempotent(case: Path) -> None:
 
 # Programs the Keras target migrates whose ctl form is not done yet: the ctl output carries precise
 # TODOs for what is left (issue #6 stays open for these).
-CTL_PENDING = {
-    "TFM201_estimator_to_keras/session_run_hooks": "SessionRunHooks on train/evaluate/predict calls",
-    "TFM201_estimator_to_keras/predict_batches_and_keys": "SessionRunHooks on predict",
-    "TFM301_tpu_estimator_to_keras/training_hooks_logging": "SessionRunHooks on train",
-    "TFM301_tpu_estimator_to_keras/train_and_evaluate_exporters": "train_and_evaluate and export_saved_model",
-}
+CTL_PENDING: dict[str, str] = {}
 
 
 def test_every_keras_migration_has_a_ctl_one() -> None:
