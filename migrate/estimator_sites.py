@@ -301,6 +301,8 @@ class EstimatorSiteRule(Rule):
             new = render(plan, tf=tf, tfm=tfm, indent=self.module.default_indent)
         for note in dict.fromkeys(plan.notes):
             self.todo(note, at=original)
+        if plan.hooks:
+            self._standalone_lacks(f"`{original.name.value}`'s {', '.join(f'`{h}`' for h in plan.hooks)}", at=original)
         first = new[0].with_changes(leading_lines=original.leading_lines)
         return cst.FlattenSentinel([first, *new[1:]])
 
@@ -524,10 +526,11 @@ class EstimatorSiteRule(Rule):
             return f"{site.model_var}.export_saved_model({', '.join(args)})"
         return f"tfm.export_saved_model({', '.join([site.model_var] + args + site_kwargs)})"
 
-    def _standalone_lacks(self, what: str) -> bool:
-        """`--standalone` loops carry no hook machinery: say so where a call needs it."""
+    def _standalone_lacks(self, what: str, at: cst.CSTNode | None = None) -> bool:
+        """`--standalone` loops carry no hook machinery: say so where the program needs it."""
         if self._ctl and self.ctx.standalone:
-            self.todo(f"{what} needs the runtime's `tfm.ctl.EstimatorLoop` (hooks, listeners): migrate without --standalone")
+            message = f"{what} needs the hooks and listeners of the runtime's EstimatorLoop: migrate without --standalone"
+            self.todo(message, at=at)
             return True
         return False
 
@@ -537,7 +540,7 @@ class EstimatorSiteRule(Rule):
             if method == "train_and_evaluate" and self._standalone_lacks("`train_and_evaluate`"):
                 return None
             if method != "train_and_evaluate" and self._ctl and self.ctx.standalone:
-                self.todo(f"`{method}` needs the runtime's `tfm.ctl.EstimatorLoop.export_saved_model`: migrate without --standalone")
+                self.todo(f"`{method}` needs the runtime's `EstimatorLoop.export_saved_model`: migrate without --standalone")
                 return None
             return self._surface_text(site, method, call)
         if method == "predict" and not self._predicts(site):

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from conftest import FIXTURES as FIXTURES_DIR
 from conftest import fixture_id, fixture_pairs
 from tfmigrate.engine import Options, transform_source
 
@@ -152,3 +153,18 @@ def test_ctl_standalone_fixture(case: Path, request: pytest.FixtureRequest) -> N
 
 def test_there_are_standalone_fixtures() -> None:
     assert len(STANDALONE_CASES) >= 4
+
+
+def test_standalone_loops_say_what_needs_the_runtime_loop() -> None:
+    """Hooks, listeners, train_and_evaluate and export_saved_model need the runtime's EstimatorLoop:
+    a `--standalone` migration leaves a TODO at each instead of dropping them."""
+    case = FIXTURES_DIR / "TFM301_tpu_estimator_to_keras" / "training_hooks_logging.in.py"
+    result = transform_source(case.read_text(encoding="utf-8"), filename=str(case), options=STANDALONE)
+    messages = [t.message for t in result.todos]
+    assert any("`model_fn`'s `training_hooks` needs" in m for m in messages), messages
+    assert any("`train(hooks=...)` needs" in m for m in messages), messages
+    case = FIXTURES_DIR / "TFM301_tpu_estimator_to_keras" / "train_and_evaluate_exporters.in.py"
+    result = transform_source(case.read_text(encoding="utf-8"), filename=str(case), options=STANDALONE)
+    messages = [t.message for t in result.todos]
+    assert sum("`train_and_evaluate` needs" in m for m in messages) == 2, messages
+    assert any("`export_saved_model` needs" in m for m in messages), messages
