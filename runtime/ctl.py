@@ -362,8 +362,10 @@ class EstimatorLoop:
         for metric in self.eval_metrics:
             results[metric.name] = _to_python(metric.result())
         results["global_step"] = self.global_step
-        if self.model_dir is not None and cluster.is_chief(self.strategy):
-            hooks_lib.write_eval_results(hooks_lib.eval_dir(self.model_dir, name), results, results["global_step"])
+        if self.model_dir is not None:
+            if cluster.is_chief(self.strategy):
+                hooks_lib.write_eval_results(hooks_lib.eval_dir(self.model_dir, name), results, results["global_step"])
+            cluster.chief_value(self.strategy, 0.0)  # Other workers' early-stopping hooks read them next.
         return results
 
     def _check_trained(self, caller: str) -> None:

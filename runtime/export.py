@@ -34,6 +34,7 @@ from typing import Any, Callable, Mapping
 
 import tensorflow as tf
 
+from . import cluster
 from ._logging import logger
 
 keras = tf.keras
@@ -348,9 +349,16 @@ def export_saved_model(
         _restore_latest(model, config, model_dir)
     export_dir_base = os.fspath(export_dir_base)
     functions, methods = _signature_functions(model, serving_input_receiver_fn)
-    export_dir = _timestamped_dir(export_dir_base)
-    temp_dir = os.path.join(export_dir_base, "temp-" + os.path.basename(export_dir))
-    tf.io.gfile.makedirs(export_dir_base)
+    # Under a multi-worker strategy every worker exports (a save may read variables collectively)
+    # into the chief's timestamped directory name; only the chief writes it, the others write to
+    # a temporary directory they delete (`cluster.checkpoint_dir`), and all return once it exists.
+    strategy = model.distribute_strategy if isinstance(model, keras.Model) else model.strategy
+    chief = cluster.is_chief(strategy)
+    stamp = int(os.path.basename(_timestamped_dir(export_dir_base))) if chief else 0
+    export_dir = os.path.join(export_dir_base, str(int(cluster.chief_value(strategy, stamp))))
+    write_base, temporary = cluster.checkpoint_dir(export_dir_base, strategy)
+    temp_dir = os.path.join(write_base, "temp-" + os.path.basename(export_dir))
+    tf.io.gfile.makedirs(write_base)
     module = tf.Module()
     module.model = model if isinstance(model, keras.Model) else model.model  # an `EstimatorLoop`'s model
     tf.saved_model.save(module, temp_dir, signatures=functions)
@@ -370,8 +378,12 @@ def export_saved_model(
             target = os.path.join(extra, dest)
             tf.io.gfile.makedirs(os.path.dirname(target))
             tf.io.gfile.copy(source, target, overwrite=True)
-    tf.io.gfile.rename(temp_dir, export_dir)
-    logger.info("tfmigrate.runtime: SavedModel written to %s.", export_dir)
+    if temporary:
+        tf.io.gfile.rmtree(write_base)
+    else:
+        tf.io.gfile.rename(temp_dir, export_dir)
+        logger.info("tfmigrate.runtime: SavedModel written to %s.", export_dir)
+    cluster.chief_value(strategy, 0.0)  # Every worker returns once the chief's export is there.
     return export_dir.encode()
 
 
