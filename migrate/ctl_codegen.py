@@ -8,7 +8,9 @@ The model_fn becomes two classes, written as the TF2 distribution guides write a
     `strategy.scope()`), the per-replica `train_step` (`tf.GradientTape`,
     `tf.nn.compute_average_loss`), `train_steps` (a `tf.function` running `steps` of them through
     `strategy.run`: TPUEstimator's `iterations_per_loop`), `test_step`/`test_steps` (metrics
-    updated inside `strategy.run`) and `predict_step`.
+    updated inside `strategy.run`) and `predict_step`; a spec's `export_outputs=` and
+    `training_hooks`/`evaluation_hooks`/`prediction_hooks` become methods of the loop (the same
+    text as the Keras target's methods), which `export_saved_model` and the hooks machinery call.
 
 By default the loop class derives from `tfmigrate.runtime.ctl.EstimatorLoop`, which keeps TF1
 Estimator's `train(steps|max_steps)`/`evaluate`/`predict` contract (global step, checkpoints in

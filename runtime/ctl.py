@@ -20,6 +20,14 @@ style of the TF2 distribution guides. The split follows Orbit's (`StandardTraine
     dict per example. It also distributes the data: `tf.data.Dataset`s of global batches with
     `strategy.experimental_distribute_dataset`, per-replica `input_fn`s with
     `strategy.distribute_datasets_from_function` (`InputFnData.per_replica`).
+  * TF1's hooks: `train`/`evaluate`/`predict(hooks=...)` and the generated class's
+    `training_hooks()`/`evaluation_hooks()`/`prediction_hooks()` run the Keras target's
+    `tfmigrate.runtime.hooks` objects, driven by `hooks.LoopHooks` around each session run (one
+    step while hooks or saving listeners watch, except under a TPUStrategy, as TF1 ran one step
+    per `Session.run` off TPU); `train(saving_listeners=...)`; `evaluate(name=...)` writes the
+    results to `model_dir/eval[_name]` as TF1 did; `export_saved_model` (the Keras target's
+    `export.export_saved_model` of the loop's model); `tfm.train_and_evaluate(loop, ...)`
+    (`training.train_and_evaluate`).
 
 Strategies: default, one-device, mirrored and multi-worker mirrored run `train_steps` in this
 process. Under multi-worker mirrored every worker takes part in every save (a save may read

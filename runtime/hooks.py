@@ -24,6 +24,9 @@ Separation of concerns:
     counts the run's steps, as a second `session.run` did in TF1).
   * `run_context.request_stop()` ends the loop after the run (`model.stop_training`,
     `stop_evaluating`, `stop_predicting`).
+  * A loop other than Keras's (`ctl.EstimatorLoop`, `--target ctl`) drives the same hooks through
+    `LoopHooks`, one `before_run`/`after_run` per session run of its own; the hooks then read the
+    global step, the loss and the checkpoint from the loop.
   * The TF1 hooks Estimator programs used are here with TF1's arguments and timers:
     `LoggingTensorHook`, `StopAtStepHook`, `NanTensorHook`, `CheckpointSaverHook` (+
     `CheckpointSaverListener`), `SummarySaverHook`, `ProfilerHook`, `StepCounterHook`, and the

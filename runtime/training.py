@@ -1,4 +1,5 @@
-"""`train_and_evaluate`: TF1 `tf.estimator.train_and_evaluate` in local mode, on a Keras model.
+"""`train_and_evaluate`: TF1 `tf.estimator.train_and_evaluate` in local mode, on a Keras model or
+on a `ctl.EstimatorLoop` (`--target ctl`).
 
 TF1's local (non-distributed) `train_and_evaluate` trained with `max_steps` and evaluated from a
 checkpoint listener (`_NewCheckpointListenerForEvaluate`):
@@ -16,7 +17,9 @@ checkpoint schedule is `fit`'s (`config.save_checkpoints_steps`/`_secs`, TF1's d
 evaluation runs on the in-memory model between two training steps, which holds the weights TF1
 restored from the checkpoint. `start_delay_secs` only delayed a separate evaluator process and
 has no local meaning, as in TF1. The training `hooks` run after the checkpoint saver, as in TF1,
-so an early-stopping hook sees the evaluation of the same step.
+so an early-stopping hook sees the evaluation of the same step. A loop trains the same way through
+`loop.train(..., saving_listeners=[...])` and evaluates with `loop.evaluate`; the exporters get the
+loop where TF1's got the estimator.
 """
 
 from __future__ import annotations
