@@ -220,6 +220,14 @@ def is_chief(strategy: Any) -> bool:
     return True if task is None else _is_chief(*task)
 
 
+def on_any_worker(strategy: Any, flag: bool) -> bool:
+    """Whether `flag` is True on at least one worker (a collective: every worker must call it)."""
+    import tensorflow as tf
+
+    votes = strategy.run(lambda: tf.constant(1.0 if flag else 0.0))
+    return float(strategy.reduce("SUM", votes, axis=None)) > 0
+
+
 def chief_value(strategy: Any, value: float) -> float:
     """The chief's `value`, on every worker of a multi-worker strategy (`value` elsewhere).
 

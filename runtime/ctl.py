@@ -13,7 +13,8 @@ style of the TF2 distribution guides. The split follows Orbit's (`StandardTraine
     max_steps)` with the global step (`optimizer.iterations`), `steps_per_loop` steps per
     `train_steps` call and a shorter last call, checkpoints `ckpt-<global_step>` in `model_dir`
     saved at the start, every `save_checkpoints_steps` (checked after each call, as TPUEstimator
-    checked after each loop) and at the end, `keep_checkpoint_max` of them kept; restoring the
+    checked after each loop) and at the end, `keep_checkpoint_max` of them kept
+    (`checkpoints.SaveSchedule`, the schedule `fit` uses too); restoring the
     latest checkpoint of `model_dir` (a TF1 Estimator's too, through `tf1_checkpoint`) before the
     first step; `evaluate(data, steps)` returning `loss` (the mean of the per-batch losses, as
     Estimator reported it), the metrics by name and `global_step`; `predict(data)` yielding one
@@ -167,25 +168,6 @@ class EstimatorLoop:
         logger.info("tfmigrate.runtime.ctl: restored %s (global step %d).", path, self.global_step)
         return path
 
-    def _checkpoint_manager(self) -> tuple[tf.train.CheckpointManager, bool]:
-        directory, temporary = cluster.checkpoint_dir(self.model_dir, self.strategy)
-        max_to_keep = getattr(self.config, "keep_checkpoint_max", 5) if self.config is not None else 5
-        manager = tf.train.CheckpointManager(
-            self.checkpoint,
-            directory=directory,
-            max_to_keep=max_to_keep or None,  # TF1: 0 or None keeps every checkpoint.
-            checkpoint_name=checkpoints.CHECKPOINT_NAME,
-        )
-        return manager, temporary
-
-    def save(self, manager: tf.train.CheckpointManager, temporary: bool) -> None:
-        """Saves `ckpt-<global_step>`; a non-chief worker's temporary directory is deleted after."""
-        path = manager.save(checkpoint_number=self.global_step)
-        if temporary:
-            tf.io.gfile.rmtree(manager.directory)
-        else:
-            logger.info("tfmigrate.runtime.ctl: saved checkpoint %s.", path)
-
     # -- data ----------------------------------------------------------------------------------
 
     def distribute(self, data: Any, limit: int | None = None) -> Any:
@@ -242,7 +224,10 @@ class EstimatorLoop:
         if user_saver is not None:
             user_saver._listeners.extend(l for l in listeners if l not in user_saver._listeners)  # noqa: SLF001
         elif self.model_dir is not None:
-            saver = _Saver(self, listeners)
+            saver = checkpoints.SaveSchedule(
+                self.checkpoint, self.model_dir, self.strategy, self.config,
+                global_step=lambda: self.global_step, listeners=listeners,
+            )
         elif listeners:
             raise ValueError(
                 "There should be a CheckpointSaverHook to use saving_listeners: give the loop a model directory "
@@ -274,7 +259,7 @@ class EstimatorLoop:
         return self.steps_per_loop
 
     def _train(
-        self, data: Any, limit: int | None, per_run: int, saver: "_Saver | None", run_hooks: hooks_lib.LoopHooks
+        self, data: Any, limit: int | None, per_run: int, saver: checkpoints.SaveSchedule | None, run_hooks: hooks_lib.LoopHooks
     ) -> None:
         """Session runs of `per_run` steps (under ParameterServerStrategy, waves of one per worker)."""
         if _is_parameter_server(self.strategy):
@@ -296,7 +281,7 @@ class EstimatorLoop:
             done += ran
             if ran == 0:
                 break  # The input had ended: TF1's session run raised before the hooks' after_run.
-            stop = saver is not None and saver.after_loop()
+            stop = saver is not None and saver.after_run()
             stop = run_hooks.after_run(_loss_value(loss)) or stop
             if stop or ran < wanted:
                 break  # A hook or listener asked to stop, or the input ended, as TF1 training ends.
@@ -487,62 +472,3 @@ def _loss_value(loss: Any) -> float | None:
 def _to_python(value: Any) -> Any:
     array = np.asarray(value)
     return float(array) if array.size == 1 else array.tolist()
-
-
-class _Saver:
-    """TF1's `CheckpointSaverHook` for an `EstimatorLoop`: at the start, every
-    `save_checkpoints_steps` steps or `save_checkpoints_secs` seconds (checked after each
-    `train_steps` call) and at the end, with TF1's `CheckpointSaverListener`s around each save.
-    `begin` and `after_loop` return True when a listener's `after_save` asked to stop."""
-
-    def __init__(self, loop: EstimatorLoop, listeners: list[Any] | None = None) -> None:
-        import time
-
-        self._time = time.monotonic
-        self._loop = loop
-        self._listeners = list(listeners or [])
-        self._manager, self._temporary = loop._checkpoint_manager()
-        config = loop.config
-        if config is None:  # TF1's default RunConfig: every 600 seconds.
-            self._save_steps, self._save_secs = None, 600.0
-        else:
-            self._save_steps = config.save_checkpoints_steps or None
-            self._save_secs = config.save_checkpoints_secs or None
-        self._multi_worker = cluster.is_multi_worker(loop.strategy)
-        self._last_step: int | None = None
-        self._last_time = 0.0
-
-    def _save(self, *, write: bool = True) -> bool:
-        step = self._loop.global_step
-        for listener in self._listeners:
-            listener.before_save(None, step)
-        if write:
-            self._loop.save(self._manager, self._temporary)
-        self._last_step, self._last_time = step, self._time()
-        return any([bool(listener.after_save(None, step)) for listener in self._listeners])
-
-    def begin(self) -> bool:
-        for listener in self._listeners:
-            listener.begin()
-        step = self._loop.global_step
-        prefix = os.path.join(self._loop.model_dir, f"{checkpoints.CHECKPOINT_NAME}-{step}")
-        # TF1 saved again (the same values) when the checkpoint existed; its listeners heard of it.
-        return self._save(write=self._multi_worker or not tf.io.gfile.exists(prefix + ".index"))
-
-    def after_loop(self) -> bool:
-        step = self._loop.global_step
-        if step == self._last_step:
-            return False
-        due = self._save_steps is not None and (self._last_step is None or step >= self._last_step + self._save_steps)
-        if not due and self._save_secs is not None:
-            due = self._time() - self._last_time >= self._save_secs
-            if self._multi_worker:  # Every worker must take part in the save: agree on it.
-                votes = self._loop.strategy.run(lambda: tf.constant(1.0 if due else 0.0))
-                due = float(self._loop.strategy.reduce("SUM", votes, axis=None)) > 0
-        return self._save() if due else False
-
-    def end(self) -> None:
-        if self._loop.global_step != self._last_step:
-            self._save()
-        for listener in self._listeners:
-            listener.end(None, self._loop.global_step)
