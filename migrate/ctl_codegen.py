@@ -8,7 +8,9 @@ The model_fn becomes two classes, written as the TF2 distribution guides write a
     `strategy.scope()`), the per-replica `train_step` (`tf.GradientTape`,
     `tf.nn.compute_average_loss`), `train_steps` (a `tf.function` running `steps` of them through
     `strategy.run`: TPUEstimator's `iterations_per_loop`), `test_step`/`test_steps` (metrics
-    updated inside `strategy.run`) and `predict_step`.
+    updated inside `strategy.run`) and `predict_step`; a spec's `export_outputs=` and
+    `training_hooks`/`evaluation_hooks`/`prediction_hooks` become methods of the loop (the same
+    text as the Keras target's methods), which `export_saved_model` and the hooks machinery call.
 
 By default the loop class derives from `tfmigrate.runtime.ctl.EstimatorLoop`, which keeps TF1
 Estimator's `train(steps|max_steps)`/`evaluate`/`predict` contract (global step, checkpoints in
@@ -22,7 +24,16 @@ import re
 
 import libcst as cst
 
-from .keras_codegen import _Slots, init_checkpoint_lines, model_class_lines, step_fn_lines, summary_lines, wrap_call
+from .keras_codegen import (
+    _Slots,
+    export_outputs_lines,
+    hook_method_lines,
+    init_checkpoint_lines,
+    model_class_lines,
+    step_fn_lines,
+    summary_lines,
+    wrap_call,
+)
 from .modelfn import MODEL_PLACEHOLDER, Plan, names_in
 
 # Attributes that lived on the Keras model in the Keras target and live on `self.model` here.
@@ -76,7 +87,13 @@ def _metrics_use_params(plan: Plan) -> bool:
 
 
 def _uses_params(plan: Plan) -> bool:
-    return plan.loss_uses_params or plan.gradient_uses_params or plan.predict_uses_params or _metrics_use_params(plan)
+    return (
+        plan.loss_uses_params
+        or plan.gradient_uses_params
+        or plan.predict_uses_params
+        or plan.hooks_use_params
+        or _metrics_use_params(plan)
+    )
 
 
 def _unpack(plan: Plan) -> str:
@@ -261,6 +278,12 @@ def render(plan: Plan, *, tf: str, tfm: str, indent: str = "    ", standalone: b
         lines.append(f"{u * 2}per_replica = self.strategy.run(self.predict_step, args=(batch,))")
         lines.append(f"{u * 2}return {tf}.nest.map_structure(lambda value: self.strategy.gather(value, axis=0), per_replica)")
 
+    # The spec's export_outputs and hooks: what `export_saved_model` and `train`/... run.
+    lines += export_outputs_lines(
+        plan, slots, u, model="self.model", writer="`export_saved_model`", stmts=lambda stmts: _on_loop(stmts, plan)
+    )
+    lines += hook_method_lines(plan, slots, u, caller="each call of the loop")
+
     if standalone:
         from .ctl_standalone import host_methods
 
@@ -301,7 +324,7 @@ def construct_loop(
 def call_loop(var: str, method: str, data: str, bound: dict, expr) -> str:
     """`est.train(input_fn, steps=...)` -> `loop.train(<data>, steps=...)` (and evaluate/predict)."""
     args = [data]
-    for key in ("steps", "max_steps", "predict_keys", "yield_single_examples"):
+    for key in ("steps", "max_steps", "predict_keys", "hooks", "saving_listeners", "yield_single_examples", "name"):
         if key in bound:
             args.append(f"{key}={expr(bound[key])}")
     return f"{var}.{method}({', '.join(args)})"

@@ -379,11 +379,8 @@ class EstimatorSiteRule(Rule):
             new = render(plan, tf=tf, tfm=tfm, indent=self.module.default_indent)
         for note in dict.fromkeys(plan.notes):
             self.todo(note, at=original)
-        if self._ctl and plan.hooks:
-            self.todo(
-                f"the model_fn's {', '.join(sorted(plan.hooks))} are migrated for --target keras only so far: run their work in the loop",
-                at=original,
-            )
+        if plan.hooks:
+            self._standalone_lacks(f"`{original.name.value}`'s {', '.join(f'`{h}`' for h in plan.hooks)}", at=original)
         if plan.closure:  # rendered for the module level, placed one level in
             new = [stmt.visit(_DocstringIndent(self.module.default_indent)) for stmt in new]
         first = new[0].with_changes(leading_lines=original.leading_lines)
@@ -623,25 +620,38 @@ class EstimatorSiteRule(Rule):
         return out
 
     def _surface_text(self, site: _Site, method: str, call: cst.Call) -> str | None:
-        """train_and_evaluate and export_saved_model."""
+        """train_and_evaluate and export_saved_model (a ctl loop keeps its config and model_dir)."""
+        site_kwargs = [] if self._ctl else self._site_kwargs(site)
         if method == "train_and_evaluate":
             bound = self._bind_call(site, method, call)
             if bound is None or not {"train_spec", "eval_spec"} <= set(bound):
                 return None
             args = [site.model_var, self._expr(bound["train_spec"]), self._expr(bound["eval_spec"])]
-            return f"tfm.train_and_evaluate({', '.join(args + self._site_kwargs(site))})"
+            return f"tfm.train_and_evaluate({', '.join(args + site_kwargs)})"
         bound = self._bind_call(site, method, call)
         if bound is None or not {"export_dir_base", "serving_input_receiver_fn"} <= set(bound):
             return None
         bound.pop("strip_default_attrs", None)  # TF1 graph detail; TF2 SavedModels have none
-        args = [site.model_var] + [f"{key}={self._expr(value)}" for key, value in bound.items()]
-        return f"tfm.export_saved_model({', '.join(args + self._site_kwargs(site))})"
+        args = [f"{key}={self._expr(value)}" for key, value in bound.items()]
+        if self._ctl:
+            return f"{site.model_var}.export_saved_model({', '.join(args)})"
+        return f"tfm.export_saved_model({', '.join([site.model_var] + args + site_kwargs)})"
+
+    def _standalone_lacks(self, what: str, at: cst.CSTNode | None = None) -> bool:
+        """`--standalone` loops carry no hook machinery: say so where the program needs it."""
+        if self._ctl and self.ctx.standalone:
+            message = f"{what} needs the hooks and listeners of the runtime's EstimatorLoop: migrate without --standalone"
+            self.todo(message, at=at)
+            return True
+        return False
 
     def _call_text(self, site: _Site, method: str, call: cst.Call) -> str | None:
         tfm = "tfm"
         if method in ("train_and_evaluate", "export_saved_model", "export_savedmodel"):
-            if self._ctl:
-                self.todo(f"`{method}` is migrated for --target keras only so far: call the loop's train/evaluate by hand")
+            if method == "train_and_evaluate" and self._standalone_lacks("`train_and_evaluate`"):
+                return None
+            if method != "train_and_evaluate" and self._ctl and self.ctx.standalone:
+                self.todo(f"`{method}` needs the runtime's `EstimatorLoop.export_saved_model`: migrate without --standalone")
                 return None
             return self._surface_text(site, method, call)
         if method == "predict" and not self._predicts(site):
@@ -658,8 +668,7 @@ class EstimatorSiteRule(Rule):
             return None
         args = [site.model_var, self._data_expr(site, bound["input_fn"], method)]
         if self._ctl:
-            if {"hooks", "saving_listeners"} & set(bound):
-                self.todo(f"`{method}(hooks=...)` is migrated for --target keras only so far: run the hooks' work in the loop")
+            if {"hooks", "saving_listeners"} & set(bound) and self._standalone_lacks(f"`{method}(hooks=...)`"):
                 return None
             return ctl_codegen.call_loop(site.model_var, method, args[1], bound, self._expr)
         for key in ("steps", "max_steps", "predict_keys", "yield_single_examples", "hooks", "saving_listeners", "name", "checkpoint_path"):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import textwrap
+from typing import Callable
 
 import libcst as cst
 
@@ -146,6 +147,44 @@ def init_checkpoint_lines(plan: Plan, tfm: str, model: str, depth: int, u: str) 
     return lines
 
 
+def export_outputs_lines(
+    plan: Plan, slots: _Slots, u: str, *, model: str, writer: str, stmts: Callable[[list], list] = list
+) -> list[str]:
+    """The `export_outputs(features)` method (a PREDICT spec's `export_outputs=`), on the Keras
+    model (`model="self"`) or on the ctl loop (`model="self.model"`, `stmts` moving the TF1 code
+    onto the loop)."""
+    if plan.export_outputs is None:
+        return []
+    p = plan.params_name
+    lines = ["", f"{u}def export_outputs(self, {plan.features_name}):"]
+    lines.append(
+        f'{u * 2}"""The PREDICT-mode `export_outputs` of the TF1 `{plan.fn_name}`: the serving signatures '
+        f'{writer} writes."""'
+    )
+    lines.append(f"{u * 2}{plan.output} = {model}({plan.features_name}, training=False)")
+    if plan.predict_uses_params:
+        lines.append(f"{u * 2}{p} = self.{p}")
+    lines += slots.block(stmts(plan.predict_prelude), 2, u)
+    lines += slots.block(stmts(plan.export_stmts), 2, u)
+    lines.append(f"{u * 2}return {plan.export_outputs}")
+    return lines
+
+
+def hook_method_lines(plan: Plan, slots: _Slots, u: str, *, caller: str) -> list[str]:
+    """`training_hooks()`/`evaluation_hooks()`/`prediction_hooks()`: a spec's hooks, made per call."""
+    p = plan.params_name
+    lines: list[str] = []
+    for method, expr in plan.hooks.items():
+        lines.append("")
+        lines.append(f"{u}def {method}(self):")
+        lines.append(f'{u * 2}"""The TF1 `{plan.fn_name}`\'s `{method}`, made afresh for {caller} as model_fn made them."""')
+        if plan.hooks_use_params:
+            lines.append(f"{u * 2}{p} = self.{p}")
+        lines += slots.block(plan.hook_stmts.get(method, []), 2, u)
+        lines.append(f"{u * 2}return {expr}")
+    return lines
+
+
 def render(plan: Plan, *, tf: str, tfm: str, indent: str = _IND) -> list[cst.BaseStatement]:
     """The class and builder replacing `plan`'s model_fn, as module-level statements."""
     _IND = indent  # the module's own indentation unit
@@ -182,29 +221,8 @@ def render(plan: Plan, *, tf: str, tfm: str, indent: str = _IND) -> list[cst.Bas
         lines += slots.block(plan.predict_prelude, 2, _IND)
         lines += slots.block(plan.predict_stmts, 2, _IND)
         lines.append(f"{_IND * 2}return {plan.predictions}")
-    if plan.export_outputs is not None:
-        lines.append("")
-        lines.append(f"{_IND}def export_outputs(self, {plan.features_name}):")
-        lines.append(
-            f'{_IND * 2}"""The PREDICT-mode `export_outputs` of the TF1 `{plan.fn_name}`: the serving signatures '
-            f'{tfm}.export_saved_model writes."""'
-        )
-        lines.append(f"{_IND * 2}{plan.output} = self({plan.features_name}, training=False)")
-        if plan.predict_uses_params:
-            lines.append(f"{_IND * 2}{p} = self.{p}")
-        lines += slots.block(plan.predict_prelude, 2, _IND)
-        lines += slots.block(plan.export_stmts, 2, _IND)
-        lines.append(f"{_IND * 2}return {plan.export_outputs}")
-    for method, expr in plan.hooks.items():
-        lines.append("")
-        lines.append(f"{_IND}def {method}(self):")
-        lines.append(
-            f'{_IND * 2}"""The TF1 `{plan.fn_name}`\'s `{method}`, made afresh for each {tfm} call as model_fn made them."""'
-        )
-        if plan.hooks_use_params:
-            lines.append(f"{_IND * 2}{p} = self.{p}")
-        lines += slots.block(plan.hook_stmts.get(method, []), 2, _IND)
-        lines.append(f"{_IND * 2}return {expr}")
+    lines += export_outputs_lines(plan, slots, _IND, model="self", writer=f"{tfm}.export_saved_model")
+    lines += hook_method_lines(plan, slots, _IND, caller=f"each {tfm} call")
     if plan.gradient_stmts:
         lines.append("")
         lines.append(f"{_IND}def train_step(self, data):")

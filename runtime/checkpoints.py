@@ -26,6 +26,7 @@ from ._logging import logger
 
 __all__ = [
     "CHECKPOINT_NAME",
+    "SaveSchedule",
     "is_tf1_checkpoint",
     "latest_checkpoint",
     "model_checkpoint",
@@ -161,8 +162,11 @@ def restore_path(model: keras.Model, path: str, *, where: str = "") -> str:
     return path
 
 
-def checkpoint_manager(model: keras.Model, model_dir: str | os.PathLike, config: Any) -> tf.train.CheckpointManager:
-    """A `CheckpointManager` over `model_dir` with `config`'s retention (`keep_checkpoint_*`).
+def checkpoint_manager(
+    model: keras.Model | tf.train.Checkpoint, model_dir: str | os.PathLike, config: Any
+) -> tf.train.CheckpointManager:
+    """A `CheckpointManager` of `model` (or of a `tf.train.Checkpoint`, an `EstimatorLoop`'s) over
+    `model_dir` with `config`'s retention (`keep_checkpoint_*`).
 
     A new manager is made for every call, so it starts from the `checkpoint` file on disk even when
     several model objects share the directory.
@@ -170,10 +174,99 @@ def checkpoint_manager(model: keras.Model, model_dir: str | os.PathLike, config:
     max_to_keep = getattr(config, "keep_checkpoint_max", 5)
     every_n_hours = getattr(config, "keep_checkpoint_every_n_hours", 10000)
     return tf.train.CheckpointManager(
-        model_checkpoint(model),
+        model if isinstance(model, tf.train.Checkpoint) else model_checkpoint(model),
         directory=os.fspath(model_dir),
         # TF1 Saver: max_to_keep=0 or None keeps every checkpoint.
         max_to_keep=max_to_keep or None,
         keep_checkpoint_every_n_hours=every_n_hours,
         checkpoint_name=CHECKPOINT_NAME,
     )
+
+
+class SaveSchedule:
+    """TF1's `CheckpointSaverHook` schedule, with its `CheckpointSaverListener`s, for any loop.
+
+    Used by `fit`'s checkpoint callback (`keras_compat`) and by `ctl.EstimatorLoop`. Saves
+    `ckpt-<global_step>` of `checkpoint` into `model_dir`: when training starts (unless that
+    checkpoint exists: TF1 saved the same values again, and its listeners heard of that save),
+    whenever `config.save_checkpoints_steps` steps or `save_checkpoints_secs` seconds have passed
+    since the last save (checked by `after_run`, i.e. after every session run: every
+    `steps_per_execution`/`steps_per_loop` steps, as TPUEstimator checked once per loop), and at
+    the end unless the last step was just saved. Without a config, TF1's default: every 600 s.
+    `begin` and `after_run` return True when a listener's `after_save` asked training to stop.
+
+    Under a multi-worker MultiWorkerMirroredStrategy every worker saves at the same steps (TF's
+    convention, since a save may read variables collectively): the chief into `model_dir`, the
+    others into a temporary directory they delete after each save (`cluster.checkpoint_dir`).
+    Every worker therefore decides alike: the save at the start is always made (re-saving an
+    existing checkpoint writes the same values), and a `save_secs` save is made when it is due on
+    any worker.
+    """
+
+    def __init__(
+        self,
+        checkpoint: keras.Model | tf.train.Checkpoint,
+        model_dir: str | os.PathLike,
+        strategy: tf.distribute.Strategy,
+        config: Any,
+        *,
+        global_step: Any,
+        listeners: list[Any] | None = None,
+    ) -> None:
+        import time
+
+        from . import cluster
+
+        self._time = time.monotonic
+        self._cluster = cluster
+        self._strategy = strategy
+        self._global_step = global_step
+        self._listeners = list(listeners or [])
+        self._model_dir = os.fspath(model_dir)
+        self._multi_worker = cluster.is_multi_worker(strategy)
+        directory, self._temporary = cluster.checkpoint_dir(self._model_dir, strategy)
+        self._manager = checkpoint_manager(checkpoint, directory, config)
+        if config is None:
+            self._save_steps, self._save_secs = None, 600.0
+        else:
+            self._save_steps = config.save_checkpoints_steps or None
+            self._save_secs = config.save_checkpoints_secs or None
+        self._last_step: int | None = None
+        self._last_time = 0.0
+
+    def _save(self, step: int, *, write: bool = True) -> bool:
+        for listener in self._listeners:
+            listener.before_save(None, step)
+        if write:
+            path = self._manager.save(checkpoint_number=step)
+            if self._temporary:
+                tf.io.gfile.rmtree(self._manager.directory)
+            else:
+                logger.info("tfmigrate.runtime: saved checkpoint %s.", path)
+        self._last_step, self._last_time = step, self._time()
+        return any([bool(listener.after_save(None, step)) for listener in self._listeners])
+
+    def begin(self) -> bool:
+        for listener in self._listeners:
+            listener.begin()
+        step = self._global_step()
+        prefix = os.path.join(self._model_dir, f"{CHECKPOINT_NAME}-{step}")
+        return self._save(step, write=self._multi_worker or not tf.io.gfile.exists(prefix + ".index"))
+
+    def after_run(self) -> bool:
+        step = self._global_step()
+        if step == self._last_step:
+            return False
+        due = self._save_steps is not None and (self._last_step is None or step >= self._last_step + self._save_steps)
+        if not due and self._save_secs is not None:
+            due = self._time() - self._last_time >= self._save_secs
+            if self._multi_worker:
+                due = self._cluster.on_any_worker(self._strategy, due)
+        return self._save(step) if due else False
+
+    def end(self) -> None:
+        step = self._global_step()
+        if step != self._last_step:
+            self._save(step)
+        for listener in self._listeners:
+            listener.end(None, step)

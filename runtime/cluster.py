@@ -220,6 +220,30 @@ def is_chief(strategy: Any) -> bool:
     return True if task is None else _is_chief(*task)
 
 
+def on_any_worker(strategy: Any, flag: bool) -> bool:
+    """Whether `flag` is True on at least one worker (a collective: every worker must call it)."""
+    import tensorflow as tf
+
+    votes = strategy.run(lambda: tf.constant(1.0 if flag else 0.0))
+    return float(strategy.reduce("SUM", votes, axis=None)) > 0
+
+
+def chief_value(strategy: Any, value: float) -> float:
+    """The chief's `value`, on every worker of a multi-worker strategy (`value` elsewhere).
+
+    A collective: every worker must call it, and none returns before all have called it, so it
+    also orders what the chief wrote before it (evaluation results, an export) before what the
+    other workers read after it.
+    """
+    if not is_multi_worker(strategy):
+        return value
+    import tensorflow as tf
+
+    mine = float(value) if is_chief(strategy) else 0.0
+    summed = strategy.reduce("SUM", strategy.run(lambda: tf.constant(mine, tf.float64)), axis=None)
+    return float(summed)
+
+
 def checkpoint_dir(model_dir: str | os.PathLike, strategy: Any) -> tuple[str, bool]:
     """Where this process writes its checkpoints for `model_dir` under `strategy`.
 

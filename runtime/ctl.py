@@ -13,13 +13,22 @@ style of the TF2 distribution guides. The split follows Orbit's (`StandardTraine
     max_steps)` with the global step (`optimizer.iterations`), `steps_per_loop` steps per
     `train_steps` call and a shorter last call, checkpoints `ckpt-<global_step>` in `model_dir`
     saved at the start, every `save_checkpoints_steps` (checked after each call, as TPUEstimator
-    checked after each loop) and at the end, `keep_checkpoint_max` of them kept; restoring the
+    checked after each loop) and at the end, `keep_checkpoint_max` of them kept
+    (`checkpoints.SaveSchedule`, the schedule `fit` uses too); restoring the
     latest checkpoint of `model_dir` (a TF1 Estimator's too, through `tf1_checkpoint`) before the
     first step; `evaluate(data, steps)` returning `loss` (the mean of the per-batch losses, as
     Estimator reported it), the metrics by name and `global_step`; `predict(data)` yielding one
     dict per example. It also distributes the data: `tf.data.Dataset`s of global batches with
     `strategy.experimental_distribute_dataset`, per-replica `input_fn`s with
     `strategy.distribute_datasets_from_function` (`InputFnData.per_replica`).
+  * TF1's hooks: `train`/`evaluate`/`predict(hooks=...)` and the generated class's
+    `training_hooks()`/`evaluation_hooks()`/`prediction_hooks()` run the Keras target's
+    `tfmigrate.runtime.hooks` objects, driven by `hooks.LoopHooks` around each session run (one
+    step while hooks or saving listeners watch, except under a TPUStrategy, as TF1 ran one step
+    per `Session.run` off TPU); `train(saving_listeners=...)`; `evaluate(name=...)` writes the
+    results to `model_dir/eval[_name]` as TF1 did; `export_saved_model` (the Keras target's
+    `export.export_saved_model` of the loop's model); `tfm.train_and_evaluate(loop, ...)`
+    (`training.train_and_evaluate`).
 
 Strategies: default, one-device, mirrored and multi-worker mirrored run `train_steps` in this
 process. Under multi-worker mirrored every worker takes part in every save (a save may read
@@ -40,6 +49,7 @@ import numpy as np
 import tensorflow as tf
 
 from . import checkpoints, cluster
+from . import hooks as hooks_lib
 from ._logging import logger
 from .keras_compat import _DataSource, _check_steps, seed_from_config, training_summaries
 from .strategy import cluster_coordinator
@@ -158,25 +168,6 @@ class EstimatorLoop:
         logger.info("tfmigrate.runtime.ctl: restored %s (global step %d).", path, self.global_step)
         return path
 
-    def _checkpoint_manager(self) -> tuple[tf.train.CheckpointManager, bool]:
-        directory, temporary = cluster.checkpoint_dir(self.model_dir, self.strategy)
-        max_to_keep = getattr(self.config, "keep_checkpoint_max", 5) if self.config is not None else 5
-        manager = tf.train.CheckpointManager(
-            self.checkpoint,
-            directory=directory,
-            max_to_keep=max_to_keep or None,  # TF1: 0 or None keeps every checkpoint.
-            checkpoint_name=checkpoints.CHECKPOINT_NAME,
-        )
-        return manager, temporary
-
-    def save(self, manager: tf.train.CheckpointManager, temporary: bool) -> None:
-        """Saves `ckpt-<global_step>`; a non-chief worker's temporary directory is deleted after."""
-        path = manager.save(checkpoint_number=self.global_step)
-        if temporary:
-            tf.io.gfile.rmtree(manager.directory)
-        else:
-            logger.info("tfmigrate.runtime.ctl: saved checkpoint %s.", path)
-
     # -- data ----------------------------------------------------------------------------------
 
     def distribute(self, data: Any, limit: int | None = None) -> Any:
@@ -185,20 +176,36 @@ class EstimatorLoop:
 
     # -- train ---------------------------------------------------------------------------------
 
-    def train(self, data: Any, *, steps: int | None = None, max_steps: int | None = None) -> "EstimatorLoop":
-        """Trains as TF1 `Estimator.train(input_fn, steps, max_steps)` did.
+    def train(
+        self,
+        data: Any,
+        *,
+        steps: int | None = None,
+        max_steps: int | None = None,
+        hooks: list[Any] | None = None,
+        saving_listeners: list[Any] | None = None,
+    ) -> "EstimatorLoop":
+        """Trains as TF1 `Estimator.train(input_fn, hooks, steps, max_steps, saving_listeners)` did.
 
         Args:
             data: A `tf.data.Dataset` of global batches, an `InputFnData` (`input_fn_data`) or a
                 function of `tf.distribute.InputContext`.
             steps: Train this many more steps (fewer if the data ends first).
             max_steps: Train until the global step reaches `max_steps`; nothing runs if it has.
+            hooks: TF1 `SessionRunHook`s (`tfmigrate.runtime.hooks`), run with the loop's own
+                `training_hooks()` (a model_fn's `training_hooks`) after the checkpoint saver, as
+                TF1 ordered them. With hooks or listeners a session run is one step, except under
+                a TPUStrategy (TF1 ran `iterations_per_loop` steps per run only on a TPU).
+            saving_listeners: TF1 `CheckpointSaverListener`s, called around each checkpoint save
+                (`after_save` returning True stops training). A `CheckpointSaverHook` among the
+                hooks replaces the loop's own saver and gets the listeners, as in TF1.
 
         Returns:
             self.
 
         Raises:
-            ValueError: If both `steps` and `max_steps` are given or either is not positive.
+            ValueError: If both `steps` and `max_steps` are given or either is not positive, or
+                there are listeners but no checkpoint saver (no `model_dir`).
         """
         if steps is not None and max_steps is not None:
             raise ValueError("Can not provide both `steps` and `max_steps`.")
@@ -210,60 +217,107 @@ class EstimatorLoop:
             logger.info("tfmigrate.runtime.ctl: global step %d has reached max_steps=%d; not training.", start, max_steps)
             return self
         limit = max_steps - start if max_steps is not None else steps
-        saver = _Saver(self) if self.model_dir is not None else None
-        if saver is not None:
-            saver.begin()
+        run_hooks = self._hooks(hooks, "train", "train")
+        listeners = list(saving_listeners or [])
+        user_saver = next((h for h in run_hooks.hooks if isinstance(h, hooks_lib.CheckpointSaverHook)), None)
+        saver = None
+        if user_saver is not None:
+            user_saver._listeners.extend(l for l in listeners if l not in user_saver._listeners)  # noqa: SLF001
+        elif self.model_dir is not None:
+            saver = checkpoints.SaveSchedule(
+                self.checkpoint, self.model_dir, self.strategy, self.config,
+                global_step=lambda: self.global_step, listeners=listeners,
+            )
+        elif listeners:
+            raise ValueError(
+                "There should be a CheckpointSaverHook to use saving_listeners: give the loop a model directory "
+                "(`model_dir` or `config.model_dir`) or a CheckpointSaverHook."
+            )
+        per_run = self._steps_per_run(bool(run_hooks or listeners))
+        stopped = saver is not None and saver.begin()
+        run_hooks.begin()
         with training_summaries(self.model, self.model_dir, self.config, optimizer=self.optimizer):
-            self._train(data, limit, saver)
+            if not stopped:
+                self._train(data, limit, per_run, saver, run_hooks)
         if saver is not None:
             saver.end()
+        run_hooks.end()
         logger.info("tfmigrate.runtime.ctl: global step %d -> %d.", start, self.global_step)
         return self
 
-    def _train(self, data: Any, limit: int | None, saver: "_Saver | None") -> None:
+    def _hooks(self, hooks: Any, mode: str, caller: str) -> hooks_lib.LoopHooks:
+        """The caller's hooks and the loop's own (`training_hooks()`...), driven by this loop."""
+        found = hooks_lib.check_hooks(hooks, f"ctl.EstimatorLoop.{caller}") + hooks_lib.model_hooks(self, mode)
+        return hooks_lib.LoopHooks(
+            found, self.model, mode, global_step=lambda: self.global_step, checkpoint=self.checkpoint
+        )
+
+    def _steps_per_run(self, hooked: bool) -> int:
+        """Steps per `train_steps`/`test_steps` call: one per TF1 session run while hooks watch them."""
+        if hooked and not isinstance(self.strategy, tf.distribute.TPUStrategy):
+            return 1
+        return self.steps_per_loop
+
+    def _train(
+        self, data: Any, limit: int | None, per_run: int, saver: checkpoints.SaveSchedule | None, run_hooks: hooks_lib.LoopHooks
+    ) -> None:
+        """Session runs of `per_run` steps (under ParameterServerStrategy, waves of one per worker)."""
         if _is_parameter_server(self.strategy):
-            self._train_on_workers(data, limit, saver)
+            coordinator = cluster_coordinator(self.strategy)
+            iterator = iter(coordinator.create_per_worker_dataset(_DataSource(data, self.strategy).per_worker()))
         else:
             iterator = iter(self.distribute(data, limit))
-            done = 0
-            while limit is None or done < limit:
-                wanted = self.steps_per_loop if limit is None else min(self.steps_per_loop, limit - done)
-                before = self.global_step
-                self.train_steps(iterator, tf.constant(wanted))
-                ran = self.global_step - before
-                done += ran
-                if saver is not None:
-                    saver.after_loop()
-                if ran < wanted:
-                    break  # The input ended, as TF1 training ends.
-
-    def _train_on_workers(self, data: Any, limit: int | None, saver: "_Saver | None") -> None:
-        """ParameterServerStrategy: waves of one `train_steps` call per worker, then a join."""
-        coordinator = cluster_coordinator(self.strategy)
-        iterator = iter(coordinator.create_per_worker_dataset(_DataSource(data, self.strategy).per_worker()))
-        workers = max(1, int(getattr(self.strategy, "_num_workers", 1)))
         done = 0
         while limit is None or done < limit:
+            budget = np.iinfo(np.int32).max if limit is None else limit - done
             before = self.global_step
-            wanted, budget = 0, (np.iinfo(np.int32).max if limit is None else limit - done)
-            for _ in range(workers):
-                if budget <= 0:
-                    break
-                count = min(self.steps_per_loop, budget)
-                coordinator.schedule(self.train_steps, args=(iterator, tf.constant(count)))
-                wanted, budget = wanted + count, budget - count
-            coordinator.join()
+            run_hooks.before_run()
+            if _is_parameter_server(self.strategy):
+                loss, wanted = self._train_on_workers(coordinator, iterator, budget, per_run, fetch=bool(run_hooks))
+            else:
+                wanted = min(per_run, budget)
+                loss = self.train_steps(iterator, tf.constant(wanted))
             ran = self.global_step - before
             done += ran
-            if saver is not None:
-                saver.after_loop()
-            if ran < wanted:
+            if ran == 0:
+                break  # The input had ended: TF1's session run raised before the hooks' after_run.
+            stop = saver is not None and saver.after_run()
+            stop = run_hooks.after_run(_loss_value(loss)) or stop
+            if stop or ran < wanted:
+                break  # A hook or listener asked to stop, or the input ended, as TF1 training ends.
+
+    def _train_on_workers(
+        self, coordinator: Any, iterator: Any, budget: int, per_run: int, *, fetch: bool
+    ) -> tuple[Any, int]:
+        """ParameterServerStrategy: one wave of `train_steps` calls, one per worker, then a join.
+
+        Returns the loss of the wave's last call (when `fetch`) and the steps scheduled."""
+        workers = max(1, int(getattr(self.strategy, "_num_workers", 1)))
+        wanted, results = 0, []
+        for _ in range(workers):
+            if budget <= 0:
                 break
+            count = min(per_run, budget)
+            results.append(coordinator.schedule(self.train_steps, args=(iterator, tf.constant(count))))
+            wanted, budget = wanted + count, budget - count
+        coordinator.join()
+        return (results[-1].fetch() if fetch and results else None), wanted
 
     # -- evaluate ------------------------------------------------------------------------------
 
-    def evaluate(self, data: Any, *, steps: int | None = None) -> dict[str, Any]:
-        """Evaluates as TF1 `Estimator.evaluate(input_fn, steps)` did.
+    def evaluate(
+        self, data: Any, *, steps: int | None = None, hooks: list[Any] | None = None, name: str | None = None
+    ) -> dict[str, Any]:
+        """Evaluates as TF1 `Estimator.evaluate(input_fn, steps, hooks, name)` did.
+
+        Args:
+            data: As for `train`.
+            steps: Evaluate this many batches, or until the data ends.
+            hooks: TF1 `SessionRunHook`s, run with the loop's own `evaluation_hooks()`; one
+                session run per batch off TPU (see `train`).
+            name: TF1's evaluation name: with a `model_dir`, the results are written as TF1 wrote
+                them, scalar summaries at the global step in `model_dir/eval` (`eval_<name>`),
+                where early-stopping hooks and `BestExporter` read them.
 
         Returns:
             `loss` (the mean of the per-batch losses), each eval metric by name, and `global_step`.
@@ -273,13 +327,10 @@ class EstimatorLoop:
                 that never trained (as TF1 raised).
         """
         steps = _check_steps(steps, "steps")
-        if (
-            not self._prepared
-            and self.model_dir is not None
-            and checkpoints.latest_checkpoint(self.model_dir) is None
-        ):
-            raise ValueError(f"Could not find trained model in model_dir: {self.model_dir!r} (nothing to evaluate).")
+        self._check_trained("evaluate")
         self._prepare(data)
+        run_hooks = self._hooks(hooks, "eval", "evaluate")
+        per_run = self._steps_per_run(bool(run_hooks))
         for metric in self.eval_metrics:
             metric.reset_state()
         if _is_parameter_server(self.strategy):
@@ -287,36 +338,58 @@ class EstimatorLoop:
         else:
             iterator = iter(self.distribute(data, steps))
         loss_sum, batches = 0.0, 0
+        run_hooks.begin()
         while steps is None or batches < steps:
-            wanted = self.steps_per_loop if steps is None else min(self.steps_per_loop, steps - batches)
+            wanted = per_run if steps is None else min(per_run, steps - batches)
+            run_hooks.before_run()
             total, ran = self.test_steps(iterator, tf.constant(wanted))
-            loss_sum, batches = loss_sum + float(total), batches + int(ran)
-            if int(ran) < wanted:
+            ran = int(ran)
+            if ran == 0:
                 break
+            loss_sum, batches = loss_sum + float(total), batches + ran
+            # The hooks' LOSS: the run's batch loss (one batch per run while hooks watch).
+            if run_hooks.after_run(float(total) / ran) or ran < wanted:
+                break
+        run_hooks.end()
         results: dict[str, Any] = {"loss": loss_sum / batches if batches else float("nan")}
         for metric in self.eval_metrics:
             results[metric.name] = _to_python(metric.result())
         results["global_step"] = self.global_step
+        if self.model_dir is not None:
+            if cluster.is_chief(self.strategy):
+                hooks_lib.write_eval_results(hooks_lib.eval_dir(self.model_dir, name), results, results["global_step"])
+            cluster.chief_value(self.strategy, 0.0)  # Other workers' early-stopping hooks read them next.
         return results
+
+    def _check_trained(self, caller: str) -> None:
+        """TF1 raised when `evaluate`/`predict` found no checkpoint for an estimator never trained."""
+        if (
+            not self._prepared
+            and self.model_dir is not None
+            and checkpoints.latest_checkpoint(self.model_dir) is None
+        ):
+            raise ValueError(f"Could not find trained model in model_dir: {self.model_dir!r} (nothing to {caller}).")
 
     # -- predict -------------------------------------------------------------------------------
 
     def predict(
-        self, data: Any, *, predict_keys: Any = None, yield_single_examples: bool = True
+        self,
+        data: Any,
+        *,
+        predict_keys: Any = None,
+        hooks: list[Any] | None = None,
+        yield_single_examples: bool = True,
     ) -> Iterator[Any]:
         """Yields predictions as TF1 `Estimator.predict(input_fn)` did: one dict per example.
 
         Args:
             data: As for `train`; labels in the batches are ignored.
             predict_keys: Only these keys of the prediction dicts (a str or a list), or all.
+            hooks: TF1 `SessionRunHook`s, run with the loop's own `prediction_hooks()`: one
+                session run per batch, its hooks' `after_run` before the batch is yielded.
             yield_single_examples: False yields each batch's dict of arrays instead.
         """
-        if (
-            not self._prepared
-            and self.model_dir is not None
-            and checkpoints.latest_checkpoint(self.model_dir) is None
-        ):
-            raise ValueError(f"Could not find trained model in model_dir: {self.model_dir!r} (nothing to predict).")
+        self._check_trained("predict")
         self._prepare(data)
         if isinstance(predict_keys, str):
             predict_keys = [predict_keys]
@@ -324,16 +397,55 @@ class EstimatorLoop:
             batches, step = _DataSource(data, self.strategy).local(None), tf.function(self.predict_step)
         else:
             batches, step = self.distribute(data), self.distributed_predict_step
+        run_hooks = self._hooks(hooks, "infer", "predict")
+        run_hooks.begin()
         for batch in batches:
+            run_hooks.before_run()
             outputs = tf.nest.map_structure(lambda t: t.numpy(), step(batch))
+            stop = run_hooks.after_run()
             if isinstance(outputs, Mapping) and predict_keys is not None:
                 outputs = {key: outputs[key] for key in predict_keys}
             if not yield_single_examples:
                 yield outputs
-                continue
-            size = len(tf.nest.flatten(outputs)[0])
-            for index in range(size):
-                yield tf.nest.map_structure(lambda array: array[index], outputs)
+            else:
+                size = len(tf.nest.flatten(outputs)[0])
+                for index in range(size):
+                    yield tf.nest.map_structure(lambda array: array[index], outputs)
+            if stop:
+                break
+        run_hooks.end()
+
+    # -- export --------------------------------------------------------------------------------
+
+    def export_saved_model(
+        self,
+        export_dir_base: str | os.PathLike,
+        serving_input_receiver_fn: Any,
+        assets_extra: Mapping[str, str] | None = None,
+        as_text: bool = False,
+        checkpoint_path: str | None = None,
+        experimental_mode: Any = None,
+    ) -> bytes:
+        """TF1 `Estimator.export_saved_model`: the PREDICT signatures of this loop's model.
+
+        The loop's `export_outputs(features)` (a model_fn's `export_outputs=`) or its
+        `predict_step` give the signatures (`tfmigrate.runtime.export.export_saved_model`). A loop
+        that has not run yet exports `model_dir`'s latest checkpoint, as TF1 did.
+
+        Returns:
+            The timestamped export directory, as bytes.
+        """
+        from .export import export_saved_model
+
+        return export_saved_model(
+            self,
+            export_dir_base,
+            serving_input_receiver_fn,
+            assets_extra=assets_extra,
+            as_text=as_text,
+            checkpoint_path=checkpoint_path,
+            experimental_mode=experimental_mode,
+        )
 
     # -- what the generated subclass defines -----------------------------------------------------
 
@@ -350,57 +462,13 @@ class EstimatorLoop:
         raise NotImplementedError("the model_fn had no PREDICT branch that tfmigrate could migrate")
 
 
+def _loss_value(loss: Any) -> float | None:
+    """A `train_steps`/`test_steps` loss as a Python float (None when the loop returned none)."""
+    if loss is None:
+        return None
+    return float(np.asarray(loss))
+
+
 def _to_python(value: Any) -> Any:
     array = np.asarray(value)
     return float(array) if array.size == 1 else array.tolist()
-
-
-class _Saver:
-    """TF1's `CheckpointSaverHook` for an `EstimatorLoop`: at the start, every
-    `save_checkpoints_steps` steps or `save_checkpoints_secs` seconds (checked after each
-    `train_steps` call) and at the end."""
-
-    def __init__(self, loop: EstimatorLoop) -> None:
-        import time
-
-        self._time = time.monotonic
-        self._loop = loop
-        self._manager, self._temporary = loop._checkpoint_manager()
-        config = loop.config
-        if config is None:  # TF1's default RunConfig: every 600 seconds.
-            self._save_steps, self._save_secs = None, 600.0
-        else:
-            self._save_steps = config.save_checkpoints_steps or None
-            self._save_secs = config.save_checkpoints_secs or None
-        self._multi_worker = cluster.is_multi_worker(loop.strategy)
-        self._last_step: int | None = None
-        self._last_time = 0.0
-
-    def _save(self) -> None:
-        self._loop.save(self._manager, self._temporary)
-        self._last_step, self._last_time = self._loop.global_step, self._time()
-
-    def begin(self) -> None:
-        step = self._loop.global_step
-        prefix = os.path.join(self._loop.model_dir, f"{checkpoints.CHECKPOINT_NAME}-{step}")
-        if not self._multi_worker and tf.io.gfile.exists(prefix + ".index"):
-            self._last_step, self._last_time = step, self._time()
-        else:
-            self._save()
-
-    def after_loop(self) -> None:
-        step = self._loop.global_step
-        if step == self._last_step:
-            return
-        due = self._save_steps is not None and (self._last_step is None or step >= self._last_step + self._save_steps)
-        if not due and self._save_secs is not None:
-            due = self._time() - self._last_time >= self._save_secs
-            if self._multi_worker:  # Every worker must take part in the save: agree on it.
-                votes = self._loop.strategy.run(lambda: tf.constant(1.0 if due else 0.0))
-                due = float(self._loop.strategy.reduce("SUM", votes, axis=None)) > 0
-        if due:
-            self._save()
-
-    def end(self) -> None:
-        if self._loop.global_step != self._last_step:
-            self._save()

@@ -34,6 +34,7 @@ from typing import Any, Callable, Mapping
 
 import tensorflow as tf
 
+from . import cluster
 from ._logging import logger
 
 keras = tf.keras
@@ -195,7 +196,9 @@ def _model_outputs(model: keras.Model, features: Any) -> dict[str, ExportOutput]
     if callable(method):
         outputs = dict(method(features))
     else:
-        if type(model).predict_step is not keras.Model.predict_step:
+        if not isinstance(model, keras.Model):  # an `EstimatorLoop`: its PREDICT step
+            predictions = model.predict_step(features)
+        elif type(model).predict_step is not keras.Model.predict_step:
             predictions = model.predict_step(features)
         else:
             predictions = model(features, training=False)
@@ -317,7 +320,9 @@ def export_saved_model(
     """Exports `model` as TF1 `Estimator.export_saved_model` did (see the module docstring).
 
     Args:
-        model: The migrated Keras model (built: train, evaluate or restore it first).
+        model: The migrated Keras model (built: train, evaluate or restore it first), or a
+            `ctl.EstimatorLoop` (`loop.export_saved_model(...)`), whose `export_outputs` or
+            `predict_step` give the signatures and whose `model` is saved.
         export_dir_base: The directory under which the timestamped export directory is created.
         serving_input_receiver_fn: A function of no arguments returning a `ServingInputReceiver`
             (TF1 graph code is fine: it is traced with `tf.compat.v1.wrap_function`).
@@ -338,16 +343,24 @@ def export_saved_model(
     if checkpoint_path is not None:
         from .checkpoints import model_checkpoint
 
-        model_checkpoint(model).restore(os.fspath(checkpoint_path)).expect_partial()
+        checkpoint = model_checkpoint(model) if isinstance(model, keras.Model) else model.checkpoint
+        checkpoint.restore(os.fspath(checkpoint_path)).expect_partial()
     else:
         _restore_latest(model, config, model_dir)
     export_dir_base = os.fspath(export_dir_base)
     functions, methods = _signature_functions(model, serving_input_receiver_fn)
-    export_dir = _timestamped_dir(export_dir_base)
-    temp_dir = os.path.join(export_dir_base, "temp-" + os.path.basename(export_dir))
-    tf.io.gfile.makedirs(export_dir_base)
+    # Under a multi-worker strategy every worker exports (a save may read variables collectively)
+    # into the chief's timestamped directory name; only the chief writes it, the others write to
+    # a temporary directory they delete (`cluster.checkpoint_dir`), and all return once it exists.
+    strategy = model.distribute_strategy if isinstance(model, keras.Model) else model.strategy
+    chief = cluster.is_chief(strategy)
+    stamp = int(os.path.basename(_timestamped_dir(export_dir_base))) if chief else 0
+    export_dir = os.path.join(export_dir_base, str(int(cluster.chief_value(strategy, stamp))))
+    write_base, temporary = cluster.checkpoint_dir(export_dir_base, strategy)
+    temp_dir = os.path.join(write_base, "temp-" + os.path.basename(export_dir))
+    tf.io.gfile.makedirs(write_base)
     module = tf.Module()
-    module.model = model
+    module.model = model if isinstance(model, keras.Model) else model.model  # an `EstimatorLoop`'s model
     tf.saved_model.save(module, temp_dir, signatures=functions)
     _set_method_names(temp_dir, methods)
     if as_text:
@@ -365,8 +378,12 @@ def export_saved_model(
             target = os.path.join(extra, dest)
             tf.io.gfile.makedirs(os.path.dirname(target))
             tf.io.gfile.copy(source, target, overwrite=True)
-    tf.io.gfile.rename(temp_dir, export_dir)
-    logger.info("tfmigrate.runtime: SavedModel written to %s.", export_dir)
+    if temporary:
+        tf.io.gfile.rmtree(write_base)
+    else:
+        tf.io.gfile.rename(temp_dir, export_dir)
+        logger.info("tfmigrate.runtime: SavedModel written to %s.", export_dir)
+    cluster.chief_value(strategy, 0.0)  # Every worker returns once the chief's export is there.
     return export_dir.encode()
 
 
@@ -374,6 +391,18 @@ def _restore_latest(model: keras.Model, config: Any, model_dir: Any) -> None:
     from . import checkpoints
     from ._state import model_state
 
+    if not isinstance(model, keras.Model):  # an `EstimatorLoop`: restored when it first ran
+        if model._prepared or model.model_dir is None:  # noqa: SLF001
+            return
+        if not model.model.built:
+            raise ValueError(
+                "tfmigrate.runtime.export_saved_model: the loop's model is not built; train, evaluate or predict "
+                "with it first (TF1 exported the latest checkpoint of the model directory)."
+            )
+        if checkpoints.latest_checkpoint(model.model_dir) is None:
+            raise ValueError(f"Couldn't find trained model at {model.model_dir!r}.")
+        model.restore(model.model_dir)
+        return
     if model_dir is None and config is not None:
         model_dir = getattr(config, "model_dir", None)
     state = model_state(model)

@@ -24,6 +24,9 @@ Separation of concerns:
     counts the run's steps, as a second `session.run` did in TF1).
   * `run_context.request_stop()` ends the loop after the run (`model.stop_training`,
     `stop_evaluating`, `stop_predicting`).
+  * A loop other than Keras's (`ctl.EstimatorLoop`, `--target ctl`) drives the same hooks through
+    `LoopHooks`, one `before_run`/`after_run` per session run of its own; the hooks then read the
+    global step, the loss and the checkpoint from the loop.
   * The TF1 hooks Estimator programs used are here with TF1's arguments and timers:
     `LoggingTensorHook`, `StopAtStepHook`, `NanTensorHook`, `CheckpointSaverHook` (+
     `CheckpointSaverListener`), `SummarySaverHook`, `ProfilerHook`, `StepCounterHook`, and the
@@ -267,7 +270,34 @@ class SessionRunHook(keras.callbacks.Callback):
 
     Override `begin`, `after_create_session`, `before_run`, `after_run` and `end` as in TF1. The
     same object may be passed to several `fit`/`evaluate`/`predict` calls; `begin` starts each.
+    Under a loop of its own (`LoopHooks`, `ctl.EstimatorLoop`) the hook reads the global step,
+    the loss and the checkpoint from that loop instead of the Keras model.
     """
+
+    # Set by `LoopHooks` while a loop other than Keras's drives the hook (a class attribute: TF1
+    # hook subclasses often skip `__init__`).
+    _loop_hooks: "LoopHooks | None" = None
+
+    def _step_now(self) -> int:
+        if self._loop_hooks is not None:
+            return self._loop_hooks.global_step()
+        return _global_step(self.model)
+
+    def _run_loss(self) -> np.float32:
+        if self._loop_hooks is not None:
+            return np.float32(self._loop_hooks.loss())
+        variable = _loss_variables.get(self.model)
+        if variable is None:
+            raise ValueError("tfmigrate.runtime.hooks: LOSS is read only inside fit/evaluate with hooks.")
+        return np.float32(variable.numpy())
+
+    def _checkpoint(self) -> tf.train.Checkpoint:
+        """What a `CheckpointSaverHook` saves: the loop's checkpoint, or the model's and its optimizer's."""
+        if self._loop_hooks is not None and self._loop_hooks.checkpoint is not None:
+            return self._loop_hooks.checkpoint
+        from .checkpoints import model_checkpoint
+
+        return model_checkpoint(self.model)
 
     # -- the TF1 interface (no-ops by default) --
     def begin(self) -> None:
@@ -297,13 +327,10 @@ class SessionRunHook(keras.callbacks.Callback):
             return type(fetches)(self._resolve(v, after_run=after_run) for v in fetches)
         if fetches is GLOBAL_STEP or (isinstance(fetches, str) and fetches.split(":")[0] == "global_step"):
             if after_run or self._run_start_step is None:
-                return np.int64(_global_step(self.model))
+                return np.int64(self._step_now())
             return np.int64(self._run_start_step)
         if fetches is LOSS:
-            variable = _loss_variables.get(self.model)
-            if variable is None:
-                raise ValueError("tfmigrate.runtime.hooks: LOSS is read only inside fit/evaluate with hooks.")
-            return np.float32(variable.numpy())
+            return self._run_loss()
         if isinstance(fetches, str):
             if fetches in self._logs:
                 return np.asarray(self._logs[fetches])
@@ -330,7 +357,7 @@ class SessionRunHook(keras.callbacks.Callback):
         self.after_create_session(self._session, None)
 
     def _batch_begin(self) -> None:
-        self._run_start_step = _global_step(self.model)
+        self._run_start_step = self._step_now()
         self._context = SessionRunContext(None, self._session)
         self._args = self.before_run(self._context)
         self._context._original_args = self._args
@@ -562,10 +589,10 @@ class CheckpointSaverHook(SessionRunHook):
         for listener in self._listeners:
             listener.before_save(self._session, step)
         if self._manager is None or self._manager_model is not self.model:
-            from .checkpoints import CHECKPOINT_NAME, model_checkpoint
+            from .checkpoints import CHECKPOINT_NAME
 
             self._manager = tf.train.CheckpointManager(
-                model_checkpoint(self.model), self._checkpoint_dir, max_to_keep=self.keep_checkpoint_max,
+                self._checkpoint(), self._checkpoint_dir, max_to_keep=self.keep_checkpoint_max,
                 checkpoint_name=CHECKPOINT_NAME,
             )
             self._manager_model = self.model
@@ -896,3 +923,83 @@ def check_hooks(hooks: Any, caller: str) -> list[Any]:
             )
     return out
 
+
+
+class LoopHooks:
+    """Hooks around the session runs of a loop other than Keras's (`ctl.EstimatorLoop`).
+
+    TF1's timing, driven by the loop: `begin()` (each hook's `begin` and `after_create_session`),
+    then around each session run (one `train_steps`/`test_steps` call or one predicted batch)
+    `before_run()` and `after_run(loss)`, which says whether a hook asked to stop, and `end()`.
+    Keras callbacks among the hooks get the matching Keras events. The hooks see the loop's Keras
+    model as `self.model`; `GLOBAL_STEP`, `LOSS` (the run's last step's loss) and a
+    `CheckpointSaverHook`'s checkpoint are the loop's.
+
+    Args:
+        hooks: The hooks, in TF1's order (the caller's, then the model_fn's).
+        model: The loop's Keras model.
+        mode: "train", "eval" or "infer".
+        global_step: Reads the global step.
+        checkpoint: What a `CheckpointSaverHook` saves (the loop's `tf.train.Checkpoint`).
+    """
+
+    _EVENTS = {"train": ("train", "stop_training"), "eval": ("test", "stop_evaluating"), "infer": ("predict", "stop_predicting")}
+
+    def __init__(
+        self,
+        hooks: Iterable[Any],
+        model: keras.Model,
+        mode: str,
+        *,
+        global_step: Callable[[], int],
+        checkpoint: Any = None,
+    ) -> None:
+        self.hooks = list(hooks)
+        self.mode = mode
+        self.checkpoint = checkpoint
+        self._model = model
+        self._event, self._stop_attr = self._EVENTS[mode]
+        self._global_step = global_step
+        self._loss = float("nan")
+        self._runs = 0
+        self._callbacks = keras.callbacks.CallbackList(self.hooks, model=model) if self.hooks else None
+
+    def __bool__(self) -> bool:
+        return bool(self.hooks)
+
+    def global_step(self) -> int:
+        return self._global_step()
+
+    def loss(self) -> float:
+        if self.mode == "infer":
+            raise ValueError("tfmigrate.runtime.hooks: LOSS is read only while training or evaluating.")
+        return self._loss
+
+    def _fire(self, event: str, *args: Any) -> None:
+        if self._callbacks is not None:
+            getattr(self._callbacks, f"on_{self._event}{event}")(*args)
+
+    def begin(self) -> None:
+        for hook in self.hooks:
+            if is_hook(hook):
+                hook._loop_hooks = self  # noqa: SLF001
+        setattr(self._model, self._stop_attr, False)
+        self._runs = 0
+        self._fire("_begin")
+
+    def before_run(self) -> None:
+        self._fire("_batch_begin", self._runs)
+
+    def after_run(self, loss: Any = None) -> bool:
+        """Ends a session run whose last step's loss is `loss`; True when a hook asked to stop."""
+        if loss is not None:
+            self._loss = float(loss)
+        self._fire("_batch_end", self._runs, {"loss": self._loss} if self.mode != "infer" else {})
+        self._runs += 1
+        return bool(getattr(self._model, self._stop_attr, False))
+
+    def end(self) -> None:
+        self._fire("_end")
+        for hook in self.hooks:
+            if is_hook(hook):
+                hook._loop_hooks = None  # noqa: SLF001

@@ -24,9 +24,10 @@ Separation of concerns:
       parameter_server        engine (no Keras 3 support): steps scheduled on the workers;
                               evaluate/predict on the coordinator
 
-  * `_CheckpointSaver` (a Keras callback, used by both) owns TF1's `CheckpointSaverHook` schedule
-    and the multi-worker convention (chief into `model_dir`, other workers into a temporary
-    directory); `checkpoints` owns the files, `cluster` says who is chief.
+  * `_CheckpointSaver` (a Keras callback, used by both) runs `checkpoints.SaveSchedule`, TF1's
+    `CheckpointSaverHook` schedule and the multi-worker convention (chief into `model_dir`, other
+    workers into a temporary directory), which `ctl.EstimatorLoop` runs too; `checkpoints` owns
+    the files, `cluster` says who is chief.
 
 Step counts are exact. Keras 3.15 `fit(steps_per_epoch=n)` with `steps_per_execution=k` runs whole
 device loops, ending at the next multiple of k (measured: n=5, k=4 -> 8 steps), whereas TF1
@@ -51,7 +52,6 @@ from __future__ import annotations
 import contextlib
 import functools
 import os
-import time
 import warnings
 from typing import Any, Callable, Iterator, Mapping
 
@@ -420,12 +420,6 @@ def _quiet_end_of_input() -> Iterator[None]:
 # -- checkpoints during training -----------------------------------------------------------------
 
 
-def _on_any_worker(strategy: tf.distribute.Strategy, flag: bool) -> bool:
-    """Whether `flag` is True on at least one worker (a collective: every worker must call it)."""
-    votes = strategy.run(lambda: tf.constant(1.0 if flag else 0.0))
-    return float(strategy.reduce("SUM", votes, axis=None)) > 0
-
-
 def _config_callbacks(model: keras.Model, config: Any, model_dir: Any) -> list[keras.callbacks.Callback]:
     """RunConfig's `log_step_count_steps` and `save_summary_steps` (TF1 defaults: 100 each)."""
     from .callbacks import StepLogger, SummarySaver
@@ -442,91 +436,25 @@ def _config_callbacks(model: keras.Model, config: Any, model_dir: Any) -> list[k
 
 
 class _CheckpointSaver(keras.callbacks.Callback):
-    """TF1 `CheckpointSaverHook` as a Keras callback.
+    """TF1 `CheckpointSaverHook` as a Keras callback: `checkpoints.SaveSchedule` on batch ends
+    (every `steps_per_execution` steps), with its listeners; a listener's stop ends training."""
 
-    Saves `ckpt-<global_step>` when training starts (unless that checkpoint exists), whenever
-    `save_steps` steps or `save_secs` seconds have passed since the last save (checked on batch
-    ends, i.e. every `steps_per_execution` steps, as TPUEstimator checked once per loop), and at the
-    end unless the last step was just saved.
-
-    Under a multi-worker MultiWorkerMirroredStrategy every worker saves at the same steps (TF's
-    convention, since a save may read variables collectively): the chief into `model_dir`, the
-    others into a temporary directory they delete after each save (`cluster.checkpoint_dir`). Every
-    worker therefore decides alike: the save at the start is always made (re-saving an existing
-    checkpoint writes the same values), and a `save_secs` save is made when it is due on any worker.
-    """
-
-    def __init__(
-        self,
-        model: keras.Model,
-        model_dir: str,
-        config: Any,
-        *,
-        save_steps: int | None,
-        save_secs: float | None,
-        listeners: list[Any] | None = None,
-    ):
+    def __init__(self, model: keras.Model, model_dir: str, config: Any, *, listeners: list[Any] | None = None):
         super().__init__()
-        self._listeners = list(listeners or [])
-        self._strategy = model.distribute_strategy
-        self._multi_worker = cluster.is_multi_worker(self._strategy)
-        directory, self._temporary = cluster.checkpoint_dir(model_dir, self._strategy)
-        self._manager = checkpoints.checkpoint_manager(model, directory, config)
-        self._model_dir = model_dir
-        self._save_steps = save_steps or None
-        self._save_secs = save_secs or None
-        self._last_step: int | None = None
-        self._last_time = 0.0
-
-    def _step(self) -> int:
-        return _global_step(self.model)
-
-    def _save(self, step: int) -> None:
-        for listener in self._listeners:
-            listener.before_save(None, step)
-        path = self._manager.save(checkpoint_number=step)
-        if self._temporary:
-            tf.io.gfile.rmtree(self._manager.directory)
-        else:
-            logger.info("tfmigrate.runtime: saved checkpoint %s.", path)
-        self._last_step, self._last_time = step, time.monotonic()
-        # TF1's CheckpointSaverListener.after_save: True asks training to stop.
-        if any([bool(listener.after_save(None, step)) for listener in self._listeners]):
-            self.model.stop_training = True
+        self._schedule = checkpoints.SaveSchedule(
+            model, model_dir, model.distribute_strategy, config, global_step=lambda: _global_step(model), listeners=listeners
+        )
 
     def on_train_begin(self, logs: Mapping[str, Any] | None = None) -> None:
-        for listener in self._listeners:
-            listener.begin()
-        step = self._step()
-        prefix = os.path.join(self._model_dir, f"{checkpoints.CHECKPOINT_NAME}-{step}")
-        if not self._multi_worker and tf.io.gfile.exists(prefix + ".index"):
-            # TF1 saved again (the same values); its listeners heard of that save.
-            for listener in self._listeners:
-                listener.before_save(None, step)
-            self._last_step, self._last_time = step, time.monotonic()
-            if any([bool(listener.after_save(None, step)) for listener in self._listeners]):
-                self.model.stop_training = True
-        else:
-            self._save(step)
+        if self._schedule.begin():
+            self.model.stop_training = True
 
     def on_train_batch_end(self, batch: int, logs: Mapping[str, Any] | None = None) -> None:
-        step = self._step()
-        if step == self._last_step:
-            return
-        due = self._save_steps is not None and (self._last_step is None or step >= self._last_step + self._save_steps)
-        if not due and self._save_secs is not None:
-            due = time.monotonic() - self._last_time >= self._save_secs
-            if self._multi_worker:
-                due = _on_any_worker(self._strategy, due)
-        if due:
-            self._save(step)
+        if self._schedule.after_run():
+            self.model.stop_training = True
 
     def on_train_end(self, logs: Mapping[str, Any] | None = None) -> None:
-        step = self._step()
-        if step != self._last_step:
-            self._save(step)
-        for listener in self._listeners:
-            listener.end(None, step)
+        self._schedule.end()
 
 
 # -- hooks ---------------------------------------------------------------------------------------
@@ -686,14 +614,7 @@ def fit(
     if user_saver is not None:
         user_saver._listeners.extend(l for l in listeners if l not in user_saver._listeners)  # noqa: SLF001
     elif model_dir is not None:
-        # Without a config, TF1's default RunConfig: every 600 seconds.
-        if config is None:
-            save_steps, save_secs = None, 600
-        else:
-            save_steps, save_secs = config.save_checkpoints_steps, config.save_checkpoints_secs
-        all_callbacks.append(
-            _CheckpointSaver(model, model_dir, config, save_steps=save_steps, save_secs=save_secs, listeners=listeners)
-        )
+        all_callbacks.append(_CheckpointSaver(model, model_dir, config, listeners=listeners))
     elif listeners:
         raise ValueError(
             "There should be a CheckpointSaverHook to use saving_listeners: give a model directory "

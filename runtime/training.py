@@ -1,4 +1,5 @@
-"""`train_and_evaluate`: TF1 `tf.estimator.train_and_evaluate` in local mode, on a Keras model.
+"""`train_and_evaluate`: TF1 `tf.estimator.train_and_evaluate` in local mode, on a Keras model or
+on a `ctl.EstimatorLoop` (`--target ctl`).
 
 TF1's local (non-distributed) `train_and_evaluate` trained with `max_steps` and evaluated from a
 checkpoint listener (`_NewCheckpointListenerForEvaluate`):
@@ -16,7 +17,9 @@ checkpoint schedule is `fit`'s (`config.save_checkpoints_steps`/`_secs`, TF1's d
 evaluation runs on the in-memory model between two training steps, which holds the weights TF1
 restored from the checkpoint. `start_delay_secs` only delayed a separate evaluator process and
 has no local meaning, as in TF1. The training `hooks` run after the checkpoint saver, as in TF1,
-so an early-stopping hook sees the evaluation of the same step.
+so an early-stopping hook sees the evaluation of the same step. A loop trains the same way through
+`loop.train(..., saving_listeners=[...])` and evaluates with `loop.evaluate`; the exporters get the
+loop where TF1's got the estimator.
 """
 
 from __future__ import annotations
@@ -24,7 +27,7 @@ from __future__ import annotations
 import dataclasses
 import os
 import tempfile
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 from ._logging import logger
 from .hooks import CheckpointSaverListener, SecondOrStepTimer
@@ -80,13 +83,17 @@ class EvalSpec:
 
 
 class _EvaluateAfterSave(CheckpointSaverListener):
-    """TF1's `_NewCheckpointListenerForEvaluate` + `_Evaluator.evaluate_and_export`."""
+    """TF1's `_NewCheckpointListenerForEvaluate` + `_Evaluator.evaluate_and_export`.
 
-    def __init__(self, model, eval_spec: EvalSpec, max_steps, config, model_dir) -> None:
-        self._model = model
+    `evaluate()` runs the `EvalSpec`'s evaluation; the exporters get `estimator` (the Keras model,
+    or the `EstimatorLoop`) as TF1's got the estimator.
+    """
+
+    def __init__(self, estimator, evaluate: Callable[[], dict[str, Any]], eval_spec: EvalSpec, max_steps, model_dir) -> None:
+        self._estimator = estimator
+        self._run_evaluation = evaluate
         self._spec = eval_spec
         self._max_steps = max_steps
-        self._config = config
         self._model_dir = model_dir
         self.eval_result: dict[str, Any] | None = None
         self.export_results: list[Any] | None = None
@@ -111,26 +118,16 @@ class _EvaluateAfterSave(CheckpointSaverListener):
             self._evaluate(global_step_value)
 
     def _evaluate(self, step: int) -> None:
-        from .keras_compat import evaluate
-
         self._timer.update_last_triggered_step(step)
         if self._last_evaluated == step:  # TF1: no new checkpoint, same results
             return
-        self.eval_result = evaluate(
-            self._model,
-            self._spec.input_fn,
-            steps=self._spec.steps,
-            config=self._config,
-            model_dir=self._model_dir,
-            hooks=list(self._spec.hooks),
-            name=self._spec.name,
-        )
+        self.eval_result = self._run_evaluation()
         self._last_evaluated = step
         final = bool(self._max_steps) and self.eval_result["global_step"] >= self._max_steps
         base = os.path.join(self._model_dir, "export")
         self.export_results = [
             exporter.export(
-                self._model,
+                self._estimator,
                 os.path.join(base, exporter.name),
                 None,
                 self.eval_result,
@@ -152,35 +149,68 @@ def train_and_evaluate(
     """Trains and evaluates `model` as TF1's local `tf.estimator.train_and_evaluate` did.
 
     Args:
-        model: The migrated, compiled Keras model.
+        model: The migrated, compiled Keras model, or a `ctl.EstimatorLoop` (`--target ctl`),
+            trained with its `train` and evaluated with its `evaluate`.
         train_spec: `TrainSpec(input_fn=<fit data>, max_steps, hooks)`.
         eval_spec: `EvalSpec(input_fn=<evaluate data>, steps, name, hooks, exporters, ...,
             throttle_secs)`.
-        config: The `RunConfig` (checkpoint schedule, `model_dir`).
-        model_dir: Overrides `config.model_dir`. Without either, a temporary directory is used,
-            as TF1's Estimator did.
-        **fit_kwargs: Passed to `fit`.
+        config: The `RunConfig` (checkpoint schedule, `model_dir`); a loop has its own.
+        model_dir: Overrides `config.model_dir` (a loop's `model_dir`). Without either, a
+            temporary directory is used, as TF1's Estimator did.
+        **fit_kwargs: Passed to `fit` (not for a loop).
 
     Returns:
         `(eval_result, export_results)`: the last evaluation's results (None when training did not
         run because `max_steps` was already reached, as in TF1) and its exporters' results.
 
     Raises:
-        TypeError: If the specs are not `TrainSpec`/`EvalSpec`.
+        TypeError: If the specs are not `TrainSpec`/`EvalSpec`, or `fit_kwargs` come with a loop.
     """
-    from .keras_compat import fit
+    from .ctl import EstimatorLoop
+    from .keras_compat import evaluate, fit
 
     if not isinstance(train_spec, TrainSpec):
         raise TypeError(f"`train_spec` must have type tfmigrate.runtime.TrainSpec, got {type(train_spec).__name__}.")
     if not isinstance(eval_spec, EvalSpec):
         raise TypeError(f"`eval_spec` must have type tfmigrate.runtime.EvalSpec, got {type(eval_spec).__name__}.")
-    if model_dir is None:
+    loop = model if isinstance(model, EstimatorLoop) else None
+    if loop is not None:
+        if fit_kwargs or config is not None:
+            raise TypeError("tfmigrate.runtime.train_and_evaluate: a loop has its own config; pass only the specs.")
+        if model_dir is not None:
+            loop.model_dir = os.fspath(model_dir)
+        model_dir = loop.model_dir
+    elif model_dir is None:
         model_dir = getattr(config, "model_dir", None)
     if model_dir is None:
         model_dir = tempfile.mkdtemp()
         logger.warning("Using temporary folder as model directory: %s", model_dir)
+        if loop is not None:
+            loop.model_dir = model_dir
     model_dir = os.fspath(model_dir)
-    listener = _EvaluateAfterSave(model, eval_spec, train_spec.max_steps, config, model_dir)
+    hooks, listeners = list(eval_spec.hooks), list(train_spec.saving_listeners)
+    if loop is not None:
+        listener = _EvaluateAfterSave(
+            loop,
+            lambda: loop.evaluate(eval_spec.input_fn, steps=eval_spec.steps, hooks=hooks, name=eval_spec.name),
+            eval_spec,
+            train_spec.max_steps,
+            model_dir,
+        )
+        loop.train(
+            train_spec.input_fn,
+            max_steps=train_spec.max_steps,
+            hooks=list(train_spec.hooks),
+            saving_listeners=listeners + [listener],
+        )
+        return listener.eval_result, listener.export_results
+
+    def run_evaluation() -> dict[str, Any]:
+        return evaluate(
+            model, eval_spec.input_fn, steps=eval_spec.steps, config=config, model_dir=model_dir, hooks=hooks, name=eval_spec.name
+        )
+
+    listener = _EvaluateAfterSave(model, run_evaluation, eval_spec, train_spec.max_steps, model_dir)
     fit(
         model,
         train_spec.input_fn,
@@ -188,7 +218,7 @@ def train_and_evaluate(
         config=config,
         model_dir=model_dir,
         hooks=list(train_spec.hooks),
-        saving_listeners=list(train_spec.saving_listeners) + [listener],
+        saving_listeners=listeners + [listener],
         **fit_kwargs,
     )
     return listener.eval_result, listener.export_results

@@ -38,8 +38,14 @@ pytestmark = [pytest.mark.oracle, pytest.mark.tf, pytest.mark.slow]
 
 HERE = Path(__file__).resolve().parent
 TPU = FIXTURES / "TFM301_tpu_estimator_to_keras"
-MIRRORED = ["guide_adagrad", "eval_metrics_binary_classifier", "predict_branch_classifier", "mlp_adam_max_steps"]
-MULTI_WORKER = ["guide_adagrad", "eval_metrics_binary_classifier", "predict_branch_classifier", "restore_model_dir_twice"]
+MIRRORED = [
+    "guide_adagrad", "eval_metrics_binary_classifier", "predict_branch_classifier", "mlp_adam_max_steps",
+    "training_hooks_logging", "train_and_evaluate_exporters",
+]
+MULTI_WORKER = [
+    "guide_adagrad", "eval_metrics_binary_classifier", "predict_branch_classifier", "restore_model_dir_twice",
+    "training_hooks_logging", "train_and_evaluate_exporters",
+]
 PARAMETER_SERVER = ["guide_adagrad", "eval_metrics_binary_classifier", "predict_branch_classifier"]
 TIMEOUT_S = 240
 

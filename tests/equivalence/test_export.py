@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from conftest import FIXTURES
-from tfmigrate.engine import transform_source
+from tfmigrate.engine import Options, transform_source
 
 from .harness import run_program
 from .oracle import oracle_python, quiet_env
@@ -88,13 +88,22 @@ def _close(a, b, where: str, problems: list[str]) -> None:
         problems.append(f"{where}: {a!r} (TF1) vs {b!r} (migrated)")
 
 
-def test_exported_savedmodels_match_tf1(tmp_path: Path) -> None:
-    original_dir, migrated_dir = tmp_path / "original", tmp_path / "migrated"
-    original_dir.mkdir()
+@pytest.fixture(scope="module")
+def original_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The TF1 program run once on the oracle, for both targets."""
+    directory = tmp_path_factory.mktemp("original")
+    shutil.copy(CASE, directory / "program.py")
+    run_program(oracle_python(), directory / "program.py", directory).check()
+    return directory
+
+
+@pytest.mark.parametrize("target", ["keras", "ctl"])
+def test_exported_savedmodels_match_tf1(target: str, original_dir: Path, tmp_path: Path) -> None:
+    """The Keras target's exports (of the Keras model) and `--target ctl`'s (of the loop's model)."""
+    migrated_dir = tmp_path / "migrated"
     migrated_dir.mkdir()
-    shutil.copy(CASE, original_dir / "program.py")
-    (migrated_dir / "program.py").write_text(transform_source(CASE.read_text(encoding="utf-8")).output, encoding="utf-8")
-    run_program(oracle_python(), original_dir / "program.py", original_dir).check()
+    migrated = transform_source(CASE.read_text(encoding="utf-8"), options=Options(target=target)).output
+    (migrated_dir / "program.py").write_text(migrated, encoding="utf-8")
     run_program(sys.executable, migrated_dir / "program.py", migrated_dir).check()
 
     for sub in ("direct", os.path.join("export", "final"), os.path.join("export", "best"), os.path.join("export", "latest")):

@@ -79,9 +79,8 @@ def compare(strategy_kind: str) -> None:
     config = tfm.cluster.tf_config()
     votes = None
     if tfm.cluster.is_multi_worker(strategy):  # The save_secs agreement: True if any worker votes True.
-        from tfmigrate.runtime.keras_compat import _on_any_worker
-
-        votes = [_on_any_worker(strategy, config.task_index == 1), _on_any_worker(strategy, False)]
+        on_any_worker = tfm.cluster.on_any_worker
+        votes = [on_any_worker(strategy, config.task_index == 1), on_any_worker(strategy, False)]
     write(
         {
             "votes": votes,
