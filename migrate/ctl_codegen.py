@@ -324,7 +324,7 @@ def construct_loop(
 def call_loop(var: str, method: str, data: str, bound: dict, expr) -> str:
     """`est.train(input_fn, steps=...)` -> `loop.train(<data>, steps=...)` (and evaluate/predict)."""
     args = [data]
-    for key in ("steps", "max_steps", "predict_keys", "hooks", "saving_listeners", "yield_single_examples", "name"):
+    for key in ("steps", "max_steps", "predict_keys", "hooks", "saving_listeners", "yield_single_examples", "name", "checkpoint_path"):
         if key in bound:
             args.append(f"{key}={expr(bound[key])}")
     return f"{var}.{method}({', '.join(args)})"

@@ -660,10 +660,6 @@ class EstimatorSiteRule(Rule):
         bound = self._bind_call(site, method, call)
         if bound is None:
             return None
-        value = bound.get("checkpoint_path")
-        if value is not None and self._ctl:
-            self.todo(f"`{method}(checkpoint_path=...)` is migrated for --target keras only so far: restore that checkpoint into `{site.model_var}` first")
-            return None
         if "input_fn" not in bound:
             return None
         args = [site.model_var, self._data_expr(site, bound["input_fn"], method)]

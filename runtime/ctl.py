@@ -41,6 +41,7 @@ the coordinator (TF's "inline evaluation").
 
 from __future__ import annotations
 
+import contextlib
 import os
 from typing import Any, Iterator, Mapping
 
@@ -148,6 +149,10 @@ class EstimatorLoop:
         path = checkpoints.latest_checkpoint(model_dir)
         if path is None:
             return None
+        return self.restore_path(path)
+
+    def restore_path(self, path: str) -> str:
+        """Restores the checkpoint `path` (TF2, or a TF1 Estimator's) into the loop; see `restore`."""
         learning_rate = getattr(self.optimizer, "_learning_rate", None)
         if not isinstance(learning_rate, (keras.Variable, tf.Variable)):
             learning_rate = None
@@ -306,7 +311,13 @@ class EstimatorLoop:
     # -- evaluate ------------------------------------------------------------------------------
 
     def evaluate(
-        self, data: Any, *, steps: int | None = None, hooks: list[Any] | None = None, name: str | None = None
+        self,
+        data: Any,
+        *,
+        steps: int | None = None,
+        hooks: list[Any] | None = None,
+        name: str | None = None,
+        checkpoint_path: str | os.PathLike | None = None,
     ) -> dict[str, Any]:
         """Evaluates as TF1 `Estimator.evaluate(input_fn, steps, hooks, name)` did.
 
@@ -318,6 +329,8 @@ class EstimatorLoop:
             name: TF1's evaluation name: with a `model_dir`, the results are written as TF1 wrote
                 them, scalar summaries at the global step in `model_dir/eval` (`eval_<name>`),
                 where early-stopping hooks and `BestExporter` read them.
+            checkpoint_path: Evaluate this checkpoint's weights and global step, then go back to
+                the loop's own (a TF1 name, `model.ckpt-8`, finds the runtime's `ckpt-8`).
 
         Returns:
             `loss` (the mean of the per-batch losses), each eval metric by name, and `global_step`.
@@ -327,8 +340,13 @@ class EstimatorLoop:
                 that never trained (as TF1 raised).
         """
         steps = _check_steps(steps, "steps")
-        self._check_trained("evaluate")
+        if checkpoint_path is None:
+            self._check_trained("evaluate")
         self._prepare(data)
+        with self._weights_from(checkpoint_path):
+            return self._evaluate(data, steps, hooks, name)
+
+    def _evaluate(self, data: Any, steps: int | None, hooks: list[Any] | None, name: str | None) -> dict[str, Any]:
         run_hooks = self._hooks(hooks, "eval", "evaluate")
         per_run = self._steps_per_run(bool(run_hooks))
         for metric in self.eval_metrics:
@@ -361,6 +379,23 @@ class EstimatorLoop:
             cluster.chief_value(self.strategy, 0.0)  # Other workers' early-stopping hooks read them next.
         return results
 
+    @contextlib.contextmanager
+    def _weights_from(self, checkpoint_path: str | os.PathLike | None) -> Iterator[None]:
+        """TF1's `evaluate`/`predict(checkpoint_path=...)`: the block runs on that checkpoint's
+        weights and global step, then the loop gets its own back (`checkpoints.weights_from`)."""
+        if checkpoint_path is None:
+            yield
+            return
+        path = checkpoints.resolve_checkpoint_path(checkpoint_path)
+        variables = list(self.model.variables) + list(self.optimizer.variables)
+        saved = [variable.numpy() for variable in variables]
+        self.restore_path(path)
+        try:
+            yield
+        finally:
+            for variable, value in zip(variables, saved):
+                variable.assign(value)
+
     def _check_trained(self, caller: str) -> None:
         """TF1 raised when `evaluate`/`predict` found no checkpoint for an estimator never trained."""
         if (
@@ -379,6 +414,7 @@ class EstimatorLoop:
         predict_keys: Any = None,
         hooks: list[Any] | None = None,
         yield_single_examples: bool = True,
+        checkpoint_path: str | os.PathLike | None = None,
     ) -> Iterator[Any]:
         """Yields predictions as TF1 `Estimator.predict(input_fn)` did: one dict per example.
 
@@ -388,9 +424,15 @@ class EstimatorLoop:
             hooks: TF1 `SessionRunHook`s, run with the loop's own `prediction_hooks()`: one
                 session run per batch, its hooks' `after_run` before the batch is yielded.
             yield_single_examples: False yields each batch's dict of arrays instead.
+            checkpoint_path: Predict with this checkpoint's weights (see `evaluate`).
         """
-        self._check_trained("predict")
+        if checkpoint_path is None:
+            self._check_trained("predict")
         self._prepare(data)
+        with self._weights_from(checkpoint_path):
+            yield from self._predict(data, predict_keys, hooks, yield_single_examples)
+
+    def _predict(self, data: Any, predict_keys: Any, hooks: list[Any] | None, yield_single_examples: bool) -> Iterator[Any]:
         if isinstance(predict_keys, str):
             predict_keys = [predict_keys]
         if _is_parameter_server(self.strategy):

@@ -110,9 +110,7 @@ def test_ctl_fixture_idempotent(case: Path) -> None:
 
 # Programs the Keras target migrates whose ctl form is not done yet: the ctl output carries precise
 # TODOs for what is left (issue #6 stays open for these).
-CTL_PENDING = {
-    "TFM201_estimator_to_keras/evaluate_checkpoint_path": "checkpoint_path= on evaluate/predict",
-}
+CTL_PENDING: dict[str, str] = {}
 
 
 def test_every_keras_migration_has_a_ctl_one() -> None:
