@@ -16,30 +16,32 @@ _RNG = np.random.RandomState(0)
 X4 = (_RNG.normal(size=(3, 16, 4, 4, 3)) * 2 + 1).astype("float32")
 
 
+# A TF 2.15 graph program: three training-mode batches through a batch norm (LAYER, given the
+# input `x`, says how), its outputs and moving statistics, for 4-D and 2-D inputs.
+_BN_PROGRAM = """
+import numpy as np
+import tensorflow.compat.v1 as tf
+tf.disable_eager_execution()
+out = {}
+xs = np.asarray(PAYLOAD["x"], np.float32)
+for rank in (4, 2):
+    with tf.Graph().as_default():
+        shape = list(xs.shape[1:]) if rank == 4 else [-1, xs.shape[-1]]
+        x = tf.placeholder(tf.float32, [None] * (len(shape) - 1) + [xs.shape[-1]])
+        y = LAYER
+        updates = tf.get_collection(tf.GraphKeys.UPDATE_OPS)
+        moving = sorted((v for v in tf.global_variables() if "moving" in v.name), key=lambda v: v.name)
+        with tf.Session() as s:
+            s.run(tf.global_variables_initializer())
+            outs = [s.run([y, updates], {x: xs[i].reshape(shape)})[0].tolist() for i in range(3)]
+            out[str(rank)] = {"outputs": outs, "moving": [s.run(v).tolist() for v in moving]}
+print(json.dumps(out))
+"""
+
+
 @pytest.fixture(scope="module")
 def oracle() -> dict:
-    return run_oracle(
-        """
-        import numpy as np
-        import tensorflow.compat.v1 as tf
-        tf.disable_eager_execution()
-        out = {}
-        xs = np.asarray(PAYLOAD["x"], np.float32)
-        for rank in (4, 2):
-            with tf.Graph().as_default():
-                shape = list(xs.shape[1:]) if rank == 4 else [-1, xs.shape[-1]]
-                x = tf.placeholder(tf.float32, [None] * (len(shape) - 1) + [xs.shape[-1]])
-                y = tf.layers.batch_normalization(x, training=True, momentum=0.9)
-                updates = tf.get_collection(tf.GraphKeys.UPDATE_OPS)
-                moving = sorted((v for v in tf.global_variables() if "moving" in v.name), key=lambda v: v.name)
-                with tf.Session() as s:
-                    s.run(tf.global_variables_initializer())
-                    outs = [s.run([y, updates], {x: xs[i].reshape(shape)})[0].tolist() for i in range(3)]
-                    out[str(rank)] = {"outputs": outs, "moving": [s.run(v).tolist() for v in moving]}
-        print(json.dumps(out))
-        """,
-        {"x": X4.tolist()},
-    )
+    return run_oracle(_BN_PROGRAM.replace("LAYER", "tf.layers.batch_normalization(x, training=True, momentum=0.9)"), {"x": X4.tolist()})
 
 
 @pytest.mark.parametrize("rank", [4, 2])
@@ -126,30 +128,11 @@ def oracle_slim() -> dict:
     """What slim's batch_norm computes on TF1, through the pieces it used (tf_slim itself does not
     run on TF 2.15): on 4-D inputs TF1's BatchNormalization layer with `fused=True`; on 2-D inputs
     the fused kernel on the input reshaped to `[-1, 1, 1, C]` (slim's `_fused_batch_norm`)."""
-    return run_oracle(
-        """
-        import numpy as np
-        import tensorflow.compat.v1 as tf
-        tf.disable_eager_execution()
-        out = {}
-        xs = np.asarray(PAYLOAD["x"], np.float32)
-        for rank in (4, 2):
-            with tf.Graph().as_default():
-                shape = list(xs.shape[1:]) if rank == 4 else [-1, xs.shape[-1]]
-                x = tf.placeholder(tf.float32, [None] * (len(shape) - 1) + [xs.shape[-1]])
-                inputs = x if rank == 4 else tf.reshape(x, [-1, 1, 1, xs.shape[-1]])
-                y = tf.layers.batch_normalization(inputs, training=True, momentum=0.8, scale=False, epsilon=0.001, fused=True)
-                y = tf.reshape(y, tf.shape(x))
-                updates = tf.get_collection(tf.GraphKeys.UPDATE_OPS)
-                moving = sorted((v for v in tf.global_variables() if "moving" in v.name), key=lambda v: v.name)
-                with tf.Session() as s:
-                    s.run(tf.global_variables_initializer())
-                    outs = [s.run([y, updates], {x: xs[i].reshape(shape)})[0].tolist() for i in range(3)]
-                    out[str(rank)] = {"outputs": outs, "moving": [s.run(v).tolist() for v in moving]}
-        print(json.dumps(out))
-        """,
-        {"x": X4.tolist()},
+    layer = (
+        "tf.reshape(tf.layers.batch_normalization(x if rank == 4 else tf.reshape(x, [-1, 1, 1, xs.shape[-1]]), "
+        "training=True, momentum=0.8, scale=False, epsilon=0.001, fused=True), tf.shape(x))"
     )
+    return run_oracle(_BN_PROGRAM.replace("LAYER", layer), {"x": X4.tolist()})
 
 
 @pytest.mark.parametrize("rank", [4, 2])
