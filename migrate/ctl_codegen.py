@@ -321,6 +321,19 @@ def construct_loop(
     return f"{var} = {cls or loop_class_name(plan)}({', '.join(args)})"
 
 
+def construct_canned_loop(
+    var: str, model: str, build: str, strategy: str, *, tfm: str, config: str, model_dir: str | None
+) -> list[str]:
+    """A canned estimator's loop: its Keras model built in the strategy's scope, then
+    `loop = tfm.ctl.CannedLoop(strategy, model, config=..., model_dir=...)`."""
+    args = [strategy, model]
+    if config != "None":
+        args.append(f"config={config}")
+    if model_dir is not None:
+        args.append(f"model_dir={model_dir}")
+    return [f"with {strategy}.scope():", f"    {model} = {build}", f"{var} = {tfm}.ctl.CannedLoop({', '.join(args)})"]
+
+
 def call_loop(var: str, method: str, data: str, bound: dict, expr) -> str:
     """`est.train(input_fn, steps=...)` -> `loop.train(<data>, steps=...)` (and evaluate/predict)."""
     args = [data]

@@ -162,9 +162,9 @@ class EstimatorSiteRule(Rule):
             return
         try:
             analyzer = ModelFnAnalyzer(self.functions[name], self.ctx.names, self.module, self.ctx.tf2_alias, "tfm")
-            # `feature_column.input_layer`/`linear_model` -> tfm.feature_columns layers where TFM401
-            # (keras target only) makes the columns the runtime's.
-            analyzer.feature_column_layers = self.ctx.target == "keras"
+            # `feature_column.input_layer`/`linear_model` -> tfm.feature_columns layers, whose
+            # columns TFM401 makes the runtime's (both targets).
+            analyzer.feature_column_layers = True
             self.plans[name] = analyzer.analyze()
             self.plans[name].closure = name in self.builders.values()
         except Unsupported as exc:
@@ -548,20 +548,7 @@ class EstimatorSiteRule(Rule):
             lines.append(f"{site.strategy_var} = {tfm}.strategy_from_config({config})")
             build = self._build_call(site, None)
         if self._ctl:
-            assert plan is not None
-            model_dir = self._expr(site.args["model_dir"]) if "model_dir" in site.args else None
-            lines.append(
-                ctl_codegen.construct_loop(
-                    site.model_var,
-                    plan,
-                    site.strategy_var,
-                    params=self._params(site),
-                    config=config,
-                    model_dir=model_dir,
-                    steps_per_loop=spe if self.TPU else None,
-                    cls=site.args["model_fn"].value if plan.closure else None,  # type: ignore[union-attr]
-                )
-            )
+            lines += self._construct_loop(site, config, build, spe if self.TPU else None)
         else:
             lines.append(f"with {site.strategy_var}.scope():")
             lines.append(f"    {site.model_var} = {build}")
@@ -573,6 +560,25 @@ class EstimatorSiteRule(Rule):
         body = cst.parse_module("\n".join(lines) + "\n").body
         first = body[0].with_changes(leading_lines=original.leading_lines)
         return [first, *body[1:]]
+
+    def _construct_loop(self, site: _Site, config: str, build: str, steps_per_loop: str | None) -> list[str]:
+        """`--target ctl`: the lines making the loop that replaces the estimator (the model_fn's
+        generated loop class here; TFM401 drives a canned model with `tfm.ctl.CannedLoop`)."""
+        plan = site.plan
+        assert plan is not None
+        model_dir = self._expr(site.args["model_dir"]) if "model_dir" in site.args else None
+        return [
+            ctl_codegen.construct_loop(
+                site.model_var,
+                plan,
+                site.strategy_var,
+                params=self._params(site),
+                config=config,
+                model_dir=model_dir,
+                steps_per_loop=steps_per_loop,
+                cls=site.args["model_fn"].value if plan.closure else None,  # type: ignore[union-attr]
+            )
+        ]
 
     def _config(self, site: _Site) -> str:
         if site.config_var:

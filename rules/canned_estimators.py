@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import libcst as cst
 
-from tfmigrate.estimator_sites import EstimatorSiteRule, _Site
-from tfmigrate.modelfn import OPTIMIZERS, _OPTIMIZER_DROP
+from tfmigrate import ctl_codegen
+from tfmigrate.estimator_sites import EstimatorSiteRule, _fresh, _Site
+from tfmigrate.modelfn import OPTIMIZERS, _OPTIMIZER_DROP, names_in
 from tfmigrate.names import dotted
 from tfmigrate.rule import RUNTIME_ALIAS, RUNTIME_MODULE
 
@@ -144,8 +145,8 @@ class CannedEstimatorsToKeras(EstimatorSiteRule):
     """
 
     CODE = "TFM401"
-    # The custom-loop target builds loops from a model_fn plan; canned estimators have none yet.
-    TARGETS = frozenset({"keras"})
+    # Under `--target ctl` the canned model is driven by the runtime's `ctl.CannedLoop`.
+    TARGETS = frozenset({"keras", "ctl"})
     EXTRA_TRIGGERS = frozenset({"feature_column.input_layer", "feature_column.linear_model"})
     SUMMARY = "canned estimators (DNN/Linear/wide & deep/Baseline) + feature columns -> tfm.canned Keras models"
     SAFE = False
@@ -216,6 +217,14 @@ class CannedEstimatorsToKeras(EstimatorSiteRule):
 
     def _predicts(self, site: _Site) -> bool:
         return True
+
+    def _construct_loop(self, site: _Site, config: str, build: str, steps_per_loop: str | None) -> list[str]:
+        taken = names_in(site.scope) | set(self.functions) | {site.model_var, site.strategy_var}
+        model = _fresh("model", taken, site.est_name)
+        model_dir = self._expr(site.args["model_dir"]) if "model_dir" in site.args else None
+        return ctl_codegen.construct_canned_loop(
+            site.model_var, model, build, site.strategy_var, tfm=self.ctx.need_runtime(), config=config, model_dir=model_dir
+        )
 
     def _translate(self, expr: cst.BaseExpression) -> str:
         rewriter = _ArgRewriter(self)

@@ -500,10 +500,19 @@ class CannedModel(keras.Model):
     def metrics(self):
         return list(self._eval_metrics.values())
 
-    def test_step(self, data):
+    def update_eval_metrics(self, data):
+        """Updates the head's evaluation metrics with one batch; returns the batch's training loss."""
         labels, logits, unreduced, weights, loss = self._head_losses(data, training=False)
         self.head.update_metrics(self._eval_metrics, labels, logits, unreduced, weights, loss)
+        return loss
+
+    def eval_results(self):
+        """The head's evaluation metrics keyed as the estimator's `evaluate` keyed them."""
         return self.head.results(self._eval_metrics)
+
+    def test_step(self, data):
+        self.update_eval_metrics(data)
+        return self.eval_results()
 
     def predict_step(self, data):
         features, _, _ = keras.utils.unpack_x_y_sample_weight(data)

@@ -49,13 +49,13 @@ import keras
 import numpy as np
 import tensorflow as tf
 
-from . import checkpoints, cluster
+from . import checkpoints, cluster, engine
 from . import hooks as hooks_lib
 from ._logging import logger
-from .keras_compat import _DataSource, _check_steps, seed_from_config, training_summaries
+from .keras_compat import _DataSource, _check_steps, _ensure_built, seed_from_config, training_summaries
 from .strategy import cluster_coordinator
 
-__all__ = ["EstimatorLoop"]
+__all__ = ["CannedLoop", "EstimatorLoop"]
 
 
 def _is_parameter_server(strategy: tf.distribute.Strategy) -> bool:
@@ -119,13 +119,7 @@ class EstimatorLoop:
         if self._prepared:
             return
         seed_from_config(self.config)
-        if not self.model.built:
-            features, _, _ = keras.utils.unpack_x_y_sample_weight(_DataSource(data, self.strategy).first_batch())
-            with self.strategy.scope():
-                self.model(features, training=False)
-        if not self.optimizer.built:
-            with self.strategy.scope():
-                self.optimizer.build(self.model.trainable_variables)
+        self._build_variables(data)
         restored = self.restore(self.model_dir) if self.model_dir is not None else None
         if restored is None and self.global_step == 0:
             # A fresh start: TF1's `init_from_checkpoint` initializers apply.
@@ -133,6 +127,16 @@ class EstimatorLoop:
 
             apply_init_checkpoints(self.model, optimizer=self.optimizer)
         self._prepared = True
+
+    def _build_variables(self, data: Any) -> None:
+        """Creates the model's and the optimizer's variables (the model from the data's first batch)."""
+        if not self.model.built:
+            features, _, _ = keras.utils.unpack_x_y_sample_weight(_DataSource(data, self.strategy).first_batch())
+            with self.strategy.scope():
+                self.model(features, training=False)
+        if not self.optimizer.built:
+            with self.strategy.scope():
+                self.optimizer.build(self.model.trainable_variables)
 
     def restore(self, model_dir: str | os.PathLike) -> str | None:
         """Restores the latest checkpoint of `model_dir` (TF2, or a TF1 Estimator's) into the loop.
@@ -369,14 +373,21 @@ class EstimatorLoop:
             if run_hooks.after_run(float(total) / ran) or ran < wanted:
                 break
         run_hooks.end()
-        results: dict[str, Any] = {"loss": loss_sum / batches if batches else float("nan")}
-        for metric in self.eval_metrics:
-            results[metric.name] = _to_python(metric.result())
+        results = self.evaluation_results(loss_sum, batches)
         results["global_step"] = self.global_step
         if self.model_dir is not None:
             if cluster.is_chief(self.strategy):
                 hooks_lib.write_eval_results(hooks_lib.eval_dir(self.model_dir, name), results, results["global_step"])
             cluster.chief_value(self.strategy, 0.0)  # Other workers' early-stopping hooks read them next.
+        return results
+
+    def evaluation_results(self, loss_sum: float, batches: int) -> dict[str, Any]:
+        """What `evaluate` returns besides `global_step`: `loss` (the mean of the `batches` per-batch
+        losses that summed to `loss_sum`) and each of `eval_metrics` by name. A loop whose model
+        keeps its own metrics (`CannedLoop`) overrides it."""
+        results: dict[str, Any] = {"loss": loss_sum / batches if batches else float("nan")}
+        for metric in self.eval_metrics:
+            results[metric.name] = _to_python(metric.result())
         return results
 
     @contextlib.contextmanager
@@ -502,6 +513,91 @@ class EstimatorLoop:
 
     def distributed_predict_step(self, batch: Any) -> Any:  # pragma: no cover - abstract
         raise NotImplementedError("the model_fn had no PREDICT branch that tfmigrate could migrate")
+
+
+class CannedLoop(EstimatorLoop):
+    """A custom training loop driving a canned estimator's Keras model (`tfm.canned.*`, `--target ctl`).
+
+    The canned model already owns its steps (`train_step` with the head's loss and each part's
+    optimizer, `update_eval_metrics` for the head's metrics, `predict_step` for the head's
+    predictions), so nothing is generated: this loop runs them through `strategy.run` (the
+    runtime engine's `step_on_replicas`, up to `steps_per_loop` of them per `tf.function` call)
+    with `EstimatorLoop`'s host side: `steps`/`max_steps`, checkpoints in `model_dir` (the Keras
+    target's object graph, so either target continues the other's), restoring the latest one
+    (a TF1 estimator's through the model's own `load_tf1_checkpoint`), hooks, listeners and
+    exports. `evaluate` returns the head's keys (`loss`, `average_loss`, `accuracy`, `auc`, ...)
+    and `global_step`, as the estimator did.
+
+    Args:
+        strategy: The strategy the model was built under (`with strategy.scope(): model = ...`).
+        model: A `tfm.canned` model (`DNNClassifier(...)`, ...), built in `strategy.scope()`.
+        config, model_dir, steps_per_loop: As for `EstimatorLoop`.
+
+    Raises:
+        TypeError: If `model` is not a canned model.
+        ValueError: Under ParameterServerStrategy (train the canned model with the Keras target's
+            `tfm.fit`, whose engine schedules it on the workers).
+    """
+
+    def __init__(
+        self,
+        strategy: tf.distribute.Strategy,
+        model: keras.Model,
+        *,
+        config: Any = None,
+        model_dir: str | os.PathLike | None = None,
+        steps_per_loop: int = 1,
+    ) -> None:
+        super().__init__(strategy, config=config, model_dir=model_dir, steps_per_loop=steps_per_loop)
+        if not (isinstance(model, keras.Model) and hasattr(model, "update_eval_metrics") and hasattr(model, "eval_results")):
+            raise TypeError(f"CannedLoop drives a tfmigrate.runtime.canned model, got {type(model).__name__}.")
+        if _is_parameter_server(strategy):
+            raise ValueError(
+                "CannedLoop does not run under ParameterServerStrategy: train the canned model with "
+                "`tfm.fit`/`tfm.evaluate` (the Keras target), whose engine schedules its steps on the workers."
+            )
+        if model.distribute_strategy is not strategy:
+            raise ValueError("Build the canned model in the loop's `strategy.scope()`.")
+        self.model = model
+        self.optimizer = model.optimizer
+        self.checkpoint = checkpoints.model_checkpoint(model)
+        self.eval_metrics = list(model.metrics)
+        self._train_function = engine.multi_step_function(engine.step_on_replicas(model, "train_step", gather=False))
+        self._test_function = engine.multi_step_function(
+            engine.step_on_replicas(model, "update_eval_metrics", gather=False)
+        )
+        self.distributed_predict_step = tf.function(engine.step_on_replicas(model, "predict_step", gather=True))
+
+    def _build_variables(self, data: Any) -> None:
+        # As `tfm.fit` builds it: every layer, the optimizer, the TF-native increments some strategies need.
+        _ensure_built(self.model, _DataSource(data, self.strategy), with_labels=False)
+
+    def restore_path(self, path: str) -> str:
+        """Restores the checkpoint `path` (the runtime's, or the canned estimator's TF1 one) as
+        `tfm.fit` does: every part's optimizer, the compiled learning rate kept."""
+        return checkpoints.restore_path(self.model, path, where="CannedLoop")
+
+    @contextlib.contextmanager
+    def _weights_from(self, checkpoint_path: str | os.PathLike | None) -> Iterator[None]:
+        with checkpoints.weights_from(self.model, checkpoint_path):
+            yield
+
+    def train_steps(self, iterator: Any, steps: tf.Tensor) -> Any:
+        """Up to `steps` train steps through `strategy.run`; the last step's loss (None if none ran)."""
+        _, outputs = self._train_function(iterator, steps)
+        return outputs.get_value()["loss"] if outputs.has_value() else None
+
+    def test_steps(self, iterator: Any, steps: tf.Tensor) -> tuple[Any, Any]:
+        """Up to `steps` batches into the head's metrics: (the last batch's loss, batches run)."""
+        ran, outputs = self._test_function(iterator, steps)
+        return (outputs.get_value() if outputs.has_value() else 0.0), ran
+
+    def predict_step(self, batch: Any) -> Any:
+        return self.model.predict_step(batch)
+
+    def evaluation_results(self, loss_sum: float, batches: int) -> dict[str, Any]:
+        """The head's results, keyed as the canned estimator's `evaluate` keyed them."""
+        return {key: _to_python(value) for key, value in self.model.eval_results().items()}
 
 
 def _loss_value(loss: Any) -> float | None:

@@ -17,12 +17,15 @@ def test_keras_target_builds_the_input_layer_once_and_migrates_the_columns():
     assert "TODO(tfmigrate" not in out
 
 
-def test_ctl_target_leaves_the_input_layer_with_a_todo():
-    """TFM401 (which makes the columns the runtime's) runs on the keras target only: the custom loop
-    keeps TF1's call, marked, rather than a runtime layer fed TF1 columns."""
+def test_ctl_target_builds_the_input_layer_once_and_migrates_the_columns():
+    """TFM401 runs on the ctl target too, so the columns the model_fn's layer gets are the runtime's:
+    the loop's Keras model builds the same `tfm.feature_columns.InputLayer`."""
     out = transform_source(FIXTURE.read_text(encoding="utf-8"), filename=str(FIXTURE), options=Options(target="ctl")).output
-    assert "= tfm.feature_columns.InputLayer(" not in out
-    assert "TODO(tfmigrate TFM101): `tf.compat.v1.feature_column.input_layer`" in out
+    assert "self.input_layer = tfm.feature_columns.InputLayer(feature_columns=params['feature_columns'])" in out
+    assert "net = self.input_layer(features)" in out
+    assert "cols = [tfm.feature_columns.numeric_column('x')]" in out
+    assert "(tfm.ctl.EstimatorLoop)" in out
+    assert "TODO(tfmigrate" not in out
 
 
 def test_input_layer_outside_a_migrated_model_fn_gets_the_todo():

@@ -1,7 +1,7 @@
 """Generated tests: every `fixtures/<CODE>_<slug>/<case>.in.py` must migrate to its `.out.py`.
 
-Estimator/TPUEstimator cases (TFM201, TFM301) also have a `<case>.ctl.out.py`, the `--target ctl`
-output, checked the same way.
+Estimator/TPUEstimator and canned-estimator cases (TFM201, TFM301, TFM401) also have a
+`<case>.ctl.out.py`, the `--target ctl` output, checked the same way.
 
 For each pair: the output matches, parses, and a second run changes nothing (idempotency). The
 fixture directory's code names the rule the case is about; that rule must have applied (or, for a
@@ -77,9 +77,9 @@ def test_every_fixture_has_a_pair() -> None:
     assert PAIRS, "no fixtures found"
 
 
-# -- `--target ctl`: `<case>.ctl.out.py` beside every Estimator/TPUEstimator case ---------------
+# -- `--target ctl`: `<case>.ctl.out.py` beside every Estimator/TPUEstimator/canned-estimator case ---
 
-CTL_CODES = ("TFM201", "TFM301")
+CTL_CODES = ("TFM201", "TFM301", "TFM401")
 CTL_CASES = [p for p in PAIRS if p.parent.name.startswith(CTL_CODES)]
 
 

@@ -4,7 +4,7 @@ A fixture is runnable when its `.in.py` prints `eval_results` lines. The test ru
 on the oracle (TF 2.15 + Estimator), migrates it with the codemod (which must give the checked-in
 `.out.py`), runs that on current TF with tfmigrate.runtime, and compares every result within
 1e-5 relative, keys included. Estimator/TPUEstimator programs are checked for both targets: the
-Keras one (`.out.py`) and the custom training loop (`--target ctl`, `.ctl.out.py`); the oracle's
+Keras one (`.out.py`) and the custom training loop (`--target ctl`, `.ctl.out.py`), canned estimators too; the oracle's
 results are computed once per program for both.
 """
 
@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from conftest import fixture_id, fixture_pairs
-from test_fixtures import CTL_PENDING
+from test_fixtures import CTL_CODES, CTL_PENDING
 from tfmigrate.engine import Options, transform_source
 
 from .harness import RESULT_PREFIX, compare, continues_from_oracle, parse_results, run_continued, run_current, run_oracle
@@ -27,9 +27,7 @@ pytestmark = [pytest.mark.oracle, pytest.mark.tf]
 PROGRAMS = [p for p in fixture_pairs() if RESULT_PREFIX.strip() in p.read_text(encoding="utf-8")]
 # Programs whose ctl form is pending (tests/test_fixtures.py's CTL_PENDING: their ctl output says
 # with TODOs what is left) are not run as ctl programs.
-CTL_PROGRAMS = [
-    p for p in PROGRAMS if p.parent.name.startswith(("TFM201", "TFM301")) and fixture_id(p) not in CTL_PENDING
-]
+CTL_PROGRAMS = [p for p in PROGRAMS if p.parent.name.startswith(CTL_CODES) and fixture_id(p) not in CTL_PENDING]
 _ORACLE: dict[Path, list[dict]] = {}
 
 

@@ -87,3 +87,85 @@ def test_arguments_are_checked(tmp_path):
         loop.train(data(), steps=1, max_steps=2)
     with pytest.raises(ValueError, match="Could not find trained model"):
         loop.evaluate(data(), steps=1)
+
+
+# -- CannedLoop: a canned estimator's Keras model (`tfm.canned`) driven by the loop ----------------
+
+_RNG = np.random.RandomState(1)
+CX = _RNG.normal(size=(48, 3)).astype(np.float32)
+CY = (CX.sum(axis=1) > 0).astype(np.int64)
+
+
+def _canned_input(repeat=False):
+    dataset = tf.data.Dataset.from_tensor_slices(({"a": CX[:, 0], "b": CX[:, 1:]}, CY))
+    return (dataset.repeat() if repeat else dataset).batch(8)
+
+
+def _canned(config, strategy):
+    def columns():
+        return [tfm.feature_columns.numeric_column("a"), tfm.feature_columns.numeric_column("b", shape=(2,))]
+
+    tfm.seed_from_config(config)
+    with strategy.scope():
+        return tfm.canned.DNNLinearCombinedClassifier(
+            linear_feature_columns=columns(), dnn_feature_columns=columns(), dnn_hidden_units=[4], api="v1"
+        )
+
+
+def _data(config, mode):
+    input_fn = (lambda: _canned_input(repeat=True)) if mode == "train" else _canned_input
+    return tfm.input_fn_data(input_fn, batch_size=None, mode=mode, per_replica=True, config=config)
+
+
+def test_canned_loop_gives_the_keras_targets_numbers(tmp_path):
+    """Wide & deep (two optimizers): CannedLoop's train/evaluate/predict and checkpoints are tfm.fit's."""
+    outcomes = []
+    for target in ("keras", "ctl"):
+        config = tfm.RunConfig(tf_random_seed=3, model_dir=str(tmp_path / target))
+        strategy = tfm.strategy_from_config(config)
+        model = _canned(config, strategy)
+        if target == "ctl":
+            loop = tfm.ctl.CannedLoop(strategy, model, config=config, steps_per_loop=3)
+            loop.train(_data(config, "train"), steps=7)
+            first = loop.evaluate(_data(config, "eval"))
+            predictions = list(loop.predict(_data(config, "infer")))
+            loop.train(_data(config, "train"), max_steps=10)
+            second = loop.evaluate(_data(config, "eval"), steps=3)
+        else:
+            tfm.fit(model, _data(config, "train"), steps=7, config=config)
+            first = tfm.evaluate(model, _data(config, "eval"), config=config)
+            predictions = list(tfm.predict_examples(model, _data(config, "infer"), config=config))
+            tfm.fit(model, _data(config, "train"), max_steps=10, config=config)
+            second = tfm.evaluate(model, _data(config, "eval"), steps=3, config=config)
+        outcomes.append((first, second, predictions))
+    (k1, k2, kp), (c1, c2, cp) = outcomes
+    assert set(c1) == set(k1) and {"loss", "average_loss", "accuracy", "auc", "global_step"} <= set(c1)
+    assert c1["global_step"] == 7 and c2["global_step"] == 10
+    for want, got in ((k1, c1), (k2, c2)):
+        for key in want:
+            np.testing.assert_allclose(got[key], want[key], rtol=1e-6, err_msg=key)
+    assert len(cp) == len(kp) == 48
+    for want, got in zip(kp, cp):
+        np.testing.assert_allclose(got["logits"], want["logits"], rtol=1e-6)
+        assert got["classes"] == want["classes"]
+    assert tf.train.latest_checkpoint(str(tmp_path / "ctl")).endswith("ckpt-10")
+
+
+def test_canned_loop_continues_the_keras_targets_checkpoint(tmp_path):
+    config = tfm.RunConfig(tf_random_seed=3, model_dir=str(tmp_path))
+    strategy = tfm.strategy_from_config(config)
+    model = _canned(config, strategy)
+    tfm.fit(model, _data(config, "train"), steps=4, config=config)
+    want = tfm.evaluate(model, _data(config, "eval"), config=config)
+    loop = tfm.ctl.CannedLoop(strategy, _canned(config, strategy), config=config)
+    got = loop.evaluate(_data(config, "eval"))
+    assert got["global_step"] == 4
+    np.testing.assert_allclose(got["loss"], want["loss"], rtol=1e-6)
+    loop.train(_data(config, "train"), max_steps=6)
+    assert loop.global_step == 6
+
+
+def test_canned_loop_takes_canned_models_only():
+    strategy = tf.distribute.get_strategy()
+    with pytest.raises(TypeError, match="canned"):
+        tfm.ctl.CannedLoop(strategy, tf.keras.Sequential([tf.keras.layers.Dense(1)]))
