@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import ast
 import re
+import shutil
 import subprocess
 import sys
 from dataclasses import dataclass
@@ -80,18 +81,34 @@ def continues_from_oracle(program: Path) -> bool:
     return "tfmigrate-harness: continue-from-oracle" in program.read_text(encoding="utf-8")
 
 
-def run_continued(original: Path, migrated: Path, cwd: Path) -> tuple[list[dict], list[dict]]:
-    """Two oracle runs in `cwd/a` vs an oracle run then a migrated run in `cwd/b` (same model_dir).
+def run_oracle_continued(original: Path, cwd: Path) -> tuple[list[dict], list[dict], Path]:
+    """The oracle side of a continue-from-oracle comparison (run once per program, for both targets).
+
+    A first TF 2.15 run in `cwd/first`, kept as the state a migration continues from, and a second
+    run on a copy of it: what a second TF1 run gives. Returns (both runs' results, the first run's
+    results, the kept directory).
+    """
+    first_dir, second_dir = cwd / "first", cwd / "second"
+    first_dir.mkdir(parents=True)
+    first = run_program(oracle_python(), original, first_dir).check().results
+    shutil.copytree(first_dir, second_dir)
+    second = run_program(oracle_python(), original, second_dir).check().results
+    return first + second, first, first_dir
+
+
+def run_continued(
+    original: Path, migrated: Path, cwd: Path, oracle: tuple[list[dict], list[dict], Path] | None = None
+) -> tuple[list[dict], list[dict]]:
+    """Two oracle runs vs an oracle run then a migrated run on a copy of its directory.
 
     Returns (expected, actual) result lists: the migrated program must continue from the TF1
-    checkpoint the first run left exactly as a second TF1 run does.
+    checkpoint the first run left exactly as a second TF1 run does. `oracle`: the result of
+    `run_oracle_continued` for `original`, when it was run already.
     """
-    a, b = cwd / "a", cwd / "b"
-    a.mkdir()
-    b.mkdir()
-    expected = [r for _ in range(2) for r in run_program(oracle_python(), original, a).check().results]
-    first = run_program(oracle_python(), original, b).check().results
-    second = run_program(sys.executable, migrated, b).check().results
+    expected, first, state = oracle if oracle is not None else run_oracle_continued(original, cwd / "oracle")
+    continued = cwd / "continued"
+    shutil.copytree(state, continued)
+    second = run_program(sys.executable, migrated, continued).check().results
     return expected, first + second
 
 

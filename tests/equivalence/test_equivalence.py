@@ -10,6 +10,7 @@ results are computed once per program for both.
 
 from __future__ import annotations
 
+import atexit
 import shutil
 import tempfile
 from pathlib import Path
@@ -20,7 +21,16 @@ from conftest import fixture_id, fixture_pairs
 from test_fixtures import CTL_CODES, CTL_PENDING
 from tfmigrate.engine import Options, transform_source
 
-from .harness import RESULT_PREFIX, compare, continues_from_oracle, parse_results, run_continued, run_current, run_oracle
+from .harness import (
+    RESULT_PREFIX,
+    compare,
+    continues_from_oracle,
+    parse_results,
+    run_continued,
+    run_current,
+    run_oracle,
+    run_oracle_continued,
+)
 
 pytestmark = [pytest.mark.oracle, pytest.mark.tf]
 
@@ -29,6 +39,19 @@ PROGRAMS = [p for p in fixture_pairs() if RESULT_PREFIX.strip() in p.read_text(e
 # with TODOs what is left) are not run as ctl programs.
 CTL_PROGRAMS = [p for p in PROGRAMS if p.parent.name.startswith(CTL_CODES) and fixture_id(p) not in CTL_PENDING]
 _ORACLE: dict[Path, list[dict]] = {}
+_CONTINUED: dict[Path, tuple[list[dict], list[dict], Path]] = {}
+_ORACLE_DIRS = Path(tempfile.mkdtemp(prefix="tfmigrate-oracle-continued-"))
+atexit.register(shutil.rmtree, _ORACLE_DIRS, True)
+
+
+def oracle_continued(case: Path) -> tuple[list[dict], list[dict], Path]:
+    """The oracle side of `case`'s continue-from-oracle comparison, run once per test session."""
+    if case not in _CONTINUED:
+        directory = _ORACLE_DIRS / f"{case.parent.name}-{case.name}"
+        directory.mkdir()
+        shutil.copy(case, directory / "program.py")
+        _CONTINUED[case] = run_oracle_continued(directory / "program.py", directory)
+    return _CONTINUED[case]
 
 
 def oracle_results(case: Path) -> list[dict]:
@@ -58,7 +81,7 @@ def check_migration(case: Path, tmp_path: Path, *, options: Options, expected_na
     migrated.write_text(migrated_text, encoding="utf-8")
 
     if continues_from_oracle(case):
-        want, got = run_continued(original, migrated, tmp_path)
+        want, got = run_continued(original, migrated, tmp_path, oracle_continued(case))
     else:
         want = oracle_results(case)
         got = run_current(migrated, migrated_dir).results
