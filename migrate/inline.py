@@ -21,6 +21,8 @@ from __future__ import annotations
 
 import libcst as cst
 
+from .names import names_in
+
 
 class InlineError(Exception):
     """The helper has a shape that cannot be inlined; the message says which."""
@@ -66,31 +68,7 @@ class _Locals(cst.CSTVisitor):
         return False
 
 
-class _AllNames(cst.CSTVisitor):
-    """Variable names (not attribute names or keyword-argument names)."""
-
-    def __init__(self) -> None:
-        self.names: set[str] = set()
-
-    def visit_Name(self, node: cst.Name) -> None:
-        self.names.add(node.value)
-
-    def visit_Attribute(self, node: cst.Attribute) -> bool:
-        node.value.visit(self)
-        return False
-
-    def visit_Arg(self, node: cst.Arg) -> bool:
-        node.value.visit(self)
-        return False
-
-
-def all_names(node: cst.CSTNode) -> set[str]:
-    visitor = _AllNames()
-    node.visit(visitor)
-    return visitor.names
-
-
-class _Rename(cst.CSTTransformer):
+class RenameNames(cst.CSTTransformer):
     """Renames variables (not attribute names or keyword-argument names)."""
 
     def __init__(self, mapping: dict[str, str], constants: dict[str, cst.BaseExpression] | None = None) -> None:
@@ -204,7 +182,7 @@ def inline(
     elif isinstance(target_node, cst.Name) and isinstance(returned, cst.Name) and target_node.value == returned.value:
         same.add(target_node.value)
 
-    caller_names = all_names(caller.body) - same
+    caller_names = names_in(caller.body) - same
     helper_locals = local.names | set(bound)
     rename: dict[str, str] = {}
     substituted: set[str] = set()
@@ -234,7 +212,7 @@ def inline(
         if param not in substituted
     ]
 
-    renamer = _Rename(rename, constants)
+    renamer = RenameNames(rename, constants)
     new_body = [stmt.visit(renamer) for stmt in body]
     if returned is not None:
         returned_renamed = returned.visit(renamer)

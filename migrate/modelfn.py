@@ -21,8 +21,8 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
-from .inline import InlineError, inline
-from .names import AliasTable
+from .inline import InlineError, RenameNames, inline
+from .names import AliasTable, names_in
 from .user_optimizers import ADAM_WEIGHT_DECAY, recognise
 
 _BUILTINS = set(dir(builtins))
@@ -33,28 +33,6 @@ class Unsupported(Exception):
 
 
 # -- name collection ----------------------------------------------------------------------
-
-
-class _Names(cst.CSTVisitor):
-    def __init__(self) -> None:
-        self.names: set[str] = set()
-
-    def visit_Attribute(self, node: cst.Attribute) -> bool:
-        node.value.visit(self)
-        return False
-
-    def visit_Arg(self, node: cst.Arg) -> bool:
-        node.value.visit(self)
-        return False
-
-    def visit_Name(self, node: cst.Name) -> None:
-        self.names.add(node.value)
-
-
-def names_in(node: cst.CSTNode) -> set[str]:
-    collector = _Names()
-    node.visit(collector)
-    return collector.names
 
 
 def _assigned(stmt: cst.BaseSmallStatement) -> set[str]:
@@ -791,6 +769,20 @@ class ModelFnAnalyzer:
             self.inlined.append(name)
         return name, statements
 
+    def _rescoped(self, old: cst.SimpleStatementLine, new: cst.SimpleStatementLine) -> cst.SimpleStatementLine:
+        """`new` replaces `old`: it keeps `old`'s TF1 variable scope."""
+        if new is not old and id(old) in self.scope_of:
+            self.scope_of[id(new)] = self.scope_of[id(old)]
+        return new
+
+    def _extend_conditional(
+        self, out: list[cst.SimpleStatementLine], inner: list[cst.SimpleStatementLine], test: cst.BaseExpression
+    ) -> None:
+        """Appends the flattened body of `if <test>:` (no else) to `out`, each line through
+        `_conditional` against what `out` defined before it."""
+        defined = {self.features} | {n for line in out for n in _defs_of(line)}
+        out.extend(self._rescoped(line, self._conditional(line, test, defined)) for line in inner)
+
     def _conditional(self, stmt: cst.SimpleStatementLine, test: cst.BaseExpression, defined: set[str]) -> cst.SimpleStatementLine:
         """`if is_training: x = f(x)` -> `x = f(x) if is_training else x`: a training-only rewrite of
         a value the model already has (BERT's dropout) must not run in evaluation."""
@@ -820,9 +812,7 @@ class ModelFnAnalyzer:
             and self.call_key(value.func.value) in OPTIMIZERS
         ):
             return None
-        from .inline import all_names
-
-        taken = all_names(self.fn)
+        taken = names_in(self.fn)
         name = "optimizer"
         index = 1
         while name in taken:
@@ -855,7 +845,6 @@ class ModelFnAnalyzer:
         )
         if not key_test and names_in(test) & {self.features, self.labels, self.mode} - {None}:
             return False
-        defined = {self.features} | {n for line in out for n in _defs_of(line)}
         inner: list[cst.SimpleStatementLine] = []
         self._flatten(list(stmt.body.body), inner, scope)  # type: ignore[attr-defined]
         if not all(len(line.body) == 1 and isinstance(line.body[0], cst.Assign) for line in inner):
@@ -871,16 +860,9 @@ class ModelFnAnalyzer:
             for line, alt in zip(inner, other):
                 small = line.body[0]
                 value = cst.IfExp(test=test, body=small.value, orelse=alt.body[0].value)  # type: ignore[attr-defined]
-                new_line = line.with_changes(body=[small.with_changes(value=value)])
-                if id(line) in self.scope_of:
-                    self.scope_of[id(new_line)] = self.scope_of[id(line)]
-                out.append(new_line)
+                out.append(self._rescoped(line, line.with_changes(body=[small.with_changes(value=value)])))
             return True
-        for line in inner:
-            new_line = self._conditional(line, stmt.test, defined)
-            if new_line is not line and id(line) in self.scope_of:
-                self.scope_of[id(new_line)] = self.scope_of[id(line)]
-            out.append(new_line)
+        self._extend_conditional(out, inner, stmt.test)
         return True
 
     # -- statement flattening ---------------------------------------------------------------
@@ -900,15 +882,15 @@ class ModelFnAnalyzer:
                     self._inlining.pop()
                     continue
                 small = stmt.body[0] if len(stmt.body) == 1 else None
-                if isinstance(small, cst.Assign) and len(small.targets) == 1 and isinstance(small.targets[0].target, cst.Name):
-                    if isinstance(small.value, cst.Dict):
-                        self.dict_literals[small.targets[0].target.value] = small.value
                 if isinstance(small, cst.Del) and names_in(small.target) <= {self.params, self.labels, self.mode} - {None}:
                     continue  # `del params`: the TPU reference models' "unused argument"
-                if isinstance(small, cst.Assign) and len(small.targets) == 1 and isinstance(small.targets[0].target, cst.Name):
-                    mode = self.is_mode_compare(small.value)
+                target = _single_target(stmt) if small is not None else None
+                if target is not None:
+                    if isinstance(small.value, cst.Dict):  # type: ignore[union-attr]
+                        self.dict_literals[target] = small.value  # type: ignore[union-attr]
+                    mode = self.is_mode_compare(small.value)  # type: ignore[union-attr]
                     if mode is not None:
-                        self.mode_aliases[small.targets[0].target.value] = mode
+                        self.mode_aliases[target] = mode
                 if scope:
                     self.scope_of[id(stmt)] = scope
                 out.append(stmt)
@@ -934,14 +916,9 @@ class ModelFnAnalyzer:
                     continue
                 mode = self._mode_test(stmt.test)
                 if mode == (True, "estimator.ModeKeys.TRAIN") and stmt.orelse is None:
-                    defined = {self.features} | {n for line in out for n in _defs_of(line)}
                     inner_lines: list[cst.SimpleStatementLine] = []
                     self._flatten(list(stmt.body.body), inner_lines, scope)  # type: ignore[attr-defined]
-                    for line in inner_lines:
-                        new_line = self._conditional(line, stmt.test, defined)
-                        if new_line is not line and id(line) in self.scope_of:
-                            self.scope_of[id(new_line)] = self.scope_of[id(line)]
-                        out.append(new_line)
+                    self._extend_conditional(out, inner_lines, stmt.test)
                     continue
                 if mode == (True, "estimator.ModeKeys.EVAL") and stmt.orelse is None:
                     inner: list[cst.SimpleStatementLine] = []
@@ -1988,12 +1965,8 @@ class ModelFnAnalyzer:
     ) -> list[cst.SimpleStatementLine]:
         """The statements (of `kinds`: labels read from the features, losses, pure values; and
         forward ones recomputed from the output) that compute `uses` outside the model's call."""
-        after: dict[str, _Stmt] = {}  # forward values computed from the output alone
+        after = self._after_output_defs(plan, stmts, forward)
         allowed = {plan.output, self.features}
-        for st in stmts:
-            if st.kind in ("forward", "dead") and st.uses & forward and st.uses & forward <= allowed | set(after):
-                if plan.output in st.uses or st.uses & set(after):
-                    after.update(dict.fromkeys(st.defs, st))
         after_ids = {id(st) for st in after.values()}
         needed = set(uses)
         chosen: list[_Stmt] = []
@@ -2007,7 +1980,8 @@ class ModelFnAnalyzer:
         bad = needed & forward - allowed - set(after)
         if bad:
             raise Unsupported(f"{what} read tensors the model does not return ({', '.join(sorted(bad))})")
-        rename = _FeaturesAsLabels(self.features, plan.labels_name)
+        # The migrated model's labels are the features dict these statements read them from.
+        rename = RenameNames({self.features: plan.labels_name})
         return [st.node.visit(rename) if st.kind == "labelsrc" else st.node for st in chosen]
 
     def _defer_shaped_weights(self, stmts: list["_Stmt"], weights: list[tuple[str, list[str], set[str]]]) -> list:
@@ -2120,18 +2094,24 @@ class ModelFnAnalyzer:
         plan.gradient_loss_name = loss_name
         self.gradient_uses = set().union(*(st.uses for st in section)) - grad_names
 
+    def _after_output_defs(self, plan: "Plan", stmts: list["_Stmt"], forward: set[str]) -> dict[str, "_Stmt"]:
+        """Forward names computed from the model output alone (`predicted = tf.argmax(logits, 1)`),
+        each with the statement that (last) defines it."""
+        after: dict[str, _Stmt] = {}
+        allowed = {plan.output, self.features}
+        for st in stmts:
+            if st.kind in ("forward", "dead") and st.uses & forward and st.uses & forward <= allowed | set(after):
+                if plan.output in st.uses or st.uses & set(after):
+                    after.update(dict.fromkeys(st.defs, st))
+        return after
+
     def _after_output(
         self, plan: "Plan", stmts: list["_Stmt"], forward: set[str], uses: set[str], what: str
     ) -> list[cst.SimpleStatementLine]:
         """The statements that recompute `uses` after the model call: pure ones, and forward ones
         computed from the model output alone (`predicted = tf.argmax(logits, 1)`)."""
-        after_output: dict[str, _Stmt] = {}
+        after_output = self._after_output_defs(plan, stmts, forward)
         allowed = {plan.output, self.features}
-        for st in stmts:
-            if st.kind in ("forward", "dead") and st.uses & forward and st.uses & forward <= allowed | set(after_output):
-                if plan.output in st.uses or st.uses & set(after_output):
-                    for name in st.defs:
-                        after_output[name] = st
         bad = (uses & forward) - allowed - set(after_output)
         if bad:
             raise Unsupported(f"{what} read tensors the model does not return ({', '.join(sorted(bad))})")
@@ -2564,8 +2544,6 @@ class _ShapeValue(cst.CSTTransformer):
                 inner = inner.func
             if isinstance(inner, cst.Attribute) and inner.attr.value in ("shape", "get_shape", "as_list"):
                 return updated.value
-            if isinstance(inner, cst.Attribute) and isinstance(inner.value, cst.Call):
-                return updated.value
         return updated
 
 
@@ -2994,23 +2972,6 @@ class _ArgScopeDefaults(cst.CSTTransformer):
         if args:
             args[-1] = args[-1].with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))
         return updated.with_changes(args=args + added)
-
-
-class _FeaturesAsLabels(cst.CSTTransformer):
-    """`features` -> `labels` in statements that read the labels out of the features dict (the
-    migrated model's labels are that dict)."""
-
-    def __init__(self, features: str, labels: str) -> None:
-        self.features, self.labels = features, labels
-
-    def leave_Name(self, original: cst.Name, updated: cst.Name) -> cst.Name:
-        return updated.with_changes(value=self.labels) if original.value == self.features else updated
-
-    def leave_Attribute(self, original: cst.Attribute, updated: cst.Attribute) -> cst.Attribute:
-        return updated.with_changes(attr=original.attr)
-
-    def leave_Arg(self, original: cst.Arg, updated: cst.Arg) -> cst.Arg:
-        return updated.with_changes(keyword=original.keyword)
 
 
 class _GradientRewriter(cst.CSTTransformer):

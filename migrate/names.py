@@ -308,3 +308,25 @@ def _iter_ast_imports(tree: ast.Module, lines: SourceLines):
                     stack.extend(_ast_lines(handler.body, lines))
                 stack.extend(_ast_lines(node.finalbody, lines))
 
+
+class _Names(cst.CSTVisitor):
+    def __init__(self) -> None:
+        self.names: set[str] = set()
+
+    def visit_Attribute(self, node: cst.Attribute) -> bool:
+        node.value.visit(self)
+        return False
+
+    def visit_Arg(self, node: cst.Arg) -> bool:
+        node.value.visit(self)
+        return False
+
+    def visit_Name(self, node: cst.Name) -> None:
+        self.names.add(node.value)
+
+
+def names_in(node: cst.CSTNode) -> set[str]:
+    """The variable names `node` mentions (not attribute names or keyword-argument names)."""
+    collector = _Names()
+    node.visit(collector)
+    return collector.names

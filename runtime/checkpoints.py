@@ -109,21 +109,34 @@ def resolve_checkpoint_path(path: str | os.PathLike) -> str:
 
 
 @contextlib.contextmanager
-def weights_from(model: keras.Model, checkpoint_path: str | os.PathLike | None):
+def weights_from(
+    model: keras.Model,
+    checkpoint_path: str | os.PathLike | None,
+    *,
+    optimizer: Any = None,
+    restore: Any = None,
+):
     """Runs the block with `model` (and its optimizer, global step included) restored from
     `checkpoint_path`, then gives the model its own values back: TF1's
     `evaluate`/`predict(checkpoint_path=...)` read that checkpoint and left training where it was.
-    Does nothing when `checkpoint_path` is None."""
+    Does nothing when `checkpoint_path` is None.
+
+    `optimizer`: the one whose slots and step go with the model (default `model.optimizer`; a
+    custom loop's own). `restore(path)`: how to restore a checkpoint (default `restore_path`)."""
     if checkpoint_path is None:
         yield
         return
     path = resolve_checkpoint_path(checkpoint_path)
-    optimizer = getattr(model, "optimizer", None)
+    if optimizer is None:
+        optimizer = getattr(model, "optimizer", None)
     if optimizer is not None and not optimizer.built:
         optimizer.build(model.trainable_variables)  # so no slot restore is deferred into later training
     variables = list(model.variables) + (list(optimizer.variables) if optimizer is not None else [])
     saved = [variable.numpy() for variable in variables]
-    restore_path(model, path, where="checkpoint_path")
+    if restore is None:
+        restore_path(model, path, where="checkpoint_path")
+    else:
+        restore(path)
     try:
         yield
     finally:

@@ -394,18 +394,8 @@ class EstimatorLoop:
     def _weights_from(self, checkpoint_path: str | os.PathLike | None) -> Iterator[None]:
         """TF1's `evaluate`/`predict(checkpoint_path=...)`: the block runs on that checkpoint's
         weights and global step, then the loop gets its own back (`checkpoints.weights_from`)."""
-        if checkpoint_path is None:
+        with checkpoints.weights_from(self.model, checkpoint_path, optimizer=self.optimizer, restore=self.restore_path):
             yield
-            return
-        path = checkpoints.resolve_checkpoint_path(checkpoint_path)
-        variables = list(self.model.variables) + list(self.optimizer.variables)
-        saved = [variable.numpy() for variable in variables]
-        self.restore_path(path)
-        try:
-            yield
-        finally:
-            for variable, value in zip(variables, saved):
-                variable.assign(value)
 
     def _check_trained(self, caller: str) -> None:
         """TF1 raised when `evaluate`/`predict` found no checkpoint for an estimator never trained."""
@@ -576,11 +566,6 @@ class CannedLoop(EstimatorLoop):
         """Restores the checkpoint `path` (the runtime's, or the canned estimator's TF1 one) as
         `tfm.fit` does: every part's optimizer, the compiled learning rate kept."""
         return checkpoints.restore_path(self.model, path, where="CannedLoop")
-
-    @contextlib.contextmanager
-    def _weights_from(self, checkpoint_path: str | os.PathLike | None) -> Iterator[None]:
-        with checkpoints.weights_from(self.model, checkpoint_path):
-            yield
 
     def train_steps(self, iterator: Any, steps: tf.Tensor) -> Any:
         """Up to `steps` train steps through `strategy.run`; the last step's loss (None if none ran)."""
