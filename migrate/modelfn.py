@@ -433,7 +433,7 @@ SCHEDULES: dict[str, tuple[tuple[str, ...], str, str, dict[str, str]]] = {
 }
 
 SPEC_KEYS_SUPPORTED = {
-    "mode", "loss", "train_op", "eval_metrics", "eval_metric_ops", "scaffold_fn", "host_call",
+    "mode", "loss", "train_op", "eval_metrics", "eval_metric_ops", "scaffold_fn", "scaffold", "host_call",
     # estimator_surface.spec_hooks
     "training_hooks", "evaluation_hooks", "prediction_hooks", "training_chief_hooks",
 }
@@ -1294,13 +1294,62 @@ class ModelFnAnalyzer:
             small = line.body[0] if isinstance(line, cst.SimpleStatementLine) and len(line.body) == 1 else None
             if index == len(body) - 1 and isinstance(small, cst.Return):
                 value = small.value
-                ok = ok and isinstance(value, cst.Call) and self.canonical(value.func) == "train.Scaffold" and not value.args
+                ok = ok and value is not None and self._plain_scaffold(value)
             elif not (isinstance(small, cst.Expr) and self._init_from_checkpoint(small.value, None, after_optimizer=True)):
                 ok = False
         if not ok:
             raise Unsupported(
                 f"scaffold_fn `{name}` does more than `tf.train.init_from_checkpoint(...)` + `return tf.train.Scaffold()`"
             )
+
+    # Scaffold arguments whose TF1 job TF2 does itself: variables and tables are initialized when
+    # they are created, summaries are written by the runtime's writers, and there is no session to
+    # wait for. Each is accepted with the values TF1 programs give it.
+    _SCAFFOLD_INIT_OPS = frozenset({
+        "global_variables_initializer", "local_variables_initializer", "tables_initializer",
+        "initializers.global_variables", "initializers.local_variables", "initializers.tables_initializer",
+        "variables_initializer", "report_uninitialized_variables", "no_op",
+    })
+    _SCAFFOLD_OPS = {
+        "init_op": "init", "ready_op": "init", "ready_for_local_init_op": "init", "local_init_op": "init",
+        "summary_op": "summary",
+    }
+
+    def _plain_scaffold(self, node: cst.BaseExpression) -> bool:
+        """`tf.train.Scaffold(...)` whose arguments have no job in TF2 (see `_SCAFFOLD_OPS`) -> True
+        (it can go); one that configures something TF2 would do differently -> Unsupported, naming it;
+        anything else -> False."""
+        if not (isinstance(node, cst.Call) and self.canonical(node.func) == "train.Scaffold"):
+            return False
+        for arg in node.args:
+            name = arg.keyword.value if arg.keyword else None
+            if isinstance(arg.value, cst.Name) and arg.value.value == "None":
+                continue
+            kind = self._SCAFFOLD_OPS.get(name or "")
+            if kind == "init" and self._init_ops_only(arg.value):
+                continue
+            if kind == "summary" and isinstance(arg.value, cst.Call) and self.canonical(arg.value.func) in (
+                "summary.merge_all", "contrib.summary.all_summary_ops"
+            ):
+                continue
+            if name == "saver":
+                raise Unsupported(
+                    "`tf.train.Scaffold(saver=...)`: TF2 checkpoints every trackable variable; set how many "
+                    "checkpoints to keep with RunConfig(keep_checkpoint_max=...) instead of a Saver"
+                )
+            raise Unsupported(f"`tf.train.Scaffold({name or '...'}=...)` is not migrated (only TF1 initializer and summary ops are)")
+        return True
+
+    def _init_ops_only(self, node: cst.BaseExpression) -> bool:
+        """An initializer op (or `tf.group(...)` of them) that TF2 has no need of."""
+        if not isinstance(node, cst.Call):
+            return False
+        key = self.canonical(node.func)
+        if key in ("group", "control_flow_ops.group"):
+            return all(arg.keyword is None and self._init_ops_only(arg.value) for arg in node.args if arg.star != "*") and all(
+                arg.star != "*" for arg in node.args
+            )
+        return key in self._SCAFFOLD_INIT_OPS
 
     def _scope_block(self, stmt: cst.With, scope: str) -> str | None:
         """`with tf.variable_scope('name'):` -> the nested TF1 scope; `tf.name_scope` -> unchanged
@@ -2181,6 +2230,8 @@ class ModelFnAnalyzer:
                 continue  # the model's prediction_hooks() (see analyze)
             elif name == "scaffold_fn" and isinstance(arg.value, cst.Name) and arg.value.value in {self.scaffold_fn} | self.scaffold_vars:
                 continue  # the model is built with the checkpoint already applied, for predict too
+            elif name == "scaffold" and self._plain_scaffold(arg.value):
+                continue
             elif name != "mode" and not (isinstance(arg.value, cst.Name) and arg.value.value == "None"):
                 raise Unsupported(f"the PREDICT spec's `{name}=` is not migrated yet")
         if predictions is None:
@@ -2357,6 +2408,10 @@ class ModelFnAnalyzer:
                     continue
                 self.host_call_expr = arg.value
                 continue
+            if name == "scaffold":
+                if not self._plain_scaffold(arg.value):
+                    raise Unsupported("EstimatorSpec `scaffold=` is not a `tf.train.Scaffold(...)` call")
+                continue  # what it configures, TF2 does itself (see _plain_scaffold)
             if name == "scaffold_fn":
                 if isinstance(arg.value, cst.Name) and arg.value.value in self.scaffold_vars:
                     continue  # BERT's `scaffold_fn` variable: its init_from_checkpoint is recorded
