@@ -22,6 +22,7 @@ TF1 Estimator/TPUEstimator behaviour on TF2 + Keras 3:
   * `canned`: TF1's canned estimators (`DNNClassifier`, `LinearRegressor`, wide & deep, ...) as
     compiled Keras models with their heads' losses, metrics, predictions and TF1 variable names;
     `feature_columns`: `tf.feature_column.*` with TF1's semantics, as Keras layers.
+  * `HParams`: `tf.contrib.training.HParams` (typed hyper-parameters, `parse("a=1,b=[2,3]")`).
   * `layers`: TF1 layer behaviour Keras lacks (fused BatchNorm's Bessel-corrected moving variance).
   * `metrics`: `tf.compat.v1.metrics.*` as Keras metrics with TF1's arguments and numbers.
   * `schedules`: TF1 learning-rate decays Keras lacks (natural_exp_decay).
@@ -47,6 +48,7 @@ from . import canned, cluster, ctl, export, feature_columns, hooks, layers, loss
 from .checkpoints import CHECKPOINT_NAME, is_tf1_checkpoint, latest_checkpoint
 from .cluster import TFConfig, parse_tf_config
 from .config import InputPipelineConfig, RunConfig, TPUConfig
+from .hparams import HParams
 from .controller import Controller, is_chief
 from .inputs import InputFnData, ModeKeys, input_fn_data
 from .interfaces import Evaluator, Trainer
@@ -72,6 +74,7 @@ from .tf1_checkpoint import MATCHING_VARIABLES, WarmStartSettings, init_from_che
 __all__ = [
     "CHECKPOINT_NAME",
     "EvalSpec",
+    "HParams",
     "TrainSpec",
     "export",
     "export_saved_model",
