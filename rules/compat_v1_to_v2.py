@@ -175,7 +175,7 @@ class CompatV1ToV2(Rule):
         ) or bool(names.tf_roots)
 
     def visit_Module(self, node: cst.Module) -> None:
-        self._dead_aliases = _dead_module_aliases(node, self.ctx.names)
+        self._dead_aliases = _dead_module_aliases(node, self.ctx.names, self.ctx.tf2_alias)
 
     def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> bool:
         return id(node) not in self._dead_aliases
@@ -257,8 +257,8 @@ class CompatV1ToV2(Rule):
     # -- the same rule on `ast` alone (engine fast path; must match the CST pass byte for byte) --
     def text_edits(self, view: SourceView) -> TextPlan | None:
         names, tf = self.ctx.names, self.ctx.tf2_alias
-        if _has_dead_module_alias(view.tree, names):
-            return None  # the CST pass removes it
+        if _has_module_alias(view.tree, names):
+            return None  # the CST pass decides whether it is dead
         plan = TextPlan()
         dropped: dict[str, int] = {}
         data = view.lines.data
@@ -328,21 +328,31 @@ def _removed_module_alias(target: str | None, full: str | None) -> bool:
 
 
 class _NameUses(cst.CSTVisitor):
-    """How many times each name is mentioned (attribute names aside)."""
+    """How many times each name is mentioned once TFM101 has run: attribute names aside, and the
+    roots of the chains it respells (`layers.xavier_initializer` -> `tfm.initializers...`) too."""
 
-    def __init__(self) -> None:
+    def __init__(self, names, tf: str) -> None:
+        self.names, self.tf = names, tf
         self.counts: dict[str, int] = {}
 
     def visit_Attribute(self, node: cst.Attribute) -> bool:
-        node.value.visit(self)
+        dotted = _dotted_text(node)
+        if not dotted:
+            node.value.visit(self)
+            return False
+        root = dotted.split(".")[0]
+        full = self.names.qualify(node)
+        text = plan_chain(full, self.tf)[0] if full is not None else None
+        if text is None or text.split(".")[0] == root:
+            self.counts[root] = self.counts.get(root, 0) + 1
         return False
 
     def visit_Name(self, node: cst.Name) -> None:
         self.counts[node.value] = self.counts.get(node.value, 0) + 1
 
 
-def _dead_module_aliases(module: cst.Module, names) -> set[int]:
-    """Module-level `alias = tf.contrib.X` (or tf_slim) statements whose alias nothing mentions."""
+def _dead_module_aliases(module: cst.Module, names, tf: str) -> set[int]:
+    """Module-level `alias = tf.contrib.X` (or tf_slim) statements whose alias nothing will mention."""
     found: dict[str, int] = {}
     for stmt in module.body:
         if isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1 and isinstance(stmt.body[0], cst.Assign):
@@ -355,28 +365,20 @@ def _dead_module_aliases(module: cst.Module, names) -> set[int]:
                     found[target] = id(stmt)
     if not found:
         return set()
-    uses = _NameUses()
+    uses = _NameUses(names, tf)
     module.visit(uses)
     return {stmt for target, stmt in found.items() if uses.counts.get(target, 0) == 1}
 
 
-def _has_dead_module_alias(tree: ast.Module, names) -> bool:
-    """`_dead_module_aliases` on `ast` (whether there is one)."""
-    candidates = set()
+def _has_module_alias(tree: ast.Module, names) -> bool:
+    """Whether the module binds `alias = tf.contrib.X` (or tf_slim) at its top level (the CST pass
+    decides whether it is dead)."""
     for stmt in tree.body:
         if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
             dotted = _ast_dotted(stmt.value)
             if dotted is not None and _removed_module_alias(stmt.targets[0].id, names.qualify_dotted(dotted)):
-                candidates.add(stmt.targets[0].id)
-    if not candidates:
-        return False
-    counts: dict[str, int] = {}
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Name) and node.id in candidates:
-            counts[node.id] = counts.get(node.id, 0) + 1
-        elif isinstance(node, ast.keyword) and node.arg in candidates:
-            counts[node.arg] = counts.get(node.arg, 0) + 1
-    return any(counts.get(name, 0) == 1 for name in candidates)
+                return True
+    return False
 
 
 def _ast_dotted(node: ast.expr) -> str | None:
