@@ -14,7 +14,7 @@ contrib helpers TF1 programs built vocabularies with. These keep TF1's numbers:
   * `index_to_string_table_from_tensor` / `index_to_string_table_from_file`: int64 ids to
     strings, `default_value` "UNK".
   * `HashTable`: `StaticHashTable` with TF1's `init` property.
-  * `tables_initializer`: TF2 initializes tables when they are made; this is a no-op.
+  * `tables_initializer`: TF2 initializes tables when they are made; eagerly this is a no-op.
 """
 
 from __future__ import annotations
@@ -239,5 +239,6 @@ def index_to_string_table_from_file(vocabulary_file, vocab_size=None, default_va
 
 
 def tables_initializer(name="init_all_tables"):
-    """`tf.compat.v1.tables_initializer()`: nothing to run (TF2 tables are initialized when made)."""
-    return tf.no_op(name=name)
+    """`tf.compat.v1.tables_initializer()`: nothing to run eagerly (TF2 tables are initialized when
+    made); in a `tf.Graph` the tables' initializers, grouped, as before."""
+    return tf.compat.v1.tables_initializer(name=name)

@@ -146,8 +146,14 @@ def test_tables_work_inside_a_dataset_map() -> None:
     assert [int(i) for i in ids] == [3, 5]
 
 
-def test_tables_initializer_is_a_no_op() -> None:
-    lookup.tables_initializer()
+def test_tables_initializer_is_a_no_op_eagerly_and_initializes_in_a_graph() -> None:
+    assert lookup.tables_initializer() is None
+    with tf.Graph().as_default():
+        table = lookup.index_table_from_tensor(VOCAB, num_oov_buckets=1)
+        ids = table.lookup(tf.constant(["palmer", "tarkus"]))
+        with tf.compat.v1.Session() as session:
+            session.run(lookup.tables_initializer())
+            assert session.run(ids).tolist() == [2, 5]
     table = lookup.index_to_string_table_from_tensor(VOCAB)
     assert table.init is table.initializer
     assert table.lookup(tf.constant([1], tf.int64)).numpy().tolist() == [b"lake"]
