@@ -260,7 +260,12 @@ INITIALIZERS: dict[str, tuple[str, tuple[str, ...], dict[str, str]]] = {
     ),
 }
 INITIALIZERS["contrib.layers.xavier_initializer_conv2d"] = INITIALIZERS["contrib.layers.xavier_initializer"]
-_XAVIER = frozenset({"contrib.layers.xavier_initializer", "contrib.layers.xavier_initializer_conv2d"})
+for _name in ("xavier_initializer", "xavier_initializer_conv2d", "variance_scaling_initializer"):
+    # slim's `slim.initializers.X` spelling.
+    INITIALIZERS[f"contrib.layers.initializers.{_name}"] = INITIALIZERS[f"contrib.layers.{_name}"]
+_XAVIER = frozenset(
+    f"contrib.layers.{module}{name}" for module in ("", "initializers.") for name in ("xavier_initializer", "xavier_initializer_conv2d")
+)
 for _name, _target in (
     ("constant", "constant_initializer"),
     ("zeros", "zeros_initializer"),

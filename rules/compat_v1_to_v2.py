@@ -40,9 +40,12 @@ RUNTIME_SYMBOLS: dict[str, str] = {
     "contrib.lookup.tables_initializer": "lookup.tables_initializer",
     "tables_initializer": "lookup.tables_initializer",
     "initializers.tables_initializer": "lookup.tables_initializer",
-    "contrib.layers.variance_scaling_initializer": "initializers.variance_scaling_initializer",
-    "contrib.layers.xavier_initializer": "initializers.xavier_initializer",
-    "contrib.layers.xavier_initializer_conv2d": "initializers.xavier_initializer_conv2d",
+    # (slim's `slim.initializers.X` spelling too.)
+    **{
+        f"contrib.layers.{module}{name}": f"initializers.{name}"
+        for module in ("", "initializers.")
+        for name in ("variance_scaling_initializer", "xavier_initializer", "xavier_initializer_conv2d")
+    },
 }
 
 
