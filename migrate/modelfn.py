@@ -251,8 +251,21 @@ INITIALIZERS: dict[str, tuple[str, tuple[str, ...], dict[str, str]]] = {
     "truncated_normal_initializer": ("TruncatedNormal", ("mean", "stddev", "seed", "dtype"), {"stddev": "1.0"}),
     "variance_scaling_initializer": ("VarianceScaling", ("scale", "mode", "distribution", "seed", "dtype"), {}),
     "orthogonal_initializer": ("Orthogonal", ("gain", "seed", "dtype"), {}),
+    # slim's xavier_initializer() is GlorotUniform's distribution exactly; uniform=False (a
+    # truncated normal of stddev sqrt(1.3 / n), Keras's GlorotNormal is 0.3% narrower) and
+    # variance_scaling_initializer go to the runtime's TF1 definitions.
     "contrib.layers.xavier_initializer": ("GlorotUniform", ("uniform", "seed", "dtype"), {}),
+    "contrib.layers.variance_scaling_initializer": (
+        "runtime:initializers.VarianceScaling", ("factor", "mode", "uniform", "seed", "dtype"), {}
+    ),
 }
+INITIALIZERS["contrib.layers.xavier_initializer_conv2d"] = INITIALIZERS["contrib.layers.xavier_initializer"]
+for _name in ("xavier_initializer", "xavier_initializer_conv2d", "variance_scaling_initializer"):
+    # slim's `slim.initializers.X` spelling.
+    INITIALIZERS[f"contrib.layers.initializers.{_name}"] = INITIALIZERS[f"contrib.layers.{_name}"]
+_XAVIER = frozenset(
+    f"contrib.layers.{module}{name}" for module in ("", "initializers.") for name in ("xavier_initializer", "xavier_initializer_conv2d")
+)
 for _name, _target in (
     ("constant", "constant_initializer"),
     ("zeros", "zeros_initializer"),
@@ -1830,6 +1843,7 @@ class ModelFnAnalyzer:
         weight_stmts = needed_pure(weight_uses)
         plan.weight_stmts = [st.node.visit(init_rewriter) for st in weight_stmts]
         plan.weights_use_params = self.params in weight_uses | set().union(set(), *(st.uses for st in weight_stmts))
+        call_lines = _drop_folded_locals(call_lines, {plan.output})
         plan.call_stmts = call_lines
         call_names = set().union(set(), *(names_in(node) for node in call_lines))
         plan.call_uses_params = self.params in call_names
@@ -2917,6 +2931,50 @@ class _ForwardRewriter(cst.CSTTransformer):
         self.layers.append((attr, used, (func, rendered)))
 
 
+class _Effects(cst.CSTVisitor):
+    """Whether an expression may do more than compute a value (a call, an await, a walrus, a yield)."""
+
+    def __init__(self) -> None:
+        self.found = False
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        if isinstance(node, (cst.Call, cst.Await, cst.NamedExpr, cst.Yield, cst.Lambda)):
+            self.found = True
+        return not self.found
+
+
+def _call_free_local(line: cst.CSTNode) -> str | None:
+    """`name` for a `name = <value without calls>` statement line, else None."""
+    if not isinstance(line, cst.SimpleStatementLine) or len(line.body) != 1:
+        return None
+    assign = line.body[0]
+    if not isinstance(assign, cst.Assign) or len(assign.targets) != 1 or not isinstance(assign.targets[0].target, cst.Name):
+        return None
+    effects = _Effects()
+    assign.value.visit(effects)
+    return None if effects.found else assign.targets[0].target.value
+
+
+def _drop_folded_locals(lines: list, keep: set[str]) -> list:
+    """call() without the `name = <value without calls>` lines nothing in it reads any more.
+
+    Every line of call() was needed by the TF1 forward pass; one that is read no longer had its
+    uses folded away by the layer rewrite (slim's `normalizer_params=batch_norm_params` dict,
+    now the `SlimBatchNorm` layers' arguments). Repeats until no such line is left.
+    """
+    while True:
+        for index, line in enumerate(lines):
+            name = _call_free_local(line)
+            if name is None or name in keep:
+                continue
+            if any(name in names_in(other) for other in lines[:index] + lines[index + 1 :]):
+                continue
+            lines = lines[:index] + lines[index + 1 :]
+            break
+        else:
+            return lines
+
+
 _EQ = cst.AssignEqual(whitespace_before=cst.SimpleWhitespace(""), whitespace_after=cst.SimpleWhitespace(""))
 
 
@@ -2964,17 +3022,18 @@ class _InitializerRewriter(cst.CSTTransformer):
             bound = _bind(updated, positional)
             if bound is None:
                 raise Unsupported(f"unexpected arguments to `tf.{key}`")
-            if key == "contrib.layers.xavier_initializer" and "uniform" in bound:
-                uniform = bound.pop("uniform")
-                if not isinstance(uniform, cst.Name) or uniform.value not in ("True", "False"):
-                    raise Unsupported("`xavier_initializer(uniform=...)` is not a literal")
-                cls = "GlorotUniform" if uniform.value == "True" else "GlorotNormal"
+            if key in _XAVIER and "uniform" in bound:
+                uniform = bound["uniform"]
+                if isinstance(uniform, cst.Name) and uniform.value == "True":
+                    del bound["uniform"]
+                else:
+                    cls = "runtime:initializers.xavier_initializer"
             distribution = bound.get("distribution")
             if isinstance(distribution, cst.SimpleString) and distribution.evaluated_value == "normal":
                 # TF1's "normal" was a truncated normal.
                 bound["distribution"] = cst.SimpleString('"truncated_normal"')
             # Positional arguments stay positional while they line up with Keras's parameters.
-            positional_ok = key != "contrib.layers.xavier_initializer"
+            positional_ok = key not in _XAVIER
             args = []
             for arg in updated.args:
                 name = arg.keyword.value if arg.keyword else positional[len(args)] if positional_ok else ""
@@ -2987,6 +3046,8 @@ class _InitializerRewriter(cst.CSTTransformer):
                 if name not in _INITIALIZER_DROP:
                     args.append(f"{name}={self.a.code(value)}")
             args += [f"{k}={v}" for k, v in defaults.items() if k not in bound]
+            if cls.startswith("runtime:"):
+                return cst.parse_expression(f"{self.a.tfm}.{cls[len('runtime:'):]}({', '.join(args)})")
             return cst.parse_expression(f"{self.a.tf}.keras.initializers.{cls}({', '.join(args)})")
         if key in REGULARIZERS:
             cls, factor = REGULARIZERS[key]

@@ -44,6 +44,7 @@ _CONTRIB_FOLDS = {
     "tensorflow.contrib.data.bucket_by_sequence_length": "data.experimental.bucket_by_sequence_length",
     "tensorflow.contrib.data.AUTOTUNE": "data.experimental.AUTOTUNE",
 }
+_LOOKUP_OPS = "tensorflow.python.ops.lookup_ops."
 _SLIM_PREFIXES = ("tensorflow.contrib.slim.", "tensorflow.contrib.layers.", "tf_slim.")
 _ESTIMATOR_PKG_PREFIXES = (
     "tensorflow_estimator.compat.v1.estimator.",
@@ -195,6 +196,10 @@ def canonical_name(full: str) -> str | None:
     for prefix in _ESTIMATOR_PKG_PREFIXES:
         if full.startswith(prefix):
             return "estimator." + full[len(prefix):]
+    if full.startswith(_LOOKUP_OPS):
+        # `from tensorflow.python.ops import lookup_ops` (the NMT tutorial's spelling): the module
+        # `tf.contrib.lookup` re-exported.
+        return "contrib.lookup." + full[len(_LOOKUP_OPS):]
     if full.startswith("tensorflow.contrib."):
         return "contrib." + full[len("tensorflow.contrib."):]
     for prefix in _TF1_PREFIXES:

@@ -23,6 +23,9 @@ TF1 Estimator/TPUEstimator behaviour on TF2 + Keras 3:
     compiled Keras models with their heads' losses, metrics, predictions and TF1 variable names;
     `feature_columns`: `tf.feature_column.*` with TF1's semantics, as Keras layers.
   * `HParams`: `tf.contrib.training.HParams` (typed hyper-parameters, `parse("a=1,b=[2,3]")`).
+  * `lookup`: `tf.contrib.lookup`'s vocabulary tables (OOV hash buckets, TF1's defaults).
+  * `initializers`: `tf.contrib.layers`/slim's `variance_scaling_initializer` and
+    `xavier_initializer` with TF1's distributions.
   * `layers`: TF1 layer behaviour Keras lacks (fused BatchNorm's Bessel-corrected moving variance).
   * `metrics`: `tf.compat.v1.metrics.*` as Keras metrics with TF1's arguments and numbers.
   * `schedules`: TF1 learning-rate decays Keras lacks (natural_exp_decay).
@@ -44,7 +47,7 @@ Custom training loops, layered like Orbit:
     custom training loops `tfmigrate --target ctl` writes.
 """
 
-from . import canned, cluster, ctl, export, feature_columns, hooks, layers, losses, metrics, optimizers, schedules, summary
+from . import canned, cluster, ctl, export, feature_columns, hooks, initializers, layers, lookup, losses, metrics, optimizers, schedules, summary
 from .checkpoints import CHECKPOINT_NAME, is_tf1_checkpoint, latest_checkpoint
 from .cluster import TFConfig, parse_tf_config
 from .config import InputPipelineConfig, RunConfig, TPUConfig
@@ -103,6 +106,8 @@ __all__ = [
     "is_tf1_checkpoint",
     "latest_checkpoint",
     "layers",
+    "initializers",
+    "lookup",
     "load_tf1_checkpoint",
     "losses",
     "make_strategy",
