@@ -33,6 +33,9 @@ _CONTRIB_FOLDS = {
     "tensorflow.contrib.tpu.python.tpu.tpu_config.RunConfig": "estimator.tpu.RunConfig",
     "tensorflow.contrib.tpu.python.tpu.tpu_config.TPUConfig": "estimator.tpu.TPUConfig",
     "tensorflow.contrib.tpu.python.tpu.tpu_optimizer.CrossShardOptimizer": "tpu.CrossShardOptimizer",
+    # tf.contrib.framework's global-step functions were tf.train's.
+    "tensorflow.contrib.framework.get_or_create_global_step": "train.get_or_create_global_step",
+    "tensorflow.contrib.framework.get_global_step": "train.get_global_step",
     # tf.contrib.data's input-pipeline transformations moved to tf.data.experimental (still in TF2).
     "tensorflow.contrib.data.map_and_batch": "data.experimental.map_and_batch",
     "tensorflow.contrib.data.parallel_interleave": "data.experimental.parallel_interleave",

@@ -40,6 +40,10 @@ RUNTIME_SYMBOLS: dict[str, str] = {
     "contrib.lookup.tables_initializer": "lookup.tables_initializer",
     "tables_initializer": "lookup.tables_initializer",
     "initializers.tables_initializer": "lookup.tables_initializer",
+    # tf.contrib.training.HParams (and its module's own path) -> the runtime's HParams.
+    "contrib.training.HParams": "HParams",
+    "contrib.training.python.training.hparam.HParams": "HParams",
+    "contrib.framework.nest": "tf:nest",
     # (slim's `slim.initializers.X` spelling too.)
     **{
         f"contrib.layers.{module}{name}": f"initializers.{name}"
@@ -179,6 +183,22 @@ class CompatV1ToV2(Rule):
 
     def visit_Module(self, node: cst.Module) -> None:
         self._dead_aliases = _dead_module_aliases(node, self.ctx.names, self.ctx.tf2_alias)
+        # `from tensorflow.contrib.X import Y`: locals that name removed contrib objects (their bare
+        # uses get a TODO), and the imports the runtime replaces whole (rewritten in leave_ImportFrom).
+        self._contrib_locals: dict[str, str] = {}
+        self._in_import = 0
+        for imp in _contrib_from_imports(node):
+            if _runtime_import(imp) is None:
+                module = _dotted_text(imp.module)  # type: ignore[arg-type]
+                for alias in imp.names:  # type: ignore[union-attr]
+                    local = _dotted_text(alias.asname.name) if alias.asname else _dotted_text(alias.name)  # type: ignore[arg-type]
+                    self._contrib_locals[local] = f"{module}.{_dotted_text(alias.name)}"
+
+    def visit_Import(self, node: cst.Import) -> None:
+        self._in_import += 1
+
+    def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
+        self._in_import += 1
 
     def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> bool:
         return id(node) not in self._dead_aliases
@@ -204,7 +224,11 @@ class CompatV1ToV2(Rule):
         return self._rewrite(full, updated)
 
     def leave_Name(self, original: cst.Name, updated: cst.Name) -> cst.BaseExpression:
-        # Bare names bound by `from tensorflow.compat.v1 import X` are left to the import's owner.
+        # Bare names bound by `from tensorflow.compat.v1 import X` are left to the import's owner;
+        # one bound by `from tensorflow.contrib.X import Y` names something TF2 lacks.
+        full = self._contrib_locals.get(original.value) if not self._in_import else None
+        if full is not None:
+            self.todo(_REMOVED["contrib"] + f" (`{original.value}`: `{full.replace('tensorflow.', 'tf.', 1)}`)")
         return updated
 
     def _rewrite(self, full: str, node: cst.BaseExpression) -> cst.BaseExpression:
@@ -226,6 +250,7 @@ class CompatV1ToV2(Rule):
         return _chain_node(text)
 
     def leave_Import(self, original: cst.Import, updated: cst.Import) -> cst.Import:
+        self._in_import -= 1
         names = []
         changed = False
         for alias in updated.names:
@@ -246,9 +271,15 @@ class CompatV1ToV2(Rule):
         return updated
 
     def leave_ImportFrom(self, original: cst.ImportFrom, updated: cst.ImportFrom) -> cst.ImportFrom:
+        self._in_import -= 1
         if updated.module is None or isinstance(updated.names, cst.ImportStar) or updated.relative:
             return updated
         module = _dotted_text(updated.module)
+        replaced = _runtime_import(updated)
+        if replaced is not None:
+            # `from tensorflow.contrib.training import HParams` -> `from tfmigrate.runtime import HParams`
+            self.mark_changed()
+            return replaced
         if not module.startswith("tensorflow"):
             return updated
         for alias in updated.names:
@@ -262,6 +293,8 @@ class CompatV1ToV2(Rule):
         names, tf = self.ctx.names, self.ctx.tf2_alias
         if _has_module_alias(view.tree, names):
             return None  # the CST pass decides whether it is dead
+        if any(isinstance(imp, ast.ImportFrom) and not imp.level and (imp.module or "").startswith("tensorflow.contrib") for imp, _ in view.imports):
+            return None  # bare uses of contrib objects and runtime imports: the CST pass
         plan = TextPlan()
         dropped: dict[str, int] = {}
         data = view.lines.data
@@ -319,6 +352,51 @@ class CompatV1ToV2(Rule):
                 else:  # let RemoveImportsVisitor decide, as the CST pass does
                     plan.removals.append((module, obj, asname))
         return plan
+
+
+def _contrib_from_imports(module: cst.Module) -> list[cst.ImportFrom]:
+    """Every absolute `from tensorflow.contrib... import names` in the module, at any depth."""
+    found: list[cst.ImportFrom] = []
+
+    class _Find(cst.CSTVisitor):
+        def visit_ImportFrom(self, node: cst.ImportFrom) -> bool:
+            if node.module is not None and not node.relative and not isinstance(node.names, cst.ImportStar):
+                if _dotted_text(node.module).startswith("tensorflow.contrib"):
+                    found.append(node)
+            return False
+
+        def visit_Expr(self, node: cst.Expr) -> bool:
+            return False
+
+    module.visit(_Find())
+    return found
+
+
+def _runtime_import(node: cst.ImportFrom) -> cst.ImportFrom | None:
+    """`from tensorflow.contrib.X import a, b` whose every name the runtime replaces from one of its
+    modules -> that import from tfmigrate.runtime (locals kept); else None."""
+    if node.module is None or node.relative or isinstance(node.names, cst.ImportStar):
+        return None
+    module = _dotted_text(node.module)
+    if not module.startswith("tensorflow.contrib"):
+        return None
+    homes: set[str] = set()
+    aliases = []
+    for alias in node.names:
+        obj = _dotted_text(alias.name)
+        replaced = runtime_symbol(f"{module}.{obj}")
+        if replaced is None or replaced[1] or replaced[0].startswith("tf:"):
+            return None
+        home, _, name = replaced[0].rpartition(".")
+        homes.add(home)
+        asname = alias.asname
+        if asname is None and name != obj:
+            asname = cst.AsName(name=cst.Name(obj))
+        aliases.append(alias.with_changes(name=cst.Name(name), asname=asname))
+    if len(homes) != 1:
+        return None
+    home = homes.pop()
+    return node.with_changes(module=_chain_node("tfmigrate.runtime" + (f".{home}" if home else "")), names=aliases)
 
 
 _REMOVED_MODULES = ("tensorflow.contrib", "tf_slim")
