@@ -225,8 +225,15 @@ def _timestamped_dir(export_dir_base: str) -> str:
     raise RuntimeError(f"Failed to obtain a unique export directory name under {export_dir_base!r} after 10 attempts.")
 
 
-def _trace_receiver(fn: Callable[[], Any]) -> tuple[ServingInputReceiver, Any, list[str]]:
-    """The receiver, and a function from its receiver tensors (in `keys` order) to its features."""
+def _trace_receiver(fn: Callable[[], Any]) -> tuple[ServingInputReceiver, dict[str | None, Any]]:
+    """The receiver, and per group of receiver tensors a function from them to the features.
+
+    The groups are the receiver tensors (key None) and each of `receiver_tensors_alternatives`
+    (key: its name). Each value is `(function, keys, specs)`: the function takes the group's
+    tensors in `keys` order; `specs` are their `tf.TensorSpec`s named by key. An alternative the
+    features cannot be computed from (they need a tensor it does not feed) maps to None, as TF1
+    excluded its signatures (`_ensure_servable`).
+    """
     box: dict[str, ServingInputReceiver] = {}
 
     def traced():
@@ -237,23 +244,45 @@ def _trace_receiver(fn: Callable[[], Any]) -> tuple[ServingInputReceiver, Any, l
                 f"got {type(receiver).__name__}."
             )
         box["receiver"] = receiver
-        return receiver.receiver_tensors, receiver.features
+        return receiver.receiver_tensors, receiver.receiver_tensors_alternatives, receiver.features
 
     wrapped = tf.compat.v1.wrap_function(traced, [])
     receiver = box["receiver"]
-    receiver_tensors, features = wrapped.structured_outputs
-    keys = sorted(receiver_tensors)
-    pruned = wrapped.prune(feeds=[receiver_tensors[k] for k in keys], fetches=features)
-    return receiver, (pruned, keys, receiver_tensors), keys
+    receiver_tensors, alternatives, features = wrapped.structured_outputs
+    groups: dict[str | None, Any] = {}
+    for group, tensors in [(None, receiver_tensors), *sorted(alternatives.items())]:
+        keys = sorted(tensors)
+        specs = {k: tf.TensorSpec(tensors[k].shape, tensors[k].dtype, name=k) for k in keys}
+        try:
+            pruned = wrapped.prune(feeds=[tensors[k] for k in keys], fetches=features)
+            # A placeholder the group does not feed shows up as an input of the pruned function.
+            if len(pruned.inputs) != len(keys):
+                raise ValueError("the features depend on receiver tensors this group does not feed")
+        except (ValueError, TypeError) as error:
+            if group is None:
+                raise
+            logger.warning(
+                "tfmigrate.runtime.export: receiver_tensors_alternatives[%r] cannot compute the features (%s); "
+                "its signatures are not written (TF1 excluded them too).",
+                group,
+                error,
+            )
+            groups[group] = None
+            continue
+        groups[group] = (pruned, keys, specs)
+    return receiver, groups
 
 
 def _signature_functions(model: keras.Model, receiver_fn: Callable[[], Any]) -> tuple[dict[str, Any], dict[str, str]]:
-    receiver, (pruned, keys, receiver_tensors), _ = _trace_receiver(receiver_fn)
-    if receiver.receiver_tensors_alternatives:
-        raise NotImplementedError("tfmigrate.runtime.export: receiver_tensors_alternatives are not supported yet.")
-    specs = {k: tf.TensorSpec(receiver_tensors[k].shape, receiver_tensors[k].dtype, name=k) for k in keys}
+    """The serving signatures TF1's `build_all_signature_defs` wrote, as concrete functions.
 
-    def features_of(inputs: Mapping[str, Any]) -> Any:
+    One signature per export output on the receiver tensors (named as the output), and one per
+    export output on each of `receiver_tensors_alternatives` (named `<alternative>:<output>`).
+    """
+    receiver, groups = _trace_receiver(receiver_fn)
+
+    def features_from(group: Any, inputs: Mapping[str, Any]) -> Any:
+        pruned, keys, _ = group
         features = pruned(*[inputs[k] for k in keys])
         if receiver.single_feature:
             return features[_SINGLE_FEATURE_DEFAULT_NAME]
@@ -263,45 +292,51 @@ def _signature_functions(model: keras.Model, receiver_fn: Callable[[], Any]) -> 
     kinds: dict[str, type] = {}
 
     def record_kinds(**inputs):
-        outputs = _model_outputs(model, features_of(inputs))
+        outputs = _model_outputs(model, features_from(groups[None], inputs))
         kinds.update({name: type(output) for name, output in outputs.items()})
         return {name: output.outputs() for name, output in outputs.items()}
 
-    tf.function(record_kinds).get_concrete_function(**specs)
-    single_string = len(keys) == 1 and specs[keys[0]].dtype == tf.string
+    tf.function(record_kinds).get_concrete_function(**groups[None][2])
     functions: dict[str, Any] = {}
     methods: dict[str, str] = {}
-    for name, kind in kinds.items():
-        if kind in (ClassificationOutput, RegressionOutput):
-            if not single_string:
-                logger.warning(
-                    "tfmigrate.runtime.export: export output %r (%s) needs a single string receiver tensor, as in TF1; "
-                    "its signature is not written.",
-                    name,
-                    kind.__name__,
-                )
-                continue
-            input_specs = {"inputs": tf.TensorSpec(specs[keys[0]].shape, tf.string, name="inputs")}
+    for group_name, group in groups.items():
+        if group is None:
+            continue
+        _, keys, specs = group
+        single_string = len(keys) == 1 and specs[keys[0]].dtype == tf.string
+        for name, kind in kinds.items():
+            signature = name if group_name is None else f"{group_name}:{name}"
+            if kind in (ClassificationOutput, RegressionOutput):
+                if not single_string:
+                    logger.warning(
+                        "tfmigrate.runtime.export: export output %r (%s) needs a single string receiver tensor, as in "
+                        "TF1; signature %r is not written.",
+                        name,
+                        kind.__name__,
+                        signature,
+                    )
+                    continue
+                input_specs = {"inputs": tf.TensorSpec(specs[keys[0]].shape, tf.string, name="inputs")}
 
-            def make(output_name: str, key: str = keys[0]):
-                def serve(inputs):
-                    outputs = _model_outputs(model, features_of({key: inputs}))
-                    return dict(outputs[output_name].outputs())
+                def make(output_name: str, group: Any = group, key: str = keys[0]):
+                    def serve(inputs):
+                        outputs = _model_outputs(model, features_from(group, {key: inputs}))
+                        return dict(outputs[output_name].outputs())
 
-                return serve
+                    return serve
 
-            functions[name] = tf.function(make(name)).get_concrete_function(**input_specs)
-        else:
+                functions[signature] = tf.function(make(name)).get_concrete_function(**input_specs)
+            else:
 
-            def make_predict(output_name: str):
-                def serve(**inputs):
-                    outputs = _model_outputs(model, features_of(inputs))
-                    return dict(outputs[output_name].outputs())
+                def make_predict(output_name: str, group: Any = group):
+                    def serve(**inputs):
+                        outputs = _model_outputs(model, features_from(group, inputs))
+                        return dict(outputs[output_name].outputs())
 
-                return serve
+                    return serve
 
-            functions[name] = tf.function(make_predict(name)).get_concrete_function(**specs)
-        methods[name] = kind.METHOD
+                functions[signature] = tf.function(make_predict(name)).get_concrete_function(**specs)
+            methods[signature] = kind.METHOD
     return functions, methods
 
 
