@@ -499,9 +499,14 @@ class _SavedModelExporter(Exporter):
     def name(self) -> str:
         return self._name
 
-    def _export(self, model, export_path) -> bytes:
+    def _export(self, model, export_path, checkpoint_path=None) -> bytes:
         return export_saved_model(
-            model, export_path, self._serving_input_receiver_fn, assets_extra=self._assets_extra, as_text=self._as_text
+            model,
+            export_path,
+            self._serving_input_receiver_fn,
+            assets_extra=self._assets_extra,
+            as_text=self._as_text,
+            checkpoint_path=checkpoint_path,
         )
 
 
@@ -515,7 +520,7 @@ class LatestExporter(_SavedModelExporter):
         self._exports_to_keep = exports_to_keep
 
     def export(self, model, export_path, checkpoint_path, eval_result, is_the_final_export):
-        path = self._export(model, export_path)
+        path = self._export(model, export_path, checkpoint_path)
         _garbage_collect(export_path, self._exports_to_keep)
         return path
 
@@ -526,7 +531,7 @@ class FinalExporter(_SavedModelExporter):
     def export(self, model, export_path, checkpoint_path, eval_result, is_the_final_export):
         if not is_the_final_export:
             return None
-        return self._export(model, export_path)
+        return self._export(model, export_path, checkpoint_path)
 
 
 def _loss_smaller(best_eval_result: Mapping[str, Any], current_eval_result: Mapping[str, Any]) -> bool:
@@ -578,7 +583,7 @@ class BestExporter(_SavedModelExporter):
             or self._compare_fn(best_eval_result=self._best_eval_result, current_eval_result=eval_result)
         ):
             self._best_eval_result = eval_result
-            export_result = self._export(model, export_path)
+            export_result = self._export(model, export_path, checkpoint_path)
             _garbage_collect(export_path, self._exports_to_keep)
             self._has_exported = True
         return export_result

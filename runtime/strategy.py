@@ -318,6 +318,9 @@ def _auto_choice(request: _StrategyRequest) -> tuple[_StrategyRequest, str]:
         config = cluster.tf_config()  # ValueError naming TF_CONFIG when malformed.
         jobs = dict(config.cluster) if config is not None else {}
         source = cluster.TF_CONFIG
+        if config is not None and config.task_type == "evaluator":
+            # TF1's evaluator task evaluated by itself, outside the training cluster.
+            jobs = {}
     if jobs.get("ps"):
         return (
             dataclasses.replace(request, kind="parameter_server", cluster_resolver=resolver),
@@ -424,7 +427,8 @@ def make_strategy(
         explicitly falsy, when `cluster_resolver` is a `TPUClusterResolver`, `tpu` is given, or TPU
         devices are visible; when that finds no TPU a warning is logged once). Otherwise, from the
         cluster (a non-TPU `cluster_resolver`, else `TF_CONFIG`): "ps" tasks -> "parameter_server";
-        more than one chief/worker task -> "multi_worker_mirrored". Otherwise several GPUs ->
+        more than one chief/worker task -> "multi_worker_mirrored"; on the `TF_CONFIG` "evaluator"
+        task (which evaluates outside the training cluster, as TF1's did) the local choice. Otherwise several GPUs ->
         "mirrored", one GPU -> "one_device", else "default".
 
     Multi-worker kinds are created once per process and cluster: an identical request returns the

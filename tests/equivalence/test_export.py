@@ -11,7 +11,6 @@ keys, and outputs on the same inputs (within 1e-5).
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import subprocess
 import sys
