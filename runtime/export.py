@@ -21,6 +21,10 @@ timestamped directory under `export_dir_base`. `export_saved_model` here does th
   * The directory is `export_dir_base/<unix seconds>` (a second later when that exists), written
     under `temp-<seconds>` first, and the path is returned as bytes, as TF1 returned it.
 
+TPUEstimator (`export_to_tpu=True`, its default) also wrote a `{serve, tpu}` MetaGraph, the
+PREDICT graph rewritten for TPU inference, which loads only where TPU kernels exist (on CPU it
+fails). The export here writes the `{serve}` MetaGraph only; under a TPUStrategy a warning says so.
+
 Exporters (`LatestExporter`, `BestExporter`, `FinalExporter`) are called by
 `train_and_evaluate` after each evaluation, as TF1's `EvalSpec(exporters=...)` were.
 """
@@ -35,7 +39,7 @@ from typing import Any, Callable, Mapping
 import tensorflow as tf
 
 from . import cluster
-from ._logging import logger
+from ._logging import logger, warn_once
 
 keras = tf.keras
 
@@ -396,6 +400,13 @@ def export_saved_model(
     tf.io.gfile.makedirs(write_base)
     module = tf.Module()
     module.model = model if isinstance(model, keras.Model) else model.model  # an `EstimatorLoop`'s model
+    if isinstance(strategy, (tf.distribute.TPUStrategy, tf.distribute.experimental.TPUStrategy)):
+        warn_once(
+            "export.no_tpu_metagraph",
+            "tfmigrate.runtime.export_saved_model: only the {serve} MetaGraph is written; TF1 TPUEstimator "
+            "(export_to_tpu=True) also wrote a {serve, tpu} MetaGraph rewritten for TPU inference. Export one "
+            "for TPU serving separately if you serve on TPUs.",
+        )
     tf.saved_model.save(module, temp_dir, signatures=functions)
     _set_method_names(temp_dir, methods)
     if as_text:
