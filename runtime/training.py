@@ -12,7 +12,8 @@ checkpoint listener (`_NewCheckpointListenerForEvaluate`):
     evaluated unless it just was;
   * the return value is `(metrics of the last evaluation, results of its exporters)`.
 
-Distributed (`TF_CONFIG` whose cluster has an "evaluator" task, or run as the evaluator), TF1's
+Distributed (`TF_CONFIG` whose cluster has a "chief" or an "evaluator" task, or run as the
+evaluator; TF1's evaluator usually sat outside the cluster its `TF_CONFIG` named), TF1's
 `_TrainingExecutor` ran one procedure per task type, and so does `train_and_evaluate` here:
 
   * "chief" and "worker" tasks train (`fit`/`loop.train` with `max_steps`, the training hooks and
@@ -27,9 +28,9 @@ Distributed (`TF_CONFIG` whose cluster has an "evaluator" task, or run as the ev
 
 "ps" tasks are not run here: a ParameterServerStrategy program's ps and worker tasks run
 `tf.distribute.Server`s, and its chief trains (see `make_strategy`); `train_and_evaluate` on a "ps"
-task raises. Without an evaluator in the cluster the chief and workers evaluate as in local mode
-(TF1 did not evaluate at all then; evaluating keeps the printed results of programs run as a
-multi-worker cluster those of the local program).
+task raises. A cluster of "worker" tasks only (no chief: TF2's MultiWorkerMirroredStrategy
+convention, which TF1's Estimator rejected) trains and evaluates as one local program, every
+worker taking part in the evaluations.
 
 `train_and_evaluate` here does exactly that through `fit(..., saving_listeners=[...])`: the
 checkpoint schedule is `fit`'s (`config.save_checkpoints_steps`/`_secs`, TF1's defaults), and the
@@ -192,14 +193,16 @@ def _evaluate_continuously(estimator, evaluate: Callable[[str], dict[str, Any]],
 
 
 def _distributed_task() -> str | None:
-    """This task's type when `TF_CONFIG` asks for distributed train_and_evaluate, else None.
+    """This task's type when `TF_CONFIG` asks for TF1's distributed train_and_evaluate, else None.
 
-    Distributed: this task is the evaluator, or the cluster has one (see the module docstring).
+    Distributed: this task is the evaluator, or the cluster has a "chief" (every TF1 Estimator
+    cluster had one) or an "evaluator". A cluster of "worker" tasks alone (TF2's
+    MultiWorkerMirroredStrategy convention) trains and evaluates as one local program.
     """
     config = cluster.tf_config()
     if config is None:
         return None
-    if config.task_type == "evaluator" or config.cluster.get("evaluator"):
+    if config.task_type == "evaluator" or config.cluster.get("chief") or config.cluster.get("evaluator"):
         return config.task_type
     return None
 

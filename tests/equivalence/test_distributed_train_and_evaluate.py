@@ -1,25 +1,31 @@
-"""Distributed `train_and_evaluate`: a chief + worker + evaluator cluster of a migrated program.
+"""Distributed `train_and_evaluate`: a chief + worker + evaluator cluster, TF1's and the migration's.
 
 `distributed_train_and_evaluate` (a TPUEstimator program, use_tpu=False, `train_batch_size` the
-global batch) runs migrated, on both targets, as three processes on 127.0.0.1 with one working
-directory and a `TF_CONFIG` each (cluster: chief, worker, evaluator; free ports):
+global batch) runs as three processes on 127.0.0.1 sharing one working directory, each with the
+`TF_CONFIG` a TF1 job gave it: the cluster names the chief and the worker (free ports), and the
+evaluator's task type is "evaluator" (outside the cluster, as TF1's documentation set it up).
 
-  * the chief and the worker train under the MultiWorkerMirroredStrategy `make_strategy("auto")`
-    picks for them, print no evaluation and return None, as TF1's training tasks did;
-  * the evaluator (a local strategy) evaluates checkpoints of `model_dir` as they appear, calls
-    the exporters after each evaluation, and exits after the checkpoint of `max_steps`.
+  * On the oracle, TF1's `_TrainingExecutor` runs: the chief trains and writes checkpoints (no ps
+    tasks: its variables are its own, the worker trains a copy of its own or finds `max_steps`
+    already saved), the evaluator evaluates checkpoints as they appear and exits after the one of
+    `max_steps`.
+  * Migrated (both targets): the chief and the worker train together under the
+    MultiWorkerMirroredStrategy `make_strategy("auto")` picks for them, with the same global batch,
+    and print no evaluation; the evaluator (a local strategy) evaluates and exports as TF1's did.
 
-Which intermediate checkpoints the evaluator sees depends on timing, so the comparison is of its
-final evaluation and final export (the `final=1.0` line and the `exported` line) with the last
-two result lines of the oracle's *single-process* run of the same TF1 program: with the same
-global batch the math is the same (a TF1 chief + worker cluster without ps tasks trained the
-chief's variables alone, with the same global batch). Every intermediate evaluation the evaluator
-printed must also equal the oracle's evaluation of the same step (the checkpoint of step 0, which
-a TF1 evaluator evaluated too when it saw it, the local run never evaluates).
+Which intermediate checkpoints an evaluator sees depends on timing, so the comparison is of the
+final evaluation and the final export (the `final=1.0` line and the `exported` line): the migrated
+evaluator's must equal the oracle evaluator's, and both the last two lines of the oracle's
+single-process run. Every other evaluation the migrated evaluator printed must equal the
+oracle's evaluation of the same step (in the single-process run, or in the TF1 evaluator's, which
+also evaluates the checkpoint of step 0 when it sees it).
 """
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
 import sys
 from pathlib import Path
 
@@ -28,50 +34,91 @@ import pytest
 from conftest import FIXTURES
 from tfmigrate.engine import Options, transform_source
 
-from .harness import compare, parse_results
-from .test_ctl_strategies import TIMEOUT_S, _finish, _processes, _start
+from .harness import Run, compare, parse_results
+from .oracle import oracle_python
+from .test_ctl_strategies import TIMEOUT_S, _env, _processes
 from .test_equivalence import oracle_results
 
 pytestmark = [pytest.mark.oracle, pytest.mark.tf, pytest.mark.slow]
 
 CASE = FIXTURES / "TFM301_tpu_estimator_to_keras" / "distributed_train_and_evaluate.in.py"
 SUFFIX = {"keras": ".out.py", "ctl": ".ctl.out.py"}
+TASKS = ("chief", "worker", "evaluator")
+
+# Runs the program with the runtime's INFO log on stderr (it names the strategy `make_strategy` chose).
+_LOGGED = (
+    "import logging, runpy, sys; logging.basicConfig(level=logging.WARNING); "
+    "logging.getLogger('tfmigrate.runtime').setLevel(logging.INFO); "
+    "runpy.run_path(sys.argv[1], run_name='__main__')"
+)
+
+
+def _run_cluster(python: str | Path, program: Path, cwd: Path) -> dict[str, Run]:
+    """The program as a chief, a worker and an evaluator; every process is killed on the way out."""
+    cluster = _processes().local_cluster(chief=1, worker=1)
+    popens: dict[str, subprocess.Popen] = {}
+    try:
+        for task in TASKS:
+            tf_config = json.dumps({"cluster": cluster, "task": {"type": task, "index": 0}})
+            with open(cwd / f"{task}.log", "wb") as log:
+                popens[task] = subprocess.Popen(
+                    [str(python), "-c", _LOGGED, str(program)], cwd=cwd, env=_env(tf_config),
+                    stdout=subprocess.PIPE, stderr=log, start_new_session=True,
+                )
+        runs = {}
+        for task, popen in popens.items():
+            try:
+                stdout, _ = popen.communicate(timeout=TIMEOUT_S)
+            except subprocess.TimeoutExpired:
+                popen.kill()
+                stdout, _ = popen.communicate()
+            stderr = (cwd / f"{task}.log").read_text(errors="replace")
+            runs[task] = Run(str(python), program, popen.returncode, stdout.decode(), stderr)
+    finally:
+        for popen in popens.values():
+            if popen.poll() is None:
+                os.killpg(popen.pid, 9)
+                popen.wait(timeout=30)
+    for task, run in runs.items():
+        assert run.returncode == 0, f"{task} exited with {run.returncode}:\n{run.stderr[-4000:]}"
+    return runs
+
+
+@pytest.fixture(scope="module")
+def tf1_cluster(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Run]:
+    """The TF1 program as a cluster on the oracle (run once, for both targets)."""
+    directory = tmp_path_factory.mktemp("tf1-cluster")
+    program = directory / "program.py"
+    program.write_text(CASE.read_text(encoding="utf-8"), encoding="utf-8")
+    return _run_cluster(oracle_python(), program, directory)
+
+
+def _final(run: Run) -> list[dict]:
+    results = parse_results(run.stdout)
+    assert len(results) >= 2 and results[-2].get("final") == 1.0, run.stdout
+    return results[-2:]
 
 
 @pytest.mark.parametrize("target", ["keras", "ctl"])
-def test_chief_worker_evaluator_cluster_matches_oracle(target: str, tmp_path: Path) -> None:
-    processes = _processes()
+def test_chief_worker_evaluator_cluster_matches_tf1(target: str, tf1_cluster: dict[str, Run], tmp_path: Path) -> None:
     text = transform_source(CASE.read_text(encoding="utf-8"), filename=str(CASE), options=Options(target=target)).output
     assert text == CASE.with_name(CASE.name.replace(".in.py", SUFFIX[target])).read_text(encoding="utf-8")
     program = tmp_path / "program.py"
     program.write_text(text, encoding="utf-8")
-    cluster = processes.local_cluster(chief=1, worker=1, evaluator=1)
-    tasks = [("chief", 0), ("worker", 0), ("evaluator", 0)]
-    popens, runs = [], {}
-    try:
-        for task_type, index in tasks:
-            log = tmp_path / f"{task_type}.log"
-            popens.append((task_type, log, _start(program, tmp_path, processes.tf_config(cluster, task_type, index), log)))
-        for task_type, log, popen in popens:
-            runs[task_type] = _finish(popen, program, log)
-    finally:
-        for _, _, popen in popens:
-            if popen.poll() is None:
-                popen.kill()
-                popen.wait(timeout=30)
-    for task_type, run in runs.items():
-        assert run.returncode == 0, f"{task_type} exited with {run.returncode}:\n{run.stderr[-4000:]}"
-    for task_type in ("chief", "worker"):
-        assert "-> CollectiveAllReduceStrategy" in runs[task_type].stderr, runs[task_type].stderr[-3000:]
-        assert not parse_results(runs[task_type].stdout), f"the {task_type} evaluated:\n{runs[task_type].stdout}"
+    runs = _run_cluster(sys.executable, program, tmp_path)
+
+    for task in ("chief", "worker"):
+        assert "-> CollectiveAllReduceStrategy" in runs[task].stderr, runs[task].stderr[-3000:]
+        assert not parse_results(runs[task].stdout), f"the {task} evaluated:\n{runs[task].stdout}"
+        assert not parse_results(tf1_cluster[task].stdout)
     assert "-> CollectiveAllReduceStrategy" not in runs["evaluator"].stderr
 
-    want = oracle_results(CASE)
-    got = parse_results(runs["evaluator"].stdout)
-    assert got and got[-2].get("final") == 1.0, runs["evaluator"].stdout
-    problems = compare(want[-2:], got[-2:])
-    by_step = {r["global_step"]: r for r in want if "global_step" in r}
-    for result in got[:-2]:  # Earlier checkpoints the evaluator happened to see (step 0's the local run skips).
+    local = oracle_results(CASE)
+    problems = compare(_final(tf1_cluster["evaluator"]), _final(runs["evaluator"]))
+    problems += compare(local[-2:], _final(runs["evaluator"]))
+    by_step = {r["global_step"]: r for r in local[:-1]}
+    by_step.update({r["global_step"]: r for r in parse_results(tf1_cluster["evaluator"].stdout)[:-1]})
+    for result in parse_results(runs["evaluator"].stdout)[:-2]:  # Checkpoints the evaluator happened to see.
         if result["global_step"] in by_step:
             problems += compare([by_step[result["global_step"]]], [result])
     assert not problems, "\n".join(problems)
