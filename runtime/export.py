@@ -236,7 +236,7 @@ def _trace_receiver(fn: Callable[[], Any]) -> tuple[ServingInputReceiver, dict[s
     (key: its name). Each value is `(function, keys, specs)`: the function takes the group's
     tensors in `keys` order; `specs` are their `tf.TensorSpec`s named by key. An alternative the
     features cannot be computed from (they need a tensor it does not feed) maps to None, as TF1
-    excluded its signatures (`_ensure_servable`).
+    left out its signatures (`_ensure_servable`).
     """
     box: dict[str, ServingInputReceiver] = {}
 
@@ -257,24 +257,34 @@ def _trace_receiver(fn: Callable[[], Any]) -> tuple[ServingInputReceiver, dict[s
     for group, tensors in [(None, receiver_tensors), *sorted(alternatives.items())]:
         keys = sorted(tensors)
         specs = {k: tf.TensorSpec(tensors[k].shape, tensors[k].dtype, name=k) for k in keys}
-        try:
-            pruned = wrapped.prune(feeds=[tensors[k] for k in keys], fetches=features)
-            # A placeholder the group does not feed shows up as an input of the pruned function.
-            if len(pruned.inputs) != len(keys):
-                raise ValueError("the features depend on receiver tensors this group does not feed")
-        except (ValueError, TypeError) as error:
-            if group is None:
-                raise
+        unfed = _unfed_placeholder(features, [tensors[k] for k in keys])
+        if unfed is not None and group is not None:
             logger.warning(
-                "tfmigrate.runtime.export: receiver_tensors_alternatives[%r] cannot compute the features (%s); "
-                "its signatures are not written (TF1 excluded them too).",
+                "tfmigrate.runtime.export: the features need placeholder %r, which receiver_tensors_alternatives[%r] "
+                "does not feed; its signatures are not written (TF1 left them out too).",
+                unfed,
                 group,
-                error,
             )
             groups[group] = None
             continue
-        groups[group] = (pruned, keys, specs)
+        groups[group] = (wrapped.prune(feeds=[tensors[k] for k in keys], fetches=features), keys, specs)
     return receiver, groups
+
+
+def _unfed_placeholder(fetches: Any, feeds: list[Any]) -> str | None:
+    """The name of a placeholder `fetches` need that `feeds` do not cut off, or None (TF1's `_ensure_servable`)."""
+    fed = {tensor.ref() for tensor in feeds}
+    stack = [t for t in tf.nest.flatten(fetches, expand_composites=True) if t.ref() not in fed]
+    seen: set[str] = set()
+    while stack:
+        op = stack.pop().op
+        if op.name in seen:
+            continue
+        seen.add(op.name)
+        if op.type == "Placeholder":
+            return op.name
+        stack.extend(t for t in op.inputs if t.ref() not in fed)
+    return None
 
 
 def _signature_functions(model: keras.Model, receiver_fn: Callable[[], Any]) -> tuple[dict[str, Any], dict[str, str]]:

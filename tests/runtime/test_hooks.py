@@ -264,13 +264,21 @@ def test_export_saved_model_receivers_and_outputs(tmp_path):
 
     def tensor_receiver():
         inputs = tfm.export.placeholder(tf.float32, [None, 2], name="values")
-        return tfm.export.TensorServingInputReceiver(inputs * 2.0, inputs)
+        doubled = inputs * 2.0
+        other = tfm.export.placeholder(tf.float32, [None, 2], name="other")
+        # TF1's alternatives: `doubled` feeds the features directly; `unrelated` cannot compute them.
+        return tfm.export.TensorServingInputReceiver(
+            doubled, inputs, receiver_tensors_alternatives={"doubled": {"values": doubled}, "unrelated": other}
+        )
 
     second = tfm.export_saved_model(model, str(tmp_path / "exports"), tensor_receiver)
     assert second != path  # a second later: TF1's unique timestamped directory
     loaded = tf.saved_model.load(second.decode())
+    assert sorted(loaded.signatures) == ["doubled:serving_default", "serving_default"]
     out = loaded.signatures["serving_default"](input=tf.constant(x))
     np.testing.assert_allclose(out["output"].numpy(), model(2 * x).numpy(), rtol=1e-6)
+    out = loaded.signatures["doubled:serving_default"](values=tf.constant(x))
+    np.testing.assert_allclose(out["output"].numpy(), model(x).numpy(), rtol=1e-6)
 
 
 def test_exporters_keep_and_final(tmp_path):
