@@ -13,6 +13,10 @@ evaluator's task type is "evaluator" (outside the cluster, as TF1's documentatio
     MultiWorkerMirroredStrategy `make_strategy("auto")` picks for them, with the same global batch,
     and print no evaluation; the evaluator (a local strategy) evaluates and exports as TF1's did.
 
+A parameter-server cluster (chief, worker, ps, and the evaluator) runs the migration only: the
+chief coordinates ParameterServerStrategy training, the ps and worker tasks serve, and the
+evaluator's results are compared with the oracle's single-process run.
+
 Which intermediate checkpoints an evaluator sees depends on timing, so the comparison is of the
 final evaluation and the final export (the `final=1.0` line and the `exported` line): the migrated
 evaluator's must equal the oracle evaluator's, and both the last two lines of the oracle's
@@ -53,34 +57,49 @@ _LOGGED = (
 )
 
 
-def _run_cluster(python: str | Path, program: Path, cwd: Path) -> dict[str, Run]:
-    """The program as a chief, a worker and an evaluator; every process is killed on the way out."""
-    cluster = _processes().local_cluster(chief=1, worker=1)
+def _run_cluster(python: str | Path, program: Path, cwd: Path, **jobs: int) -> dict[str, Run]:
+    """The program on every task of `jobs` (default: a chief and a worker) plus an evaluator.
+
+    The chief and the evaluator must exit with 0; the tasks of a parameter-server cluster's "ps" and
+    "worker" jobs serve until they are killed, after the chief and the evaluator are done. Every
+    process is killed on the way out.
+    """
+    jobs = jobs or {"chief": 1, "worker": 1}
+    cluster = _processes().local_cluster(**jobs)
+    serving = {"ps", "worker"} if "ps" in jobs else set()
     popens: dict[str, subprocess.Popen] = {}
+    tasks = [(job, index) for job, count in jobs.items() for index in range(count)] + [("evaluator", 0)]
     try:
-        for task in TASKS:
-            tf_config = json.dumps({"cluster": cluster, "task": {"type": task, "index": 0}})
-            with open(cwd / f"{task}.log", "wb") as log:
-                popens[task] = subprocess.Popen(
+        for job, index in tasks:
+            name = f"{job}{index or ''}"
+            tf_config = json.dumps({"cluster": cluster, "task": {"type": job, "index": index}})
+            with open(cwd / f"{name}.log", "wb") as log:
+                popens[name] = subprocess.Popen(
                     [str(python), "-c", _LOGGED, str(program)], cwd=cwd, env=_env(tf_config),
                     stdout=subprocess.PIPE, stderr=log, start_new_session=True,
                 )
         runs = {}
-        for task, popen in popens.items():
+        for name, popen in popens.items():
+            if name.rstrip("0123456789") in serving:
+                continue
             try:
                 stdout, _ = popen.communicate(timeout=TIMEOUT_S)
             except subprocess.TimeoutExpired:
-                popen.kill()
+                os.killpg(popen.pid, 9)
                 stdout, _ = popen.communicate()
-            stderr = (cwd / f"{task}.log").read_text(errors="replace")
-            runs[task] = Run(str(python), program, popen.returncode, stdout.decode(), stderr)
+            stderr = (cwd / f"{name}.log").read_text(errors="replace")
+            runs[name] = Run(str(python), program, popen.returncode, stdout.decode(), stderr)
+        for name, popen in popens.items():
+            if name not in runs:
+                assert popen.poll() is None, f"{name} exited:\n{(cwd / f'{name}.log').read_text(errors='replace')[-3000:]}"
+                runs[name] = Run(str(python), program, 0, "", (cwd / f"{name}.log").read_text(errors="replace"))
     finally:
         for popen in popens.values():
             if popen.poll() is None:
                 os.killpg(popen.pid, 9)
                 popen.wait(timeout=30)
-    for task, run in runs.items():
-        assert run.returncode == 0, f"{task} exited with {run.returncode}:\n{run.stderr[-4000:]}"
+    for name, run in runs.items():
+        assert run.returncode == 0, f"{name} exited with {run.returncode}:\n{run.stderr[-4000:]}"
     return runs
 
 
@@ -93,6 +112,27 @@ def tf1_cluster(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Run]:
     return _run_cluster(oracle_python(), program, directory)
 
 
+def _migrated(target: str, directory: Path) -> Path:
+    text = transform_source(CASE.read_text(encoding="utf-8"), filename=str(CASE), options=Options(target=target)).output
+    assert text == CASE.with_name(CASE.name.replace(".in.py", SUFFIX[target])).read_text(encoding="utf-8")
+    program = directory / "program.py"
+    program.write_text(text, encoding="utf-8")
+    return program
+
+
+def _check_evaluations(local: list[dict], evaluator: Run, tf1_evaluator: Run | None = None) -> None:
+    """The final evaluation and export as TF1's; every other evaluation as TF1's of that step."""
+    problems = compare(local[-2:], _final(evaluator))
+    by_step = {r["global_step"]: r for r in local[:-1]}
+    if tf1_evaluator is not None:
+        problems += compare(_final(tf1_evaluator), _final(evaluator))
+        by_step.update({r["global_step"]: r for r in parse_results(tf1_evaluator.stdout)[:-1]})
+    for result in parse_results(evaluator.stdout)[:-2]:  # Checkpoints the evaluator happened to see.
+        if result["global_step"] in by_step:
+            problems += compare([by_step[result["global_step"]]], [result])
+    assert not problems, "\n".join(problems)
+
+
 def _final(run: Run) -> list[dict]:
     results = parse_results(run.stdout)
     assert len(results) >= 2 and results[-2].get("final") == 1.0, run.stdout
@@ -101,25 +141,25 @@ def _final(run: Run) -> list[dict]:
 
 @pytest.mark.parametrize("target", ["keras", "ctl"])
 def test_chief_worker_evaluator_cluster_matches_tf1(target: str, tf1_cluster: dict[str, Run], tmp_path: Path) -> None:
-    text = transform_source(CASE.read_text(encoding="utf-8"), filename=str(CASE), options=Options(target=target)).output
-    assert text == CASE.with_name(CASE.name.replace(".in.py", SUFFIX[target])).read_text(encoding="utf-8")
-    program = tmp_path / "program.py"
-    program.write_text(text, encoding="utf-8")
-    runs = _run_cluster(sys.executable, program, tmp_path)
-
+    runs = _run_cluster(sys.executable, _migrated(target, tmp_path), tmp_path)
     for task in ("chief", "worker"):
         assert "-> CollectiveAllReduceStrategy" in runs[task].stderr, runs[task].stderr[-3000:]
         assert not parse_results(runs[task].stdout), f"the {task} evaluated:\n{runs[task].stdout}"
         assert not parse_results(tf1_cluster[task].stdout)
     assert "-> CollectiveAllReduceStrategy" not in runs["evaluator"].stderr
-
-    local = oracle_results(CASE)
-    problems = compare(_final(tf1_cluster["evaluator"]), _final(runs["evaluator"]))
-    problems += compare(local[-2:], _final(runs["evaluator"]))
-    by_step = {r["global_step"]: r for r in local[:-1]}
-    by_step.update({r["global_step"]: r for r in parse_results(tf1_cluster["evaluator"].stdout)[:-1]})
-    for result in parse_results(runs["evaluator"].stdout)[:-2]:  # Checkpoints the evaluator happened to see.
-        if result["global_step"] in by_step:
-            problems += compare([by_step[result["global_step"]]], [result])
-    assert not problems, "\n".join(problems)
+    _check_evaluations(oracle_results(CASE), runs["evaluator"], tf1_cluster["evaluator"])
     assert not list(tmp_path.rglob("workertemp_*")), "the worker left its temporary checkpoint dir"
+
+
+@pytest.mark.parametrize("target", ["keras", "ctl"])
+def test_parameter_server_cluster_with_evaluator(target: str, tmp_path: Path) -> None:
+    """chief + worker + ps (+ evaluator): the chief coordinates ParameterServerStrategy training, the
+    ps and worker tasks serve, the evaluator evaluates. TF1 trained asynchronously there (its chief
+    and worker both ran steps), so the comparison is with the oracle's single-process run: one
+    worker runs the coordinator's steps in order, on the same global batch."""
+    runs = _run_cluster(sys.executable, _migrated(target, tmp_path), tmp_path, chief=1, worker=1, ps=1)
+    assert "-> ParameterServerStrategyV2" in runs["chief"].stderr, runs["chief"].stderr[-3000:]
+    assert not parse_results(runs["chief"].stdout), runs["chief"].stdout
+    for task in ("worker", "ps"):
+        assert "runs its tf.distribute.Server" in runs[task].stderr, runs[task].stderr[-3000:]
+    _check_evaluations(oracle_results(CASE), runs["evaluator"])
