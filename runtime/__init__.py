@@ -16,7 +16,8 @@ TF1 Estimator/TPUEstimator behaviour on TF2 + Keras 3:
   * `hooks`: TF1 `SessionRunHook`s (`LoggingTensorHook`, `StopAtStepHook`, early stopping, ...)
     as Keras callbacks with Estimator's timing, for `fit`/`evaluate`/`predict(hooks=...)`.
   * `train_and_evaluate` / `TrainSpec` / `EvalSpec`: TF1's local train-and-evaluate loop
-    (evaluation after each checkpoint, `throttle_secs`, a final evaluation, exporters).
+    (evaluation after each checkpoint, `throttle_secs`, a final evaluation, exporters), and its
+    distributed one from `TF_CONFIG` (chief/workers train, the evaluator evaluates checkpoints).
   * `export` / `export_saved_model`: `Estimator.export_saved_model` with TF1's serving receivers,
     `export_outputs` and exporters, written by `tf.saved_model.save`.
   * `canned`: TF1's canned estimators (`DNNClassifier`, `LinearRegressor`, wide & deep, ...) as
