@@ -41,12 +41,13 @@ class _CallStore(_vs._VariableStore):
     """One call's variable store: TF1's rules within the call; a name the layer already holds is
     the held variable instead of a new one."""
 
-    __slots__ = ["_held"]
+    __slots__ = ["_held", "_creating"]
 
-    def __init__(self, held: dict[str, Any]) -> None:
+    def __init__(self, held: dict[str, Any], creating: list[bool]) -> None:
         super().__init__()
         self._store_eager_variables = True
         self._held = held
+        self._creating = creating
 
     def _get_single_variable(self, name, shape=None, dtype=tf.float32, reuse=None, **kwargs):
         if name in self._vars and reuse is False:
@@ -58,7 +59,11 @@ class _CallStore(_vs._VariableStore):
         if held is None and reuse is not True:
             held = self._held.get(name)
         if held is None:
-            variable = super()._get_single_variable(name, shape=shape, dtype=dtype, reuse=reuse, **kwargs)
+            self._creating[0] = True  # the layer's creator makes this one a weight (not a Keras sublayer's)
+            try:
+                variable = super()._get_single_variable(name, shape=shape, dtype=dtype, reuse=reuse, **kwargs)
+            finally:
+                self._creating[0] = False
             _forget_in_collections(variable)
             self._held[name] = variable
             return variable
@@ -98,6 +103,16 @@ def _fresh_variable_scopes():
         collection[:] = saved
 
 
+class _Arguments:
+    """A call's arguments, as one value Keras passes through untouched."""
+
+    __slots__ = ("args", "kwargs")
+
+    def __init__(self, args: tuple, kwargs: dict) -> None:
+        self.args = args
+        self.kwargs = kwargs
+
+
 class VariableScopeLayer(keras.layers.Layer):
     """Runs a TF1-style function under a variable store whose variables are this layer's weights.
 
@@ -115,13 +130,16 @@ class VariableScopeLayer(keras.layers.Layer):
         self._training_argument = training_argument
         self._held: dict[str, Any] = {}
         self._creating = False
+        self._from_store = [False]
         self.tf1_absolute_names: dict[str, Any] = {}
+        self._allow_non_tensor_positional_args = True
 
     def _lock_state(self):
         """Weights appear on the first call that asks for them, after Keras built the layer."""
 
     def _creator(self, next_creator, **kwargs):
-        if self._creating:  # the Keras weight's own tf.Variable
+        if not self._from_store[0] or self._creating:
+            # A Keras layer's own weight (called inside the function), or this weight's tf.Variable.
             return next_creator(**kwargs)
         name = kwargs.get("name")
         if not name:
@@ -166,12 +184,19 @@ class VariableScopeLayer(keras.layers.Layer):
         self.tf1_absolute_names[name] = weight
         return weight
 
-    def call(self, *args, training=None, **kwargs):
+    def __call__(self, *args, **kwargs):
+        # The function's arguments mix tensors and Python values (a config object, `is_training`),
+        # which Keras refuses within one argument: they travel as one opaque positional argument.
+        training = kwargs.pop("training", None)
+        return super().__call__(_Arguments(args, kwargs), training=training)
+
+    def call(self, arguments, training=None):
+        args, kwargs = arguments.args, dict(arguments.kwargs)
         if self._training_argument is not None:
             kwargs[self._training_argument] = bool(training)
         with contextlib.ExitStack() as stack:
             stack.enter_context(_fresh_variable_scopes())
-            stack.enter_context(_vs.with_variable_store(_CallStore(self._held)))
+            stack.enter_context(_vs.with_variable_store(_CallStore(self._held, self._from_store)))
             stack.enter_context(tf.variable_creator_scope(self._creator))
             return self._function(*args, **kwargs)
 

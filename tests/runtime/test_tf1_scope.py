@@ -215,3 +215,18 @@ def test_functional_layers_match_keras_arithmetic() -> None:
     np.testing.assert_allclose(got, (h - mean) / np.sqrt(var + 1e-12), rtol=1e-4, atol=1e-5)
     assert np.all(w["LayerNorm/gamma"].numpy() == 1) and np.all(w["LayerNorm/beta"].numpy() == 0)
     assert np.all(tf1.dropout(x, 0.9).numpy() == x.numpy())
+
+
+def test_python_arguments_pass_through_and_keras_sublayers_keep_their_weights() -> None:
+    head = keras.layers.Dense(3)
+
+    def body(features, is_training, scale):
+        hidden = tf1.dense(features["x"], 4)
+        hidden = tf1.dropout(hidden, rate=0.5, training=is_training)
+        return head(hidden) * scale
+
+    layer = tf1.VariableScopeLayer(body)
+    out = layer(features={"x": tf.ones([2, 5])}, is_training=False, scale=2.0)
+    assert out.shape == (2, 3)
+    assert sorted(layer.tf1_absolute_names) == ["dense/bias", "dense/kernel"]
+    assert len(layer.weights) == 2 and len(head.weights) == 2
