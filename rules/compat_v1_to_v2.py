@@ -10,8 +10,8 @@ from importlib import resources
 import libcst as cst
 
 from tfmigrate.names import canonical_name
-from tfmigrate.rule import Rule
-from tfmigrate.textpass import SourceView, TextPlan
+from tfmigrate.rule import RUNTIME_ALIAS, Rule
+from tfmigrate.textpass import SourceView, TextPlan, parse
 
 # Namespaces that are gone from TF >= 2.16 with Keras 3 even under tf.compat.v1.
 _REMOVED = {
@@ -19,6 +19,32 @@ _REMOVED = {
     "layers": "tf.compat.v1.layers raises under Keras 3: use tf.keras.layers inside a Keras model",
     "contrib": "tf.contrib does not exist in TF2",
 }
+
+
+# A module that builds a TF1 graph with variable scopes and no Estimator of its own (BERT's
+# `modeling.py`): the migrated model_fn runs its code inside `tfm.tf1.VariableScopeLayer`, whose
+# variable store these symbols work under unchanged, so they stay `tf.compat.v1.*` without a TODO;
+# the `tf.layers` / contrib layers it calls become the runtime's functional forms (same variables).
+_SCOPE_MARKERS = frozenset({"get_variable", "variable_scope"})
+_SCOPE_SYMBOLS = frozenset(
+    {"get_variable", "variable_scope", "get_variable_scope", "AUTO_REUSE", "VariableScope"}
+)
+_SCOPE_LAYERS = {
+    "layers.dense": "dense",
+    "layers.conv2d": "conv2d",
+    "layers.dropout": "dropout",
+    "contrib.layers.layer_norm": "layer_norm",  # and slim's (`tf_slim.layer_norm`)
+}
+
+
+def is_scope_module(symbols: set[str]) -> bool:
+    """Whether a file whose canonical symbols are `symbols` is TF1 variable-scope model code with no
+    Estimator of its own (see `_SCOPE_MARKERS`)."""
+    return bool(symbols & _SCOPE_MARKERS) and not any(symbol.startswith("estimator") for symbol in symbols)
+
+
+def _scope_symbol(symbol: str) -> bool:
+    return symbol in _SCOPE_SYMBOLS or (symbol.endswith("_initializer") and "." not in symbol)
 
 
 @functools.cache
@@ -69,8 +95,11 @@ def v2_name(symbol: str) -> str | None:
 
 
 @functools.lru_cache(maxsize=None)
-def plan_chain(full: str, tf: str) -> tuple[str | None, str | None]:
-    """What TFM101 does with a chain that resolves to `full`: (new spelling or None, TODO or None)."""
+def plan_chain(full: str, tf: str, scope_module: bool = False) -> tuple[str | None, str | None]:
+    """What TFM101 does with a chain that resolves to `full`: (new spelling or None, TODO or None);
+    `scope_module`: the file is TF1 variable-scope model code (`is_scope_module`)."""
+    if scope_module and canonical_name(full) in _SCOPE_LAYERS:
+        return f"{RUNTIME_ALIAS}.tf1.{_SCOPE_LAYERS[canonical_name(full)]}", None  # type: ignore[index]
     if full.startswith(("tensorflow.compat.v1.compat.v2.", "tensorflow.compat.v2.")):
         # `tf.compat.v2.summary.record_if` (TF2 API spelled from TF1 code): plain TF2 now.
         return f"{tf}.{full.split('compat.v2.', 1)[1]}", None
@@ -102,7 +131,9 @@ def plan_chain(full: str, tf: str) -> tuple[str | None, str | None]:
     target = v2_name(symbol)
     if target is not None:
         return f"{tf}.{target}" + (f".{rest}" if rest else ""), None
-    if head in _REMOVED:
+    if scope_module and _scope_symbol(symbol) and not rest:
+        todo = None
+    elif head in _REMOVED:
         todo = _REMOVED[head] + f" (`tf.{symbol}`)"
     else:
         todo = f"`tf.compat.v1.{symbol}` has no TF2 equivalent; rewrite this without it"
@@ -131,6 +162,18 @@ class CompatV1ToV2(Rule):
             full.startswith(("tensorflow.compat.v1.", "tensorflow.contrib")) for full in names.aliases.values()
         ) or bool(names.tf_roots)
 
+    _scope_module = False
+
+    def visit_Module(self, node: cst.Module) -> bool:
+        self._scope_module = self._scoped(lambda: SourceView(node.code, parse(node.code), names=self.ctx.names))
+        return True
+
+    def _scoped(self, view) -> bool:
+        """TF1 variable-scope model code no structural rule migrated (`is_scope_module`)."""
+        if any(code in self.ctx.applied for code in self.RUNS_AFTER if code != "TFM102"):
+            return False
+        return is_scope_module(view().symbols())
+
     def visit_Attribute(self, node: cst.Attribute) -> bool:
         # A dotted chain is handled whole, in leave_Attribute. (This also never descends into
         # `f(x).attr`, whose inside is left as it is; `text_edits` does the same.)
@@ -147,11 +190,15 @@ class CompatV1ToV2(Rule):
         return updated
 
     def _rewrite(self, full: str, node: cst.BaseExpression) -> cst.BaseExpression:
-        text, todo = plan_chain(full, self.ctx.tf2_alias)
+        text, todo = plan_chain(full, self.ctx.tf2_alias, self._scope_module)
         if todo is not None:
             self.todo(todo)
         if text is None:
             return node
+        if text.startswith(f"{RUNTIME_ALIAS}."):
+            self.mark_changed()
+            self.ctx.need_runtime()
+            return _chain_node(text)
         return self._emit(node, text)
 
     def _emit(self, node: cst.BaseExpression, text: str) -> cst.BaseExpression:
@@ -196,6 +243,7 @@ class CompatV1ToV2(Rule):
     # -- the same rule on `ast` alone (engine fast path; must match the CST pass byte for byte) --
     def text_edits(self, view: SourceView) -> TextPlan | None:
         names, tf = self.ctx.names, self.ctx.tf2_alias
+        scope_module = self._scoped(lambda: view)
         plan = TextPlan()
         dropped: dict[str, int] = {}
         data = view.lines.data
@@ -205,7 +253,9 @@ class CompatV1ToV2(Rule):
             full = names.qualify_dotted(chain.dotted)
             if full is None:
                 continue
-            text, todo = plan_chain(full, tf)
+            text, todo = plan_chain(full, tf, scope_module)
+            if text is not None and text.startswith(f"{RUNTIME_ALIAS}."):
+                return None  # an import to add: the CST pass schedules it
             edit = text is not None and text != chain.dotted
             if (edit or todo) and (chain.in_import or chain.in_fstring):
                 return None

@@ -334,13 +334,16 @@ def layer_norm(
     scale=True,
     activation_fn=None,
     reuse=None,
+    variables_collections=None,
+    outputs_collections=None,
     trainable=True,
     begin_norm_axis=1,
     begin_params_axis=-1,
     scope=None,
 ):
     """`tf.contrib.layers.layer_norm`: `<scope or LayerNorm>/beta` (zeros) and `/gamma` (ones) over
-    the axes from `begin_params_axis`, moments over the axes from `begin_norm_axis`, epsilon 1e-12."""
+    the axes from `begin_params_axis`, moments over the axes from `begin_norm_axis`, epsilon 1e-12.
+    (`variables_collections`/`outputs_collections` named graph collections; nothing reads them.)"""
     inputs = tf.convert_to_tensor(inputs)
     rank = inputs.shape.rank
     if rank is None:
