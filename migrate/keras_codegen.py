@@ -97,7 +97,7 @@ def model_class_lines(plan: Plan, slots: _Slots, tf: str, u: str, *, store_param
         lines.append("")
         lines.append(f"{u}@staticmethod")
         lines.append(f"{u}def {method}({', '.join(params)}):")
-        lines.append(f'{u * 2}"""TF1 code from another module; the variables it makes are `self.{attr}`\'s weights."""')
+        lines.append(f'{u * 2}"""TF1 variable-scope code; the variables it makes are `self.{attr}`\'s weights."""')
         lines += slots.block(stmts, 2, u)
         lines.append(f"{u * 2}return {', '.join(outputs)}")
     if plan.weights:

@@ -711,7 +711,10 @@ class ModelFnAnalyzer:
         # Module-level helpers the model_fn calls that build part of the model (inlined), and
         # names bound to a mode test (`is_training = (mode == ModeKeys.TRAIN)`).
         self.module_fns = {s.name.value: s for s in module.body if isinstance(s, cst.FunctionDef)}
-        self.foreign = foreign_names(module)
+        # Calls the forward pass makes into code it cannot restructure, run under a variable
+        # store instead: other modules' functions, and helpers that share variables
+        # (`variable_scope(..., reuse=tf.AUTO_REUSE)`, a siamese tower called on two inputs).
+        self.foreign = foreign_names(module) | {name for name, f in self.module_fns.items() if self._shares_variables(f)}
         self.inlined: list[str] = []
         self._inlining: list[str] = []
         self.mode_aliases: dict[str, tuple[bool, str]] = {}
@@ -776,6 +779,26 @@ class ModelFnAnalyzer:
             return self.mode_aliases[node.value]
         return self.is_mode_compare(node)
 
+    def _shares_variables(self, fn: cst.FunctionDef) -> bool:
+        """The helper opens a `variable_scope(reuse=...)` (True or AUTO_REUSE) or calls
+        `reuse_variables()`: TF1 shared its variables between calls."""
+        found = False
+        analyzer = self
+
+        class Visit(cst.CSTVisitor):
+            def visit_Call(self, node: cst.Call) -> None:
+                nonlocal found
+                key = analyzer.canonical(node.func)
+                if key in VARIABLE_SCOPES:
+                    reuse = next((a.value for a in node.args if a.keyword and a.keyword.value == "reuse"), None)
+                    if reuse is not None and not (isinstance(reuse, cst.Name) and reuse.value in ("None", "False")):
+                        found = True
+                elif isinstance(node.func, cst.Attribute) and node.func.attr.value == "reuse_variables":
+                    found = True
+
+        fn.body.visit(Visit())
+        return found
+
     def _needs_inline(self, fn: cst.FunctionDef, seen: frozenset[str] = frozenset()) -> bool:
         """The helper builds part of the model: it creates layers or variables, opens scopes, makes
         the optimizer or the loss, or calls a helper that does. Plain tensor helpers (a `gelu`)
@@ -807,7 +830,7 @@ class ModelFnAnalyzer:
         if not (isinstance(call, cst.Call) and isinstance(call.func, cst.Name)):
             return None
         fn = self.module_fns.get(call.func.value)
-        if fn is None or fn is self.fn or not self._needs_inline(fn):
+        if fn is None or fn is self.fn or fn.name.value in self.foreign or not self._needs_inline(fn):
             return None
         name = fn.name.value
         if name in self._inlining:
@@ -1958,9 +1981,9 @@ class ModelFnAnalyzer:
         for st in forward_stmts:
             if st in seeds or st.uses & objects:
                 group.append(st)
-                if isinstance(st.small, cst.Assign) and len(st.defs) == 1 and _foreign_calls(st.small.value, self.foreign):
-                    if isinstance(st.small.value, cst.Call) and st.small.value in _foreign_calls(st.small.value, self.foreign):
-                        objects |= st.defs
+                value = st.small.value if isinstance(st.small, cst.Assign) and len(st.defs) == 1 else None
+                if isinstance(value, cst.Call) and (dotted(value.func) or "").rsplit(".", 1)[-1][:1].isupper():
+                    objects |= st.defs  # `model = modeling.BertModel(...)`: an object (a function gives tensors)
         members = {id(st) for st in group}
         defs = set().union(*(st.defs for st in group))
         uses = set().union(*(st.uses for st in group))

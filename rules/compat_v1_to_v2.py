@@ -166,7 +166,21 @@ class CompatV1ToV2(Rule):
 
     def visit_Module(self, node: cst.Module) -> bool:
         self._scope_module = self._scoped(lambda: SourceView(node.code, parse(node.code), names=self.ctx.names))
+        self._store_fns = _store_functions(node)
+        self._fn_stack: list[str] = []
         return True
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+        self._fn_stack.append(node.name.value)
+        return True
+
+    def leave_FunctionDef(self, original: cst.FunctionDef, updated: cst.FunctionDef) -> cst.FunctionDef:
+        self._fn_stack.pop()
+        return updated
+
+    def _under_store(self) -> bool:
+        """Inside a function a `tfm.tf1.VariableScopeLayer` runs (or one such a function calls)."""
+        return self._scope_module or any(name in self._store_fns for name in self._fn_stack)
 
     def _scoped(self, view) -> bool:
         """TF1 variable-scope model code no structural rule migrated (`is_scope_module`)."""
@@ -190,7 +204,7 @@ class CompatV1ToV2(Rule):
         return updated
 
     def _rewrite(self, full: str, node: cst.BaseExpression) -> cst.BaseExpression:
-        text, todo = plan_chain(full, self.ctx.tf2_alias, self._scope_module)
+        text, todo = plan_chain(full, self.ctx.tf2_alias, self._under_store())
         if todo is not None:
             self.todo(todo)
         if text is None:
@@ -244,6 +258,8 @@ class CompatV1ToV2(Rule):
     def text_edits(self, view: SourceView) -> TextPlan | None:
         names, tf = self.ctx.names, self.ctx.tf2_alias
         scope_module = self._scoped(lambda: view)
+        if "VariableScopeLayer(" in view.source:
+            return None  # functions run under a variable store: the CST pass knows which
         plan = TextPlan()
         dropped: dict[str, int] = {}
         data = view.lines.data
@@ -301,6 +317,44 @@ class CompatV1ToV2(Rule):
                 else:  # let RemoveImportsVisitor decide, as the CST pass does
                     plan.removals.append((module, obj, asname))
         return plan
+
+
+def _store_functions(module: cst.Module) -> set[str]:
+    """Names of the functions `tfm.tf1.VariableScopeLayer(f)` / `(self.f)` runs, and of the
+    module-level functions they call (transitively): their TF1 code runs under a variable store."""
+    found: set[str] = set()
+    defs: dict[str, list[cst.FunctionDef]] = {}
+
+    class Collect(cst.CSTVisitor):
+        def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+            defs.setdefault(node.name.value, []).append(node)
+
+        def visit_Call(self, node: cst.Call) -> None:
+            if _dotted_text(node.func).endswith("tf1.VariableScopeLayer") and node.args:
+                target = _dotted_text(node.args[0].value)
+                if target:
+                    found.add(target.rsplit(".", 1)[-1])
+
+    module.visit(Collect())
+    if not found:
+        return found
+    module_fns = {s.name.value for s in module.body if isinstance(s, cst.FunctionDef)}
+    todo = list(found)
+    while todo:
+        name = todo.pop()
+        for fn in defs.get(name, []):
+            called: set[str] = set()
+
+            class Calls(cst.CSTVisitor):
+                def visit_Call(self, node: cst.Call) -> None:
+                    if isinstance(node.func, cst.Name) and node.func.value in module_fns:
+                        called.add(node.func.value)
+
+            fn.visit(Calls())
+            for callee in called - found:
+                found.add(callee)
+                todo.append(callee)
+    return found
 
 
 def _chain_node(text: str) -> cst.BaseExpression:
