@@ -1773,6 +1773,8 @@ class ModelFnAnalyzer:
         if loss_name not in label_names:
             raise Unsupported("the loss does not depend on labels")
 
+        self._foreign_outside_forward(stmts)
+
         # The model output: forward names the loss statements read.
         loss_stmts = [st for st in stmts if st.kind == "loss"]
         outputs = sorted(set().union(*(st.uses for st in loss_stmts)) & (forward - {self.features} - set(self.variables)))
@@ -1953,6 +1955,28 @@ class ModelFnAnalyzer:
                 raise Unsupported("a statement uses `mode`")
         return plan
 
+    def _foreign_outside_forward(self, stmts: list["_Stmt"]) -> None:
+        """A call into code run under a variable store (`_scoped`) belongs to the forward pass, and
+        the object a class of it returns is read there only."""
+        for st in stmts:
+            if st.kind not in ("forward", "pure", "drop") and _foreign_calls(st.small, self.foreign):
+                call = _foreign_calls(st.small, self.foreign)[0]
+                raise Unsupported(
+                    f"`{self.code(call.func)}(...)` outside the forward pass: the TF1 code behind it is not migrated"
+                )
+            if st.kind != "forward" or not isinstance(st.small, cst.Assign) or len(st.defs) != 1:
+                continue
+            value = st.small.value
+            if isinstance(value, cst.Call) and _foreign_calls(value, self.foreign) and (
+                (dotted(value.func) or "").rsplit(".", 1)[-1][:1].isupper()
+            ):
+                for other in stmts:
+                    if other.kind not in ("forward", "dead") and other.uses & st.defs:
+                        raise Unsupported(
+                            f"`{self.code(value.func)}(...)`: the object it returns is used outside the forward pass "
+                            "(only the outputs it computes can be)"
+                        )
+
     def _scoped(
         self, plan: "Plan", stmts: list["_Stmt"], forward_stmts: list["_Stmt"]
     ) -> dict[int, cst.SimpleStatementLine | None]:
@@ -1966,12 +1990,6 @@ class ModelFnAnalyzer:
             return {}
         out: dict[int, cst.SimpleStatementLine | None] = {}
         seeds = [st for st in forward_stmts if _foreign_calls(st.small, self.foreign)]
-        for st in stmts:
-            if st.kind not in ("forward", "dead", "pure") and _foreign_calls(st.small, self.foreign):
-                call = _foreign_calls(st.small, self.foreign)[0]
-                raise Unsupported(
-                    f"`{self.code(call.func)}(...)` outside the forward pass: the TF1 code behind it is not migrated"
-                )
         if not seeds:
             return {}
         local = {self.features, self.params} | {n for n in (self.labels, self.mode) if n} | {n for st in stmts for n in st.defs}
