@@ -81,7 +81,8 @@ def model_class_lines(plan: Plan, slots: _Slots, tf: str, u: str, *, store_param
     for attr, method, _, _, _ in plan.deferred_weights:
         lines.append(f"{u * 2}self.{attr} = tfm.layers.DeferredWeight(self.{method})")
     for attr, method, _, _, _ in plan.scoped:
-        lines.append(f'{u * 2}self.{attr} = tfm.tf1.VariableScopeLayer(self.{method}, name="{attr}")')
+        args = [f"self.{method}", f'name="{attr}"'] + (["regularization_losses=True"] if plan.scoped_regularization else [])
+        lines += wrap_call(f"self.{attr} = ", "tfm.tf1.VariableScopeLayer", args, u * 2, u)
     if metrics:
         for attr, func, args in plan.metrics:
             lines += wrap_call(f"self.{attr} = ", func, args, u * 2, u)

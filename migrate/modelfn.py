@@ -634,6 +634,7 @@ class Plan:
     # TF1 variable-scope code the codemod cannot see: (attribute, static method, its parameters,
     # the statements, the names returned), run by `tfm.tf1.VariableScopeLayer`.
     scoped: list[tuple[str, str, list[str], list[cst.SimpleStatementLine], list[str]]] = field(default_factory=list)
+    scoped_regularization: bool = False  # the TF1 loss read the regularizers that scoped code adds
     # Statements the eval metrics' tensors need from the model_fn's side (labels read from the
     # features, per-example losses), run before metric_fn's parameters are bound.
     metric_model_prelude: list[cst.SimpleStatementLine] = field(default_factory=list)
@@ -1870,6 +1871,7 @@ class ModelFnAnalyzer:
         # Regularizers count only if the TF1 loss read them (tf.losses.get_regularization_loss());
         # Keras always adds them, so unread ones are dropped to keep TF1's numbers.
         reads_regularization = any(_calls(st.small, self, REGULARIZATION_LOSS_FNS) for st in loss_stmts)
+        plan.scoped_regularization = reads_regularization
         if not reads_regularization:
             for layer in plan.layers:
                 layer.args = [a for a in layer.args if not re.match(r"\w*_regularizer=", a)]

@@ -41,15 +41,26 @@ class _CallStore(_vs._VariableStore):
     """One call's variable store: TF1's rules within the call; a name the layer already holds is
     the held variable instead of a new one."""
 
-    __slots__ = ["_held", "_creating"]
+    __slots__ = ["_held", "_creating", "regularization_losses"]
 
     def __init__(self, held: dict[str, Any], creating: list[bool]) -> None:
         super().__init__()
         self._store_eager_variables = True
         self._held = held
         self._creating = creating
+        self.regularization_losses: list[Any] = []
 
-    def _get_single_variable(self, name, shape=None, dtype=tf.float32, reuse=None, **kwargs):
+    def _get_single_variable(self, name, shape=None, dtype=tf.float32, reuse=None, regularizer=None, **kwargs):
+        # TF1 ran a variable's regularizer where the graph created it: once per call, here.
+        made_here = name not in self._vars and reuse is not True
+        variable = self._variable(name, shape, dtype, reuse, **kwargs)
+        if regularizer is not None and made_here:
+            loss = regularizer(variable)
+            if loss is not None:
+                self.regularization_losses.append(loss)
+        return variable
+
+    def _variable(self, name, shape, dtype, reuse, **kwargs):
         if name in self._vars and reuse is False:
             raise ValueError(
                 f"Variable {name} already exists, disallowed. Did you mean to set reuse=True or "
@@ -121,11 +132,22 @@ class VariableScopeLayer(keras.layers.Layer):
         `dense`/`layer_norm`/...) from the call's arguments and returns tensors.
       training_argument: the keyword the function takes the training flag as (`is_training`);
         the layer's `training` call argument (a Python bool under Keras) is passed under it.
+      regularization_losses: add the `get_variable(regularizer=...)` losses to the layer's
+        `losses` (which Keras adds to the loss): for a TF1 loss that read
+        `tf.losses.get_regularization_loss()`. Without it they are dropped, as TF1 dropped the
+        `REGULARIZATION_LOSSES` collection nothing read.
       **kwargs: `keras.layers.Layer` arguments (`name`, `trainable`, `dtype`).
     """
 
-    def __init__(self, function: Callable[..., Any], training_argument: str | None = None, **kwargs):
+    def __init__(
+        self,
+        function: Callable[..., Any],
+        training_argument: str | None = None,
+        regularization_losses: bool = False,
+        **kwargs,
+    ):
         super().__init__(**kwargs)
+        self._regularization_losses = bool(regularization_losses)
         self._function = function
         self._training_argument = training_argument
         self._held: dict[str, Any] = {}
@@ -194,11 +216,16 @@ class VariableScopeLayer(keras.layers.Layer):
         args, kwargs = arguments.args, dict(arguments.kwargs)
         if self._training_argument is not None:
             kwargs[self._training_argument] = bool(training)
+        store = _CallStore(self._held, self._from_store)
         with contextlib.ExitStack() as stack:
             stack.enter_context(_fresh_variable_scopes())
-            stack.enter_context(_vs.with_variable_store(_CallStore(self._held, self._from_store)))
+            stack.enter_context(_vs.with_variable_store(store))
             stack.enter_context(tf.variable_creator_scope(self._creator))
-            return self._function(*args, **kwargs)
+            outputs = self._function(*args, **kwargs)
+        if self._regularization_losses:
+            for loss in store.regularization_losses:
+                self.add_loss(loss)
+        return outputs
 
 
 def _keras_aggregation(aggregation) -> str:

@@ -230,3 +230,23 @@ def test_python_arguments_pass_through_and_keras_sublayers_keep_their_weights() 
     assert out.shape == (2, 3)
     assert sorted(layer.tf1_absolute_names) == ["dense/bias", "dense/kernel"]
     assert len(layer.weights) == 2 and len(head.weights) == 2
+
+
+def test_regularizers_count_once_per_call_only_when_asked() -> None:
+    def body(x):
+        outs = []
+        for _ in range(2):  # the second pass reuses: TF1 regularized the variable once
+            with tf.compat.v1.variable_scope("shared", reuse=tf.compat.v1.AUTO_REUSE):
+                w = tf.compat.v1.get_variable(
+                    "w", [2], initializer=tf.compat.v1.constant_initializer(3.0),
+                    regularizer=lambda v: tf.reduce_sum(v) * 0.5,
+                )
+                outs.append(x * w)
+        return outs[0] + outs[1]
+
+    counted = tf1.VariableScopeLayer(body, regularization_losses=True)
+    counted(tf.ones([2]))
+    assert [float(loss) for loss in counted.losses] == [3.0]
+    dropped = tf1.VariableScopeLayer(body)
+    dropped(tf.ones([2]))
+    assert dropped.losses == []
