@@ -1401,7 +1401,10 @@ class ModelFnAnalyzer:
                 raise Unsupported(f"`tf.variable_scope({name}=...)` is not migrated (set it on each variable)")
         reuse = bound.get("reuse")
         if reuse is not None and not (isinstance(reuse, cst.Name) and reuse.value in ("None", "False")):
-            raise Unsupported("`tf.variable_scope(reuse=...)`: shared variables are not migrated yet")
+            raise Unsupported(
+                "`tf.variable_scope(reuse=...)` in the model_fn's own body is not migrated yet (opened in a helper "
+                "function the model_fn calls, it runs in a `tfm.tf1.VariableScopeLayer`)"
+            )
         name = bound.get("name_or_scope")
         if isinstance(name, cst.SimpleString):
             leaf = str(name.evaluated_value)
