@@ -204,6 +204,9 @@ class VariableScopeLayer(keras.layers.Layer):
         finally:
             self._creating = False
         self.tf1_absolute_names[name] = weight
+        # A checkpoint dependency named by the TF1 name (Keras tracks weights held as attributes;
+        # these are not), restored on creation when a checkpoint was restored before.
+        self._track_trackable(weight, name=name, overwrite=True)
         return weight
 
     def __call__(self, *args, **kwargs):

@@ -250,3 +250,17 @@ def test_regularizers_count_once_per_call_only_when_asked() -> None:
     dropped = tf1.VariableScopeLayer(body)
     dropped(tf.ones([2]))
     assert dropped.losses == []
+
+
+def test_tf2_checkpoints_save_and_restore_the_weights(tmp_path) -> None:
+    model = ScopedNet()
+    want = model(_inputs()).numpy()
+    path = tf.train.Checkpoint(model=model).save(str(tmp_path / "ckpt"))
+    restored = ScopedNet()
+    restored(_inputs())
+    assert not np.allclose(restored(_inputs()).numpy(), want)  # other random initial values
+    tf.train.Checkpoint(model=restored).restore(path).assert_existing_objects_matched()
+    np.testing.assert_allclose(restored(_inputs()).numpy(), want, rtol=1e-6)
+    deferred = ScopedNet()  # restored before its first call: each weight takes its value when made
+    tf.train.Checkpoint(model=deferred).restore(path)
+    np.testing.assert_allclose(deferred(_inputs()).numpy(), want, rtol=1e-6)
