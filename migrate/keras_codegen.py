@@ -80,6 +80,9 @@ def model_class_lines(plan: Plan, slots: _Slots, tf: str, u: str, *, store_param
         lines += wrap_call(f"self.{layer.attr} = ", layer.func, layer.args, u * 2, u)
     for attr, method, _, _, _ in plan.deferred_weights:
         lines.append(f"{u * 2}self.{attr} = tfm.layers.DeferredWeight(self.{method})")
+    for attr, method, _, _, _ in plan.scoped:
+        args = [f"self.{method}", f'name="{attr}"'] + (["regularization_losses=True"] if plan.scoped_regularization else [])
+        lines += wrap_call(f"self.{attr} = ", "tfm.tf1.VariableScopeLayer", args, u * 2, u)
     if metrics:
         for attr, func, args in plan.metrics:
             lines += wrap_call(f"self.{attr} = ", func, args, u * 2, u)
@@ -91,6 +94,13 @@ def model_class_lines(plan: Plan, slots: _Slots, tf: str, u: str, *, store_param
             lines.append(f"{u * 2}{p} = self.{p}")
         lines += slots.block(stmts, 2, u)
         lines += wrap_call("return ", "dict", args, u * 2, u)
+    for attr, method, params, stmts, outputs in plan.scoped:
+        lines.append("")
+        lines.append(f"{u}@staticmethod")
+        lines.append(f"{u}def {method}({', '.join(params)}):")
+        lines.append(f'{u * 2}"""TF1 variable-scope code; the variables it makes are `self.{attr}`\'s weights."""')
+        lines += slots.block(stmts, 2, u)
+        lines.append(f"{u * 2}return {', '.join(outputs)}")
     if plan.weights:
         lines.append("")
         lines.append(f"{u}def build(self, input_shape):")

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 import libcst as cst
 
 from .inline import InlineError, RenameNames, inline
-from .names import AliasTable, names_in
+from .names import AliasTable, dotted, names_in
 from .user_optimizers import ADAM_WEIGHT_DECAY, recognise
 
 _BUILTINS = set(dir(builtins))
@@ -69,6 +69,52 @@ _MODEL_BUILDING = {
     "get_variable", "variable_scope", "name_scope", "trainable_variables", "gradients", "get_collection",
     "add_to_collection", "clip_by_global_norm", "global_variables",
 }
+
+# Modules whose functions build no TF graph. A call in the forward pass into any other imported
+# module (not TensorFlow's) may create TF1 variables the codemod cannot see (BERT's `modeling`).
+_PLAIN_MODULES = frozenset({
+    "__future__", "absl", "collections", "copy", "functools", "itertools", "json", "logging", "math", "numpy", "os",
+    "random", "re", "six", "string", "sys", "time", "typing", "tensorflow", "tf_slim", "tfmigrate",
+})
+# TF1 functional layers -> the runtime's functional forms (`tfm.tf1.*`), inside scoped code.
+_SCOPED_LAYERS = {
+    "layers.dense": "dense", "layers.conv2d": "conv2d", "layers.dropout": "dropout",
+    "contrib.layers.layer_norm": "layer_norm",
+}
+
+
+def foreign_names(module: cst.Module) -> set[str]:
+    """Local names a module-level import binds to a module (or its members) outside `_PLAIN_MODULES`."""
+    out: set[str] = set()
+    for stmt in module.body:
+        if not isinstance(stmt, cst.SimpleStatementLine):
+            continue
+        for small in stmt.body:
+            if isinstance(small, cst.Import):
+                for alias in small.names:
+                    full = dotted(alias.name) or ""
+                    if full.split(".")[0] not in _PLAIN_MODULES:
+                        out.add(alias.asname.name.value if alias.asname else full.split(".")[0])  # type: ignore[union-attr]
+            elif isinstance(small, cst.ImportFrom) and not isinstance(small.names, cst.ImportStar):
+                full = (dotted(small.module) or "") if small.module is not None else ""
+                if small.relative or full.split(".")[0] not in _PLAIN_MODULES:
+                    for alias in small.names:
+                        out.add(alias.asname.name.value if alias.asname else (dotted(alias.name) or ""))  # type: ignore[union-attr]
+    return out
+
+
+def _foreign_calls(node: cst.CSTNode, foreign: set[str]) -> list[cst.Call]:
+    found: list[cst.Call] = []
+
+    class Visit(cst.CSTVisitor):
+        def visit_Call(self, call: cst.Call) -> None:
+            name = dotted(call.func)
+            if name is not None and name.split(".")[0] in foreign:
+                found.append(call)
+
+    node.visit(Visit())
+    return found
+
 
 # TF1 functional layer -> (Keras class, positional parameter names after `inputs`, arguments the
 # Keras constructor does not take, which the call takes instead).
@@ -597,6 +643,11 @@ class Plan:
     # statements, `add_weight` arguments); made by `tfm.layers.DeferredWeight` on first call.
     deferred_weights: list[tuple[str, str, str, list[cst.SimpleStatementLine], list[str]]] = field(default_factory=list)
     deferred_use_params: bool = False
+    # Forward statements that call into another module (BERT's `modeling.BertModel(...)`), whose
+    # TF1 variable-scope code the codemod cannot see: (attribute, static method, its parameters,
+    # the statements, the names returned), run by `tfm.tf1.VariableScopeLayer`.
+    scoped: list[tuple[str, str, list[str], list[cst.SimpleStatementLine], list[str]]] = field(default_factory=list)
+    scoped_regularization: bool = False  # the TF1 loss read the regularizers that scoped code adds
     # Statements the eval metrics' tensors need from the model_fn's side (labels read from the
     # features, per-example losses), run before metric_fn's parameters are bound.
     metric_model_prelude: list[cst.SimpleStatementLine] = field(default_factory=list)
@@ -674,6 +725,10 @@ class ModelFnAnalyzer:
         # Module-level helpers the model_fn calls that build part of the model (inlined), and
         # names bound to a mode test (`is_training = (mode == ModeKeys.TRAIN)`).
         self.module_fns = {s.name.value: s for s in module.body if isinstance(s, cst.FunctionDef)}
+        # Calls the forward pass makes into code it cannot restructure, run under a variable
+        # store instead: other modules' functions, and helpers that share variables
+        # (`variable_scope(..., reuse=tf.AUTO_REUSE)`, a siamese tower called on two inputs).
+        self.foreign = foreign_names(module) | {name for name, f in self.module_fns.items() if self._shares_variables(f)}
         self.inlined: list[str] = []
         self._inlining: list[str] = []
         self.mode_aliases: dict[str, tuple[bool, str]] = {}
@@ -738,6 +793,26 @@ class ModelFnAnalyzer:
             return self.mode_aliases[node.value]
         return self.is_mode_compare(node)
 
+    def _shares_variables(self, fn: cst.FunctionDef) -> bool:
+        """The helper opens a `variable_scope(reuse=...)` (True or AUTO_REUSE) or calls
+        `reuse_variables()`: TF1 shared its variables between calls."""
+        found = False
+        analyzer = self
+
+        class Visit(cst.CSTVisitor):
+            def visit_Call(self, node: cst.Call) -> None:
+                nonlocal found
+                key = analyzer.canonical(node.func)
+                if key in VARIABLE_SCOPES:
+                    reuse = next((a.value for a in node.args if a.keyword and a.keyword.value == "reuse"), None)
+                    if reuse is not None and not (isinstance(reuse, cst.Name) and reuse.value in ("None", "False")):
+                        found = True
+                elif isinstance(node.func, cst.Attribute) and node.func.attr.value == "reuse_variables":
+                    found = True
+
+        fn.body.visit(Visit())
+        return found
+
     def _needs_inline(self, fn: cst.FunctionDef, seen: frozenset[str] = frozenset()) -> bool:
         """The helper builds part of the model: it creates layers or variables, opens scopes, makes
         the optimizer or the loss, or calls a helper that does. Plain tensor helpers (a `gelu`)
@@ -769,7 +844,7 @@ class ModelFnAnalyzer:
         if not (isinstance(call, cst.Call) and isinstance(call.func, cst.Name)):
             return None
         fn = self.module_fns.get(call.func.value)
-        if fn is None or fn is self.fn or not self._needs_inline(fn):
+        if fn is None or fn is self.fn or fn.name.value in self.foreign or not self._needs_inline(fn):
             return None
         name = fn.name.value
         if name in self._inlining:
@@ -1388,7 +1463,10 @@ class ModelFnAnalyzer:
                 raise Unsupported(f"`tf.variable_scope({name}=...)` is not migrated (set it on each variable)")
         reuse = bound.get("reuse")
         if reuse is not None and not (isinstance(reuse, cst.Name) and reuse.value in ("None", "False")):
-            raise Unsupported("`tf.variable_scope(reuse=...)`: shared variables are not migrated yet")
+            raise Unsupported(
+                "`tf.variable_scope(reuse=...)` in the model_fn's own body is not migrated yet (opened in a helper "
+                "function the model_fn calls, it runs in a `tfm.tf1.VariableScopeLayer`)"
+            )
         name = bound.get("name_or_scope")
         if isinstance(name, cst.SimpleString):
             leaf = str(name.evaluated_value)
@@ -1761,6 +1839,8 @@ class ModelFnAnalyzer:
         if loss_name not in label_names:
             raise Unsupported("the loss does not depend on labels")
 
+        self._foreign_outside_forward(stmts)
+
         # The model output: forward names the loss statements read.
         loss_stmts = [st for st in stmts if st.kind == "loss"]
         outputs = sorted(set().union(*(st.uses for st in loss_stmts)) & (forward - {self.features} - set(self.variables)))
@@ -1808,9 +1888,13 @@ class ModelFnAnalyzer:
             else:
                 st.kind = "dead"
         forward_stmts = [st for st in forward_stmts if st.kind == "forward"]
+        scoped_lines = self._scoped(plan, stmts, forward_stmts)
         layer_uses: set[str] = set()
         for st in stmts:
-            if st.kind == "forward":
+            if st.kind == "forward" and id(st) in scoped_lines:
+                if scoped_lines[id(st)] is not None:
+                    call_lines.append(scoped_lines[id(st)])
+            elif st.kind == "forward":
                 rewriter.scope = self.scope_of.get(id(st.node), "")
                 call_lines.append(st.node.visit(rewriter))
             elif st.kind == "pure" and any(st in needed_pure(f.uses) for f in forward_stmts):
@@ -1853,6 +1937,7 @@ class ModelFnAnalyzer:
         # Regularizers count only if the TF1 loss read them (tf.losses.get_regularization_loss());
         # Keras always adds them, so unread ones are dropped to keep TF1's numbers.
         reads_regularization = any(_calls(st.small, self, REGULARIZATION_LOSS_FNS) for st in loss_stmts)
+        plan.scoped_regularization = reads_regularization
         if not reads_regularization:
             for layer in plan.layers:
                 layer.args = [a for a in layer.args if not re.match(r"\w*_regularizer=", a)]
@@ -1937,6 +2022,95 @@ class ModelFnAnalyzer:
             if st.kind == "pure" and st.uses & mode_names:
                 raise Unsupported("a statement uses `mode`")
         return plan
+
+    def _foreign_outside_forward(self, stmts: list["_Stmt"]) -> None:
+        """A call into code run under a variable store (`_scoped`) belongs to the forward pass, and
+        the object a class of it returns is read there only."""
+        for st in stmts:
+            if st.kind not in ("forward", "pure", "drop") and _foreign_calls(st.small, self.foreign):
+                call = _foreign_calls(st.small, self.foreign)[0]
+                raise Unsupported(
+                    f"`{self.code(call.func)}(...)` outside the forward pass: the TF1 code behind it is not migrated"
+                )
+            if st.kind != "forward" or not isinstance(st.small, cst.Assign) or len(st.defs) != 1:
+                continue
+            value = st.small.value
+            if isinstance(value, cst.Call) and _foreign_calls(value, self.foreign) and (
+                (dotted(value.func) or "").rsplit(".", 1)[-1][:1].isupper()
+            ):
+                for other in stmts:
+                    if other.kind not in ("forward", "dead") and other.uses & st.defs:
+                        raise Unsupported(
+                            f"`{self.code(value.func)}(...)`: the object it returns is used outside the forward pass "
+                            "(only the outputs it computes can be)"
+                        )
+
+    def _scoped(
+        self, plan: "Plan", stmts: list["_Stmt"], forward_stmts: list["_Stmt"]
+    ) -> dict[int, cst.SimpleStatementLine | None]:
+        """Forward statements that call into another module (`model = modeling.BertModel(...)`),
+        with those that use the object such a call returns (`model.get_pooled_output()`), become
+        one `tfm.tf1.VariableScopeLayer` made in `__init__` and called in `call()`: the TF1 code
+        behind the call makes its variables once, as the layer's weights, under their TF1 names.
+        Returns statement -> the call line that replaces the group's first statement (None for
+        the others)."""
+        if not self.foreign:
+            return {}
+        out: dict[int, cst.SimpleStatementLine | None] = {}
+        seeds = [st for st in forward_stmts if _foreign_calls(st.small, self.foreign)]
+        if not seeds:
+            return {}
+        local = {self.features, self.params} | {n for n in (self.labels, self.mode) if n} | {n for st in stmts for n in st.defs}
+        position = {id(st): i for i, st in enumerate(stmts)}
+        objects: set[str] = set()
+        group: list[_Stmt] = []
+        for st in forward_stmts:
+            if st in seeds or st.uses & objects:
+                group.append(st)
+                value = st.small.value if isinstance(st.small, cst.Assign) and len(st.defs) == 1 else None
+                if isinstance(value, cst.Call) and (dotted(value.func) or "").rsplit(".", 1)[-1][:1].isupper():
+                    objects |= st.defs  # `model = modeling.BertModel(...)`: an object (a function gives tensors)
+        members = {id(st) for st in group}
+        defs = set().union(*(st.defs for st in group))
+        uses = set().union(*(st.uses for st in group))
+        first = group[0]
+        described = self.code(_foreign_calls(first.small, self.foreign)[0].func)
+        inputs = sorted((uses & local) - defs)
+        for bad in (self.labels, self.mode):
+            if bad and bad in inputs:
+                raise Unsupported(f"`{described}(...)` reads `{bad}`: not migrated")
+        later = {
+            name
+            for st in stmts
+            if id(st) not in members
+            and st.kind != "dead"
+            for name in st.uses
+        } | {plan.output}
+        for st in stmts:
+            if id(st) in members or not st.defs & set(inputs):
+                continue
+            if position[id(st)] > position[id(first)]:
+                raise Unsupported(f"`{described}(...)`: its inputs are computed after it ({', '.join(sorted(st.defs & set(inputs)))})")
+        if objects & later:
+            raise Unsupported(f"`{described}(...)`: the object it returns is used beyond reading its outputs")
+        outputs = sorted((defs - objects) & later)
+        if not outputs:
+            raise Unsupported(f"`{described}(...)`: nothing the model computes reads its result")
+        base = _snake(described.rsplit(".", 1)[-1]) or "tf1_model"
+        attr = self.unique_attr(base)
+        method = f"_{attr}_tf1"
+        rewriter = _ScopedRewriter(self)
+        body = [st.node.visit(rewriter) for st in group]
+        params = inputs + (["training"] if rewriter.training else [])
+        plan.scoped.append((attr, method, params, body, outputs))
+        target = ", ".join(outputs)
+        args = ", ".join(f"{name}={name}" for name in inputs)
+        if rewriter.training:
+            args = ", ".join(filter(None, [args, "training=training"]))
+        out[id(first)] = cst.parse_statement(f"{target} = self.{attr}({args})\n")  # type: ignore[assignment]
+        for st in group[1:]:
+            out[id(st)] = None
+        return out
 
     def _loss_collection(self, stmts: list["_Stmt"]) -> None:
         """TF1 loss functions added their result to the LOSSES collection, which
@@ -2691,6 +2865,34 @@ def _bind(call: cst.Call, positional: tuple[str, ...]) -> dict[str, cst.BaseExpr
         else:
             return None
     return bound
+
+
+class _ScopedRewriter(cst.CSTTransformer):
+    """Statements run inside a `tfm.tf1.VariableScopeLayer`: TF1 functional layers -> the
+    runtime's (`tfm.tf1.dense`, same variables); `mode == TRAIN` -> the layer's `training`."""
+
+    def __init__(self, analyzer: "ModelFnAnalyzer") -> None:
+        super().__init__()
+        self.a = analyzer
+        self.training = False
+
+    def leave_Comparison(self, original: cst.Comparison, updated: cst.Comparison) -> cst.BaseExpression:
+        mode = self.a.is_mode_compare(original)
+        if mode is None:
+            return updated
+        equal, key = mode
+        if key != "estimator.ModeKeys.TRAIN":
+            raise Unsupported(f"the forward pass tests `mode` against {key.rsplit('.', 1)[-1]}")
+        self.training = True
+        return cst.Name("training") if equal else cst.UnaryOperation(cst.Not(), cst.Name("training"))
+
+    def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
+        key = self.a.canonical(original.func)
+        if key in _SCOPED_LAYERS:
+            return updated.with_changes(func=cst.parse_expression(f"{self.a.tfm}.tf1.{_SCOPED_LAYERS[key]}"))
+        if key is not None and key.startswith(("layers.", "contrib.layers.", "contrib.slim.")):
+            raise Unsupported(f"`tf.{key}` inside a call into another module's code is not migrated yet")
+        return updated
 
 
 class _ForwardRewriter(cst.CSTTransformer):

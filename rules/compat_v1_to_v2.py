@@ -11,7 +11,7 @@ import libcst as cst
 
 from tfmigrate.names import canonical_name
 from tfmigrate.rule import RUNTIME_ALIAS, Rule
-from tfmigrate.textpass import SourceView, TextPlan
+from tfmigrate.textpass import SourceView, TextPlan, parse
 
 # Namespaces that are gone from TF >= 2.16 with Keras 3 even under tf.compat.v1.
 _REMOVED = {
@@ -66,6 +66,32 @@ def runtime_symbol(full: str) -> tuple[str, str] | None:
     return None
 
 
+# A module that builds a TF1 graph with variable scopes and no Estimator of its own (BERT's
+# `modeling.py`): the migrated model_fn runs its code inside `tfm.tf1.VariableScopeLayer`, whose
+# variable store these symbols work under unchanged, so they stay `tf.compat.v1.*` without a TODO;
+# the `tf.layers` / contrib layers it calls become the runtime's functional forms (same variables).
+_SCOPE_MARKERS = frozenset({"get_variable", "variable_scope"})
+_SCOPE_SYMBOLS = frozenset(
+    {"get_variable", "variable_scope", "get_variable_scope", "AUTO_REUSE", "VariableScope"}
+)
+_SCOPE_LAYERS = {
+    "layers.dense": "dense",
+    "layers.conv2d": "conv2d",
+    "layers.dropout": "dropout",
+    "contrib.layers.layer_norm": "layer_norm",  # and slim's (`tf_slim.layer_norm`)
+}
+
+
+def is_scope_module(symbols: set[str]) -> bool:
+    """Whether a file whose canonical symbols are `symbols` is TF1 variable-scope model code with no
+    Estimator of its own (see `_SCOPE_MARKERS`)."""
+    return bool(symbols & _SCOPE_MARKERS) and not any(symbol.startswith("estimator") for symbol in symbols)
+
+
+def _scope_symbol(symbol: str) -> bool:
+    return symbol in _SCOPE_SYMBOLS or (symbol.endswith("_initializer") and "." not in symbol)
+
+
 @functools.cache
 def _load() -> tuple[dict, frozenset[str]]:
     data_dir = resources.files("tfmigrate.rules") / "data"
@@ -114,8 +140,11 @@ def v2_name(symbol: str) -> str | None:
 
 
 @functools.lru_cache(maxsize=None)
-def plan_chain(full: str, tf: str) -> tuple[str | None, str | None]:
-    """What TFM101 does with a chain that resolves to `full`: (new spelling or None, TODO or None)."""
+def plan_chain(full: str, tf: str, scope_module: bool = False) -> tuple[str | None, str | None]:
+    """What TFM101 does with a chain that resolves to `full`: (new spelling or None, TODO or None);
+    `scope_module`: the file is TF1 variable-scope model code (`is_scope_module`)."""
+    if scope_module and canonical_name(full) in _SCOPE_LAYERS:
+        return f"{RUNTIME_ALIAS}.tf1.{_SCOPE_LAYERS[canonical_name(full)]}", None  # type: ignore[index]
     if full.startswith(("tensorflow.compat.v1.compat.v2.", "tensorflow.compat.v2.")):
         # `tf.compat.v2.summary.record_if` (TF2 API spelled from TF1 code): plain TF2 now.
         return f"{tf}.{full.split('compat.v2.', 1)[1]}", None
@@ -152,7 +181,9 @@ def plan_chain(full: str, tf: str) -> tuple[str | None, str | None]:
     target = v2_name(symbol)
     if target is not None:
         return f"{tf}.{target}" + (f".{rest}" if rest else ""), None
-    if head in _REMOVED:
+    if scope_module and _scope_symbol(symbol) and not rest:
+        todo = None
+    elif head in _REMOVED:
         todo = _REMOVED[head] + f" (`tf.{symbol}`)"
     else:
         todo = f"`tf.compat.v1.{symbol}` has no TF2 equivalent; rewrite this without it"
@@ -181,7 +212,12 @@ class CompatV1ToV2(Rule):
             full.startswith(("tensorflow.compat.v1.", "tensorflow.contrib")) for full in names.aliases.values()
         ) or bool(names.tf_roots)
 
+    _scope_module = False
+
     def visit_Module(self, node: cst.Module) -> None:
+        self._scope_module = self._scoped(lambda: SourceView(node.code, parse(node.code), names=self.ctx.names))
+        self._store_fns = _store_functions(node)
+        self._fn_stack: list[str] = []
         self._dead_aliases = _dead_module_aliases(node, self.ctx.names, self.ctx.tf2_alias)
         # `from tensorflow.contrib.X import Y`: locals that name removed contrib objects (their bare
         # uses get a TODO), and the imports the runtime replaces whole (rewritten in leave_ImportFrom).
@@ -212,6 +248,24 @@ class CompatV1ToV2(Rule):
             return cst.RemoveFromParent()
         return updated
 
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+        self._fn_stack.append(node.name.value)
+        return True
+
+    def leave_FunctionDef(self, original: cst.FunctionDef, updated: cst.FunctionDef) -> cst.FunctionDef:
+        self._fn_stack.pop()
+        return updated
+
+    def _under_store(self) -> bool:
+        """Inside a function a `tfm.tf1.VariableScopeLayer` runs (or one such a function calls)."""
+        return self._scope_module or any(name in self._store_fns for name in self._fn_stack)
+
+    def _scoped(self, view) -> bool:
+        """TF1 variable-scope model code no structural rule migrated (`is_scope_module`)."""
+        if any(code in self.ctx.applied for code in self.RUNS_AFTER if code != "TFM102"):
+            return False
+        return is_scope_module(view().symbols())
+
     def visit_Attribute(self, node: cst.Attribute) -> bool:
         # A dotted chain is handled whole, in leave_Attribute. (This also never descends into
         # `f(x).attr`, whose inside is left as it is; `text_edits` does the same.)
@@ -232,7 +286,7 @@ class CompatV1ToV2(Rule):
         return updated
 
     def _rewrite(self, full: str, node: cst.BaseExpression) -> cst.BaseExpression:
-        text, todo = plan_chain(full, self.ctx.tf2_alias)
+        text, todo = plan_chain(full, self.ctx.tf2_alias, self._under_store())
         if todo is not None:
             self.todo(todo)
         if text is None:
@@ -291,6 +345,9 @@ class CompatV1ToV2(Rule):
     # -- the same rule on `ast` alone (engine fast path; must match the CST pass byte for byte) --
     def text_edits(self, view: SourceView) -> TextPlan | None:
         names, tf = self.ctx.names, self.ctx.tf2_alias
+        scope_module = self._scoped(lambda: view)
+        if "VariableScopeLayer(" in view.source:
+            return None  # functions run under a variable store: the CST pass knows which
         if _has_module_alias(view.tree, names):
             return None  # the CST pass decides whether it is dead
         if any(isinstance(imp, ast.ImportFrom) and not imp.level and (imp.module or "").startswith("tensorflow.contrib") for imp, _ in view.imports):
@@ -304,7 +361,7 @@ class CompatV1ToV2(Rule):
             full = names.qualify_dotted(chain.dotted)
             if full is None:
                 continue
-            text, todo = plan_chain(full, tf)
+            text, todo = plan_chain(full, tf, scope_module)
             if text is not None and text.startswith(RUNTIME_ALIAS + "."):
                 return None  # a tfmigrate.runtime import to add: the CST pass's import visitors
             edit = text is not None and text != chain.dotted
@@ -470,6 +527,44 @@ def _ast_dotted(node: ast.expr) -> str | None:
     if not isinstance(node, ast.Name):
         return None
     return ".".join([node.id, *reversed(parts)])
+
+
+def _store_functions(module: cst.Module) -> set[str]:
+    """Names of the functions `tfm.tf1.VariableScopeLayer(f)` / `(self.f)` runs, and of the
+    module-level functions they call (transitively): their TF1 code runs under a variable store."""
+    found: set[str] = set()
+    defs: dict[str, list[cst.FunctionDef]] = {}
+
+    class Collect(cst.CSTVisitor):
+        def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+            defs.setdefault(node.name.value, []).append(node)
+
+        def visit_Call(self, node: cst.Call) -> None:
+            if _dotted_text(node.func).endswith("tf1.VariableScopeLayer") and node.args:
+                target = _dotted_text(node.args[0].value)
+                if target:
+                    found.add(target.rsplit(".", 1)[-1])
+
+    module.visit(Collect())
+    if not found:
+        return found
+    module_fns = {s.name.value for s in module.body if isinstance(s, cst.FunctionDef)}
+    todo = list(found)
+    while todo:
+        name = todo.pop()
+        for fn in defs.get(name, []):
+            called: set[str] = set()
+
+            class Calls(cst.CSTVisitor):
+                def visit_Call(self, node: cst.Call) -> None:
+                    if isinstance(node.func, cst.Name) and node.func.value in module_fns:
+                        called.add(node.func.value)
+
+            fn.visit(Calls())
+            for callee in called - found:
+                found.add(callee)
+                todo.append(callee)
+    return found
 
 
 def _chain_node(text: str) -> cst.BaseExpression:

@@ -28,6 +28,8 @@ TF1 Estimator/TPUEstimator behaviour on TF2 + Keras 3:
   * `initializers`: `tf.contrib.layers`/slim's `variance_scaling_initializer` and
     `xavier_initializer` with TF1's distributions.
   * `layers`: TF1 layer behaviour Keras lacks (fused BatchNorm's Bessel-corrected moving variance).
+  * `tf1`: TF1 variable-scope code (`get_variable`, `variable_scope(reuse=...)`, functional
+    `tf.layers`) run inside a Keras layer (`VariableScopeLayer`) that owns its variables.
   * `metrics`: `tf.compat.v1.metrics.*` as Keras metrics with TF1's arguments and numbers.
   * `schedules`: TF1 learning-rate decays Keras lacks (natural_exp_decay).
   * `optimizers`: Keras optimizers with TF1's float32 arithmetic where Keras's differs (Adam).
@@ -48,7 +50,10 @@ Custom training loops, layered like Orbit:
     custom training loops `tfmigrate --target ctl` writes.
 """
 
-from . import canned, cluster, ctl, export, feature_columns, hooks, initializers, layers, lookup, losses, metrics, optimizers, schedules, summary
+from . import (
+    canned, cluster, ctl, export, feature_columns, hooks, initializers, layers, lookup, losses, metrics, optimizers,
+    schedules, summary, tf1,
+)
 from .checkpoints import CHECKPOINT_NAME, is_tf1_checkpoint, latest_checkpoint
 from .cluster import TFConfig, parse_tf_config
 from .config import InputPipelineConfig, RunConfig, TPUConfig
@@ -121,6 +126,7 @@ __all__ = [
     "scale_loss_for_replicas",
     "seed_from_config",
     "summary",
+    "tf1",
     "strategy_from_config",
     "train_step",
     # Custom training loops.

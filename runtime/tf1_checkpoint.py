@@ -58,6 +58,10 @@ def tf1_variable_names(model: keras.Model) -> dict[str, Any]:
         layers = [(layer.name, layer) for layer in model.layers]
     for attr, layer in layers:
         scope = renames.get(attr, attr)
+        absolute = getattr(layer, "tf1_absolute_names", None)
+        if isinstance(absolute, dict):  # tf1.VariableScopeLayer: the TF1 names its function's scopes gave
+            names.update(absolute)
+            continue
         own_names = getattr(layer, "tf1_names", None)
         if isinstance(own_names, dict):  # feature_columns.InputLayer/LinearModel: TF1 names under their scope
             names.update({f"{scope}/{name}": weight for name, weight in own_names.items()})

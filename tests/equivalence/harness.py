@@ -6,6 +6,11 @@ A program under test prints one line per result it wants compared:
 
 (the printed dict of an `evaluate()` call, keys sorted). `compare()` demands the same number of
 lines, the same keys in each, and every value within `rtol` relative (1e-5 by default).
+
+A program may import a module of its own (BERT's `run_classifier.py` imports `modeling`): the
+fixture `<case>__<module>.in.py` next to `<case>.in.py` is that module. It is a fixture of its own
+(migrated alone, with its `.out.py`/`.ctl.out.py`), and the harness puts it next to the program as
+`<module>.py`: the original next to the original, its migration next to the migration.
 """
 
 from __future__ import annotations
@@ -49,6 +54,18 @@ def parse_results(stdout: str) -> list[dict[str, float]]:
         if line.startswith(RESULT_PREFIX):
             out.append(ast.literal_eval(line[len(RESULT_PREFIX):]))
     return out
+
+
+def sibling_modules(case: Path) -> dict[str, Path]:
+    """Module name -> the `<case>__<module>.in.py` fixtures `case` imports (see the docstring)."""
+    stem = case.name[: -len(".in.py")]
+    return {p.name[len(stem) + 2 : -len(".in.py")]: p for p in sorted(case.parent.glob(f"{stem}__*.in.py"))}
+
+
+def copy_siblings(case: Path, directory: Path) -> None:
+    """The original sibling modules of `case`, as `<module>.py` in `directory`."""
+    for module, path in sibling_modules(case).items():
+        shutil.copy(path, directory / f"{module}.py")
 
 
 def run_program(python: str | Path, program: Path, cwd: Path, timeout: int = 300) -> Run:

@@ -25,6 +25,8 @@ from .harness import (
     RESULT_PREFIX,
     compare,
     continues_from_oracle,
+    copy_siblings,
+    sibling_modules,
     parse_results,
     run_continued,
     run_current,
@@ -50,6 +52,7 @@ def oracle_continued(case: Path) -> tuple[list[dict], list[dict], Path]:
         directory = _ORACLE_DIRS / f"{case.parent.name}-{case.name}"
         directory.mkdir()
         shutil.copy(case, directory / "program.py")
+        copy_siblings(case, directory)
         _CONTINUED[case] = run_oracle_continued(directory / "program.py", directory)
     return _CONTINUED[case]
 
@@ -60,6 +63,7 @@ def oracle_results(case: Path) -> list[dict]:
         directory = Path(tempfile.mkdtemp(prefix="tfmigrate-oracle-"))
         try:
             shutil.copy(case, directory / "program.py")
+            copy_siblings(case, directory)
             _ORACLE[case] = run_oracle(directory / "program.py", directory).results
         finally:
             shutil.rmtree(directory, ignore_errors=True)
@@ -79,6 +83,12 @@ def check_migration(case: Path, tmp_path: Path, *, options: Options, expected_na
         assert "TODO(tfmigrate" not in migrated_text
     migrated = migrated_dir / "program.py"
     migrated.write_text(migrated_text, encoding="utf-8")
+    copy_siblings(case, original_dir)
+    for module, sibling in sibling_modules(case).items():  # migrated in the same run as the program
+        text = transform_source(sibling.read_text(encoding="utf-8"), filename=str(sibling), options=options).output
+        assert text == sibling.with_name(sibling.name.replace(".in.py", expected_name)).read_text(encoding="utf-8")
+        assert "TODO(tfmigrate" not in text
+        (migrated_dir / f"{module}.py").write_text(text, encoding="utf-8")
 
     if continues_from_oracle(case):
         want, got = run_continued(original, migrated, tmp_path, oracle_continued(case))
