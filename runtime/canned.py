@@ -474,6 +474,20 @@ class CannedModel(keras.Model):
             if part != self.parts[0]:
                 setattr(self, f"{part}_optimizer", optimizer)
 
+    def checkpointed_optimizers(self) -> list[Any]:
+        """Every part's optimizer (`model.optimizer` first), each built on its part's trainable
+        variables: what the model's checkpoints hold besides the model (`checkpoints.weights_from`
+        snapshots them all)."""
+        found = []
+        for part in self.parts:
+            optimizer = self.optimizer if part == self.parts[0] else self.part_optimizers.get(part)
+            if optimizer is None:
+                continue
+            if not optimizer.built:
+                optimizer.build([v for v in self._part_variables[part] if v.trainable])
+            found.append(optimizer)
+        return found
+
     def _head_losses(self, data, training):
         features, labels, _ = keras.utils.unpack_x_y_sample_weight(data)
         logits = self(features, training=training)
