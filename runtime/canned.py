@@ -59,6 +59,7 @@ __all__ = [
     "DNNLinearCombinedRegressor",
     "DNNRegressor",
     "LegacyAdagrad",
+    "LegacyRMSprop",
     "LinearClassifier",
     "LinearRegressor",
 ]
@@ -104,6 +105,29 @@ class LegacyAdagrad(keras.optimizers.Adagrad):
         self.assign_sub(variable, lr * gradient / (tf.sqrt(accumulator) + self.epsilon))
 
 
+class LegacyRMSprop(keras.optimizers.RMSprop):
+    """Keras 2's (`tf.keras.optimizers.legacy.RMSprop`, what a v2 canned estimator's 'RMSProp' was)
+    without momentum and not centered: `rms = rho * rms + (1 - rho) * g^2`,
+    `var -= lr * g / (sqrt(rms) + epsilon)`; Keras 3's puts epsilon inside the square root.
+    With momentum or centered it is Keras 3's (TF's fused RMSProp kernels, which Keras 2 used
+    there, put epsilon inside too)."""
+
+    def __init__(self, learning_rate=0.001, rho=0.9, momentum=0.0, epsilon=1e-7, centered=False, **kwargs):
+        kwargs.setdefault("name", "rmsprop")
+        super().__init__(
+            learning_rate=learning_rate, rho=rho, momentum=momentum, epsilon=epsilon, centered=centered, **kwargs
+        )
+
+    def update_step(self, gradient, variable, learning_rate):
+        if self.momentum > 0 or self.centered:
+            return super().update_step(gradient, variable, learning_rate)
+        lr = tf.cast(learning_rate, variable.dtype)
+        gradient = tf.cast(gradient, variable.dtype)
+        rms = self._velocities[self._get_variable_index(variable)]
+        self.assign(rms, self.rho * rms + (1.0 - self.rho) * tf.square(gradient))
+        self.assign_sub(variable, lr * gradient / (tf.sqrt(tf.convert_to_tensor(rms)) + self.epsilon))
+
+
 def _named_optimizer(name: str, learning_rate: float | None, api: str) -> keras.optimizers.Optimizer:
     if api == "v1":
         table: dict[str, Callable[[float], Any]] = {
@@ -118,7 +142,7 @@ def _named_optimizer(name: str, learning_rate: float | None, api: str) -> keras.
             "Adagrad": lambda lr: LegacyAdagrad(learning_rate=lr),
             "Adam": lambda lr: keras.optimizers.Adam(learning_rate=lr, epsilon=1e-7),
             "Ftrl": lambda lr: keras.optimizers.Ftrl(learning_rate=lr),
-            "RMSProp": lambda lr: keras.optimizers.RMSprop(learning_rate=lr),
+            "RMSProp": lambda lr: LegacyRMSprop(learning_rate=lr),
             "SGD": lambda lr: keras.optimizers.SGD(learning_rate=lr),
         }
     if name not in table:

@@ -81,3 +81,19 @@ def test_feature_column_layers_carry_tf1_names_into_checkpoints(tmp_path):
     # lima = id 2: [emb0, emb1, x] . kernel + bias + the city's linear weight + the linear bias.
     expected = [2 * 0.5 + 3 * 1.0 - 1 * 1.0 + 0.25 + 2.0 - 0.5, 4 * 0.5 + 5 * 1.0 - 2 * 1.0 + 0.25 + 3.0 - 0.5]
     np.testing.assert_allclose(model(features).numpy()[:, 0], expected, rtol=1e-6)
+
+
+def test_v2_rmsprop_name_steps_like_keras2_rmsprop():
+    """A v2 canned estimator's 'RMSProp' is Keras 2's RMSprop (default rate 0.001, rho 0.9): epsilon
+    added outside the square root of the mean square, which starts at zero."""
+    optimizer = canned.get_optimizer("RMSProp", None, "v2")
+    assert isinstance(optimizer, canned.LegacyRMSprop)
+    variable = tf.Variable([1.0, -2.0, 0.5])
+    rms = np.zeros(3, np.float32)
+    expected = np.array([1.0, -2.0, 0.5], np.float32)
+    for gradient in (np.array([0.5, 3.0, 0.0], np.float32), np.array([-1.0, 0.25, 1e-4], np.float32)):
+        optimizer.apply_gradients([(tf.constant(gradient), variable)])
+        rms = 0.9 * rms + 0.1 * gradient**2
+        expected = expected - 0.001 * gradient / (np.sqrt(rms) + 1e-7)
+    np.testing.assert_allclose(variable.numpy(), expected, rtol=1e-6)
+    assert canned.get_optimizer("RMSProp", 0.2, "v2").learning_rate.numpy() == pytest.approx(0.2)
