@@ -97,3 +97,51 @@ def test_v2_rmsprop_name_steps_like_keras2_rmsprop():
         expected = expected - 0.001 * gradient / (np.sqrt(rms) + 1e-7)
     np.testing.assert_allclose(variable.numpy(), expected, rtol=1e-6)
     assert canned.get_optimizer("RMSProp", 0.2, "v2").learning_rate.numpy() == pytest.approx(0.2)
+
+
+def _dropout_model(batch_norm):
+    """A DNNRegressor whose one hidden layer of 400 sigmoid units all compute sigmoid(x) and whose
+    logits (identity kernel) show each unit: what dropout and batch norm did is visible."""
+    model = tfm.canned.DNNRegressor(
+        hidden_units=[400], feature_columns=[tfm.feature_columns.numeric_column("x")], label_dimension=400,
+        activation_fn=tf.nn.sigmoid, dropout=0.4, batch_norm=batch_norm, api="v1")
+    model.hidden[0].kernel.assign(np.ones((1, 400), np.float32))
+    model.hidden[0].bias.assign(np.zeros(400, np.float32))
+    model.dnn_logits.kernel.assign(np.eye(400, dtype=np.float32))
+    model.dnn_logits.bias.assign(np.zeros(400, np.float32))
+    return model
+
+
+def test_dnn_dropout_sits_after_the_activation_at_the_rate_and_only_in_training():
+    """TF1's canned DNN (`_DNNModel.call`): hidden layer with its activation, then dropout (training
+    only, kept units scaled by 1/(1 - rate)), then batch norm."""
+    model = _dropout_model(batch_norm=False)
+    features = {"x": tf.constant([[1.0], [1.0], [1.0], [1.0], [1.0]])}
+    unit = 1.0 / (1.0 + np.exp(-1.0))
+    np.testing.assert_allclose(model(features, training=False).numpy(), np.full((5, 400), unit), rtol=1e-6)
+    predicted = model.predict_step((features,))["predictions"].numpy()
+    np.testing.assert_allclose(predicted, np.full((5, 400), unit), rtol=1e-6)
+    trained = model(features, training=True).numpy()
+    kept = trained != 0.0
+    # After the activation: a dropped unit is 0 (before it, sigmoid(0) = 0.5), a kept one sigmoid(1)/0.6.
+    np.testing.assert_allclose(trained[kept], unit / 0.6, rtol=1e-6)
+    assert abs(kept.mean() - 0.6) < 0.03  # 2000 draws: 6 standard deviations
+    assert not np.array_equal(kept[0], kept[1])  # A mask per example.
+
+
+def test_dnn_batch_norm_normalises_the_dropped_out_activations():
+    model = _dropout_model(batch_norm=True)
+    norm = model.batch_norms[0]
+    features = {"x": tf.ones([8, 1])}
+    model(features, training=True)
+    # Batch norm after dropout: each unit's batch mean is (kept of 8) * sigmoid(1)/0.6 / 8, so the
+    # moving mean (0 - (0 - mean) * 0.001) is a multiple of that; after it, every mean would be sigmoid(1).
+    unit = 1.0 / (1.0 + np.exp(-1.0))
+    counts = norm.moving_mean.numpy() / 0.001 / (unit / 0.6 / 8)
+    np.testing.assert_allclose(counts, np.round(counts), atol=1e-3)
+    assert len(set(np.round(counts).astype(int))) > 1
+    share = np.round(counts) / 8
+    batch_variance = share * (1 - share) * (unit / 0.6) ** 2
+    np.testing.assert_allclose(norm.moving_variance.numpy(), 1 - (1 - batch_variance) * 0.001, rtol=1e-6)
+    evaluated = model(features, training=False).numpy()  # Moving statistics, no dropout: every unit alike.
+    np.testing.assert_allclose(evaluated, np.broadcast_to(evaluated[:1], evaluated.shape), rtol=1e-6)
