@@ -139,7 +139,8 @@ class CannedEstimatorsToKeras(EstimatorSiteRule):
     flavour's optimizer defaults and the estimator's TF1 variable names (an Estimator `model_dir`
     keeps training). `tf.feature_column.*` become `tfm.feature_columns.*`, which compute what TF1
     computed. Train/evaluate/predict become `tfm.fit`/`evaluate`/`predict_examples` in the
-    `RunConfig`'s strategy, as for TFM201. Boosted trees and custom-head estimators get a TODO.
+    `RunConfig`'s strategy, as for TFM201 (which also says what becomes of a
+    `disable_eager_execution()`). Boosted trees and custom-head estimators get a TODO.
 
     Guide: https://www.tensorflow.org/guide/migrate/canned_estimators
     """

@@ -145,3 +145,29 @@ def test_dnn_batch_norm_normalises_the_dropped_out_activations():
     np.testing.assert_allclose(norm.moving_variance.numpy(), 1 - (1 - batch_variance) * 0.001, rtol=1e-6)
     evaluated = model(features, training=False).numpy()  # Moving statistics, no dropout: every unit alike.
     np.testing.assert_allclose(evaluated, np.broadcast_to(evaluated[:1], evaluated.shape), rtol=1e-6)
+
+
+def test_shared_embedding_columns_look_up_one_table_that_both_train():
+    """`shared_embedding_columns([title, query])`: one table, named as TF1 named it (the sorted
+    column names), read by both columns and given the sum of their gradients."""
+    words = ["ant", "bee", "cat"]
+    query = tfm.feature_columns.categorical_column_with_vocabulary_list("query", words)
+    title = tfm.feature_columns.categorical_column_with_vocabulary_list("title", words)
+    shared = tfm.feature_columns.shared_embedding_columns([title, query], dimension=2, combiner="sum")
+    layer = tfm.feature_columns.InputLayer(shared, name="input_layer")
+    features = {"query": tf.constant([["bee"], ["ant"]]), "title": tf.constant([["cat"], ["ant"]])}
+    layer(features)
+    assert len(layer.trainable_variables) == 1
+    table = layer.tf1_names["query_title_shared_embedding/embedding_weights"]
+    assert table is layer.trainable_variables[0] and tuple(table.shape) == (3, 2)
+    table.assign(np.arange(6, dtype=np.float32).reshape(3, 2))
+    with tf.GradientTape() as tape:
+        out = layer(features)
+        total = tf.reduce_sum(out)
+    # Columns in TF1's order (by name): query, then title.
+    np.testing.assert_allclose(out.numpy(), [[2, 3, 4, 5], [0, 1, 0, 1]])
+    # ant: both columns of example 2; bee: the query of example 1; cat: the title of example 1.
+    np.testing.assert_allclose(tf.convert_to_tensor(tape.gradient(total, table)).numpy(), [[2, 2], [1, 1], [1, 1]])
+    model = tfm.canned.DNNClassifier(hidden_units=[2], feature_columns=shared, api="v1")
+    names = [n for n in model.tf1_variable_names() if "embedding" in n]
+    assert names == ["dnn/input_from_feature_columns/input_layer/query_title_shared_embedding/embedding_weights"]
