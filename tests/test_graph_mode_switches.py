@@ -66,3 +66,4 @@ def test_switch_stays_with_the_todo_when_no_estimator_is_migrated():
     out = transform_source(source, filename="x.py").output
     assert "tf.compat.v1.disable_v2_behavior()" in out
     assert "TODO(tfmigrate TFM101): `tf.compat.v1.disable_v2_behavior` has no TF2 equivalent" in out
+
