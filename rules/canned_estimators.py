@@ -275,8 +275,7 @@ def _calls_runtime_column_layer(module: cst.Module, names) -> bool:
 
 
 def _column_func(tfm: str, column: str) -> cst.BaseExpression:
-    if column == "shared_embeddings":
-        column = "shared_embedding_columns"
+    # `shared_embeddings` (v2) stays itself: its table is named and trained otherwise than v1's.
     return cst.parse_expression(f"{tfm}.feature_columns.{column}")
 
 

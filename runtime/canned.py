@@ -415,7 +415,12 @@ class CannedModel(keras.Model):
             self.parts.append("dnn")
             self.dnn_input = fc.InputLayer(dnn["feature_columns"], name="input_layer")
             width = self.dnn_input.output_dim
-            names = {f"dnn/input_from_feature_columns/input_layer/{k}": v for k, v in self.dnn_input.tf1_names.items()}
+            names = fc.scoped_tf1_names("dnn/input_from_feature_columns/input_layer", self.dnn_input.tf1_names)
+            if api == "v1":
+                # A v2 shared table is created in the variable scope of its first use: a v1 DNN's
+                # `dnn/input_from_feature_columns` (a v2 DNN, a Keras model, has none).
+                absolute = {k[1:] for k in self.dnn_input.tf1_names if k.startswith("/")}
+                names = {(f"dnn/input_from_feature_columns/{k}" if k in absolute else k): v for k, v in names.items()}
             self.hidden = []
             self.dropouts = []
             self.batch_norms = []
@@ -442,13 +447,17 @@ class CannedModel(keras.Model):
             names["dnn/logits/kernel"] = self.dnn_logits.kernel
             names["dnn/logits/bias"] = self.dnn_logits.bias
             self._tf1.update(names)
-            self._part_variables["dnn"] = list(names.values())
+            # TF 2.15's v2 DNN trained its Keras model's variables only: a v2 shared embedding table
+            # (`tf.feature_column.shared_embeddings`, created outside that model) kept its
+            # initial values and had no optimizer slot.
+            untrained = {id(v) for k, v in self.dnn_input.tf1_names.items() if k.startswith("/")} if api == "v2" else set()
+            self._part_variables["dnn"] = [v for v in names.values() if id(v) not in untrained]
         if linear is not None:
             self.parts.append("linear")
             self.linear_model = fc.LinearModel(
                 linear["feature_columns"], units=units, sparse_combiner=linear["sparse_combiner"], name="linear_model"
             )
-            names = {f"linear/linear_model/{k}": v for k, v in self.linear_model.tf1_names.items()}
+            names = fc.scoped_tf1_names("linear/linear_model", self.linear_model.tf1_names)
             self._tf1.update(names)
             self._part_variables["linear"] = list(names.values())
         if baseline:

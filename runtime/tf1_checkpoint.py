@@ -60,7 +60,9 @@ def tf1_variable_names(model: keras.Model) -> dict[str, Any]:
         scope = renames.get(attr, attr)
         own_names = getattr(layer, "tf1_names", None)
         if isinstance(own_names, dict):  # feature_columns.InputLayer/LinearModel: TF1 names under their scope
-            names.update({f"{scope}/{name}": weight for name, weight in own_names.items()})
+            from .feature_columns import scoped_tf1_names
+
+            names.update(scoped_tf1_names(scope, own_names))
             continue
         for weight in layer.weights:
             leaf = weight.name.split("/")[-1]

@@ -171,3 +171,27 @@ def test_shared_embedding_columns_look_up_one_table_that_both_train():
     model = tfm.canned.DNNClassifier(hidden_units=[2], feature_columns=shared, api="v1")
     names = [n for n in model.tf1_variable_names() if "embedding" in n]
     assert names == ["dnn/input_from_feature_columns/input_layer/query_title_shared_embedding/embedding_weights"]
+
+
+def test_v2_shared_embeddings_are_a_top_level_table_a_v2_dnn_does_not_train():
+    """`tf.feature_column.shared_embeddings`: TF 2.x's table is the variable `<cols>_shared_embedding`
+    of the variable scope it is first used in: top-level for a v2 canned DNN (a Keras model), which
+    never trained it (no optimizer slot, values kept), `dnn/input_from_feature_columns/` for a v1
+    one, which trained it (both measured on TF 2.15)."""
+    words = ["ant", "bee", "cat"]
+    features = {"query": tf.constant(["bee", "ant"]), "title": tf.constant(["cat", "ant"])}
+    labels = tf.constant([[1], [0]])
+    for api, trained, name in (
+        ("v2", False, "query_title_shared_embedding"),
+        ("v1", True, "dnn/input_from_feature_columns/query_title_shared_embedding"),
+    ):
+        query = tfm.feature_columns.categorical_column_with_vocabulary_list("query", words)
+        title = tfm.feature_columns.categorical_column_with_vocabulary_list("title", words)
+        shared = tfm.feature_columns.shared_embeddings([query, title], dimension=2)
+        model = tfm.canned.DNNClassifier(hidden_units=[3], feature_columns=shared, optimizer="SGD", api=api)
+        table = model.tf1_variable_names()[name]
+        before = table.numpy().copy()
+        kernel = model.hidden[0].kernel.numpy().copy()
+        model.train_step((features, labels))
+        assert not np.array_equal(model.hidden[0].kernel.numpy(), kernel)
+        assert (not np.array_equal(table.numpy(), before)) is trained, api
