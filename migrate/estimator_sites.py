@@ -19,6 +19,9 @@ from .keras_codegen import render
 from .modelfn import ModelFnAnalyzer, Plan, Unsupported, names_in
 from .rule import Rule
 
+# Statements that switch a TF1 program to graph mode (TF 2.x ran it eagerly otherwise).
+_GRAPH_MODE_SWITCHES = frozenset({"disable_eager_execution", "disable_v2_behavior"})
+
 _TODO_ARGS = {
     "embedding_config_spec": "TPU embeddings need tfrs.layers.embedding.TPUEmbedding; not migrated",
 }
@@ -409,6 +412,53 @@ class EstimatorSiteRule(Rule):
                         changed = True
             self._absorbed_cache = absorbed
         return self._absorbed_cache
+
+    # -- TF1 graph mode switched on by the program -------------------------------------------
+    def _graph_mode_switch(self, stmt: cst.CSTNode) -> str | None:
+        """`tf.compat.v1.disable_eager_execution()` / `disable_v2_behavior()` as a statement: the
+        call's TF1 spelling, else None."""
+        if not isinstance(stmt, cst.SimpleStatementLine) or len(stmt.body) != 1:
+            return None
+        expr = stmt.body[0]
+        if not isinstance(expr, cst.Expr) or not isinstance(expr.value, cst.Call) or expr.value.args:
+            return None
+        key = self.canonical(expr.value.func)
+        return f"tf.compat.v1.{key}()" if key in _GRAPH_MODE_SWITCHES else None
+
+    def _drop_graph_mode_switches(self, body: list) -> list | None:
+        """`body` without the program's switches to TF1 graph mode (None when it has none, or when
+        no estimator here is migrated): the migrated program runs eagerly (Keras 3 and the
+        runtime's tf.distribute loops have no graph mode), as TF 1.x programs ran graphs without
+        asking. The next statement says what was removed."""
+        if not any(self._graph_mode_switch(stmt) for stmt in body) or not any(not s.problems for s in self.sites):
+            return None
+        out: list = []
+        notes: list[cst.EmptyLine] = []
+        for stmt in body:
+            switch = self._graph_mode_switch(stmt)
+            if switch is not None:
+                notes.extend(stmt.leading_lines)
+                notes.append(cst.EmptyLine(comment=cst.Comment(
+                    f"# tfmigrate: removed `{switch}`: the migrated program runs eagerly (Keras 3 and "
+                    "tf.distribute; TF1's graph mode is gone)"
+                )))
+                continue
+            if notes:
+                stmt = stmt.with_changes(leading_lines=[*notes, *stmt.leading_lines])
+                notes = []
+            out.append(stmt)
+        if notes:
+            out.append(cst.SimpleStatementLine(body=[cst.Pass()], leading_lines=notes))
+        self.mark_changed()
+        return out
+
+    def leave_IndentedBlock(self, original: cst.IndentedBlock, updated: cst.IndentedBlock) -> cst.IndentedBlock:
+        body = self._drop_graph_mode_switches(list(updated.body))
+        return updated if body is None else updated.with_changes(body=body)
+
+    def leave_Module(self, original: cst.Module, updated: cst.Module) -> cst.Module:
+        body = self._drop_graph_mode_switches(list(updated.body))
+        return updated if body is None else updated.with_changes(body=body)
 
     def leave_SimpleStatementLine(self, original: cst.SimpleStatementLine, updated: cst.SimpleStatementLine):
         if id(original) in self.other_uses:

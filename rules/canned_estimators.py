@@ -139,7 +139,8 @@ class CannedEstimatorsToKeras(EstimatorSiteRule):
     flavour's optimizer defaults and the estimator's TF1 variable names (an Estimator `model_dir`
     keeps training). `tf.feature_column.*` become `tfm.feature_columns.*`, which compute what TF1
     computed. Train/evaluate/predict become `tfm.fit`/`evaluate`/`predict_examples` in the
-    `RunConfig`'s strategy, as for TFM201. Boosted trees and custom-head estimators get a TODO.
+    `RunConfig`'s strategy, as for TFM201 (which also says what becomes of a
+    `disable_eager_execution()`). Boosted trees and custom-head estimators get a TODO.
 
     Guide: https://www.tensorflow.org/guide/migrate/canned_estimators
     """
@@ -274,8 +275,7 @@ def _calls_runtime_column_layer(module: cst.Module, names) -> bool:
 
 
 def _column_func(tfm: str, column: str) -> cst.BaseExpression:
-    if column == "shared_embeddings":
-        column = "shared_embedding_columns"
+    # `shared_embeddings` (v2) stays itself: its table is named and trained otherwise than v1's.
     return cst.parse_expression(f"{tfm}.feature_columns.{column}")
 
 

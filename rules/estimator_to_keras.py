@@ -16,7 +16,9 @@ class EstimatorToKeras(EstimatorSiteRule):
     estimator: hooks (call-site and the spec's `training_hooks`) become
     `tfmigrate.runtime.hooks` callbacks with TF1's timing, `train_and_evaluate` with its specs and
     exporters the runtime's local loop, `export_saved_model` a TF2 SavedModel with TF1's
-    signatures.
+    signatures. A `tf.compat.v1.disable_eager_execution()`/`disable_v2_behavior()` statement is
+    removed (with a note) once an estimator of the file is migrated: the migrated program runs
+    eagerly.
 
     Guide: https://www.tensorflow.org/guide/migrate/migrating_estimator
     """

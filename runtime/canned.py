@@ -59,6 +59,7 @@ __all__ = [
     "DNNLinearCombinedRegressor",
     "DNNRegressor",
     "LegacyAdagrad",
+    "LegacyRMSprop",
     "LinearClassifier",
     "LinearRegressor",
 ]
@@ -104,6 +105,29 @@ class LegacyAdagrad(keras.optimizers.Adagrad):
         self.assign_sub(variable, lr * gradient / (tf.sqrt(accumulator) + self.epsilon))
 
 
+class LegacyRMSprop(keras.optimizers.RMSprop):
+    """Keras 2's (`tf.keras.optimizers.legacy.RMSprop`, what a v2 canned estimator's 'RMSProp' was)
+    without momentum and not centered: `rms = rho * rms + (1 - rho) * g^2`,
+    `var -= lr * g / (sqrt(rms) + epsilon)`; Keras 3's puts epsilon inside the square root.
+    With momentum or centered it is Keras 3's (TF's fused RMSProp kernels, which Keras 2 used
+    there, put epsilon inside too)."""
+
+    def __init__(self, learning_rate=0.001, rho=0.9, momentum=0.0, epsilon=1e-7, centered=False, **kwargs):
+        kwargs.setdefault("name", "rmsprop")
+        super().__init__(
+            learning_rate=learning_rate, rho=rho, momentum=momentum, epsilon=epsilon, centered=centered, **kwargs
+        )
+
+    def update_step(self, gradient, variable, learning_rate):
+        if self.momentum > 0 or self.centered:
+            return super().update_step(gradient, variable, learning_rate)
+        lr = tf.cast(learning_rate, variable.dtype)
+        gradient = tf.cast(gradient, variable.dtype)
+        rms = self._velocities[self._get_variable_index(variable)]
+        self.assign(rms, self.rho * rms + (1.0 - self.rho) * tf.square(gradient))
+        self.assign_sub(variable, lr * gradient / (tf.sqrt(tf.convert_to_tensor(rms)) + self.epsilon))
+
+
 def _named_optimizer(name: str, learning_rate: float | None, api: str) -> keras.optimizers.Optimizer:
     if api == "v1":
         table: dict[str, Callable[[float], Any]] = {
@@ -118,7 +142,7 @@ def _named_optimizer(name: str, learning_rate: float | None, api: str) -> keras.
             "Adagrad": lambda lr: LegacyAdagrad(learning_rate=lr),
             "Adam": lambda lr: keras.optimizers.Adam(learning_rate=lr, epsilon=1e-7),
             "Ftrl": lambda lr: keras.optimizers.Ftrl(learning_rate=lr),
-            "RMSProp": lambda lr: keras.optimizers.RMSprop(learning_rate=lr),
+            "RMSProp": lambda lr: LegacyRMSprop(learning_rate=lr),
             "SGD": lambda lr: keras.optimizers.SGD(learning_rate=lr),
         }
     if name not in table:
@@ -391,7 +415,12 @@ class CannedModel(keras.Model):
             self.parts.append("dnn")
             self.dnn_input = fc.InputLayer(dnn["feature_columns"], name="input_layer")
             width = self.dnn_input.output_dim
-            names = {f"dnn/input_from_feature_columns/input_layer/{k}": v for k, v in self.dnn_input.tf1_names.items()}
+            names = fc.scoped_tf1_names("dnn/input_from_feature_columns/input_layer", self.dnn_input.tf1_names)
+            if api == "v1":
+                # A v2 shared table is created in the variable scope of its first use: a v1 DNN's
+                # `dnn/input_from_feature_columns` (a v2 DNN, a Keras model, has none).
+                absolute = {k[1:] for k in self.dnn_input.tf1_names if k.startswith("/")}
+                names = {(f"dnn/input_from_feature_columns/{k}" if k in absolute else k): v for k, v in names.items()}
             self.hidden = []
             self.dropouts = []
             self.batch_norms = []
@@ -418,13 +447,17 @@ class CannedModel(keras.Model):
             names["dnn/logits/kernel"] = self.dnn_logits.kernel
             names["dnn/logits/bias"] = self.dnn_logits.bias
             self._tf1.update(names)
-            self._part_variables["dnn"] = list(names.values())
+            # TF 2.15's v2 DNN trained its Keras model's variables only: a v2 shared embedding table
+            # (`tf.feature_column.shared_embeddings`, created outside that model) kept its
+            # initial values and had no optimizer slot.
+            untrained = {id(v) for k, v in self.dnn_input.tf1_names.items() if k.startswith("/")} if api == "v2" else set()
+            self._part_variables["dnn"] = [v for v in names.values() if id(v) not in untrained]
         if linear is not None:
             self.parts.append("linear")
             self.linear_model = fc.LinearModel(
                 linear["feature_columns"], units=units, sparse_combiner=linear["sparse_combiner"], name="linear_model"
             )
-            names = {f"linear/linear_model/{k}": v for k, v in self.linear_model.tf1_names.items()}
+            names = fc.scoped_tf1_names("linear/linear_model", self.linear_model.tf1_names)
             self._tf1.update(names)
             self._part_variables["linear"] = list(names.values())
         if baseline:
@@ -473,6 +506,20 @@ class CannedModel(keras.Model):
         for part, optimizer in self.part_optimizers.items():
             if part != self.parts[0]:
                 setattr(self, f"{part}_optimizer", optimizer)
+
+    def checkpointed_optimizers(self) -> list[Any]:
+        """Every part's optimizer (`model.optimizer` first), each built on its part's trainable
+        variables: what the model's checkpoints hold besides the model (`checkpoints.weights_from`
+        snapshots them all)."""
+        found = []
+        for part in self.parts:
+            optimizer = self.optimizer if part == self.parts[0] else self.part_optimizers.get(part)
+            if optimizer is None:
+                continue
+            if not optimizer.built:
+                optimizer.build([v for v in self._part_variables[part] if v.trainable])
+            found.append(optimizer)
+        return found
 
     def _head_losses(self, data, training):
         features, labels, _ = keras.utils.unpack_x_y_sample_weight(data)

@@ -27,6 +27,7 @@ from ._logging import logger
 __all__ = [
     "CHECKPOINT_NAME",
     "SaveSchedule",
+    "checkpointed_optimizers",
     "is_tf1_checkpoint",
     "latest_checkpoint",
     "model_checkpoint",
@@ -108,6 +109,24 @@ def resolve_checkpoint_path(path: str | os.PathLike) -> str:
     raise ValueError(f"checkpoint {path!r} does not exist")
 
 
+def checkpointed_optimizers(model: keras.Model, optimizer: Any = None) -> list[Any]:
+    """Every optimizer whose slots and step a checkpoint of `model` holds, built: `optimizer`
+    (default `model.optimizer`) and the model's others (a canned wide & deep model's linear part
+    has its own, `model.checkpointed_optimizers()`). Built so that no restore of theirs is
+    deferred into later training."""
+    if optimizer is None:
+        optimizer = getattr(model, "optimizer", None)
+    found: list[Any] = []
+    own = getattr(model, "checkpointed_optimizers", None)
+    for each in ([optimizer] if optimizer is not None else []) + (list(own()) if callable(own) else []):
+        if all(each is not other for other in found):
+            found.append(each)
+    for each in found:
+        if not each.built:
+            each.build(model.trainable_variables)
+    return found
+
+
 @contextlib.contextmanager
 def weights_from(
     model: keras.Model,
@@ -122,16 +141,17 @@ def weights_from(
     Does nothing when `checkpoint_path` is None.
 
     `optimizer`: the one whose slots and step go with the model (default `model.optimizer`; a
-    custom loop's own). `restore(path)`: how to restore a checkpoint (default `restore_path`)."""
+    custom loop's own); the model's other checkpointed optimizers (`checkpointed_optimizers`) are
+    given back too. `restore(path)`: how to restore a checkpoint (default `restore_path`)."""
     if checkpoint_path is None:
         yield
         return
     path = resolve_checkpoint_path(checkpoint_path)
     if optimizer is None:
         optimizer = getattr(model, "optimizer", None)
-    if optimizer is not None and not optimizer.built:
-        optimizer.build(model.trainable_variables)  # so no slot restore is deferred into later training
-    variables = list(model.variables) + (list(optimizer.variables) if optimizer is not None else [])
+    variables = list(model.variables)
+    for each in checkpointed_optimizers(model, optimizer):
+        variables.extend(each.variables)
     saved = [variable.numpy() for variable in variables]
     if restore is None:
         restore_path(model, path, where="checkpoint_path")

@@ -615,6 +615,22 @@ class _SharedEmbeddingState:
     num_buckets: int
     initializer: Any
     trainable: bool
+    # "v1": `tf.compat.v1.feature_column.shared_embedding_columns`, whose table TF1 named
+    # `<scope>/<name>/embedding_weights`; "v2": `tf.feature_column.shared_embeddings`, whose table
+    # is a top-level `<name>` variable, outside the layer using it.
+    api: str = "v1"
+
+    @property
+    def tf1_name(self) -> str:
+        """The table's key in a layer's `tf1_names`: relative to the layer's scope, or (v2)
+        absolute, marked by a leading '/' (`scoped_tf1_names`)."""
+        return f"/{self.name}" if self.api == "v2" else f"{self.name}/embedding_weights"
+
+
+def scoped_tf1_names(scope: str, names: dict[str, Any]) -> dict[str, Any]:
+    """A layer's `tf1_names` under its TF1 `scope`: `<scope>/<name>`, except absolute names
+    (`/<name>`: a v2 shared embedding table), which are `<name>`."""
+    return {name[1:] if name.startswith("/") else f"{scope}/{name}": value for name, value in names.items()}
 
 
 @dataclass(frozen=True, eq=False)
@@ -641,7 +657,7 @@ class SharedEmbeddingColumn(DenseColumn):
         return self.shared.dimension
 
     def create_state(self, layer: keras.layers.Layer, state: dict) -> None:
-        name = f"{self.shared.name}/embedding_weights"
+        name = self.shared.tf1_name
         if name in state:
             return
         state[name] = layer.add_weight(
@@ -653,7 +669,7 @@ class SharedEmbeddingColumn(DenseColumn):
 
     def dense_tensor(self, features: dict, state: dict) -> tf.Tensor:
         ids, weights = self.categorical_column.sparse_tensors(features)
-        return _lookup(state[f"{self.shared.name}/embedding_weights"], ids, weights, self.combiner, self.max_norm)
+        return _lookup(state[self.shared.tf1_name], ids, weights, self.combiner, self.max_norm)
 
 
 def shared_embedding_columns(
@@ -667,9 +683,11 @@ def shared_embedding_columns(
     max_norm=None,
     trainable=True,
     use_safe_embedding_lookup=True,
+    *,
+    _api: str = "v1",
 ) -> list[SharedEmbeddingColumn]:
-    """`tf.compat.v1.feature_column.shared_embedding_columns` / `tf.feature_column.shared_embeddings`:
-    one embedding table (named `<collection>/embedding_weights`) for several categorical columns."""
+    """`tf.compat.v1.feature_column.shared_embedding_columns`: one embedding table (named
+    `<collection>/embedding_weights` in the layer's scope) for several categorical columns."""
     columns = list(categorical_columns)
     if not columns:
         raise ValueError("categorical_columns must not be empty")
@@ -681,11 +699,29 @@ def shared_embedding_columns(
     if combiner not in ("mean", "sqrtn", "sum"):
         raise ValueError("combiner must be one of 'mean', 'sqrtn' or 'sum'")
     name = shared_embedding_collection_name or "_".join(sorted(c.name for c in columns)) + "_shared_embedding"
-    shared = _SharedEmbeddingState(name, int(dimension), sizes.pop(), initializer, trainable)
+    shared = _SharedEmbeddingState(name, int(dimension), sizes.pop(), initializer, trainable, _api)
     return [SharedEmbeddingColumn(c, shared, combiner, max_norm) for c in columns]
 
 
-shared_embeddings = shared_embedding_columns
+def shared_embeddings(
+    categorical_columns,
+    dimension,
+    combiner="mean",
+    initializer=None,
+    shared_embedding_collection_name=None,
+    ckpt_to_load_from=None,
+    tensor_name_in_ckpt=None,
+    max_norm=None,
+    trainable=True,
+    use_safe_embedding_lookup=True,
+) -> list[SharedEmbeddingColumn]:
+    """`tf.feature_column.shared_embeddings`: as `shared_embedding_columns`, but the table is the
+    top-level variable `<collection>` TF 2.x created outside the layer using it (a v2 canned
+    estimator's DNN did not train it: see `canned.CannedModel`)."""
+    return shared_embedding_columns(
+        categorical_columns, dimension, combiner, initializer, shared_embedding_collection_name,
+        ckpt_to_load_from, tensor_name_in_ckpt, max_norm, trainable, use_safe_embedding_lookup, _api="v2",
+    )
 
 
 def make_parse_example_spec(feature_columns) -> dict:

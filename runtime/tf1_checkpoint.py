@@ -64,7 +64,9 @@ def tf1_variable_names(model: keras.Model) -> dict[str, Any]:
             continue
         own_names = getattr(layer, "tf1_names", None)
         if isinstance(own_names, dict):  # feature_columns.InputLayer/LinearModel: TF1 names under their scope
-            names.update({f"{scope}/{name}": weight for name, weight in own_names.items()})
+            from .feature_columns import scoped_tf1_names
+
+            names.update(scoped_tf1_names(scope, own_names))
             continue
         for weight in layer.weights:
             leaf = weight.name.split("/")[-1]
@@ -139,6 +141,14 @@ def _slot_map(optimizer: Any) -> list[tuple[str, str, float]]:
         if optimizer.centered:
             return [("_mean_squares", "RMSProp", 1.0), ("_mean_grads", "RMSProp_1", 1.0), ("_moms", "RMSProp_2", 1.0)]
         return [("_mean_squares", "RMSProp", 1.0), ("_moms", "RMSProp_1", 1.0)]
+    if isinstance(optimizer, keras.optimizers.RMSprop):
+        # A v2 canned estimator's Keras 2 RMSprop (`rms`, `momentum`; TF1's `RMSProp`, `RMSProp_1`).
+        if optimizer.centered:
+            raise ValueError("no TF1 slot mapping for a centered Keras RMSprop")
+        slots = [("_velocities", "RMSProp", 1.0)]
+        if optimizer.momentum > 0:
+            slots.append(("_momentums", "RMSProp_1", 1.0))
+        return slots
     if isinstance(optimizer, keras.optimizers.Adagrad):
         return [("_accumulators", "Adagrad", 1.0)]
     if isinstance(optimizer, keras.optimizers.Adadelta):

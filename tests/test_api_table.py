@@ -212,3 +212,19 @@ def test_tf2_api_paths(tf2_paths):
         assert path in tf2_paths, path
     assert not any(p.startswith(("compat.v1.", "compat.v2.", "estimator")) for p in tf2_paths)
     assert not any(".src." in p or p.startswith("keras.src") for p in tf2_paths)
+
+
+def test_an_unmigrated_v2_estimator_keeps_its_v2_spelling():
+    """TFM101 on an estimator no rule migrates: `tf.estimator.X` in TF2 code (the v2 class: v2 head,
+    Keras optimizers) is not respelled as the v1 class `tf.compat.v1.estimator.X`; both get the TODO."""
+    source = (
+        "import tensorflow as tf\n\n"
+        "def build(make):\n"
+        "  return make(tf.estimator.BaselineClassifier(n_classes=3), tf.compat.v1.estimator.BaselineRegressor())\n"
+    )
+    from tfmigrate.engine import transform_source
+
+    out = transform_source(source, filename="x.py").output
+    assert "make(tf.estimator.BaselineClassifier(n_classes=3), tf.compat.v1.estimator.BaselineRegressor())" in out
+    assert "(`tf.estimator.BaselineClassifier`)" in out and "(`tf.estimator.BaselineRegressor`)" in out
+    assert transform_source(out, filename="x.py").output == out

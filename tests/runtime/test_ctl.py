@@ -169,3 +169,39 @@ def test_canned_loop_takes_canned_models_only():
     strategy = tf.distribute.get_strategy()
     with pytest.raises(TypeError, match="canned"):
         tfm.ctl.CannedLoop(strategy, tf.keras.Sequential([tf.keras.layers.Dense(1)]))
+
+
+@pytest.mark.parametrize("target", ["keras", "ctl"])
+def test_wide_and_deep_checkpoint_path_gives_every_optimizer_back(tmp_path, target):
+    """`evaluate`/`predict(checkpoint_path=<older checkpoint>)` of wide & deep leave training where
+    it was: both parts' optimizers (the linear part's Ftrl slots and step too), not only
+    `model.optimizer`, get their own values back, so training on equals training without them."""
+
+    def run(directory, with_checkpoint_path):
+        config = tfm.RunConfig(tf_random_seed=3, model_dir=str(directory), save_checkpoints_steps=3, keep_checkpoint_max=10)
+        strategy = tfm.strategy_from_config(config)
+        model = _canned(config, strategy)
+        if target == "ctl":
+            loop = tfm.ctl.CannedLoop(strategy, model, config=config)
+            loop.train(_data(config, "train"), steps=7)
+            if with_checkpoint_path:
+                loop.evaluate(_data(config, "eval"), checkpoint_path=str(directory / "ckpt-3"))
+                list(loop.predict(_data(config, "infer"), checkpoint_path=str(directory / "ckpt-3")))
+            loop.train(_data(config, "train"), steps=5)
+            return loop.evaluate(_data(config, "eval")), model
+        tfm.fit(model, _data(config, "train"), steps=7, config=config)
+        if with_checkpoint_path:
+            tfm.evaluate(model, _data(config, "eval"), config=config, checkpoint_path=str(directory / "ckpt-3"))
+            list(tfm.predict_examples(model, _data(config, "infer"), config=config, checkpoint_path=str(directory / "ckpt-3")))
+        tfm.fit(model, _data(config, "train"), steps=5, config=config)
+        return tfm.evaluate(model, _data(config, "eval"), config=config), model
+
+    want, plain = run(tmp_path / "plain", False)
+    got, model = run(tmp_path / "with", True)
+    assert got["global_step"] == want["global_step"] == 12
+    for key in want:
+        np.testing.assert_allclose(got[key], want[key], rtol=1e-6, err_msg=key)
+    linear = model.part_optimizers["linear"]
+    assert int(linear.iterations.numpy()) == int(plain.part_optimizers["linear"].iterations.numpy())
+    for mine, theirs in zip(linear.variables, plain.part_optimizers["linear"].variables):
+        np.testing.assert_allclose(mine.numpy(), theirs.numpy(), rtol=1e-6)
