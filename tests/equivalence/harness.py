@@ -51,7 +51,7 @@ def parse_results(stdout: str) -> list[dict[str, float]]:
     return out
 
 
-def run_program(python: str | Path, program: Path, cwd: Path, timeout: int = 300) -> Run:
+def run_program(python: str | Path, program: Path, cwd: Path, timeout: int = 600) -> Run:
     proc = subprocess.run(
         [str(python), str(program)],
         cwd=cwd,
