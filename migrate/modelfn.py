@@ -251,8 +251,21 @@ INITIALIZERS: dict[str, tuple[str, tuple[str, ...], dict[str, str]]] = {
     "truncated_normal_initializer": ("TruncatedNormal", ("mean", "stddev", "seed", "dtype"), {"stddev": "1.0"}),
     "variance_scaling_initializer": ("VarianceScaling", ("scale", "mode", "distribution", "seed", "dtype"), {}),
     "orthogonal_initializer": ("Orthogonal", ("gain", "seed", "dtype"), {}),
+    # slim's xavier_initializer() is GlorotUniform's distribution exactly; uniform=False (a
+    # truncated normal of stddev sqrt(1.3 / n), Keras's GlorotNormal is 0.3% narrower) and
+    # variance_scaling_initializer go to the runtime's TF1 definitions.
     "contrib.layers.xavier_initializer": ("GlorotUniform", ("uniform", "seed", "dtype"), {}),
+    "contrib.layers.variance_scaling_initializer": (
+        "runtime:initializers.VarianceScaling", ("factor", "mode", "uniform", "seed", "dtype"), {}
+    ),
 }
+INITIALIZERS["contrib.layers.xavier_initializer_conv2d"] = INITIALIZERS["contrib.layers.xavier_initializer"]
+for _name in ("xavier_initializer", "xavier_initializer_conv2d", "variance_scaling_initializer"):
+    # slim's `slim.initializers.X` spelling.
+    INITIALIZERS[f"contrib.layers.initializers.{_name}"] = INITIALIZERS[f"contrib.layers.{_name}"]
+_XAVIER = frozenset(
+    f"contrib.layers.{module}{name}" for module in ("", "initializers.") for name in ("xavier_initializer", "xavier_initializer_conv2d")
+)
 for _name, _target in (
     ("constant", "constant_initializer"),
     ("zeros", "zeros_initializer"),
@@ -433,7 +446,7 @@ SCHEDULES: dict[str, tuple[tuple[str, ...], str, str, dict[str, str]]] = {
 }
 
 SPEC_KEYS_SUPPORTED = {
-    "mode", "loss", "train_op", "eval_metrics", "eval_metric_ops", "scaffold_fn", "host_call",
+    "mode", "loss", "train_op", "eval_metrics", "eval_metric_ops", "scaffold_fn", "scaffold", "host_call",
     # estimator_surface.spec_hooks
     "training_hooks", "evaluation_hooks", "prediction_hooks", "training_chief_hooks",
 }
@@ -1294,13 +1307,62 @@ class ModelFnAnalyzer:
             small = line.body[0] if isinstance(line, cst.SimpleStatementLine) and len(line.body) == 1 else None
             if index == len(body) - 1 and isinstance(small, cst.Return):
                 value = small.value
-                ok = ok and isinstance(value, cst.Call) and self.canonical(value.func) == "train.Scaffold" and not value.args
+                ok = ok and value is not None and self._plain_scaffold(value)
             elif not (isinstance(small, cst.Expr) and self._init_from_checkpoint(small.value, None, after_optimizer=True)):
                 ok = False
         if not ok:
             raise Unsupported(
                 f"scaffold_fn `{name}` does more than `tf.train.init_from_checkpoint(...)` + `return tf.train.Scaffold()`"
             )
+
+    # Scaffold arguments whose TF1 job TF2 does itself: variables and tables are initialized when
+    # they are created, summaries are written by the runtime's writers, and there is no session to
+    # wait for. Each is accepted with the values TF1 programs give it.
+    _SCAFFOLD_INIT_OPS = frozenset({
+        "global_variables_initializer", "local_variables_initializer", "tables_initializer",
+        "initializers.global_variables", "initializers.local_variables", "initializers.tables_initializer",
+        "variables_initializer", "report_uninitialized_variables", "no_op",
+    })
+    _SCAFFOLD_OPS = {
+        "init_op": "init", "ready_op": "init", "ready_for_local_init_op": "init", "local_init_op": "init",
+        "summary_op": "summary",
+    }
+
+    def _plain_scaffold(self, node: cst.BaseExpression) -> bool:
+        """`tf.train.Scaffold(...)` whose arguments have no job in TF2 (see `_SCAFFOLD_OPS`) -> True
+        (it can go); one that configures something TF2 would do differently -> Unsupported, naming it;
+        anything else -> False."""
+        if not (isinstance(node, cst.Call) and self.canonical(node.func) == "train.Scaffold"):
+            return False
+        for arg in node.args:
+            name = arg.keyword.value if arg.keyword else None
+            if isinstance(arg.value, cst.Name) and arg.value.value == "None":
+                continue
+            kind = self._SCAFFOLD_OPS.get(name or "")
+            if kind == "init" and self._init_ops_only(arg.value):
+                continue
+            if kind == "summary" and isinstance(arg.value, cst.Call) and self.canonical(arg.value.func) in (
+                "summary.merge_all", "contrib.summary.all_summary_ops"
+            ):
+                continue
+            if name == "saver":
+                raise Unsupported(
+                    "`tf.train.Scaffold(saver=...)`: TF2 checkpoints every trackable variable; set how many "
+                    "checkpoints to keep with RunConfig(keep_checkpoint_max=...) instead of a Saver"
+                )
+            raise Unsupported(f"`tf.train.Scaffold({name or '...'}=...)` is not migrated (only TF1 initializer and summary ops are)")
+        return True
+
+    def _init_ops_only(self, node: cst.BaseExpression) -> bool:
+        """An initializer op (or `tf.group(...)` of them) that TF2 has no need of."""
+        if not isinstance(node, cst.Call):
+            return False
+        key = self.canonical(node.func)
+        if key in ("group", "control_flow_ops.group"):
+            return all(arg.keyword is None and self._init_ops_only(arg.value) for arg in node.args if arg.star != "*") and all(
+                arg.star != "*" for arg in node.args
+            )
+        return key in self._SCAFFOLD_INIT_OPS
 
     def _scope_block(self, stmt: cst.With, scope: str) -> str | None:
         """`with tf.variable_scope('name'):` -> the nested TF1 scope; `tf.name_scope` -> unchanged
@@ -1781,6 +1843,7 @@ class ModelFnAnalyzer:
         weight_stmts = needed_pure(weight_uses)
         plan.weight_stmts = [st.node.visit(init_rewriter) for st in weight_stmts]
         plan.weights_use_params = self.params in weight_uses | set().union(set(), *(st.uses for st in weight_stmts))
+        call_lines = _drop_folded_locals(call_lines, {plan.output})
         plan.call_stmts = call_lines
         call_names = set().union(set(), *(names_in(node) for node in call_lines))
         plan.call_uses_params = self.params in call_names
@@ -2181,6 +2244,8 @@ class ModelFnAnalyzer:
                 continue  # the model's prediction_hooks() (see analyze)
             elif name == "scaffold_fn" and isinstance(arg.value, cst.Name) and arg.value.value in {self.scaffold_fn} | self.scaffold_vars:
                 continue  # the model is built with the checkpoint already applied, for predict too
+            elif name == "scaffold" and self._plain_scaffold(arg.value):
+                continue
             elif name != "mode" and not (isinstance(arg.value, cst.Name) and arg.value.value == "None"):
                 raise Unsupported(f"the PREDICT spec's `{name}=` is not migrated yet")
         if predictions is None:
@@ -2357,6 +2422,10 @@ class ModelFnAnalyzer:
                     continue
                 self.host_call_expr = arg.value
                 continue
+            if name == "scaffold":
+                if not self._plain_scaffold(arg.value):
+                    raise Unsupported("EstimatorSpec `scaffold=` is not a `tf.train.Scaffold(...)` call")
+                continue  # what it configures, TF2 does itself (see _plain_scaffold)
             if name == "scaffold_fn":
                 if isinstance(arg.value, cst.Name) and arg.value.value in self.scaffold_vars:
                     continue  # BERT's `scaffold_fn` variable: its init_from_checkpoint is recorded
@@ -2862,6 +2931,50 @@ class _ForwardRewriter(cst.CSTTransformer):
         self.layers.append((attr, used, (func, rendered)))
 
 
+class _Effects(cst.CSTVisitor):
+    """Whether an expression may do more than compute a value (a call, an await, a walrus, a yield)."""
+
+    def __init__(self) -> None:
+        self.found = False
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        if isinstance(node, (cst.Call, cst.Await, cst.NamedExpr, cst.Yield, cst.Lambda)):
+            self.found = True
+        return not self.found
+
+
+def _call_free_local(line: cst.CSTNode) -> str | None:
+    """`name` for a `name = <value without calls>` statement line, else None."""
+    if not isinstance(line, cst.SimpleStatementLine) or len(line.body) != 1:
+        return None
+    assign = line.body[0]
+    if not isinstance(assign, cst.Assign) or len(assign.targets) != 1 or not isinstance(assign.targets[0].target, cst.Name):
+        return None
+    effects = _Effects()
+    assign.value.visit(effects)
+    return None if effects.found else assign.targets[0].target.value
+
+
+def _drop_folded_locals(lines: list, keep: set[str]) -> list:
+    """call() without the `name = <value without calls>` lines nothing in it reads any more.
+
+    Every line of call() was needed by the TF1 forward pass; one that is read no longer had its
+    uses folded away by the layer rewrite (slim's `normalizer_params=batch_norm_params` dict,
+    now the `SlimBatchNorm` layers' arguments). Repeats until no such line is left.
+    """
+    while True:
+        for index, line in enumerate(lines):
+            name = _call_free_local(line)
+            if name is None or name in keep:
+                continue
+            if any(name in names_in(other) for other in lines[:index] + lines[index + 1 :]):
+                continue
+            lines = lines[:index] + lines[index + 1 :]
+            break
+        else:
+            return lines
+
+
 _EQ = cst.AssignEqual(whitespace_before=cst.SimpleWhitespace(""), whitespace_after=cst.SimpleWhitespace(""))
 
 
@@ -2909,17 +3022,18 @@ class _InitializerRewriter(cst.CSTTransformer):
             bound = _bind(updated, positional)
             if bound is None:
                 raise Unsupported(f"unexpected arguments to `tf.{key}`")
-            if key == "contrib.layers.xavier_initializer" and "uniform" in bound:
-                uniform = bound.pop("uniform")
-                if not isinstance(uniform, cst.Name) or uniform.value not in ("True", "False"):
-                    raise Unsupported("`xavier_initializer(uniform=...)` is not a literal")
-                cls = "GlorotUniform" if uniform.value == "True" else "GlorotNormal"
+            if key in _XAVIER and "uniform" in bound:
+                uniform = bound["uniform"]
+                if isinstance(uniform, cst.Name) and uniform.value == "True":
+                    del bound["uniform"]
+                else:
+                    cls = "runtime:initializers.xavier_initializer"
             distribution = bound.get("distribution")
             if isinstance(distribution, cst.SimpleString) and distribution.evaluated_value == "normal":
                 # TF1's "normal" was a truncated normal.
                 bound["distribution"] = cst.SimpleString('"truncated_normal"')
             # Positional arguments stay positional while they line up with Keras's parameters.
-            positional_ok = key != "contrib.layers.xavier_initializer"
+            positional_ok = key not in _XAVIER
             args = []
             for arg in updated.args:
                 name = arg.keyword.value if arg.keyword else positional[len(args)] if positional_ok else ""
@@ -2932,6 +3046,8 @@ class _InitializerRewriter(cst.CSTTransformer):
                 if name not in _INITIALIZER_DROP:
                     args.append(f"{name}={self.a.code(value)}")
             args += [f"{k}={v}" for k, v in defaults.items() if k not in bound]
+            if cls.startswith("runtime:"):
+                return cst.parse_expression(f"{self.a.tfm}.{cls[len('runtime:'):]}({', '.join(args)})")
             return cst.parse_expression(f"{self.a.tf}.keras.initializers.{cls}({', '.join(args)})")
         if key in REGULARIZERS:
             cls, factor = REGULARIZERS[key]

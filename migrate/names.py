@@ -33,6 +33,9 @@ _CONTRIB_FOLDS = {
     "tensorflow.contrib.tpu.python.tpu.tpu_config.RunConfig": "estimator.tpu.RunConfig",
     "tensorflow.contrib.tpu.python.tpu.tpu_config.TPUConfig": "estimator.tpu.TPUConfig",
     "tensorflow.contrib.tpu.python.tpu.tpu_optimizer.CrossShardOptimizer": "tpu.CrossShardOptimizer",
+    # tf.contrib.framework's global-step functions were tf.train's.
+    "tensorflow.contrib.framework.get_or_create_global_step": "train.get_or_create_global_step",
+    "tensorflow.contrib.framework.get_global_step": "train.get_global_step",
     # tf.contrib.data's input-pipeline transformations moved to tf.data.experimental (still in TF2).
     "tensorflow.contrib.data.map_and_batch": "data.experimental.map_and_batch",
     "tensorflow.contrib.data.parallel_interleave": "data.experimental.parallel_interleave",
@@ -44,6 +47,7 @@ _CONTRIB_FOLDS = {
     "tensorflow.contrib.data.bucket_by_sequence_length": "data.experimental.bucket_by_sequence_length",
     "tensorflow.contrib.data.AUTOTUNE": "data.experimental.AUTOTUNE",
 }
+_LOOKUP_OPS = "tensorflow.python.ops.lookup_ops."
 _SLIM_PREFIXES = ("tensorflow.contrib.slim.", "tensorflow.contrib.layers.", "tf_slim.")
 _ESTIMATOR_PKG_PREFIXES = (
     "tensorflow_estimator.compat.v1.estimator.",
@@ -195,6 +199,10 @@ def canonical_name(full: str) -> str | None:
     for prefix in _ESTIMATOR_PKG_PREFIXES:
         if full.startswith(prefix):
             return "estimator." + full[len(prefix):]
+    if full.startswith(_LOOKUP_OPS):
+        # `from tensorflow.python.ops import lookup_ops` (the NMT tutorial's spelling): the module
+        # `tf.contrib.lookup` re-exported.
+        return "contrib.lookup." + full[len(_LOOKUP_OPS):]
     if full.startswith("tensorflow.contrib."):
         return "contrib." + full[len("tensorflow.contrib."):]
     for prefix in _TF1_PREFIXES:

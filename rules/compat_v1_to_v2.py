@@ -10,7 +10,7 @@ from importlib import resources
 import libcst as cst
 
 from tfmigrate.names import canonical_name
-from tfmigrate.rule import Rule
+from tfmigrate.rule import RUNTIME_ALIAS, Rule
 from tfmigrate.textpass import SourceView, TextPlan
 
 # Namespaces that are gone from TF >= 2.16 with Keras 3 even under tf.compat.v1.
@@ -19,6 +19,51 @@ _REMOVED = {
     "layers": "tf.compat.v1.layers raises under Keras 3: use tf.keras.layers inside a Keras model",
     "contrib": "tf.contrib does not exist in TF2",
 }
+
+
+# Hand-written: TF1 symbols with no TF2 export that tfmigrate.runtime replaces with TF1's
+# semantics (canonical TF1 path -> the runtime's attribute path), and contrib ones whose TF2 home
+# is a plain rename (-> "tf:" + the TF2 path). The generated table cannot know these.
+_LOOKUP_FUNCTIONS = (
+    "index_table_from_tensor", "index_table_from_file", "index_to_string_table_from_tensor",
+    "index_to_string_table_from_file", "HashTable", "IdTableWithHashBuckets", "TextFileIdTableInitializer",
+    "TextFileStringTableInitializer", "HasherSpec", "FastHashSpec", "StrongHashSpec",
+)
+RUNTIME_SYMBOLS: dict[str, str] = {
+    **{f"contrib.lookup.{name}": f"lookup.{name}" for name in _LOOKUP_FUNCTIONS},
+    # `tf.compat.v1.lookup` never exported these; TF1 programs that spelled them so (or `tf.lookup`)
+    # ran under TF1's tf.contrib.lookup aliases.
+    **{f"lookup.{name}": f"lookup.{name}" for name in _LOOKUP_FUNCTIONS},
+    "contrib.lookup.KeyValueTensorInitializer": "tf:lookup.KeyValueTensorInitializer",
+    "contrib.lookup.TextFileInitializer": "tf:lookup.TextFileInitializer",
+    "contrib.lookup.TextFileIndex": "tf:lookup.TextFileIndex",
+    "contrib.lookup.tables_initializer": "lookup.tables_initializer",
+    "tables_initializer": "lookup.tables_initializer",
+    "initializers.tables_initializer": "lookup.tables_initializer",
+    # tf.contrib.training.HParams (and its module's own path) -> the runtime's HParams.
+    "contrib.training.HParams": "HParams",
+    "contrib.training.python.training.hparam.HParams": "HParams",
+    "contrib.framework.nest": "tf:nest",
+    # (slim's `slim.initializers.X` spelling too.)
+    **{
+        f"contrib.layers.{module}{name}": f"initializers.{name}"
+        for module in ("", "initializers.")
+        for name in ("variance_scaling_initializer", "xavier_initializer", "xavier_initializer_conv2d")
+    },
+}
+
+
+def runtime_symbol(full: str) -> tuple[str, str] | None:
+    """(replacement head, rest) for a chain whose longest canonical prefix is in RUNTIME_SYMBOLS."""
+    canonical = canonical_name(full)
+    if canonical is None:
+        return None
+    parts = canonical.split(".")
+    for end in range(len(parts), 0, -1):
+        target = RUNTIME_SYMBOLS.get(".".join(parts[:end]))
+        if target is not None:
+            return target, ".".join(parts[end:])
+    return None
 
 
 @functools.cache
@@ -74,6 +119,11 @@ def plan_chain(full: str, tf: str) -> tuple[str | None, str | None]:
     if full.startswith(("tensorflow.compat.v1.compat.v2.", "tensorflow.compat.v2.")):
         # `tf.compat.v2.summary.record_if` (TF2 API spelled from TF1 code): plain TF2 now.
         return f"{tf}.{full.split('compat.v2.', 1)[1]}", None
+    replaced = runtime_symbol(full)
+    if replaced is not None:
+        target, rest = replaced
+        head = f"{tf}.{target[3:]}" if target.startswith("tf:") else f"{RUNTIME_ALIAS}.{target}"
+        return head + (f".{rest}" if rest else ""), None
     if full.startswith("tensorflow.compat.v1.contrib."):
         # `tf.contrib` under `import tensorflow.compat.v1 as tf`: the same removed namespace (and
         # once that import is respelled `import tensorflow as tf`, the next run sees it so).
@@ -131,6 +181,37 @@ class CompatV1ToV2(Rule):
             full.startswith(("tensorflow.compat.v1.", "tensorflow.contrib")) for full in names.aliases.values()
         ) or bool(names.tf_roots)
 
+    def visit_Module(self, node: cst.Module) -> None:
+        self._dead_aliases = _dead_module_aliases(node, self.ctx.names, self.ctx.tf2_alias)
+        # `from tensorflow.contrib.X import Y`: locals that name removed contrib objects (their bare
+        # uses get a TODO), and the imports the runtime replaces whole (rewritten in leave_ImportFrom).
+        self._contrib_locals: dict[str, str] = {}
+        self._in_import = 0
+        for imp in _contrib_from_imports(node):
+            if _runtime_import(imp) is None:
+                module = _dotted_text(imp.module)  # type: ignore[arg-type]
+                for alias in imp.names:  # type: ignore[union-attr]
+                    local = _dotted_text(alias.asname.name) if alias.asname else _dotted_text(alias.name)  # type: ignore[arg-type]
+                    self._contrib_locals[local] = f"{module}.{_dotted_text(alias.name)}"
+
+    def visit_Import(self, node: cst.Import) -> None:
+        self._in_import += 1
+
+    def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
+        self._in_import += 1
+
+    def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> bool:
+        return id(node) not in self._dead_aliases
+
+    def leave_SimpleStatementLine(
+        self, original: cst.SimpleStatementLine, updated: cst.SimpleStatementLine
+    ) -> cst.SimpleStatementLine | cst.RemovalSentinel:
+        if id(original) in self._dead_aliases:
+            # `slim = tf.contrib.slim` once the migration replaced every `slim.*` call.
+            self.mark_changed()
+            return cst.RemoveFromParent()
+        return updated
+
     def visit_Attribute(self, node: cst.Attribute) -> bool:
         # A dotted chain is handled whole, in leave_Attribute. (This also never descends into
         # `f(x).attr`, whose inside is left as it is; `text_edits` does the same.)
@@ -143,7 +224,11 @@ class CompatV1ToV2(Rule):
         return self._rewrite(full, updated)
 
     def leave_Name(self, original: cst.Name, updated: cst.Name) -> cst.BaseExpression:
-        # Bare names bound by `from tensorflow.compat.v1 import X` are left to the import's owner.
+        # Bare names bound by `from tensorflow.compat.v1 import X` are left to the import's owner;
+        # one bound by `from tensorflow.contrib.X import Y` names something TF2 lacks.
+        full = self._contrib_locals.get(original.value) if not self._in_import else None
+        if full is not None:
+            self.todo(_REMOVED["contrib"] + f" (`{original.value}`: `{full.replace('tensorflow.', 'tf.', 1)}`)")
         return updated
 
     def _rewrite(self, full: str, node: cst.BaseExpression) -> cst.BaseExpression:
@@ -158,10 +243,14 @@ class CompatV1ToV2(Rule):
         if self.ctx.names.qualify(node) is not None and _dotted_text(node) == text:
             return node
         self.mark_changed()
-        self.ctx.need_tf2()
+        if text.startswith(RUNTIME_ALIAS + "."):
+            self.ctx.need_runtime()
+        else:
+            self.ctx.need_tf2()
         return _chain_node(text)
 
     def leave_Import(self, original: cst.Import, updated: cst.Import) -> cst.Import:
+        self._in_import -= 1
         names = []
         changed = False
         for alias in updated.names:
@@ -182,9 +271,15 @@ class CompatV1ToV2(Rule):
         return updated
 
     def leave_ImportFrom(self, original: cst.ImportFrom, updated: cst.ImportFrom) -> cst.ImportFrom:
+        self._in_import -= 1
         if updated.module is None or isinstance(updated.names, cst.ImportStar) or updated.relative:
             return updated
         module = _dotted_text(updated.module)
+        replaced = _runtime_import(updated)
+        if replaced is not None:
+            # `from tensorflow.contrib.training import HParams` -> `from tfmigrate.runtime import HParams`
+            self.mark_changed()
+            return replaced
         if not module.startswith("tensorflow"):
             return updated
         for alias in updated.names:
@@ -196,6 +291,10 @@ class CompatV1ToV2(Rule):
     # -- the same rule on `ast` alone (engine fast path; must match the CST pass byte for byte) --
     def text_edits(self, view: SourceView) -> TextPlan | None:
         names, tf = self.ctx.names, self.ctx.tf2_alias
+        if _has_module_alias(view.tree, names):
+            return None  # the CST pass decides whether it is dead
+        if any(isinstance(imp, ast.ImportFrom) and not imp.level and (imp.module or "").startswith("tensorflow.contrib") for imp, _ in view.imports):
+            return None  # bare uses of contrib objects and runtime imports: the CST pass
         plan = TextPlan()
         dropped: dict[str, int] = {}
         data = view.lines.data
@@ -206,6 +305,8 @@ class CompatV1ToV2(Rule):
             if full is None:
                 continue
             text, todo = plan_chain(full, tf)
+            if text is not None and text.startswith(RUNTIME_ALIAS + "."):
+                return None  # a tfmigrate.runtime import to add: the CST pass's import visitors
             edit = text is not None and text != chain.dotted
             if (edit or todo) and (chain.in_import or chain.in_fstring):
                 return None
@@ -251,6 +352,124 @@ class CompatV1ToV2(Rule):
                 else:  # let RemoveImportsVisitor decide, as the CST pass does
                     plan.removals.append((module, obj, asname))
         return plan
+
+
+def _contrib_from_imports(module: cst.Module) -> list[cst.ImportFrom]:
+    """Every absolute `from tensorflow.contrib... import names` in the module, at any depth."""
+    found: list[cst.ImportFrom] = []
+
+    class _Find(cst.CSTVisitor):
+        def visit_ImportFrom(self, node: cst.ImportFrom) -> bool:
+            if node.module is not None and not node.relative and not isinstance(node.names, cst.ImportStar):
+                if _dotted_text(node.module).startswith("tensorflow.contrib"):
+                    found.append(node)
+            return False
+
+        def visit_Expr(self, node: cst.Expr) -> bool:
+            return False
+
+    module.visit(_Find())
+    return found
+
+
+def _runtime_import(node: cst.ImportFrom) -> cst.ImportFrom | None:
+    """`from tensorflow.contrib.X import a, b` whose every name the runtime replaces from one of its
+    modules -> that import from tfmigrate.runtime (locals kept); else None."""
+    if node.module is None or node.relative or isinstance(node.names, cst.ImportStar):
+        return None
+    module = _dotted_text(node.module)
+    if not module.startswith("tensorflow.contrib"):
+        return None
+    homes: set[str] = set()
+    aliases = []
+    for alias in node.names:
+        obj = _dotted_text(alias.name)
+        replaced = runtime_symbol(f"{module}.{obj}")
+        if replaced is None or replaced[1] or replaced[0].startswith("tf:"):
+            return None
+        home, _, name = replaced[0].rpartition(".")
+        homes.add(home)
+        asname = alias.asname
+        if asname is None and name != obj:
+            asname = cst.AsName(name=cst.Name(obj))
+        aliases.append(alias.with_changes(name=cst.Name(name), asname=asname))
+    if len(homes) != 1:
+        return None
+    home = homes.pop()
+    return node.with_changes(module=_chain_node("tfmigrate.runtime" + (f".{home}" if home else "")), names=aliases)
+
+
+_REMOVED_MODULES = ("tensorflow.contrib", "tf_slim")
+
+
+def _removed_module_alias(target: str | None, full: str | None) -> bool:
+    return target is not None and full is not None and (
+        full in _REMOVED_MODULES or full.startswith(tuple(m + "." for m in _REMOVED_MODULES))
+    )
+
+
+class _NameUses(cst.CSTVisitor):
+    """How many times each name is mentioned once TFM101 has run: attribute names aside, and the
+    roots of the chains it respells (`layers.xavier_initializer` -> `tfm.initializers...`) too."""
+
+    def __init__(self, names, tf: str) -> None:
+        self.names, self.tf = names, tf
+        self.counts: dict[str, int] = {}
+
+    def visit_Attribute(self, node: cst.Attribute) -> bool:
+        dotted = _dotted_text(node)
+        if not dotted:
+            node.value.visit(self)
+            return False
+        root = dotted.split(".")[0]
+        full = self.names.qualify(node)
+        text = plan_chain(full, self.tf)[0] if full is not None else None
+        if text is None or text.split(".")[0] == root:
+            self.counts[root] = self.counts.get(root, 0) + 1
+        return False
+
+    def visit_Name(self, node: cst.Name) -> None:
+        self.counts[node.value] = self.counts.get(node.value, 0) + 1
+
+
+def _dead_module_aliases(module: cst.Module, names, tf: str) -> set[int]:
+    """Module-level `alias = tf.contrib.X` (or tf_slim) statements whose alias nothing will mention."""
+    found: dict[str, int] = {}
+    for stmt in module.body:
+        if isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1 and isinstance(stmt.body[0], cst.Assign):
+            assign = stmt.body[0]
+            if len(assign.targets) == 1 and isinstance(assign.targets[0].target, cst.Name):
+                target = assign.targets[0].target.value
+                if isinstance(assign.value, (cst.Name, cst.Attribute)) and _removed_module_alias(
+                    target, names.qualify(assign.value)
+                ):
+                    found[target] = id(stmt)
+    if not found:
+        return set()
+    uses = _NameUses(names, tf)
+    module.visit(uses)
+    return {stmt for target, stmt in found.items() if uses.counts.get(target, 0) == 1}
+
+
+def _has_module_alias(tree: ast.Module, names) -> bool:
+    """Whether the module binds `alias = tf.contrib.X` (or tf_slim) at its top level (the CST pass
+    decides whether it is dead)."""
+    for stmt in tree.body:
+        if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
+            dotted = _ast_dotted(stmt.value)
+            if dotted is not None and _removed_module_alias(stmt.targets[0].id, names.qualify_dotted(dotted)):
+                return True
+    return False
+
+
+def _ast_dotted(node: ast.expr) -> str | None:
+    parts = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if not isinstance(node, ast.Name):
+        return None
+    return ".".join([node.id, *reversed(parts)])
 
 
 def _chain_node(text: str) -> cst.BaseExpression:

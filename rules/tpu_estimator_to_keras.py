@@ -16,6 +16,15 @@ class TPUEstimatorToKeras(EstimatorSiteRule):
     exporters and `export_saved_model` migrate as for TFM201; hooks see one session run per
     step off TPU and `iterations_per_loop` steps on a TPU, as under TPUEstimator.
 
+    Exports: TPUEstimator's `export_to_tpu` (default True) made `export_saved_model` write, besides
+    the `{serve}` MetaGraph, a `{serve, tpu}` one: the PREDICT graph rewritten for TPU inference
+    (`TPUPartitionedCall`, `TPUReplicateMetadata`), written even with `use_tpu=False` and on a
+    machine without TPU, where it cannot be loaded (no kernels for its TPU ops). The migrated
+    export writes the `{serve}` MetaGraph only, with the same signatures; under a TPUStrategy
+    the runtime logs that no `{serve, tpu}` MetaGraph was written. `export_to_tpu`,
+    `export_to_cpu`, `export_saved_model_api_version` and `experimental_export_device_assignment`
+    only shaped that TPU MetaGraph and are dropped; TPU serving needs a TF2 TPU export by hand.
+
     Guide: https://www.tensorflow.org/guide/migrate/tpu_estimator
     """
 

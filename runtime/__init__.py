@@ -16,12 +16,17 @@ TF1 Estimator/TPUEstimator behaviour on TF2 + Keras 3:
   * `hooks`: TF1 `SessionRunHook`s (`LoggingTensorHook`, `StopAtStepHook`, early stopping, ...)
     as Keras callbacks with Estimator's timing, for `fit`/`evaluate`/`predict(hooks=...)`.
   * `train_and_evaluate` / `TrainSpec` / `EvalSpec`: TF1's local train-and-evaluate loop
-    (evaluation after each checkpoint, `throttle_secs`, a final evaluation, exporters).
+    (evaluation after each checkpoint, `throttle_secs`, a final evaluation, exporters), and its
+    distributed one from `TF_CONFIG` (chief/workers train, the evaluator evaluates checkpoints).
   * `export` / `export_saved_model`: `Estimator.export_saved_model` with TF1's serving receivers,
     `export_outputs` and exporters, written by `tf.saved_model.save`.
   * `canned`: TF1's canned estimators (`DNNClassifier`, `LinearRegressor`, wide & deep, ...) as
     compiled Keras models with their heads' losses, metrics, predictions and TF1 variable names;
     `feature_columns`: `tf.feature_column.*` with TF1's semantics, as Keras layers.
+  * `HParams`: `tf.contrib.training.HParams` (typed hyper-parameters, `parse("a=1,b=[2,3]")`).
+  * `lookup`: `tf.contrib.lookup`'s vocabulary tables (OOV hash buckets, TF1's defaults).
+  * `initializers`: `tf.contrib.layers`/slim's `variance_scaling_initializer` and
+    `xavier_initializer` with TF1's distributions.
   * `layers`: TF1 layer behaviour Keras lacks (fused BatchNorm's Bessel-corrected moving variance).
   * `metrics`: `tf.compat.v1.metrics.*` as Keras metrics with TF1's arguments and numbers.
   * `schedules`: TF1 learning-rate decays Keras lacks (natural_exp_decay).
@@ -43,10 +48,11 @@ Custom training loops, layered like Orbit:
     custom training loops `tfmigrate --target ctl` writes.
 """
 
-from . import canned, cluster, ctl, export, feature_columns, hooks, layers, losses, metrics, optimizers, schedules, summary
+from . import canned, cluster, ctl, export, feature_columns, hooks, initializers, layers, lookup, losses, metrics, optimizers, schedules, summary
 from .checkpoints import CHECKPOINT_NAME, is_tf1_checkpoint, latest_checkpoint
 from .cluster import TFConfig, parse_tf_config
 from .config import InputPipelineConfig, RunConfig, TPUConfig
+from .hparams import HParams
 from .controller import Controller, is_chief
 from .inputs import InputFnData, ModeKeys, input_fn_data
 from .interfaces import Evaluator, Trainer
@@ -72,6 +78,7 @@ from .tf1_checkpoint import MATCHING_VARIABLES, WarmStartSettings, init_from_che
 __all__ = [
     "CHECKPOINT_NAME",
     "EvalSpec",
+    "HParams",
     "TrainSpec",
     "export",
     "export_saved_model",
@@ -100,6 +107,8 @@ __all__ = [
     "is_tf1_checkpoint",
     "latest_checkpoint",
     "layers",
+    "initializers",
+    "lookup",
     "load_tf1_checkpoint",
     "losses",
     "make_strategy",

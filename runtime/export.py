@@ -21,6 +21,10 @@ timestamped directory under `export_dir_base`. `export_saved_model` here does th
   * The directory is `export_dir_base/<unix seconds>` (a second later when that exists), written
     under `temp-<seconds>` first, and the path is returned as bytes, as TF1 returned it.
 
+TPUEstimator (`export_to_tpu=True`, its default) also wrote a `{serve, tpu}` MetaGraph, the
+PREDICT graph rewritten for TPU inference, which loads only where TPU kernels exist (on CPU it
+fails). The export here writes the `{serve}` MetaGraph only; under a TPUStrategy a warning says so.
+
 Exporters (`LatestExporter`, `BestExporter`, `FinalExporter`) are called by
 `train_and_evaluate` after each evaluation, as TF1's `EvalSpec(exporters=...)` were.
 """
@@ -35,7 +39,7 @@ from typing import Any, Callable, Mapping
 import tensorflow as tf
 
 from . import cluster
-from ._logging import logger
+from ._logging import logger, warn_once
 
 keras = tf.keras
 
@@ -225,8 +229,15 @@ def _timestamped_dir(export_dir_base: str) -> str:
     raise RuntimeError(f"Failed to obtain a unique export directory name under {export_dir_base!r} after 10 attempts.")
 
 
-def _trace_receiver(fn: Callable[[], Any]) -> tuple[ServingInputReceiver, Any, list[str]]:
-    """The receiver, and a function from its receiver tensors (in `keys` order) to its features."""
+def _trace_receiver(fn: Callable[[], Any]) -> tuple[ServingInputReceiver, dict[str | None, Any]]:
+    """The receiver, and per group of receiver tensors a function from them to the features.
+
+    The groups are the receiver tensors (key None) and each of `receiver_tensors_alternatives`
+    (key: its name). Each value is `(function, keys, specs)`: the function takes the group's
+    tensors in `keys` order; `specs` are their `tf.TensorSpec`s named by key. An alternative the
+    features cannot be computed from (they need a tensor it does not feed) maps to None, as TF1
+    left out its signatures (`_ensure_servable`).
+    """
     box: dict[str, ServingInputReceiver] = {}
 
     def traced():
@@ -237,23 +248,55 @@ def _trace_receiver(fn: Callable[[], Any]) -> tuple[ServingInputReceiver, Any, l
                 f"got {type(receiver).__name__}."
             )
         box["receiver"] = receiver
-        return receiver.receiver_tensors, receiver.features
+        return receiver.receiver_tensors, receiver.receiver_tensors_alternatives, receiver.features
 
     wrapped = tf.compat.v1.wrap_function(traced, [])
     receiver = box["receiver"]
-    receiver_tensors, features = wrapped.structured_outputs
-    keys = sorted(receiver_tensors)
-    pruned = wrapped.prune(feeds=[receiver_tensors[k] for k in keys], fetches=features)
-    return receiver, (pruned, keys, receiver_tensors), keys
+    receiver_tensors, alternatives, features = wrapped.structured_outputs
+    groups: dict[str | None, Any] = {}
+    for group, tensors in [(None, receiver_tensors), *sorted(alternatives.items())]:
+        keys = sorted(tensors)
+        specs = {k: tf.TensorSpec(tensors[k].shape, tensors[k].dtype, name=k) for k in keys}
+        unfed = _unfed_placeholder(features, [tensors[k] for k in keys])
+        if unfed is not None and group is not None:
+            logger.warning(
+                "tfmigrate.runtime.export: the features need placeholder %r, which receiver_tensors_alternatives[%r] "
+                "does not feed; its signatures are not written (TF1 left them out too).",
+                unfed,
+                group,
+            )
+            groups[group] = None
+            continue
+        groups[group] = (wrapped.prune(feeds=[tensors[k] for k in keys], fetches=features), keys, specs)
+    return receiver, groups
+
+
+def _unfed_placeholder(fetches: Any, feeds: list[Any]) -> str | None:
+    """The name of a placeholder `fetches` need that `feeds` do not cut off, or None (TF1's `_ensure_servable`)."""
+    fed = {tensor.ref() for tensor in feeds}
+    stack = [t for t in tf.nest.flatten(fetches, expand_composites=True) if t.ref() not in fed]
+    seen: set[str] = set()
+    while stack:
+        op = stack.pop().op
+        if op.name in seen:
+            continue
+        seen.add(op.name)
+        if op.type == "Placeholder":
+            return op.name
+        stack.extend(t for t in op.inputs if t.ref() not in fed)
+    return None
 
 
 def _signature_functions(model: keras.Model, receiver_fn: Callable[[], Any]) -> tuple[dict[str, Any], dict[str, str]]:
-    receiver, (pruned, keys, receiver_tensors), _ = _trace_receiver(receiver_fn)
-    if receiver.receiver_tensors_alternatives:
-        raise NotImplementedError("tfmigrate.runtime.export: receiver_tensors_alternatives are not supported yet.")
-    specs = {k: tf.TensorSpec(receiver_tensors[k].shape, receiver_tensors[k].dtype, name=k) for k in keys}
+    """The serving signatures TF1's `build_all_signature_defs` wrote, as concrete functions.
 
-    def features_of(inputs: Mapping[str, Any]) -> Any:
+    One signature per export output on the receiver tensors (named as the output), and one per
+    export output on each of `receiver_tensors_alternatives` (named `<alternative>:<output>`).
+    """
+    receiver, groups = _trace_receiver(receiver_fn)
+
+    def features_from(group: Any, inputs: Mapping[str, Any]) -> Any:
+        pruned, keys, _ = group
         features = pruned(*[inputs[k] for k in keys])
         if receiver.single_feature:
             return features[_SINGLE_FEATURE_DEFAULT_NAME]
@@ -263,45 +306,51 @@ def _signature_functions(model: keras.Model, receiver_fn: Callable[[], Any]) -> 
     kinds: dict[str, type] = {}
 
     def record_kinds(**inputs):
-        outputs = _model_outputs(model, features_of(inputs))
+        outputs = _model_outputs(model, features_from(groups[None], inputs))
         kinds.update({name: type(output) for name, output in outputs.items()})
         return {name: output.outputs() for name, output in outputs.items()}
 
-    tf.function(record_kinds).get_concrete_function(**specs)
-    single_string = len(keys) == 1 and specs[keys[0]].dtype == tf.string
+    tf.function(record_kinds).get_concrete_function(**groups[None][2])
     functions: dict[str, Any] = {}
     methods: dict[str, str] = {}
-    for name, kind in kinds.items():
-        if kind in (ClassificationOutput, RegressionOutput):
-            if not single_string:
-                logger.warning(
-                    "tfmigrate.runtime.export: export output %r (%s) needs a single string receiver tensor, as in TF1; "
-                    "its signature is not written.",
-                    name,
-                    kind.__name__,
-                )
-                continue
-            input_specs = {"inputs": tf.TensorSpec(specs[keys[0]].shape, tf.string, name="inputs")}
+    for group_name, group in groups.items():
+        if group is None:
+            continue
+        _, keys, specs = group
+        single_string = len(keys) == 1 and specs[keys[0]].dtype == tf.string
+        for name, kind in kinds.items():
+            signature = name if group_name is None else f"{group_name}:{name}"
+            if kind in (ClassificationOutput, RegressionOutput):
+                if not single_string:
+                    logger.warning(
+                        "tfmigrate.runtime.export: export output %r (%s) needs a single string receiver tensor, as in "
+                        "TF1; signature %r is not written.",
+                        name,
+                        kind.__name__,
+                        signature,
+                    )
+                    continue
+                input_specs = {"inputs": tf.TensorSpec(specs[keys[0]].shape, tf.string, name="inputs")}
 
-            def make(output_name: str, key: str = keys[0]):
-                def serve(inputs):
-                    outputs = _model_outputs(model, features_of({key: inputs}))
-                    return dict(outputs[output_name].outputs())
+                def make(output_name: str, group: Any = group, key: str = keys[0]):
+                    def serve(inputs):
+                        outputs = _model_outputs(model, features_from(group, {key: inputs}))
+                        return dict(outputs[output_name].outputs())
 
-                return serve
+                    return serve
 
-            functions[name] = tf.function(make(name)).get_concrete_function(**input_specs)
-        else:
+                functions[signature] = tf.function(make(name)).get_concrete_function(**input_specs)
+            else:
 
-            def make_predict(output_name: str):
-                def serve(**inputs):
-                    outputs = _model_outputs(model, features_of(inputs))
-                    return dict(outputs[output_name].outputs())
+                def make_predict(output_name: str, group: Any = group):
+                    def serve(**inputs):
+                        outputs = _model_outputs(model, features_from(group, inputs))
+                        return dict(outputs[output_name].outputs())
 
-                return serve
+                    return serve
 
-            functions[name] = tf.function(make_predict(name)).get_concrete_function(**specs)
-        methods[name] = kind.METHOD
+                functions[signature] = tf.function(make_predict(name)).get_concrete_function(**specs)
+            methods[signature] = kind.METHOD
     return functions, methods
 
 
@@ -361,6 +410,13 @@ def export_saved_model(
     tf.io.gfile.makedirs(write_base)
     module = tf.Module()
     module.model = model if isinstance(model, keras.Model) else model.model  # an `EstimatorLoop`'s model
+    if isinstance(strategy, (tf.distribute.TPUStrategy, tf.distribute.experimental.TPUStrategy)):
+        warn_once(
+            "export.no_tpu_metagraph",
+            "tfmigrate.runtime.export_saved_model: only the {serve} MetaGraph is written; TF1 TPUEstimator "
+            "(export_to_tpu=True) also wrote a {serve, tpu} MetaGraph rewritten for TPU inference. Export one "
+            "for TPU serving separately if you serve on TPUs.",
+        )
     tf.saved_model.save(module, temp_dir, signatures=functions)
     _set_method_names(temp_dir, methods)
     if as_text:
@@ -464,9 +520,14 @@ class _SavedModelExporter(Exporter):
     def name(self) -> str:
         return self._name
 
-    def _export(self, model, export_path) -> bytes:
+    def _export(self, model, export_path, checkpoint_path=None) -> bytes:
         return export_saved_model(
-            model, export_path, self._serving_input_receiver_fn, assets_extra=self._assets_extra, as_text=self._as_text
+            model,
+            export_path,
+            self._serving_input_receiver_fn,
+            assets_extra=self._assets_extra,
+            as_text=self._as_text,
+            checkpoint_path=checkpoint_path,
         )
 
 
@@ -480,7 +541,7 @@ class LatestExporter(_SavedModelExporter):
         self._exports_to_keep = exports_to_keep
 
     def export(self, model, export_path, checkpoint_path, eval_result, is_the_final_export):
-        path = self._export(model, export_path)
+        path = self._export(model, export_path, checkpoint_path)
         _garbage_collect(export_path, self._exports_to_keep)
         return path
 
@@ -491,7 +552,7 @@ class FinalExporter(_SavedModelExporter):
     def export(self, model, export_path, checkpoint_path, eval_result, is_the_final_export):
         if not is_the_final_export:
             return None
-        return self._export(model, export_path)
+        return self._export(model, export_path, checkpoint_path)
 
 
 def _loss_smaller(best_eval_result: Mapping[str, Any], current_eval_result: Mapping[str, Any]) -> bool:
@@ -543,7 +604,7 @@ class BestExporter(_SavedModelExporter):
             or self._compare_fn(best_eval_result=self._best_eval_result, current_eval_result=eval_result)
         ):
             self._best_eval_result = eval_result
-            export_result = self._export(model, export_path)
+            export_result = self._export(model, export_path, checkpoint_path)
             _garbage_collect(export_path, self._exports_to_keep)
             self._has_exported = True
         return export_result

@@ -11,9 +11,10 @@ Which loop trains a model under each kind (Keras's own, or the runtime's engine)
 from __future__ import annotations
 
 import dataclasses
+import os
 import threading
 import weakref
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, NoReturn, Sequence
 
 import tensorflow as tf
 
@@ -318,6 +319,11 @@ def _auto_choice(request: _StrategyRequest) -> tuple[_StrategyRequest, str]:
         config = cluster.tf_config()  # ValueError naming TF_CONFIG when malformed.
         jobs = dict(config.cluster) if config is not None else {}
         source = cluster.TF_CONFIG
+        if config is not None and config.task_type == "evaluator":
+            # TF1's evaluator task evaluated by itself, outside the training cluster.
+            jobs = {}
+        elif config is not None and jobs.get("ps") and config.task_type in ("ps", "worker"):
+            _serve_forever(config)
     if jobs.get("ps"):
         return (
             dataclasses.replace(request, kind="parameter_server", cluster_resolver=resolver),
@@ -337,6 +343,35 @@ def _auto_choice(request: _StrategyRequest) -> tuple[_StrategyRequest, str]:
     if gpus:
         return dataclasses.replace(local, kind="one_device", devices=(gpus[0],)), "OneDeviceStrategy on the GPU"
     return dataclasses.replace(local, kind="default"), "the default strategy (CPU)"
+
+
+def _serve_forever(config: cluster.TFConfig) -> NoReturn:
+    """A ps or worker task of a parameter-server cluster: run its server until the process is ended.
+
+    Under ParameterServerStrategy only the chief (the coordinator) runs the program; TF1's ps tasks
+    likewise ran `server.join()` in `train_and_evaluate`, and TF2's workers are servers the
+    coordinator schedules steps on.
+    """
+    logger.info(
+        "tfmigrate.runtime.make_strategy('auto'): this is the %r task %d of a parameter-server cluster (%s); "
+        "it runs its tf.distribute.Server until ended, and the chief runs the program.",
+        config.task_type,
+        config.task_index,
+        cluster.TF_CONFIG,
+    )
+    spec = tf.train.ClusterSpec({job: list(tasks) for job, tasks in config.cluster.items()})
+    # A small inter-op pool deadlocks ParameterServerStrategy's remote functions on few cores.
+    session_config = tf.compat.v1.ConfigProto(inter_op_parallelism_threads=max(16, os.cpu_count() or 1))
+    server = tf.distribute.Server(
+        spec,
+        job_name=config.task_type,
+        task_index=config.task_index,
+        protocol=config.rpc_layer,
+        config=session_config,
+        start=True,
+    )
+    server.join()
+    raise SystemExit(0)  # join() does not return while the server runs.
 
 
 def _build_auto(request: _StrategyRequest) -> tf.distribute.Strategy:
@@ -424,7 +459,10 @@ def make_strategy(
         explicitly falsy, when `cluster_resolver` is a `TPUClusterResolver`, `tpu` is given, or TPU
         devices are visible; when that finds no TPU a warning is logged once). Otherwise, from the
         cluster (a non-TPU `cluster_resolver`, else `TF_CONFIG`): "ps" tasks -> "parameter_server";
-        more than one chief/worker task -> "multi_worker_mirrored". Otherwise several GPUs ->
+        more than one chief/worker task -> "multi_worker_mirrored"; on the `TF_CONFIG` "evaluator"
+        task (which evaluates outside the training cluster, as TF1's did) the local choice; on a
+        "ps" or "worker" task of a cluster with "ps" tasks it runs that task's
+        `tf.distribute.Server` and never returns (only the chief runs a parameter-server program). Otherwise several GPUs ->
         "mirrored", one GPU -> "one_device", else "default".
 
     Multi-worker kinds are created once per process and cluster: an identical request returns the

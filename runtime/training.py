@@ -12,6 +12,26 @@ checkpoint listener (`_NewCheckpointListenerForEvaluate`):
     evaluated unless it just was;
   * the return value is `(metrics of the last evaluation, results of its exporters)`.
 
+Distributed (`TF_CONFIG` whose cluster has a "chief" or an "evaluator" task, or run as the
+evaluator; TF1's evaluator usually sat outside the cluster its `TF_CONFIG` named), TF1's
+`_TrainingExecutor` ran one procedure per task type, and so does `train_and_evaluate` here:
+
+  * "chief" and "worker" tasks train (`fit`/`loop.train` with `max_steps`, the training hooks and
+    listeners) under the strategy the program built (`make_strategy("auto")` picks
+    MultiWorkerMirroredStrategy over the chief and workers), and do not evaluate;
+  * the "evaluator" task (its strategy is a local one: `make_strategy` keeps it out of the training
+    cluster) waits `start_delay_secs`, then evaluates every new checkpoint of `model_dir` as it
+    appears (`checkpoint_path=` that checkpoint, at most one evaluation per `throttle_secs`), calls
+    the `EvalSpec`'s exporters after each evaluation (exporting that checkpoint), and returns after
+    evaluating a checkpoint at or past `max_steps` (its exporters get `is_the_final_export=True`);
+  * as in TF1, the return value is None on every task ("undefined for distributed training").
+
+"ps" tasks are not run here: a ParameterServerStrategy program's ps and worker tasks run
+`tf.distribute.Server`s, and its chief trains (see `make_strategy`); `train_and_evaluate` on a "ps"
+task raises. A cluster of "worker" tasks only (no chief: TF2's MultiWorkerMirroredStrategy
+convention, which TF1's Estimator rejected) trains and evaluates as one local program, every
+worker taking part in the evaluations.
+
 `train_and_evaluate` here does exactly that through `fit(..., saving_listeners=[...])`: the
 checkpoint schedule is `fit`'s (`config.save_checkpoints_steps`/`_secs`, TF1's defaults), and the
 evaluation runs on the in-memory model between two training steps, which holds the weights TF1
@@ -27,8 +47,10 @@ from __future__ import annotations
 import dataclasses
 import os
 import tempfile
+import time
 from typing import Any, Callable, Sequence
 
+from . import cluster
 from ._logging import logger
 from .hooks import CheckpointSaverListener, SecondOrStepTimer
 
@@ -123,18 +145,66 @@ class _EvaluateAfterSave(CheckpointSaverListener):
             return
         self.eval_result = self._run_evaluation()
         self._last_evaluated = step
-        final = bool(self._max_steps) and self.eval_result["global_step"] >= self._max_steps
-        base = os.path.join(self._model_dir, "export")
-        self.export_results = [
-            exporter.export(
-                self._estimator,
-                os.path.join(base, exporter.name),
-                None,
-                self.eval_result,
-                final,
-            )
-            for exporter in self._spec.exporters
-        ]
+        self.export_results = _export(self._estimator, self._spec, self._max_steps, self._model_dir, self.eval_result, None)
+
+
+def _export(estimator, eval_spec: EvalSpec, max_steps, model_dir: str, eval_result, checkpoint_path) -> list[Any]:
+    """TF1's `_Evaluator._export_eval_result`: every exporter, after one evaluation."""
+    final = bool(max_steps) and eval_result["global_step"] >= max_steps
+    base = os.path.join(model_dir, "export")
+    return [
+        exporter.export(estimator, os.path.join(base, exporter.name), checkpoint_path, eval_result, final)
+        for exporter in eval_spec.exporters
+    ]
+
+
+# How long the evaluator waits between looks at `model_dir` when there is no new checkpoint and
+# `throttle_secs` is 0 (TF1 looked again at once, warning that this overloads the job).
+_POLL_SECS = 0.5
+
+
+def _evaluate_continuously(estimator, evaluate: Callable[[str], dict[str, Any]], eval_spec: EvalSpec, max_steps, model_dir: str) -> None:
+    """TF1's `_TrainingExecutor.run_evaluator`: evaluate each new checkpoint until `max_steps`."""
+    from .checkpoints import latest_checkpoint
+
+    if eval_spec.start_delay_secs:
+        logger.info("Waiting %f secs before starting eval.", eval_spec.start_delay_secs)
+        time.sleep(eval_spec.start_delay_secs)
+    previous = None
+    while True:
+        start = time.time()
+        path = latest_checkpoint(model_dir)
+        evaluated = path is not None and path != previous
+        if evaluated:
+            eval_result = evaluate(path)
+            previous = path
+            _export(estimator, eval_spec, max_steps, model_dir, eval_result, path)
+            step = eval_result.get("global_step")
+            if step and max_steps and step >= max_steps:
+                logger.info("Exiting evaluation, global_step=%s >= train max_steps=%s", step, max_steps)
+                return
+        elif path is None:
+            logger.info("Estimator is not trained yet. Will start an evaluation when a checkpoint is ready.")
+        wait = eval_spec.throttle_secs - (time.time() - start)
+        if not evaluated:
+            wait = max(wait, _POLL_SECS)
+        if wait > 0:
+            time.sleep(wait)
+
+
+def _distributed_task() -> str | None:
+    """This task's type when `TF_CONFIG` asks for TF1's distributed train_and_evaluate, else None.
+
+    Distributed: this task is the evaluator, or the cluster has a "chief" (every TF1 Estimator
+    cluster had one) or an "evaluator". A cluster of "worker" tasks alone (TF2's
+    MultiWorkerMirroredStrategy convention) trains and evaluates as one local program.
+    """
+    config = cluster.tf_config()
+    if config is None:
+        return None
+    if config.task_type == "evaluator" or config.cluster.get("chief") or config.cluster.get("evaluator"):
+        return config.task_type
+    return None
 
 
 def train_and_evaluate(
@@ -161,7 +231,8 @@ def train_and_evaluate(
 
     Returns:
         `(eval_result, export_results)`: the last evaluation's results (None when training did not
-        run because `max_steps` was already reached, as in TF1) and its exporters' results.
+        run because `max_steps` was already reached, as in TF1) and its exporters' results; None on
+        every task of a distributed run (a cluster with an evaluator), as in TF1.
 
     Raises:
         TypeError: If the specs are not `TrainSpec`/`EvalSpec`, or `fit_kwargs` come with a loop.
@@ -189,6 +260,33 @@ def train_and_evaluate(
             loop.model_dir = model_dir
     model_dir = os.fspath(model_dir)
     hooks, listeners = list(eval_spec.hooks), list(train_spec.saving_listeners)
+    task = _distributed_task()
+    if task == "ps":
+        raise ValueError(
+            "tfmigrate.runtime.train_and_evaluate: this is a \"ps\" task (TF_CONFIG); a ParameterServerStrategy "
+            "cluster's ps and worker tasks run `tf.distribute.Server(...).join()`, and only its chief runs the program."
+        )
+    if task == "evaluator":
+        if loop is not None:
+            def evaluate_checkpoint(path: str) -> dict[str, Any]:
+                return loop.evaluate(eval_spec.input_fn, steps=eval_spec.steps, hooks=hooks, name=eval_spec.name, checkpoint_path=path)
+        else:
+            def evaluate_checkpoint(path: str) -> dict[str, Any]:
+                return evaluate(
+                    model, eval_spec.input_fn, steps=eval_spec.steps, config=config, model_dir=model_dir, hooks=hooks,
+                    name=eval_spec.name, checkpoint_path=path,
+                )
+        _evaluate_continuously(loop if loop is not None else model, evaluate_checkpoint, eval_spec, train_spec.max_steps, model_dir)
+        return None
+    if task is not None:  # "chief" or "worker": train only; the evaluator evaluates.
+        if loop is not None:
+            loop.train(train_spec.input_fn, max_steps=train_spec.max_steps, hooks=list(train_spec.hooks), saving_listeners=listeners)
+        else:
+            fit(
+                model, train_spec.input_fn, max_steps=train_spec.max_steps, config=config, model_dir=model_dir,
+                hooks=list(train_spec.hooks), saving_listeners=listeners, **fit_kwargs,
+            )
+        return None
     if loop is not None:
         listener = _EvaluateAfterSave(
             loop,

@@ -208,6 +208,38 @@ def test_train_and_evaluate_local_semantics(tmp_path):
         tfm.train_and_evaluate(model, object(), throttled, config=config)
 
 
+def test_train_and_evaluate_on_the_evaluator_and_the_chief_of_a_cluster(tmp_path, monkeypatch):
+    """TF_CONFIG with an evaluator: the evaluator evaluates checkpoints until max_steps, the chief only trains."""
+    import json
+
+    model_dir = str(tmp_path / "m")
+    config = tfm.RunConfig(model_dir=model_dir, save_checkpoints_steps=3)
+    trained = make_model()
+    tfm.fit(trained, data().repeat(), max_steps=8, config=config)  # checkpoints up to step 8, as a chief wrote them
+    seen = []
+
+    class Recording(tfm.export.Exporter):
+        name = "recording"
+
+        def export(self, model, export_path, checkpoint_path, eval_result, is_the_final_export):
+            seen.append((eval_result["global_step"], is_the_final_export, os.path.basename(checkpoint_path)))
+
+    cluster = {"chief": ["127.0.0.1:1"]}  # TF1's evaluator sat outside the cluster its TF_CONFIG named.
+    monkeypatch.setenv("TF_CONFIG", json.dumps({"cluster": cluster, "task": {"type": "evaluator", "index": 0}}))
+    spec = tfm.EvalSpec(data(), steps=2, start_delay_secs=0, throttle_secs=0, exporters=Recording())
+    evaluator_model = make_model()
+    assert tfm.train_and_evaluate(evaluator_model, tfm.TrainSpec(data().repeat(), max_steps=8), spec, config=config) is None
+    assert seen == [(8, True, os.path.basename(tfm.checkpoints.latest_checkpoint(model_dir)))]
+    expected = tfm.evaluate(trained, data(), steps=2, config=config)
+    assert tfm.hooks.read_eval_metrics(os.path.join(model_dir, "eval"))[8]["loss"] == pytest.approx(expected["loss"], rel=1e-6)
+
+    # The chief of such a cluster trains to max_steps and does not evaluate.
+    seen.clear()
+    monkeypatch.setenv("TF_CONFIG", json.dumps({"cluster": cluster, "task": {"type": "chief", "index": 0}}))
+    assert tfm.train_and_evaluate(trained, tfm.TrainSpec(data().repeat(), max_steps=11), spec, config=config) is None
+    assert seen == [] and tfm.checkpoints.latest_checkpoint(model_dir).endswith("-11")
+
+
 def test_export_saved_model_receivers_and_outputs(tmp_path):
     model = make_model()
     tfm.fit(model, data(), steps=2)
@@ -232,13 +264,21 @@ def test_export_saved_model_receivers_and_outputs(tmp_path):
 
     def tensor_receiver():
         inputs = tfm.export.placeholder(tf.float32, [None, 2], name="values")
-        return tfm.export.TensorServingInputReceiver(inputs * 2.0, inputs)
+        doubled = inputs * 2.0
+        other = tfm.export.placeholder(tf.float32, [None, 2], name="other")
+        # TF1's alternatives: `doubled` feeds the features directly; `unrelated` cannot compute them.
+        return tfm.export.TensorServingInputReceiver(
+            doubled, inputs, receiver_tensors_alternatives={"doubled": {"values": doubled}, "unrelated": other}
+        )
 
     second = tfm.export_saved_model(model, str(tmp_path / "exports"), tensor_receiver)
     assert second != path  # a second later: TF1's unique timestamped directory
     loaded = tf.saved_model.load(second.decode())
+    assert sorted(loaded.signatures) == ["doubled:serving_default", "serving_default"]
     out = loaded.signatures["serving_default"](input=tf.constant(x))
     np.testing.assert_allclose(out["output"].numpy(), model(2 * x).numpy(), rtol=1e-6)
+    out = loaded.signatures["doubled:serving_default"](values=tf.constant(x))
+    np.testing.assert_allclose(out["output"].numpy(), model(x).numpy(), rtol=1e-6)
 
 
 def test_exporters_keep_and_final(tmp_path):

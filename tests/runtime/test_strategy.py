@@ -97,3 +97,12 @@ def test_strategy_from_config_prefers_train_then_eval_distribute(two_cpus):
     assert tfm.strategy_from_config(tfm.RunConfig(), use_tpu=False) is tf.distribute.get_strategy()
     with pytest.raises(ValueError, match="`mode`"):
         tfm.strategy_from_config(config, mode="infer")
+
+
+def test_auto_on_the_evaluator_task_is_local(monkeypatch):
+    """TF1's evaluator evaluated outside the training cluster: no multi-worker strategy there."""
+    import json
+
+    cluster = {"chief": ["127.0.0.1:1"], "worker": ["127.0.0.1:2"], "evaluator": ["127.0.0.1:3"]}
+    monkeypatch.setenv("TF_CONFIG", json.dumps({"cluster": cluster, "task": {"type": "evaluator", "index": 0}}))
+    assert make_strategy("auto", use_tpu=False) is tf.distribute.get_strategy()
