@@ -16,6 +16,7 @@ from pathlib import Path
 from conftest import ROOT
 
 import equivalence.test_ctl_strategies as ctl_strategies
+import equivalence.test_distributed_train_and_evaluate as distributed
 import equivalence.test_equivalence as equivalence
 
 
@@ -104,3 +105,5 @@ def test_an_equivalence_program_is_one_group() -> None:
     ):
         for name, group in groups(test).items():
             assert group == keras[str(tpu / f"{name}.in.py")]
+    # A module of one program's tests takes its group from `pytestmark`.
+    assert next(m.args[0] for m in distributed.pytestmark if m.name == "xdist_group") == keras[str(distributed.CASE)]
