@@ -17,7 +17,7 @@ def test_migrated_flags_program_runs(tmp_path: Path) -> None:
     data_dir = tmp_path / "data"
     proc = subprocess.run(
         [sys.executable, str(FIXTURES / "mnist_style_flags.out.py"), f"--data_dir={data_dir}", "--train_steps=7"],
-        capture_output=True, text=True, timeout=120,
+        capture_output=True, text=True, timeout=300,
     )
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert "Training for 7 steps" in proc.stderr and "does not exist yet" in proc.stderr
@@ -27,7 +27,7 @@ def test_migrated_flags_program_runs(tmp_path: Path) -> None:
 def test_migrated_program_with_stdlib_logging_runs() -> None:
     proc = subprocess.run(
         [sys.executable, str(FIXTURES / "compat_v1_with_stdlib_logging.out.py"), "--learning_rate=0.5"],
-        capture_output=True, text=True, timeout=120,
+        capture_output=True, text=True, timeout=300,
     )
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert "lr=0.500000" in proc.stderr and "done" in proc.stderr

@@ -68,7 +68,7 @@ def copy_siblings(case: Path, directory: Path) -> None:
         shutil.copy(path, directory / f"{module}.py")
 
 
-def run_program(python: str | Path, program: Path, cwd: Path, timeout: int = 300) -> Run:
+def run_program(python: str | Path, program: Path, cwd: Path, timeout: int = 600) -> Run:
     proc = subprocess.run(
         [str(python), str(program)],
         cwd=cwd,

@@ -20,6 +20,7 @@ purpose: TF1 gave different numbers on several replicas too.
 
 from __future__ import annotations
 
+import functools
 import importlib.util
 import os
 import subprocess
@@ -32,7 +33,7 @@ from conftest import FIXTURES
 from tfmigrate.engine import Options, transform_source
 
 from .harness import Run, compare, parse_results, runs_wanted
-from .test_equivalence import oracle_results
+from .test_equivalence import oracle_results, program_group
 
 pytestmark = [pytest.mark.oracle, pytest.mark.tf, pytest.mark.slow]
 
@@ -47,9 +48,15 @@ MULTI_WORKER = [
     "training_hooks_logging", "train_and_evaluate_exporters",
 ]
 PARAMETER_SERVER = ["guide_adagrad", "eval_metrics_binary_classifier", "predict_branch_classifier"]
-TIMEOUT_S = 240
+TIMEOUT_S = 480  # Generous: the suite runs tests in parallel (xdist), so a neighbour may load the cores.
 
 
+def _params(names: list[str]) -> list:
+    """The names, each in its program's xdist group (the equivalence tests' oracle cache is per worker)."""
+    return [pytest.param(name, marks=pytest.mark.xdist_group(program_group(TPU / f"{name}.in.py"))) for name in names]
+
+
+@functools.cache
 def _processes():
     """`tests/runtime/workers/processes.py` (free ports, TF_CONFIG, the ps/worker servers process)."""
     path = HERE.parent / "runtime" / "workers" / "processes.py"
@@ -85,7 +92,7 @@ def _check(case: Path, runs: list[Run]) -> None:
     assert not problems, "\n".join(problems)
 
 
-@pytest.mark.parametrize("name", MIRRORED)
+@pytest.mark.parametrize("name", _params(MIRRORED))
 def test_ctl_program_under_mirrored_two_cpus(name: str, tmp_path: Path) -> None:
     case, program = _migrated(name, tmp_path)
     runs = []
@@ -124,7 +131,7 @@ def _finish(popen: subprocess.Popen, program: Path, log: Path) -> Run:
     return Run(sys.executable, program, popen.returncode, stdout.decode(), log.read_text(errors="replace"))
 
 
-@pytest.mark.parametrize("name", MULTI_WORKER)
+@pytest.mark.parametrize("name", _params(MULTI_WORKER))
 def test_ctl_program_as_two_multi_worker_processes(name: str, tmp_path: Path) -> None:
     local_cluster, tf_config = _processes().local_cluster, _processes().tf_config
     case, program = _migrated(name, tmp_path)
@@ -146,7 +153,7 @@ def test_ctl_program_as_two_multi_worker_processes(name: str, tmp_path: Path) ->
     assert not list(tmp_path.rglob("workertemp_*")), "a non-chief worker left its temporary checkpoint dir"
 
 
-@pytest.mark.parametrize("name", PARAMETER_SERVER)
+@pytest.mark.parametrize("name", _params(PARAMETER_SERVER))
 def test_ctl_program_as_parameter_server_coordinator(name: str, tmp_path: Path) -> None:
     processes = _processes()
     ProcessGroup, local_cluster, tf_config = processes.ProcessGroup, processes.local_cluster, processes.tf_config
@@ -155,7 +162,7 @@ def test_ctl_program_as_parameter_server_coordinator(name: str, tmp_path: Path) 
     with ProcessGroup(tmp_path, TIMEOUT_S) as group:
         ready = tmp_path / "servers.ready"
         servers = group.start("servers", {"role": "servers", "cluster": cluster, "tasks": [["ps", 0], ["worker", 0]], "ready": str(ready)})
-        group.wait_for_file(ready, timeout=60, watched=[servers])
+        group.wait_for_file(ready, timeout=TIMEOUT_S, watched=[servers])
         log = tmp_path / "chief.log"
         chief = _start(program, program.parent, tf_config(cluster, "chief", 0), log)
         try:

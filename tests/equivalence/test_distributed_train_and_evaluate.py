@@ -41,11 +41,11 @@ from tfmigrate.engine import Options, transform_source
 from .harness import Run, compare, parse_results
 from .oracle import oracle_python
 from .test_ctl_strategies import TIMEOUT_S, _env, _processes
-from .test_equivalence import oracle_results
-
-pytestmark = [pytest.mark.oracle, pytest.mark.tf, pytest.mark.slow]
+from .test_equivalence import oracle_results, program_group
 
 CASE = FIXTURES / "TFM301_tpu_estimator_to_keras" / "distributed_train_and_evaluate.in.py"
+# In the program's xdist group: its equivalence tests' oracle results are shared (per worker).
+pytestmark = [pytest.mark.oracle, pytest.mark.tf, pytest.mark.slow, pytest.mark.xdist_group(program_group(CASE))]
 SUFFIX = {"keras": ".out.py", "ctl": ".ctl.out.py"}
 TASKS = ("chief", "worker", "evaluator")
 

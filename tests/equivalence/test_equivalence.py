@@ -46,6 +46,15 @@ _ORACLE_DIRS = Path(tempfile.mkdtemp(prefix="tfmigrate-oracle-continued-"))
 atexit.register(shutil.rmtree, _ORACLE_DIRS, True)
 
 
+def program_group(case: Path) -> str:
+    """The xdist group of `case`'s tests (both targets, its strategy runs): one worker, one oracle cache."""
+    return f"program:{fixture_id(case)}"
+
+
+def program_params(cases: list[Path]) -> list:
+    return [pytest.param(case, id=fixture_id(case), marks=pytest.mark.xdist_group(program_group(case))) for case in cases]
+
+
 def oracle_continued(case: Path) -> tuple[list[dict], list[dict], Path]:
     """The oracle side of `case`'s continue-from-oracle comparison, run once per test session."""
     if case not in _CONTINUED:
@@ -105,12 +114,12 @@ def test_there_are_equivalence_programs() -> None:
     assert len(PROGRAMS) >= 7
 
 
-@pytest.mark.parametrize("case", PROGRAMS, ids=[fixture_id(p) for p in PROGRAMS])
+@pytest.mark.parametrize("case", program_params(PROGRAMS))
 def test_migration_matches_oracle(case: Path, tmp_path: Path) -> None:
     check_migration(case, tmp_path, options=Options(), expected_name=".out.py")
 
 
-@pytest.mark.parametrize("case", CTL_PROGRAMS, ids=[fixture_id(p) for p in CTL_PROGRAMS])
+@pytest.mark.parametrize("case", program_params(CTL_PROGRAMS))
 def test_ctl_migration_matches_oracle(case: Path, tmp_path: Path) -> None:
     """`--target ctl`: the custom training loop gives the oracle's numbers too."""
     check_migration(case, tmp_path, options=Options(target="ctl"), expected_name=".ctl.out.py")
@@ -119,7 +128,7 @@ def test_ctl_migration_matches_oracle(case: Path, tmp_path: Path) -> None:
 STANDALONE_PROGRAMS = [p for p in CTL_PROGRAMS if p.with_name(p.name.replace(".in.py", ".ctl-standalone.out.py")).exists()]
 
 
-@pytest.mark.parametrize("case", STANDALONE_PROGRAMS, ids=[fixture_id(p) for p in STANDALONE_PROGRAMS])
+@pytest.mark.parametrize("case", program_params(STANDALONE_PROGRAMS))
 def test_ctl_standalone_migration_matches_oracle(case: Path, tmp_path: Path) -> None:
     """`--target ctl --standalone`: the loop carrying its own host side gives the oracle's numbers."""
     check_migration(case, tmp_path, options=Options(target="ctl", standalone=True), expected_name=".ctl-standalone.out.py")

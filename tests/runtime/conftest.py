@@ -46,7 +46,7 @@ def _fresh_warnings():
     yield
 
 
-def run_oracle(script: str, payload: Any = None, *, timeout: float = 120) -> Any:
+def run_oracle(script: str, payload: Any = None, *, timeout: float = 300) -> Any:
     """Runs `script` on the TF 2.15 + Estimator oracle python and returns the JSON it prints last.
 
     The script reads `PAYLOAD` (JSON-decoded `payload`) and must `print(json.dumps(result))`.

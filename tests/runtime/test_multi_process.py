@@ -17,7 +17,6 @@ wait is bounded, and every process is SIGKILLed when its test ends.
 from __future__ import annotations
 
 import os
-import subprocess
 
 import numpy as np
 import pytest
@@ -30,7 +29,8 @@ from .workers.processes import ProcessGroup, local_cluster, tf_config
 
 pytestmark = [pytest.mark.tf, pytest.mark.slow]
 
-DEADLINE_S = 150  # A process ends itself after this long, whatever happens.
+DEADLINE_S = 600  # A process ends itself after this long, whatever happens.
+WAIT_S = 480  # Generous: the suite runs tests in parallel (xdist), so a neighbour may load the cores.
 RUNS = [[1, "dataset"], [5, "dataset"], [5, "input_fn"]]
 
 
@@ -39,7 +39,7 @@ def test_multi_worker_mirrored_two_workers_match_the_default_strategy(tmp_path):
     spec = {"role": "mwms", "mode": "compare", "kind": "auto", "runs": RUNS}
     with ProcessGroup(tmp_path, DEADLINE_S) as group:
         workers = [group.start(f"worker{i}", spec, tf_config=tf_config(cluster, "worker", i)) for i in range(2)]
-        group.wait(workers, timeout=120)
+        group.wait(workers, timeout=WAIT_S)
         results = [worker.result() for worker in workers]
     for index, result in enumerate(results):
         assert result["strategy"] == "CollectiveAllReduceStrategy"  # tf.distribute.MultiWorkerMirroredStrategy.
@@ -63,29 +63,28 @@ def test_multi_worker_mirrored_killed_worker_resumes_from_the_last_checkpoint(tm
         "model_dir": str(model_dir),
         "max_steps": scenario.STEPS,
         "save_checkpoints_steps": 2,
-        "sleep_s": 0.3,  # Slow enough that the kill lands mid-training.
     }
     with ProcessGroup(tmp_path, DEADLINE_S) as group:
         cluster = local_cluster(worker=2)
-        first = [group.start(f"first{i}", spec, tf_config=tf_config(cluster, "worker", i)) for i in range(2)]
+        # The workers stop after step 4 (ckpt-4 is saved) until killed: the kill lands mid-training
+        # however slowly or quickly the machine runs.
+        first = [
+            group.start(f"first{i}", {**spec, "hold_at_step": 4}, tf_config=tf_config(cluster, "worker", i))
+            for i in range(2)
+        ]
         # The `checkpoint` state file is the commit point of a save: wait until it names ckpt-4.
-        group.wait_until(lambda: latest_step(model_dir) >= 4, "ckpt-4 was saved", timeout=90, watched=first)
+        group.wait_until(lambda: latest_step(model_dir) >= 4, "ckpt-4 was saved", timeout=WAIT_S, watched=first)
         group.kill(first[0])  # The chief, which has just written ckpt-4 to model_dir.
         assert first[0].popen.returncode == -9
         assert not (model_dir / f"ckpt-{scenario.STEPS}.index").exists(), "the kill came after training ended"
-        # The other worker's next collective fails ("Connection reset by peer"); as a cluster manager
-        # would, restart the whole job if it has not stopped by itself.
-        try:
-            first[1].popen.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            group.kill(first[1])
-        assert first[1].popen.returncode != 0
+        # As a cluster manager would, restart the whole job.
+        group.kill(first[1])
         killed_at = latest_step(model_dir)
+        assert killed_at == 4
 
         cluster = local_cluster(worker=2)
-        spec = {**spec, "sleep_s": 0}
         second = [group.start(f"second{i}", spec, tf_config=tf_config(cluster, "worker", i)) for i in range(2)]
-        group.wait(second, timeout=120)
+        group.wait(second, timeout=WAIT_S)
         results = [worker.result() for worker in second]
 
     expected = scenario.make_model(tfm.make_strategy("default"), 1)
@@ -106,9 +105,9 @@ def _parameter_server_run(tmp_path, workers: int, spec: dict) -> dict:
         tasks = [["ps", 0]] + [["worker", i] for i in range(workers)]
         ready = tmp_path / "servers.ready"
         servers = group.start("servers", {"role": "servers", "cluster": cluster, "tasks": tasks, "ready": str(ready)})
-        group.wait_for_file(ready, timeout=60, watched=[servers])
+        group.wait_for_file(ready, timeout=WAIT_S, watched=[servers])
         chief = group.start("chief", {"role": "ps_coordinator", **spec}, tf_config=tf_config(cluster, "chief", 0))
-        group.wait([chief], timeout=120)
+        group.wait([chief], timeout=WAIT_S)
         assert servers.popen.poll() is None, f"the servers died:\n{servers.log_tail()}"
         return chief.result()
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import random
 import signal
 import socket
 import subprocess
@@ -20,8 +21,34 @@ from typing import Any, Callable
 WORKER = Path(__file__).resolve().parent / "strategy_worker.py"
 
 
-def free_ports(count: int) -> list[int]:
-    """`count` distinct free TCP ports on 127.0.0.1 (bound together, then released)."""
+# Ports for the test clusters come from below the kernel's ephemeral range, so no socket that
+# binds port 0 or connects out (gRPC channels, another test's free-port probe) can take one between
+# the probe here and the server's bind in its process. Each xdist worker (PYTEST_XDIST_WORKER=gwN)
+# draws from a block of its own, so two tests running at once never pick the same port; within the
+# block ports are handed out in turn from a random start (another test session on the machine),
+# each one checked free by binding it.
+_PORT_FLOOR = 10000
+_BLOCK = 1000
+_next_offset: dict[int, int] = {}  # Block start -> offset of the next port to try.
+
+
+def _ephemeral_floor() -> int:
+    try:
+        return int(open("/proc/sys/net/ipv4/ip_local_port_range").read().split()[0])
+    except (OSError, ValueError, IndexError):
+        return 32768
+
+
+def _bindable(port: int) -> bool:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        try:
+            sock.bind(("127.0.0.1", port))
+        except OSError:
+            return False
+    return True
+
+
+def _os_assigned_ports(count: int) -> list[int]:
     sockets = []
     try:
         for _ in range(count):
@@ -32,6 +59,25 @@ def free_ports(count: int) -> list[int]:
     finally:
         for sock in sockets:
             sock.close()
+
+
+def free_ports(count: int) -> list[int]:
+    """`count` distinct free TCP ports on 127.0.0.1, none handed out before by this process."""
+    blocks = (_ephemeral_floor() - _PORT_FLOOR) // _BLOCK
+    if blocks < 1:  # No room below the ephemeral range: let the kernel pick.
+        return _os_assigned_ports(count)
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "gw0")
+    index = int(worker[2:]) if worker.startswith("gw") and worker[2:].isdigit() else 0
+    start = _PORT_FLOOR + (index % blocks) * _BLOCK
+    ports: list[int] = []
+    for _ in range(_BLOCK):
+        offset = _next_offset.setdefault(start, random.randrange(_BLOCK))
+        _next_offset[start] = (offset + 1) % _BLOCK
+        if _bindable(start + offset):
+            ports.append(start + offset)
+            if len(ports) == count:
+                return ports
+    raise RuntimeError(f"no {count} free ports in {start}-{start + _BLOCK - 1}")
 
 
 def local_cluster(**jobs: int) -> dict[str, list[str]]:

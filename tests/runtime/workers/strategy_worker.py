@@ -10,7 +10,8 @@ Roles:
       mode "compare": `scenario.run` for each [steps_per_execution, data] of spec["runs"], under
         make_strategy(spec["kind"]).
       mode "resume": train to spec["max_steps"] in spec["model_dir"] (restoring whatever is there),
-        sleeping spec["sleep_s"] after each step, on data that starts at the restored global step.
+        on data that starts at the restored global step; with spec["hold_at_step"], stop there
+        (after that step's checkpoint) until killed.
   * "ps_coordinator": the chief of a parameter-server cluster described by TF_CONFIG.
       mode "compare": as for "mwms".
       mode "converge": evaluate, train spec["steps"] steps with checkpoints in spec["model_dir"],
@@ -110,12 +111,14 @@ def resume() -> None:
         data = scenario.dataset(scenario.GLOBAL_BATCH, skip=start).unbatch().batch(per_replica)
         return data.shard(context.num_input_pipelines, context.input_pipeline_id)
 
-    class Slow(keras.callbacks.Callback):
-        def on_train_batch_end(self, batch, logs=None):
-            time.sleep(float(SPEC.get("sleep_s", 0)))
+    class Hold(keras.callbacks.Callback):
+        def on_train_batch_begin(self, batch, logs=None):
+            # The step's checkpoint is saved by now (after the previous step): wait to be killed.
+            if int(model.optimizer.iterations.numpy()) == SPEC.get("hold_at_step"):
+                time.sleep(float(SPEC["deadline_s"]))
 
     config = tfm.RunConfig(model_dir=SPEC["model_dir"], save_checkpoints_steps=SPEC["save_checkpoints_steps"])
-    tfm.fit(model, dataset_fn, max_steps=SPEC["max_steps"], config=config, callbacks=[Slow()])
+    tfm.fit(model, dataset_fn, max_steps=SPEC["max_steps"], config=config, callbacks=[Hold()])
     write(
         {
             "started_at": started_at,
