@@ -1839,7 +1839,7 @@ class ModelFnAnalyzer:
         if loss_name not in label_names:
             raise Unsupported("the loss does not depend on labels")
 
-        self._foreign_outside_forward(stmts)
+        self._foreign_outside_forward(stmts, plan)
 
         # The model output: forward names the loss statements read.
         loss_stmts = [st for st in stmts if st.kind == "loss"]
@@ -2023,10 +2023,22 @@ class ModelFnAnalyzer:
                 raise Unsupported("a statement uses `mode`")
         return plan
 
-    def _foreign_outside_forward(self, stmts: list["_Stmt"]) -> None:
+    def _foreign_outside_forward(self, stmts: list["_Stmt"], plan: "Plan") -> None:
         """A call into code run under a variable store (`_scoped`) belongs to the forward pass, and
-        the object a class of it returns is read there only."""
+        the object a class of it returns is read there only. A function of another module called
+        on values that are not the model's (a "pure" statement, kept as written) is said so: if
+        its TF1 code makes variables, they would not be the model's weights."""
         for st in stmts:
+            if st.kind == "pure":
+                for call in _foreign_calls(st.small, self.foreign):
+                    parts = (dotted(call.func) or "").split(".")[1:]
+                    if any(part[:1].isupper() for part in parts):
+                        continue  # a class or its methods (`modeling.BertConfig.from_json_file`): a config
+                    plan.notes.append(
+                        f"`{self.code(call.func)}(...)` in `{plan.fn_name}` is kept as written, outside the model's "
+                        "variable store: if the TF1 code behind it creates variables (tf.get_variable, tf.layers), "
+                        "call it on the features so it becomes part of the forward pass"
+                    )
             if st.kind not in ("forward", "pure", "drop") and _foreign_calls(st.small, self.foreign):
                 call = _foreign_calls(st.small, self.foreign)[0]
                 raise Unsupported(
