@@ -139,7 +139,9 @@ def test_outputs_from_the_tf1_checkpoint_match(oracle: dict) -> None:
 
 
 def test_fit_under_mirrored_strategy_takes_tf1s_sgd_step(oracle: dict, two_cpus: list[str]) -> None:
-    strategy = tf.distribute.MirroredStrategy(two_cpus)
+    # The runtime's MirroredStrategy (one per device set in a process): a second raw one over the
+    # same devices restarts the collective keys and breaks later tests' training (tensorflow#62790).
+    strategy = tfm.make_strategy("mirrored", devices=two_cpus)
     with strategy.scope():
         model = ScopedNet()
         model(_inputs())
