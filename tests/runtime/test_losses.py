@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
+import tfmigrate.runtime as tfm
 from tfmigrate.runtime import losses
 from tfmigrate.runtime.losses import Reduction
 
@@ -197,6 +198,6 @@ def test_gradients_flow_through_weighted_losses():
 
 def test_scale_loss_for_replicas(two_cpus):
     assert float(losses.scale_loss_for_replicas(3.0)) == 3.0
-    strategy = tf.distribute.MirroredStrategy(two_cpus)
+    strategy = tfm.make_strategy("mirrored", devices=two_cpus)
     scaled = strategy.run(lambda: losses.scale_loss_for_replicas(tf.constant(3.0)))
     assert [float(v) for v in strategy.experimental_local_results(scaled)] == [1.5, 1.5]
