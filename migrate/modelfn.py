@@ -1434,9 +1434,7 @@ class ModelFnAnalyzer:
             return False
         key = self.canonical(node.func)
         if key in ("group", "control_flow_ops.group"):
-            return all(arg.keyword is None and self._init_ops_only(arg.value) for arg in node.args if arg.star != "*") and all(
-                arg.star != "*" for arg in node.args
-            )
+            return all(not arg.star and arg.keyword is None and self._init_ops_only(arg.value) for arg in node.args)
         return key in self._SCAFFOLD_INIT_OPS
 
     def _scope_block(self, stmt: cst.With, scope: str) -> str | None:

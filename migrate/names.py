@@ -120,7 +120,7 @@ class AliasTable:
         return table
 
     def _collect(self, module: cst.Module) -> None:
-        for imp in _iter_imports(module):
+        for imp in iter_imports(module):
             if isinstance(imp, cst.Import):
                 for alias in imp.names:
                     full = _module_name(alias.name)
@@ -216,7 +216,7 @@ def canonical_name(full: str) -> str | None:
     return None
 
 
-def _iter_imports(module: cst.Module):
+def iter_imports(module: cst.Module):
     """Every Import/ImportFrom in the module, at any depth (cheap: statements only)."""
     stack: list[cst.CSTNode] = list(module.body)
     while stack:
@@ -285,7 +285,7 @@ _AST_BLOCKS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.If, ast.
 def _ast_lines(body: list[ast.stmt], lines: SourceLines) -> list[list[ast.stmt] | ast.stmt]:
     """A block's statements grouped as LibCST sees them: `a; b` is one line; a one-line suite is nothing."""
     if not body or not lines.starts_line(body[0]):
-        return []  # `if x: import y`: LibCST's SimpleStatementSuite, which _iter_imports skips
+        return []  # `if x: import y`: LibCST's SimpleStatementSuite, which iter_imports skips
     out: list[list[ast.stmt] | ast.stmt] = []
     for stmt in body:
         if isinstance(stmt, _AST_BLOCKS):
@@ -298,7 +298,7 @@ def _ast_lines(body: list[ast.stmt], lines: SourceLines) -> list[list[ast.stmt] 
 
 
 def _iter_ast_imports(tree: ast.Module, lines: SourceLines):
-    """`_iter_imports` over an ast tree, in the same order."""
+    """`iter_imports` over an ast tree, in the same order."""
     stack = _ast_lines(tree.body, lines)
     while stack:
         node = stack.pop()

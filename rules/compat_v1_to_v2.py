@@ -9,7 +9,7 @@ from importlib import resources
 
 import libcst as cst
 
-from tfmigrate.names import canonical_name
+from tfmigrate.names import canonical_name, iter_imports
 from tfmigrate.rule import RUNTIME_ALIAS, Rule
 from tfmigrate.textpass import SourceView, TextPlan, parse
 
@@ -416,21 +416,17 @@ class CompatV1ToV2(Rule):
 
 
 def _contrib_from_imports(module: cst.Module) -> list[cst.ImportFrom]:
-    """Every absolute `from tensorflow.contrib... import names` in the module, at any depth."""
-    found: list[cst.ImportFrom] = []
-
-    class _Find(cst.CSTVisitor):
-        def visit_ImportFrom(self, node: cst.ImportFrom) -> bool:
-            if node.module is not None and not node.relative and not isinstance(node.names, cst.ImportStar):
-                if _dotted_text(node.module).startswith("tensorflow.contrib"):
-                    found.append(node)
-            return False
-
-        def visit_Expr(self, node: cst.Expr) -> bool:
-            return False
-
-    module.visit(_Find())
-    return found
+    """Every absolute `from tensorflow.contrib... import names` in the module, at any depth (the
+    imports the alias table reads)."""
+    return [
+        imp
+        for imp in iter_imports(module)
+        if isinstance(imp, cst.ImportFrom)
+        and imp.module is not None
+        and not imp.relative
+        and not isinstance(imp.names, cst.ImportStar)
+        and _dotted_text(imp.module).startswith("tensorflow.contrib")
+    ]
 
 
 def _runtime_import(node: cst.ImportFrom) -> cst.ImportFrom | None:

@@ -248,6 +248,18 @@ def _layer_scope(name: str | None, default_name: str, reuse):
     return tf.compat.v1.variable_scope(None, default_name=name or default_name)
 
 
+def _bias(units, dtype, initializer, regularizer, trainable):
+    """A `tf.layers` layer's `<scope>/bias` of shape [units] (zeros unless given an initializer)."""
+    return tf.compat.v1.get_variable(
+        "bias",
+        shape=[units],
+        dtype=dtype,
+        initializer=initializer if initializer is not None else tf.compat.v1.zeros_initializer(),
+        regularizer=regularizer,
+        trainable=trainable,
+    )
+
+
 def dense(
     inputs,
     units,
@@ -277,14 +289,7 @@ def dense(
         )
         bias = None
         if use_bias:
-            bias = tf.compat.v1.get_variable(
-                "bias",
-                shape=[units],
-                dtype=dtype,
-                initializer=bias_initializer if bias_initializer is not None else tf.compat.v1.zeros_initializer(),
-                regularizer=bias_regularizer,
-                trainable=trainable,
-            )
+            bias = _bias(units, dtype, bias_initializer, bias_regularizer, trainable)
         inputs = tf.cast(inputs, dtype)
         rank = inputs.shape.rank
         if rank is None or rank == 2:
@@ -339,14 +344,7 @@ def conv2d(
             data_format="NHWC" if channels_last else "NCHW",
         )
         if use_bias:
-            bias = tf.compat.v1.get_variable(
-                "bias",
-                shape=[filters],
-                dtype=inputs.dtype,
-                initializer=bias_initializer if bias_initializer is not None else tf.compat.v1.zeros_initializer(),
-                regularizer=bias_regularizer,
-                trainable=trainable,
-            )
+            bias = _bias(filters, inputs.dtype, bias_initializer, bias_regularizer, trainable)
             outputs = tf.nn.bias_add(outputs, bias, data_format="NHWC" if channels_last else "NCHW")
         return activation(outputs) if activation is not None else outputs
 
