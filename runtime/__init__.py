@@ -23,6 +23,9 @@ TF1 Estimator/TPUEstimator behaviour on TF2 + Keras 3:
   * `canned`: TF1's canned estimators (`DNNClassifier`, `LinearRegressor`, wide & deep, ...) as
     compiled Keras models with their heads' losses, metrics, predictions and TF1 variable names;
     `feature_columns`: `tf.feature_column.*` with TF1's semantics, as Keras layers.
+  * `estimator` (the hosted tier): TF1's `tf.compat.v1.estimator` (`Estimator`, `tpu.TPUEstimator`,
+    `train_and_evaluate`, exporters, hooks) running a TF1 `model_fn` as written, in graph mode;
+    `legacy`: TF1's `tf.layers` / `tf.nn.rnn_cell` (tf-keras's legacy modules, imported lazily).
   * `HParams`: `tf.contrib.training.HParams` (typed hyper-parameters, `parse("a=1,b=[2,3]")`).
   * `lookup`: `tf.contrib.lookup`'s vocabulary tables (OOV hash buckets, TF1's defaults).
   * `initializers`: `tf.contrib.layers`/slim's `variance_scaling_initializer` and
@@ -51,9 +54,10 @@ Custom training loops, layered like Orbit:
 """
 
 from . import (
-    canned, cluster, ctl, export, feature_columns, hooks, initializers, layers, lookup, losses, metrics, optimizers,
-    schedules, summary, tf1,
+    canned, cluster, ctl, export, feature_columns, hooks, initializers, layers, legacy, lookup, losses, metrics,
+    optimizers, schedules, summary, tf1,
 )
+from . import estimator
 from .checkpoints import CHECKPOINT_NAME, is_tf1_checkpoint, latest_checkpoint
 from .cluster import TFConfig, parse_tf_config
 from .config import InputPipelineConfig, RunConfig, TPUConfig
@@ -112,6 +116,8 @@ __all__ = [
     "is_tf1_checkpoint",
     "latest_checkpoint",
     "layers",
+    "legacy",
+    "estimator",
     "initializers",
     "lookup",
     "load_tf1_checkpoint",

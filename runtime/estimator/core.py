@@ -1,0 +1,566 @@
+"""`Estimator`: TF1's `tf.compat.v1.estimator.Estimator`, run in TF1 graph mode on current TF.
+
+The hosted tier leaves a TF1 `model_fn` as written; this class runs it the way TF 2.15's
+Estimator did, so its numbers are TF1's:
+
+  * every `train`/`evaluate`/`predict`/`export_saved_model` builds a fresh `tf.Graph` whose seed
+    is `config.tf_random_seed`, creates the global step, calls `input_fn` (under `/cpu:0`) and then
+    `model_fn`, in that order (op-level seeds come from the graph's op count, so the order is
+    part of the numbers);
+  * `input_fn` and `model_fn` get only the arguments they name (`mode`, `params`, `config`;
+    `labels`); a Dataset is read through an initializable iterator;
+  * training runs a `MonitoredTrainingSession` with Estimator's hooks: `StopAtStepHook`
+    (`steps` counts from the restored step, `max_steps` is absolute and skips training once
+    reached), `NanTensorHook`, a loss/step `LoggingTensorHook`, a `CheckpointSaverHook`
+    (`save_checkpoints_steps`/`_secs`, `keep_checkpoint_max`, `saving_listeners`), summaries and
+    the step counter;
+  * evaluation adds `loss` as `tf.compat.v1.metrics.mean(loss)` over the batches, reports
+    `global_step`, restores the latest (or given) checkpoint, and writes the results as events in
+    `model_dir/eval` (or `eval_<name>`);
+  * `warm_start_from` goes through `tf.compat.v1.train.warm_start` when no checkpoint exists.
+"""
+
+from __future__ import annotations
+
+import collections
+import os
+import tempfile
+from typing import Any, Iterator
+
+import numpy as np
+import tensorflow as tf
+from tensorflow.python.training import evaluation as tf1_evaluation
+from tensorflow.python.training import training_util
+
+from .._logging import logger
+from ..config import RunConfig
+from ..inputs import ModeKeys, _named_parameters
+from . import _export
+from .spec import LOSS_METRIC_KEY, EstimatorSpec
+
+__all__ = ["Estimator", "WarmStartSettings", "VocabInfo"]
+
+VocabInfo = tf.compat.v1.train.VocabInfo
+
+
+class WarmStartSettings(
+    collections.namedtuple(
+        "WarmStartSettings",
+        ["ckpt_to_initialize_from", "vars_to_warm_start", "var_name_to_vocab_info", "var_name_to_prev_var_name"],
+    )
+):
+    """TF1's `tf.estimator.WarmStartSettings`: the arguments of `tf.compat.v1.train.warm_start`."""
+
+    def __new__(cls, ckpt_to_initialize_from, vars_to_warm_start=".*", var_name_to_vocab_info=None, var_name_to_prev_var_name=None):
+        if not ckpt_to_initialize_from:
+            raise ValueError("`ckpt_to_initialize_from` MUST be set in WarmStartSettings")
+        return super().__new__(
+            cls, os.fspath(ckpt_to_initialize_from), vars_to_warm_start, var_name_to_vocab_info or {},
+            var_name_to_prev_var_name or {},
+        )
+
+
+def _warm_start_settings(warm_start_from: Any) -> WarmStartSettings | None:
+    if warm_start_from is None:
+        return None
+    if isinstance(warm_start_from, WarmStartSettings):
+        return warm_start_from
+    if isinstance(warm_start_from, (str, bytes, os.PathLike)):
+        path = os.fsdecode(warm_start_from)
+        variables = os.path.join(path, "variables", "variables")
+        if tf.io.gfile.exists(variables + ".index"):  # A SavedModel directory.
+            return WarmStartSettings(variables)
+        return WarmStartSettings(path)
+    raise ValueError(f"warm_start_from must be a string or a WarmStartSettings, instead got {type(warm_start_from)}")
+
+
+def default_session_config() -> Any:
+    """TF1 Estimator's session config: soft placement, one round of Grappler's meta optimizer."""
+    from tensorflow.core.protobuf import rewriter_config_pb2
+
+    rewrite = rewriter_config_pb2.RewriterConfig(meta_optimizer_iterations=rewriter_config_pb2.RewriterConfig.ONE)
+    return tf.compat.v1.ConfigProto(allow_soft_placement=True, graph_options=tf.compat.v1.GraphOptions(rewrite_options=rewrite))
+
+
+def _config_with_model_dir(config: Any, model_dir: Any) -> RunConfig:
+    if config is None:
+        config = RunConfig()
+    if not isinstance(config, RunConfig):
+        raise ValueError(f"config must be an instance of `RunConfig`, but provided {config!r}.")
+    model_dir = os.fspath(model_dir) if model_dir is not None else None
+    if model_dir and config.model_dir is not None and config.model_dir != model_dir:
+        raise ValueError(
+            "`model_dir` are set both in constructor and `RunConfig`, but with different values. "
+            f"In constructor: '{model_dir}', in `RunConfig`: '{config.model_dir}' "
+        )
+    if model_dir:
+        return config.replace(model_dir=model_dir)
+    if config.model_dir is None:
+        model_dir = tempfile.mkdtemp()
+        logger.warning("Using temporary folder as model directory: %s", model_dir)
+        return config.replace(model_dir=model_dir)
+    return config
+
+
+class _DatasetInitializerHook(tf.compat.v1.train.SessionRunHook):
+    """Initializes the input_fn's Dataset iterator when the session is created."""
+
+    def __init__(self, iterator: Any) -> None:
+        self._iterator = iterator
+
+    def begin(self) -> None:
+        self._initializer = self._iterator.initializer
+
+    def after_create_session(self, session, coord) -> None:
+        session.run(self._initializer)
+
+
+def parse_input_fn_result(result: Any) -> tuple[Any, Any, list]:
+    """(features, labels, input hooks) from what an input_fn returned, as Estimator read it."""
+    hooks = []
+    if isinstance(result, tf.data.Dataset):
+        iterator = tf.compat.v1.data.make_initializable_iterator(result)
+        hooks.append(_DatasetInitializerHook(iterator))
+        result = iterator.get_next()
+    if isinstance(result, (list, tuple)):
+        if len(result) != 2:
+            raise ValueError("input_fn should return (features, labels) as a len 2 tuple.")
+        return result[0], result[1], hooks
+    return result, None, hooks
+
+
+def _global_step_from_checkpoint(model_dir: str) -> int:
+    path = tf.train.latest_checkpoint(model_dir)
+    if not path:
+        return 0
+    try:
+        return int(tf.train.load_variable(path, tf.compat.v1.GraphKeys.GLOBAL_STEP))
+    except (tf.errors.NotFoundError, ValueError):
+        return 0
+
+
+def _check_hooks(hooks: Any, kind: type = tf.compat.v1.train.SessionRunHook, what: str = "SessionRunHook") -> list:
+    hooks = list(hooks or [])
+    for hook in hooks:
+        if not isinstance(hook, kind):
+            raise TypeError(f"All hooks must be {what} instances, given: {hook!r}")
+    return hooks
+
+
+def _summary_value(summary: Any, key: str, value: Any) -> None:
+    if isinstance(value, (np.floating, float)):
+        summary.value.add(tag=key, simple_value=float(value))
+    elif isinstance(value, (np.integer, int)):
+        summary.value.add(tag=key, simple_value=int(value))
+    elif isinstance(value, bytes):
+        try:
+            parsed = tf.compat.v1.Summary.FromString(value)
+        except Exception:  # noqa: BLE001 - TF1 skipped strings that are not Summary protos
+            logger.warning("Skipping summary for %s, cannot parse string to Summary.", key)
+            return
+        for index, item in enumerate(parsed.value):
+            item.tag = f"{key}/{index}"
+        summary.value.extend(parsed.value)
+    elif isinstance(value, np.ndarray):
+        entry = summary.value.add(tag=key, node_name=key)
+        entry.tensor.CopyFrom(tf.make_tensor_proto(value))
+    else:
+        logger.warning("Skipping summary for %s: unsupported type %s.", key, type(value).__name__)
+
+
+def write_eval_summary(output_dir: str, results: dict, global_step: int, checkpoint_path: str | None) -> None:
+    """The eval results as one event at `global_step` in `output_dir` (Estimator's eval events)."""
+    writer = tf.compat.v1.summary.FileWriterCache.get(output_dir)
+    summary = tf.compat.v1.Summary()
+    for key, value in results.items():
+        if value is None or key == tf.compat.v1.GraphKeys.GLOBAL_STEP:
+            continue
+        _summary_value(summary, key, value)
+    writer.add_summary(summary, global_step)
+    if checkpoint_path:
+        path_summary = tf.compat.v1.Summary()
+        path_summary.value.add(tag="checkpoint_path", tensor=tf.make_tensor_proto(checkpoint_path, dtype=tf.string))
+        writer.add_summary(path_summary, global_step)
+    writer.flush()
+
+
+class Estimator:
+    """TF1's `tf.compat.v1.estimator.Estimator`, in TF1 graph mode (see the module docstring)."""
+
+    def __init__(self, model_fn, model_dir=None, config=None, params=None, warm_start_from=None) -> None:
+        if model_fn is None:
+            raise ValueError("model_fn must be provided to Estimator.")
+        self._config = _config_with_model_dir(config, model_dir)
+        self._model_dir = self._config.model_dir
+        session_config = self._config.session_config
+        self._session_config = session_config if session_config is not None else default_session_config()
+        self._check_model_fn(model_fn, params)
+        self._model_fn = model_fn
+        self._params = dict(params or {})
+        self._warm_start_settings = _warm_start_settings(warm_start_from)
+        strategy = self._config.train_distribute or self._config.eval_distribute
+        if strategy is not None:
+            from .distribute import check_strategy
+
+            check_strategy(strategy)
+
+    @staticmethod
+    def _check_model_fn(model_fn: Any, params: Any) -> None:
+        args = _named_parameters(model_fn)
+        if "features" not in args:
+            raise ValueError(f"model_fn ({model_fn}) must include features argument.")
+        if params is not None and "params" not in args:
+            raise ValueError(f"model_fn ({model_fn}) does not include params argument, but params ({params}) is passed to Estimator.")
+
+    # -- properties ------------------------------------------------------------------------------
+
+    @property
+    def model_dir(self) -> str:
+        return self._model_dir
+
+    @property
+    def config(self) -> RunConfig:
+        return self._config
+
+    @property
+    def params(self) -> dict:
+        return dict(self._params)
+
+    @property
+    def model_fn(self):
+        def public_model_fn(features, labels, mode, config):
+            return self._call_model_fn(features, labels, mode, config)
+
+        return public_model_fn
+
+    def latest_checkpoint(self) -> str | None:
+        return tf.train.latest_checkpoint(self._model_dir)
+
+    def _checkpoint(self) -> str:
+        path = self.latest_checkpoint()
+        if not path:
+            raise ValueError(f"Could not find trained model in model_dir: {self._model_dir}.")
+        return path
+
+    def get_variable_names(self) -> list[str]:
+        return [name for name, _ in tf.train.list_variables(self._checkpoint())]
+
+    def get_variable_value(self, name: str) -> Any:
+        return tf.train.load_variable(self._checkpoint(), name)
+
+    def eval_dir(self, name: str | None = None) -> str:
+        return os.path.join(self._model_dir, "eval" if not name else "eval_" + name)
+
+    # -- calling the user's functions ------------------------------------------------------------
+
+    def _input_fn_kwargs(self, input_fn: Any, mode: str) -> dict:
+        args = _named_parameters(input_fn)
+        kwargs: dict[str, Any] = {}
+        if "mode" in args:
+            kwargs["mode"] = mode
+        if "params" in args:
+            kwargs["params"] = self.params
+        if "config" in args:
+            kwargs["config"] = self.config
+        return kwargs
+
+    def _call_input_fn(self, input_fn: Any, mode: str) -> Any:
+        kwargs = self._input_fn_kwargs(input_fn, mode)
+        with tf.compat.v1.device("/cpu:0"):
+            return input_fn(**kwargs)
+
+    def _model_fn_kwargs(self, labels: Any, mode: str, config: Any) -> dict:
+        args = _named_parameters(self._model_fn)
+        kwargs: dict[str, Any] = {}
+        if "labels" in args:
+            kwargs["labels"] = labels
+        elif labels is not None:
+            raise ValueError("model_fn does not take labels, but input_fn returns labels.")
+        if "mode" in args:
+            kwargs["mode"] = mode
+        if "params" in args:
+            kwargs["params"] = self.params
+        if "config" in args:
+            kwargs["config"] = config
+        return kwargs
+
+    def _call_model_fn(self, features: Any, labels: Any, mode: str, config: Any, is_export: bool = False) -> EstimatorSpec:
+        kwargs = self._model_fn_kwargs(labels, mode, config)
+        spec = self._model_fn(features=features, **kwargs)
+        return self._as_estimator_spec(spec)
+
+    def _as_estimator_spec(self, spec: Any) -> EstimatorSpec:
+        if not isinstance(spec, EstimatorSpec):
+            raise ValueError("model_fn should return an EstimatorSpec.")
+        return spec
+
+    def _create_global_step(self, graph: tf.Graph) -> Any:
+        return tf.compat.v1.train.create_global_step(graph)
+
+    def _start_graph(self, graph: tf.Graph) -> Any:
+        tf.compat.v1.random.set_random_seed(self._config.tf_random_seed)
+        return self._create_global_step(graph)
+
+    def _maybe_warm_start(self, checkpoint_path: str | None) -> None:
+        if not checkpoint_path and self._warm_start_settings:
+            logger.info("Warm-starting with WarmStartSettings: %s", self._warm_start_settings)
+            tf.compat.v1.train.warm_start(*self._warm_start_settings)
+
+    # -- train -----------------------------------------------------------------------------------
+
+    def train(self, input_fn, hooks=None, steps=None, max_steps=None, saving_listeners=None):
+        """Trains the model: `steps` more steps, or up to global step `max_steps` (TF1's rules)."""
+        if steps is not None and max_steps is not None:
+            raise ValueError("Can not provide both steps and max_steps.")
+        if steps is not None and steps <= 0:
+            raise ValueError(f"Must specify steps > 0, given: {steps}")
+        if max_steps is not None and max_steps <= 0:
+            raise ValueError(f"Must specify max_steps > 0, given: {max_steps}")
+        if max_steps is not None and max_steps <= _global_step_from_checkpoint(self._model_dir):
+            logger.info("Skipping training since max_steps has already saved.")
+            return self
+        hooks = _check_hooks(hooks)
+        if steps is not None or max_steps is not None:
+            hooks.append(tf.compat.v1.train.StopAtStepHook(steps, max_steps))
+        listeners = _check_hooks(saving_listeners, tf.compat.v1.train.CheckpointSaverListener, "CheckpointSaverListener")
+        with tf.Graph().as_default() as graph, graph.device(self._config.device_fn):
+            loss = self._train_in_graph(graph, input_fn, hooks, listeners)
+        logger.info("Loss for final step: %s.", loss)
+        return self
+
+    def _train_in_graph(self, graph, input_fn, hooks, listeners):
+        global_step = self._start_graph(graph)
+        if global_step is not None:
+            training_util._get_or_create_global_step_read(graph)  # noqa: SLF001 - Estimator's step read
+        features, labels, input_hooks = parse_input_fn_result(self._call_input_fn(input_fn, ModeKeys.TRAIN))
+        spec = self._call_model_fn(features, labels, ModeKeys.TRAIN, self._config)
+        global_step = tf.compat.v1.train.get_global_step(graph)
+        return self._train_with_spec(spec, list(input_hooks), hooks, global_step, listeners)
+
+    def _training_hooks(self, spec, worker_hooks, hooks, global_step):
+        worker_hooks.extend(hooks)
+        worker_hooks.append(tf.compat.v1.train.NanTensorHook(spec.loss))
+        if self._config.log_step_count_steps is not None:
+            worker_hooks.append(
+                tf.compat.v1.train.LoggingTensorHook(
+                    {"loss": spec.loss, "step": global_step}, every_n_iter=self._config.log_step_count_steps
+                )
+            )
+        worker_hooks.extend(spec.training_hooks)
+        return worker_hooks
+
+    def _train_with_spec(self, spec, worker_hooks, hooks, global_step, listeners):
+        config = self._config
+        if self._warm_start_settings and not tf.train.latest_checkpoint(self._model_dir):
+            logger.info("Warm-starting with WarmStartSettings: %s", self._warm_start_settings)
+            tf.compat.v1.train.warm_start(*self._warm_start_settings)
+        summaries = tf.compat.v1.get_collection(tf.compat.v1.GraphKeys.SUMMARIES)
+        if not any(summary.op.name == "loss" for summary in summaries):
+            tf.compat.v1.summary.scalar("loss", spec.loss)
+        tf.compat.v1.add_to_collection(tf.compat.v1.GraphKeys.LOSSES, spec.loss)
+        worker_hooks = self._training_hooks(spec, worker_hooks, hooks, global_step)
+        if not (spec.scaffold.saver or tf.compat.v1.get_collection(tf.compat.v1.GraphKeys.SAVERS)):
+            tf.compat.v1.add_to_collection(
+                tf.compat.v1.GraphKeys.SAVERS,
+                tf.compat.v1.train.Saver(
+                    sharded=True,
+                    max_to_keep=config.keep_checkpoint_max,
+                    keep_checkpoint_every_n_hours=config.keep_checkpoint_every_n_hours,
+                    defer_build=True,
+                    save_relative_paths=True,
+                ),
+            )
+        chief_hooks = []
+        saver_hooks = [
+            h for h in worker_hooks + list(spec.training_chief_hooks) if isinstance(h, tf.compat.v1.train.CheckpointSaverHook)
+        ]
+        if (config.save_checkpoints_secs or config.save_checkpoints_steps) and not saver_hooks:
+            chief_hooks = [
+                tf.compat.v1.train.CheckpointSaverHook(
+                    self._model_dir,
+                    save_secs=config.save_checkpoints_secs,
+                    save_steps=config.save_checkpoints_steps,
+                    scaffold=spec.scaffold,
+                    save_graph_def=config.checkpoint_save_graph_def,
+                )
+            ]
+            saver_hooks = [chief_hooks[0]]
+        if listeners:
+            if not saver_hooks:
+                raise ValueError(
+                    "There should be a CheckpointSaverHook to use saving_listeners. Please set one of the "
+                    "RunConfig.save_checkpoints_steps or RunConfig.save_checkpoints_secs."
+                )
+            for listener in listeners:
+                if listener not in saver_hooks[0]._listeners:  # noqa: SLF001 - TF1 appended to the hook's list
+                    saver_hooks[0]._listeners.append(listener)  # noqa: SLF001
+        with tf.compat.v1.train.MonitoredTrainingSession(
+            is_chief=True,
+            checkpoint_dir=self._model_dir,
+            scaffold=spec.scaffold,
+            hooks=worker_hooks,
+            chief_only_hooks=tuple(chief_hooks) + tuple(spec.training_chief_hooks),
+            save_checkpoint_secs=0,
+            save_summaries_steps=config.save_summary_steps,
+            config=self._session_config,
+            max_wait_secs=config.session_creation_timeout_secs,
+            log_step_count_steps=config.log_step_count_steps,
+            save_graph_def=config.checkpoint_save_graph_def,
+        ) as session:
+            loss, steps = None, 0
+            while not session.should_stop():
+                steps += 1
+                _, loss = session.run([spec.train_op, spec.loss])
+        if steps == 0:
+            logger.warning("Training with estimator made no steps. Perhaps input is empty or misspecified.")
+        return loss
+
+    # -- evaluate --------------------------------------------------------------------------------
+
+    def evaluate(self, input_fn, steps=None, hooks=None, checkpoint_path=None, name=None) -> dict:
+        """Evaluates `steps` batches (or until the input ends); returns metrics, `loss`, `global_step`."""
+        hooks = _check_hooks(hooks)
+        if steps is not None:
+            if steps <= 0:
+                raise ValueError(f"Must specify steps > 0, given: {steps}")
+            hooks.append(tf1_evaluation._StopAfterNEvalsHook(num_evals=steps))  # noqa: SLF001 - TF1's own hook
+        if not checkpoint_path:
+            checkpoint_path = self.latest_checkpoint()
+            if not checkpoint_path:
+                logger.info("Could not find trained model in model_dir: %s, running initialization to evaluate.", self._model_dir)
+        with tf.Graph().as_default() as graph:
+            scaffold, update_op, eval_dict, all_hooks = self._evaluate_build_graph(graph, input_fn, hooks, checkpoint_path)
+            results = tf1_evaluation._evaluate_once(  # noqa: SLF001 - TF1's evaluation loop, still in TF
+                checkpoint_path=checkpoint_path,
+                master=self._config.evaluation_master or "",
+                scaffold=scaffold,
+                eval_ops=update_op,
+                final_ops=eval_dict,
+                hooks=all_hooks,
+                config=self._session_config,
+            )
+        step = results[tf.compat.v1.GraphKeys.GLOBAL_STEP]
+        logger.info("Saving dict for global step %d: %s", step, _format(results))
+        write_eval_summary(self.eval_dir(name), results, step, checkpoint_path)
+        return results
+
+    def _evaluate_build_graph(self, graph, input_fn, hooks, checkpoint_path):
+        self._start_graph(graph)
+        features, labels, input_hooks = parse_input_fn_result(self._call_input_fn(input_fn, ModeKeys.EVAL))
+        spec = self._call_model_fn(features, labels, ModeKeys.EVAL, self._config)
+        metric_ops = dict(spec.eval_metric_ops)
+        if LOSS_METRIC_KEY in metric_ops:
+            raise ValueError(
+                f'Metric with name "{LOSS_METRIC_KEY}" is not allowed, because Estimator already defines a default '
+                "metric with the same name."
+            )
+        metric_ops[LOSS_METRIC_KEY] = tf.compat.v1.metrics.mean(spec.loss)
+        updates, eval_dict = [], {}
+        for key, (value, update) in sorted(metric_ops.items()):
+            eval_dict[key] = value
+            updates.append(update)
+        update_op = tf.group(*updates) if updates else None
+        self._maybe_warm_start(checkpoint_path)
+        if tf.compat.v1.GraphKeys.GLOBAL_STEP in eval_dict:
+            raise ValueError(
+                "Metric with name `global_step` is not allowed, because Estimator already defines a default metric "
+                "with the same name."
+            )
+        eval_dict[tf.compat.v1.GraphKeys.GLOBAL_STEP] = tf.compat.v1.train.get_global_step(graph)
+        all_hooks = list(input_hooks) + list(hooks) + list(spec.evaluation_hooks or [])
+        scaffold = spec.scaffold
+        if scaffold and scaffold.local_init_op:
+            tf1_evaluation._get_or_create_eval_step()  # noqa: SLF001
+            scaffold = tf.compat.v1.train.Scaffold(
+                local_init_op=tf.group(scaffold.local_init_op, tf.compat.v1.train.Scaffold.default_local_init_op()),
+                copy_from_scaffold=scaffold,
+            )
+        return scaffold, update_op, eval_dict, all_hooks
+
+    # -- predict ---------------------------------------------------------------------------------
+
+    def predict(self, input_fn, predict_keys=None, hooks=None, checkpoint_path=None, yield_single_examples=True) -> Iterator[Any]:
+        """Yields predictions (one example at a time, or whole batches) until the input ends."""
+        hooks = _check_hooks(hooks)
+        if not checkpoint_path:
+            checkpoint_path = self.latest_checkpoint()
+        if not checkpoint_path:
+            logger.info("Could not find trained model in model_dir: %s, running initialization to predict.", self._model_dir)
+        with tf.Graph().as_default() as graph:
+            self._start_graph(graph)
+            features, _, input_hooks = parse_input_fn_result(self._call_input_fn(input_fn, ModeKeys.PREDICT))
+            spec = self._call_model_fn(features, None, ModeKeys.PREDICT, self._config)
+            self._maybe_warm_start(checkpoint_path)
+            predictions = _select_keys(spec.predictions, predict_keys)
+            all_hooks = list(input_hooks) + hooks + list(spec.prediction_hooks or [])
+            creator = tf.compat.v1.train.ChiefSessionCreator(
+                checkpoint_filename_with_path=checkpoint_path, scaffold=spec.scaffold, config=self._session_config
+            )
+            with tf.compat.v1.train.MonitoredSession(session_creator=creator, hooks=all_hooks) as session:
+                while not session.should_stop():
+                    values = session.run(predictions)
+                    if not yield_single_examples:
+                        yield values
+                    elif not isinstance(predictions, dict):
+                        yield from values
+                    else:
+                        for index in range(_batch_length(values)):
+                            yield {key: value[index] for key, value in values.items()}
+
+    # -- export ----------------------------------------------------------------------------------
+
+    def export_saved_model(
+        self, export_dir_base, serving_input_receiver_fn, assets_extra=None, as_text=False, checkpoint_path=None,
+        experimental_mode=ModeKeys.PREDICT,
+    ):
+        """Writes a TF1 SavedModel (`{serve}` MetaGraph of PREDICT mode); returns its path as bytes."""
+        if not serving_input_receiver_fn:
+            raise ValueError("An input_receiver_fn must be defined.")
+        return _export.export_all_saved_models(
+            self, export_dir_base, {experimental_mode: serving_input_receiver_fn}, assets_extra=assets_extra,
+            as_text=as_text, checkpoint_path=checkpoint_path, strip_default_attrs=True,
+        )
+
+    def export_savedmodel(
+        self, export_dir_base, serving_input_receiver_fn, assets_extra=None, as_text=False, checkpoint_path=None,
+        strip_default_attrs=False,
+    ):
+        """TF1's deprecated spelling of `export_saved_model`."""
+        if not serving_input_receiver_fn:
+            raise ValueError("An input_receiver_fn must be defined.")
+        return _export.export_all_saved_models(
+            self, export_dir_base, {ModeKeys.PREDICT: serving_input_receiver_fn}, assets_extra=assets_extra,
+            as_text=as_text, checkpoint_path=checkpoint_path, strip_default_attrs=strip_default_attrs,
+        )
+
+    def experimental_export_all_saved_models(
+        self, export_dir_base, input_receiver_fn_map, assets_extra=None, as_text=False, checkpoint_path=None
+    ):
+        return _export.export_all_saved_models(
+            self, export_dir_base, input_receiver_fn_map, assets_extra=assets_extra, as_text=as_text,
+            checkpoint_path=checkpoint_path, strip_default_attrs=True,
+        )
+
+
+def _format(results: dict) -> str:
+    return ", ".join(f"{k} = {v}" for k, v in sorted(results.items()) if not isinstance(v, bytes))
+
+
+def _select_keys(predictions: Any, predict_keys: Any) -> Any:
+    if not predict_keys:
+        return predictions
+    if not isinstance(predictions, dict):
+        raise ValueError("predict_keys argument is not valid in case of non-dict predictions.")
+    chosen = {key: value for key, value in predictions.items() if key in predict_keys}
+    if not chosen:
+        raise ValueError(f"Expected to run at least one output from {list(predictions)}, provided {predict_keys}.")
+    return chosen
+
+
+def _batch_length(values: dict) -> int:
+    length = None
+    for key, value in values.items():
+        length = length or value.shape[0]
+        if value.shape[0] != length:
+            raise ValueError(f"Batch length of predictions should be same. {key} has different batch length than others.")
+    return length or 0

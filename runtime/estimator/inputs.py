@@ -1,0 +1,37 @@
+"""`tfm.estimator.inputs.numpy_input_fn`: TF1's numpy input function, read through `tf.data`.
+
+TF1 fed numpy arrays through queue runners. Here the same batches come from a Dataset (which
+Estimator reads with an initializable iterator): `num_epochs` passes over `x` (None: forever),
+batches of `batch_size` with a smaller last one, and the `(features, target)` structure TF1
+returned (`x` a dict of arrays or one array -> `{"__direct_np_input__"...}` is not reproduced: a
+single array becomes the features tensor). With `shuffle=False` the order is TF1's; with
+`shuffle=True` the order is a `tf.data` shuffle over each epoch (TF1's queue order differs).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import tensorflow as tf
+
+__all__ = ["numpy_input_fn"]
+
+
+def numpy_input_fn(x, y=None, batch_size=128, num_epochs=1, shuffle=None, queue_capacity=1000, num_threads=1):
+    if not isinstance(shuffle, bool):
+        raise ValueError(f"shuffle must be provided and explicitly set as boolean (it is recommended to set it as True for training); got {shuffle}")
+    if not isinstance(x, dict) and not isinstance(x, np.ndarray):
+        raise TypeError(f"x must be a dict or array; got {type(x).__name__}")
+    if isinstance(x, dict) and isinstance(y, dict) and set(x) & set(y):
+        raise ValueError(f"{sorted(set(x) & set(y))} duplicate keys are found in both x and y")
+
+    def input_fn() -> Any:
+        data: Any = dict(x) if isinstance(x, dict) else x
+        dataset = tf.data.Dataset.from_tensor_slices(data if y is None else (data, y))
+        if shuffle:
+            dataset = dataset.shuffle(queue_capacity)
+        dataset = dataset.repeat(num_epochs).batch(batch_size)
+        return dataset
+
+    return input_fn

@@ -1,0 +1,130 @@
+"""`tfm.estimator.tpu`: TF1's `tf.estimator.tpu` (`tf.contrib.tpu`), run as TPUEstimator ran off TPU.
+
+This runtime runs on CPUs/GPUs only. `TPUEstimator(use_tpu=False)` behaves as TF 2.15's did;
+`use_tpu=True` is logged once and run the same way (TF1's CPU path), never on a TPU:
+
+  * `input_fn` and `model_fn` must take `params`; both get a copy of `params` with `batch_size`
+    (the mode's `train_/eval_/predict_batch_size`, when given) and `model_fn`'s also `use_tpu`
+    (False); exporting calls `model_fn` with `use_tpu=False` and no `batch_size`;
+  * the global step is TPUEstimator's resource variable;
+  * a `TPUEstimatorSpec` is run as its CPU form (`as_estimator_spec`): `eval_metrics`' metric_fn
+    called on its tensors, `host_call`'s ops run with every step, `scaffold_fn()` called;
+  * `iterations_per_loop`, `num_shards`, `batch_axis`, `eval_on_tpu`, `export_to_tpu` (the
+    `{serve, tpu}` MetaGraph is not written) and the embedding config have no effect off TPU.
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import tensorflow as tf
+
+from .._logging import logger, warn_once
+from ..config import InputPipelineConfig, RunConfig, TPUConfig
+from ..inputs import ModeKeys, _named_parameters
+from .core import Estimator
+from .spec import EstimatorSpec, TPUEstimatorSpec
+
+__all__ = ["InputPipelineConfig", "RunConfig", "TPUConfig", "TPUEstimator", "TPUEstimatorSpec", "ExportSavedModelApiVersion"]
+
+_RESERVED_PARAMS = ("batch_size", "context")
+
+
+class ExportSavedModelApiVersion:
+    V1 = 1
+    V2 = 2
+
+
+def _check_batch_size(value: Any, name: str) -> None:
+    if value is not None and (not isinstance(value, int) or isinstance(value, bool) or value <= 0):
+        raise ValueError(f"`{name}` must be a positive int, got {value!r}.")
+
+
+class TPUEstimator(Estimator):
+    """TF1's `tf.estimator.tpu.TPUEstimator` on its CPU path (see the module docstring)."""
+
+    def __init__(
+        self, model_fn=None, model_dir=None, config=None, params=None, use_tpu=True, train_batch_size=None,
+        eval_batch_size=None, predict_batch_size=None, batch_axis=None, eval_on_tpu=True, export_to_tpu=True,
+        export_to_cpu=True, warm_start_from=None, embedding_config_spec=None,
+        export_saved_model_api_version=ExportSavedModelApiVersion.V1,
+    ) -> None:
+        params = dict(params or {})
+        reserved = [key for key in _RESERVED_PARAMS if key in params]
+        if reserved:
+            raise ValueError(f"{reserved} are reserved keys but existed in params {params}.")
+        if model_fn is not None and "params" not in _named_parameters(model_fn):
+            raise ValueError(
+                f"model_fn ({model_fn}) does not include params argument, required by TPUEstimator to pass batch size "
+                "as params['batch_size']"
+            )
+        for value, name in ((train_batch_size, "train_batch_size"), (eval_batch_size, "eval_batch_size"),
+                            (predict_batch_size, "predict_batch_size")):
+            _check_batch_size(value, name)
+        if use_tpu and train_batch_size is None:
+            raise ValueError("`train_batch_size` cannot be `None`")
+        if embedding_config_spec is not None:
+            raise NotImplementedError("TPUEstimator(embedding_config_spec=...) (TPU embeddings) needs a TPU; tfmigrate.runtime runs without one.")
+        if use_tpu:
+            warn_once(
+                "tpu-estimator-on-cpu",
+                "TPUEstimator(use_tpu=True): tfmigrate.runtime has no TPU; running on the CPU as TPUEstimator(use_tpu=False) did.",
+            )
+        super().__init__(model_fn, model_dir=model_dir, config=config, params=params, warm_start_from=warm_start_from)
+        self._batch_sizes = {ModeKeys.TRAIN: train_batch_size, ModeKeys.EVAL: eval_batch_size, ModeKeys.PREDICT: predict_batch_size}
+        self._use_tpu = use_tpu
+        self._export_to_tpu = export_to_tpu
+
+    def _create_global_step(self, graph: tf.Graph) -> Any:
+        if tf.compat.v1.train.get_global_step(graph) is not None:
+            raise ValueError('"global_step" already exists.')
+        with graph.as_default() as g, g.name_scope(None):
+            return tf.compat.v1.get_variable(
+                tf.compat.v1.GraphKeys.GLOBAL_STEP, shape=[], dtype=tf.int64,
+                initializer=tf.compat.v1.initializers.zeros(), trainable=False, use_resource=True,
+                collections=[tf.compat.v1.GraphKeys.GLOBAL_VARIABLES, tf.compat.v1.GraphKeys.GLOBAL_STEP],
+            )
+
+    def _input_fn_kwargs(self, input_fn: Any, mode: str) -> dict:
+        args = _named_parameters(input_fn)
+        if "params" not in args:
+            raise ValueError(
+                f"input_fn ({input_fn}) does not include params argument, required by TPUEstimator to pass batch size "
+                'as params["batch_size"]'
+            )
+        kwargs: dict[str, Any] = {"params": copy.deepcopy(self._params)}
+        if "config" in args:
+            kwargs["config"] = self.config
+        if "mode" in args:
+            kwargs["mode"] = mode
+        if self._batch_sizes[mode] is not None:
+            kwargs["params"]["batch_size"] = self._batch_sizes[mode]
+        return kwargs
+
+    def _call_input_fn(self, input_fn: Any, mode: str) -> Any:
+        kwargs = self._input_fn_kwargs(input_fn, mode)
+        with tf.compat.v1.device("/device:CPU:0"):
+            return input_fn(**kwargs)
+
+    def _call_model_fn(self, features, labels, mode, config, is_export=False) -> EstimatorSpec:
+        args = _named_parameters(self._model_fn)
+        kwargs: dict[str, Any] = {}
+        params = copy.deepcopy(self._params)
+        if "labels" in args:
+            kwargs["labels"] = labels
+        elif labels is not None:
+            raise ValueError("model_fn does not take labels, but input_fn returns labels.")
+        if "mode" in args:
+            kwargs["mode"] = mode
+        if "config" in args:
+            kwargs["config"] = copy.deepcopy(config)
+        kwargs["params"] = params
+        if not is_export and self._batch_sizes[mode] is not None:
+            params["batch_size"] = self._batch_sizes[mode]
+        params["use_tpu"] = False
+        logger.info("Running %s on CPU/GPU", mode)
+        spec = self._model_fn(features=features, **kwargs)
+        if isinstance(spec, TPUEstimatorSpec):
+            return spec.as_estimator_spec()
+        return self._as_estimator_spec(spec)
