@@ -170,6 +170,11 @@ def _summary_value(summary: Any, key: str, value: Any) -> None:
 
 def write_eval_summary(output_dir: str, results: dict, global_step: int, checkpoint_path: str | None) -> None:
     """The eval results as one event at `global_step` in `output_dir` (Estimator's eval events)."""
+    with tf.Graph().as_default():  # TF1's FileWriter refuses eager mode.
+        _write_eval_summary(output_dir, results, global_step, checkpoint_path)
+
+
+def _write_eval_summary(output_dir: str, results: dict, global_step: int, checkpoint_path: str | None) -> None:
     writer = tf.compat.v1.summary.FileWriterCache.get(output_dir)
     summary = tf.compat.v1.Summary()
     for key, value in results.items():
