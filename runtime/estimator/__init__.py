@@ -48,7 +48,6 @@ experimental = types.SimpleNamespace(
     stop_if_lower_hook=hooks.stop_if_lower_hook,
     stop_if_no_decrease_hook=hooks.stop_if_no_decrease_hook,
     stop_if_no_increase_hook=hooks.stop_if_no_increase_hook,
-    read_eval_metrics=hooks.read_eval_metrics,
 )
 
 __all__ = [
