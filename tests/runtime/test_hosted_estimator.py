@@ -117,3 +117,32 @@ def test_spec_validation_and_defaults(tmp_path: Path) -> None:
         tfm.estimator.tpu.TPUEstimator(lambda features, params: None, params={"batch_size": 2}, use_tpu=False)
     assert tfm.estimator.ModeKeys.PREDICT == "infer"
     assert tfm.estimator.tpu.RunConfig is tfm.RunConfig
+
+
+@pytest.mark.tf
+def test_early_stopping_hook_and_numpy_input_fn(tmp_path: Path) -> None:
+    import numpy as np
+    import tensorflow as tf
+
+    import tfmigrate.runtime as tfm
+
+    def model_fn(features, labels, mode):
+        w = tf.compat.v1.get_variable("w", [3, 1], initializer=tf.compat.v1.zeros_initializer())
+        loss = tf.reduce_mean(tf.square(tf.matmul(features["x"], w) - labels))
+        opt = tf.compat.v1.train.GradientDescentOptimizer(0.1)
+        return tfm.estimator.EstimatorSpec(mode, loss=loss, train_op=opt.minimize(loss, tf.compat.v1.train.get_global_step()))
+
+    x = np.arange(24, dtype=np.float32).reshape(8, 3) / 24
+    y = x.sum(axis=1, keepdims=True)
+    train = tfm.estimator.inputs.numpy_input_fn({"x": x}, y, batch_size=4, num_epochs=None, shuffle=False)
+    once = tfm.estimator.inputs.numpy_input_fn({"x": x}, y, batch_size=3, num_epochs=1, shuffle=False)
+    est = tfm.estimator.Estimator(model_fn, model_dir=str(tmp_path))
+    def hook():
+        return tfm.estimator.experimental.stop_if_higher_hook(est, "loss", -1.0, run_every_secs=None, run_every_steps=1)
+
+    est.train(train, steps=2, hooks=[hook()])  # no evaluation yet: nothing stops (and STOP is checkpointed, as TF1)
+    result = est.evaluate(once)  # 3 batches (3, 3, 2 examples); loss is the mean of the batch losses
+    assert result["global_step"] == 2
+    est.train(train, steps=10, hooks=[hook()])
+    assert est.get_variable_value("global_step") == 3  # stopped after the first step
+    assert est.get_variable_value("signal_early_stopping/STOP")
