@@ -3,8 +3,7 @@
 TF1 fed numpy arrays through queue runners. Here the same batches come from a Dataset (which
 Estimator reads with an initializable iterator): `num_epochs` passes over `x` (None: forever),
 batches of `batch_size` with a smaller last one, and the `(features, target)` structure TF1
-returned (`x` a dict of arrays or one array -> `{"__direct_np_input__"...}` is not reproduced: a
-single array becomes the features tensor). With `shuffle=False` the order is TF1's; with
+returned (a dict of arrays gives a dict of tensors, a single array the features tensor itself). With `shuffle=False` the order is TF1's; with
 `shuffle=True` the order is a `tf.data` shuffle over each epoch (TF1's queue order differs).
 """
 
