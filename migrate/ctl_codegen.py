@@ -167,7 +167,9 @@ def render(plan: Plan, *, tf: str, tfm: str, indent: str = "    ", standalone: b
     if plan.keras_loss is not None:
         lines.append(f'{u * 2}"""The TF1 loss of `{plan.fn_name}` on one replica\'s examples, averaged over the global batch."""')
         lines.append(f"{u * 2}per_example_loss = self.loss_object({labels}, {out})")
-        lines.append(f"{u * 2}return {tf}.nn.compute_average_loss(per_example_loss)")
+        # A rank-1 output (`tf.squeeze(logits, -1)`) makes Keras's per-example loss the batch's
+        # mean, a scalar: as one "example", it averages to the same global mean.
+        lines.append(f"{u * 2}return {tf}.nn.compute_average_loss({tf}.reshape(per_example_loss, [-1]))")
     else:
         lines.append(f'{u * 2}"""The TF1 loss of `{plan.fn_name}`, kept as written (TF1\'s reductions) on one replica\'s batch.')
         lines.append("")

@@ -1762,7 +1762,9 @@ class ModelFnAnalyzer:
         metric_ops = {name for st in stmts if st.kind == "metricop" for name in st.defs}
         for st in stmts:
             value = getattr(st.small, "value", None)
-            if not st.kind and isinstance(value, cst.Dict) and metric_ops and names_in(value) <= metric_ops:
+            if not st.kind and isinstance(value, cst.Dict) and value.elements and all(
+                self._is_metric_value(element, metric_ops) for element in value.elements
+            ):
                 st.kind = "metricdict"
         if self.update_ops_dependency_names - update_ops_defined:
             raise Unsupported("`tf.control_dependencies(...)` on something other than the UPDATE_OPS collection")
@@ -2371,6 +2373,15 @@ class ModelFnAnalyzer:
                 todo.extend(n for n in st.uses if n in after_output)
         pure = [st for st in stmts if st.kind == "pure" and st.defs & (uses | set().union(set(), *(x.uses for x in needed)))]
         return [st.node for st in stmts if st in pure or st in needed]
+
+    def _is_metric_value(self, element: cst.BaseDictElement, metric_ops: set[str]) -> bool:
+        """A `{name: metric}` entry: a `tf.metrics.*` op assigned before, or such a call inline."""
+        if not isinstance(element, cst.DictElement):
+            return False
+        value = element.value
+        if isinstance(value, cst.Name):
+            return value.value in metric_ops
+        return isinstance(value, cst.Call) and self.canonical(value.func) in METRICS
 
     def _metric_ops(self, plan: "Plan", stmts: list["_Stmt"], forward: set[str]) -> None:
         """`eval_metric_ops={name: tf.metrics.*(...)}` -> runtime metrics updated in `compute_metrics`."""

@@ -52,6 +52,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import os
+import threading
 import warnings
 from typing import Any, Callable, Iterator, Mapping
 
@@ -685,9 +686,9 @@ def evaluate(
     A model object not yet restored or trained in this process is first restored from the model
     directory's latest checkpoint (`model_dir`, else `config.model_dir`).
 
-    The `loss` differs from Estimator's when batch sizes differ: Estimator reported the unweighted
-    mean of the per-batch losses (`tf.compat.v1.metrics.mean(loss)`), Keras weights each batch by
-    its size. With equal batches (`drop_remainder=True`, as TPUs require anyway) they agree.
+    The `loss` is Estimator's: the unweighted mean of the per-batch losses
+    (`tf.compat.v1.metrics.mean(loss)`), so a short last batch counts as much as a full one (Keras
+    alone weights each batch by its size). The metrics stay example-weighted, as TF1's were.
 
     Which loop runs: Keras's `model.evaluate` under the default, one-device, mirrored,
     central-storage and TPU strategies; the runtime's engine (`engine.test`, the model's own
@@ -740,7 +741,50 @@ def evaluate(
         return _evaluate(model, source, steps, model_dir, hooks, name, kwargs)
 
 
+class _Evaluating(threading.local):
+    active = False
+
+
+_EVALUATING = _Evaluating()
+
+
+def _count_batches_once(model: keras.Model) -> None:
+    """Makes the model's evaluation `loss` Estimator's mean of batch losses (each batch weight 1).
+
+    Keras's test step updates its loss tracker weighted by the batch size. The wrapper drops that
+    weight while `tfm.evaluate` traces the evaluation function (training's function, traced
+    outside, keeps Keras's weighting); an evaluation function traced before is dropped so that the
+    next evaluation traces with the wrapper.
+    """
+    tracker = getattr(model, "_loss_tracker", None)
+    if tracker is None or getattr(tracker, "_tfm_batch_mean", False):
+        return
+    weighted = tracker.update_state
+
+    def update_state(values, sample_weight=None):
+        return weighted(values, sample_weight=None if _EVALUATING.active else sample_weight)
+
+    tracker.update_state = update_state
+    tracker._tfm_batch_mean = True
+    model.test_function = None
+
+
+@contextlib.contextmanager
+def _estimator_eval_loss(model: keras.Model) -> Iterator[None]:
+    _count_batches_once(model)
+    previous, _EVALUATING.active = _EVALUATING.active, True
+    try:
+        yield
+    finally:
+        _EVALUATING.active = previous
+
+
 def _evaluate(model, source, steps, model_dir, hooks, name, kwargs) -> dict[str, Any]:
+    with _estimator_eval_loss(model):
+        return _evaluate_logs(model, source, steps, model_dir, hooks, name, kwargs)
+
+
+def _evaluate_logs(model, source, steps, model_dir, hooks, name, kwargs) -> dict[str, Any]:
     hooks = _hooks(model, hooks, "eval", "evaluate")
     kwargs.setdefault("verbose", 0)
     if hooks:

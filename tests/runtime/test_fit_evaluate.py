@@ -175,6 +175,24 @@ def test_evaluate_returns_loss_metrics_and_global_step(tmp_path):
     assert results["loss"] == pytest.approx(np.mean(per_batch), rel=1e-5)
 
 
+def test_evaluate_loss_is_the_unweighted_mean_of_batch_losses_like_estimator(tmp_path):
+    # Estimator's `loss` was tf.compat.v1.metrics.mean(loss): every batch counts once, a short last
+    # batch too (30 examples in batches of 16: 16 + 14). Keras alone weights batches by size.
+    model = make_model()
+    tfm.fit(model, dataset(), steps=4, config=tfm.RunConfig(model_dir=tmp_path))
+    short = tf.data.Dataset.from_tensor_slices((X[:30], Y[:30])).batch(16)
+    per_batch = [float(model.evaluate(x, y, verbose=0, return_dict=True)["loss"]) for x, y in short]
+    assert per_batch[0] != pytest.approx(per_batch[1], rel=1e-3)
+    results = tfm.evaluate(model, short)
+    assert results["loss"] == pytest.approx(np.mean(per_batch), rel=1e-6)
+    # The metrics stay example-weighted, as TF1's tf.metrics were.
+    weighted = model.evaluate(short, verbose=0, return_dict=True)
+    assert results["mae"] == pytest.approx(weighted["mae"], rel=1e-6)
+    # Training's own loss log is untouched (Keras's batch-size weighting).
+    history = model.fit(short, epochs=1, verbose=0)
+    assert np.isfinite(history.history["loss"][0])
+
+
 def test_evaluate_restores_a_new_model_object_first(tmp_path):
     config = tfm.RunConfig(model_dir=tmp_path)
     trained = make_model()

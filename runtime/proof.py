@@ -1,0 +1,274 @@
+"""The probe `tfmigrate verify` runs a program under, in either environment.
+
+    python proof.py --record OUT.jsonl [--save-first-checkpoints DIR | --seed-from DIR]
+                    [--logdir DIR] [--tf1] -- PROGRAM.py [ARGS...]
+
+It runs PROGRAM as `__main__` (as `python PROGRAM.py ARGS` would) after wrapping the calls whose
+results the proof compares, and writes one JSON line per result to OUT:
+
+  * `{"kind": "evaluate", "results": {...}}` for every `Estimator.evaluate` (TF 2.15's, or the
+    hosted `tfmigrate.runtime.estimator` one), `tfmigrate.runtime.evaluate` and a custom-loop
+    `EstimatorLoop.evaluate`;
+  * `{"kind": "predict", "values": {...}}` for every example `predict`/`predict_examples` yields.
+
+Same starting weights: on the original's side (`--save-first-checkpoints`), the first checkpoint
+(`model.ckpt-0`, which TF1's Estimator writes before the first step) of each estimator's first
+`train` is copied aside, numbered in the order the estimators first train; on the migration's
+side (`--seed-from`), the n-th model directory that starts training without a checkpoint gets
+the n-th of those copies first, so the migration continues from the original's initial weights
+(the runtime restores TF1 checkpoints).
+
+With `--logdir`, every evaluation's numbers are also written as scalar summaries at its global
+step into that directory (one run a side: TensorBoard overlays `original` and `migrated`).
+
+This file imports nothing but the standard library at module level: it runs in the oracle
+environment (TF 2.15 + Estimator, no tfmigrate installed) as well as the current one.
+`--tf1` runs a TensorFlow 1.x program (`import tensorflow as tf` with `tf.contrib`, `tf.flags`,
+...): `tensorflow` is `tensorflow.compat.v1` with v2 behaviour disabled.
+"""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import glob
+import json
+import os
+import runpy
+import shutil
+import sys
+from typing import Any, Callable
+
+_state: dict[str, Any] = {"record": None, "save": None, "seed": None, "logdir": None, "saved": 0, "seeded": 0}
+_writers: dict[str, Any] = {}
+
+
+def _plain(value: Any) -> Any:
+    """A result value as JSON: numbers as floats, arrays as (nested) lists, bytes as text."""
+    if hasattr(value, "tolist"):
+        value = value.tolist()
+    if isinstance(value, bytes):
+        return value.decode("utf-8", "replace")
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    if isinstance(value, dict):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, bool):
+        return float(value)
+    if isinstance(value, (int, float)):
+        return float(value)
+    return str(value)
+
+
+def _write(entry: dict[str, Any]) -> None:
+    with open(_state["record"], "a", encoding="utf-8") as out:
+        out.write(json.dumps(entry, sort_keys=True) + "\n")
+
+
+def _record_evaluation(results: Any) -> None:
+    plain = _plain(dict(results))
+    _write({"kind": "evaluate", "results": plain})
+    if _state["logdir"]:
+        _summarise(plain)
+
+
+def _summarise(results: dict[str, Any]) -> None:
+    import tensorflow as tf
+
+    step = int(results.get("global_step", 0))
+    with tf.compat.v1.Graph().as_default():
+        pass  # (summaries below are written eagerly, outside any graph the program built)
+    writer = _writers.get("eval")
+    if writer is None:
+        writer = _writers["eval"] = tf.compat.v2.summary.create_file_writer(_state["logdir"])
+    with writer.as_default():
+        for key, value in results.items():
+            if key != "global_step" and isinstance(value, float):
+                tf.compat.v2.summary.scalar(key, value, step=step)
+    writer.flush()
+
+
+def _record_predictions(predictions: Any):
+    for prediction in predictions:
+        _write({"kind": "predict", "values": _plain(prediction if isinstance(prediction, dict) else {"": prediction})})
+        yield prediction
+
+
+def _wrap_evaluate(owner: Any, name: str = "evaluate") -> None:
+    original = getattr(owner, name)
+
+    @functools.wraps(original)
+    def evaluate(*args, **kwargs):
+        results = original(*args, **kwargs)
+        _record_evaluation(results)
+        return results
+
+    setattr(owner, name, evaluate)
+
+
+def _wrap_predict(owner: Any, name: str) -> None:
+    original = getattr(owner, name)
+
+    @functools.wraps(original)
+    def predict(*args, **kwargs):
+        return _record_predictions(original(*args, **kwargs))
+
+    setattr(owner, name, predict)
+
+
+def _has_checkpoint(model_dir: str | None) -> bool:
+    return bool(model_dir) and bool(glob.glob(os.path.join(model_dir, "*.index")))
+
+
+def _seed(model_dir: str | None) -> None:
+    """Puts the next saved first checkpoint into `model_dir` when it has none."""
+    if not _state["seed"] or not model_dir or _has_checkpoint(model_dir):
+        return
+    source = os.path.join(_state["seed"], str(_state["seeded"]))
+    _state["seeded"] += 1
+    files = glob.glob(os.path.join(source, "*"))
+    if not files:
+        return
+    os.makedirs(model_dir, exist_ok=True)
+    for path in files:
+        shutil.copy(path, model_dir)
+
+
+def _save_first(model_dir: str) -> None:
+    """Copies the first checkpoint (model.ckpt-0, or the oldest) of `model_dir` aside, numbered."""
+    indexes = sorted(
+        glob.glob(os.path.join(model_dir, "model.ckpt-*.index")),
+        key=lambda p: int(p.rsplit("-", 1)[1].split(".")[0]),
+    )
+    if not indexes:
+        return
+    prefix = indexes[0][: -len(".index")]
+    target = os.path.join(_state["save"], str(_state["saved"]))
+    _state["saved"] += 1
+    os.makedirs(target, exist_ok=True)
+    for path in glob.glob(prefix + ".*"):
+        shutil.copy(path, target)
+    with open(os.path.join(target, "checkpoint"), "w", encoding="utf-8") as state:
+        name = os.path.basename(prefix)
+        state.write(f'model_checkpoint_path: "{name}"\nall_model_checkpoint_paths: "{name}"\n')
+
+
+def _wrap_estimator_train(cls: Any, session_run_hook: type | None) -> None:
+    """`Estimator.train`: seed (migration side) or save aside (original side) the first weights."""
+    original = cls.train
+    started: set[int] = set()
+
+    @functools.wraps(original)
+    def train(self, *args, **kwargs):
+        first = id(self) not in started
+        started.add(id(self))
+        if first and _state["seed"]:
+            _seed(self.model_dir)
+        if first and _state["save"] and session_run_hook is not None and not _has_checkpoint(self.model_dir):
+            model_dir = self.model_dir
+
+            class _SaveFirstCheckpoint(session_run_hook):
+                done = False
+
+                def before_run(self, run_context):  # after every hook's after_create_session: ckpt-0 is written
+                    if not self.done:
+                        self.done = True
+                        _save_first(model_dir)
+
+            hooks = list(kwargs.pop("hooks", None) or [])
+            kwargs["hooks"] = hooks + [_SaveFirstCheckpoint()]
+        return original(self, *args, **kwargs)
+
+    cls.train = train
+
+
+def _wrap_fit(owner: Any, name: str, model_dir_of: Callable[..., Any]) -> None:
+    original = getattr(owner, name)
+    started: set[int] = set()
+
+    @functools.wraps(original)
+    def fit(*args, **kwargs):
+        key = id(args[0]) if args else 0
+        if key not in started:
+            started.add(key)
+            _seed(model_dir_of(*args, **kwargs))
+        return original(*args, **kwargs)
+
+    setattr(owner, name, fit)
+
+
+def _fit_model_dir(model, data=None, *args, model_dir=None, config=None, **kwargs):
+    if model_dir is None and config is not None:
+        model_dir = getattr(config, "model_dir", None)
+    return None if model_dir is None else os.fspath(model_dir)
+
+
+def _install_oracle(tf: Any) -> None:
+    estimator = getattr(tf.compat.v1, "estimator", None)
+    if estimator is None:
+        return
+    hook = tf.compat.v1.train.SessionRunHook
+    for cls in {estimator.Estimator, estimator.tpu.TPUEstimator}:
+        if "evaluate" in vars(cls) or cls is estimator.Estimator:
+            _wrap_evaluate(cls)
+            _wrap_predict(cls, "predict")
+    _wrap_estimator_train(estimator.Estimator, hook)
+
+
+def _install_runtime(tf: Any) -> None:
+    try:
+        import tfmigrate.runtime as tfm
+    except ImportError:
+        return
+    _wrap_evaluate(tfm)
+    _wrap_predict(tfm, "predict_examples")
+    _wrap_fit(tfm, "fit", _fit_model_dir)
+    _wrap_evaluate(tfm.ctl.EstimatorLoop)
+    _wrap_predict(tfm.ctl.EstimatorLoop, "predict")
+    _wrap_fit(tfm.ctl.EstimatorLoop, "train", lambda loop, *a, **k: loop.model_dir)
+    hosted = getattr(tfm, "estimator", None)
+    if hosted is not None and hasattr(hosted, "Estimator"):
+        _wrap_evaluate(hosted.Estimator)
+        _wrap_predict(hosted.Estimator, "predict")
+        _wrap_estimator_train(hosted.Estimator, tf.compat.v1.train.SessionRunHook)
+
+
+def _as_tf1() -> None:
+    """`import tensorflow` gives `tensorflow.compat.v1`, v2 behaviour disabled (a TF 1.x program)."""
+    import tensorflow.compat.v1 as v1
+
+    v1.disable_v2_behavior()
+    sys.modules["tensorflow"] = v1
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog="proof.py")
+    parser.add_argument("--record", required=True)
+    parser.add_argument("--save-first-checkpoints")
+    parser.add_argument("--seed-from")
+    parser.add_argument("--logdir")
+    parser.add_argument("--tf1", action="store_true")
+    parser.add_argument("program")
+    parser.add_argument("args", nargs=argparse.REMAINDER)
+    options = parser.parse_args(argv)
+    _state.update(
+        record=os.path.abspath(options.record),
+        save=options.save_first_checkpoints and os.path.abspath(options.save_first_checkpoints),
+        seed=options.seed_from and os.path.abspath(options.seed_from),
+        logdir=options.logdir and os.path.abspath(options.logdir),
+    )
+    open(_state["record"], "w").close()
+    import tensorflow as tf
+
+    _install_oracle(tf)
+    _install_runtime(tf)
+    if options.tf1:
+        _as_tf1()
+    program = os.path.abspath(options.program)
+    sys.argv = [program, *[a for a in options.args if a != "--"]]
+    sys.path.insert(0, os.path.dirname(program))
+    runpy.run_path(program, run_name="__main__")
+
+
+if __name__ == "__main__":
+    main()
