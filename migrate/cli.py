@@ -144,3 +144,12 @@ def _emit(path: str, text: str) -> None:
         return
     with open(path, "w", encoding="utf-8") as handle:
         handle.write(text + "\n")
+
+
+def entry() -> None:
+    """The `tfmigrate` command: `tfmigrate verify ...` proves a migration; anything else migrates."""
+    if len(sys.argv) > 1 and sys.argv[1] == "verify":
+        from .verify_cli import run_verify
+
+        run_verify(sys.argv[2:])
+    main()

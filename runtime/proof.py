@@ -73,18 +73,28 @@ def _record_evaluation(results: Any) -> None:
 
 
 def _summarise(results: dict[str, Any]) -> None:
+    """The evaluation's numbers as scalar events at its global step (core TF ops: no TensorBoard
+    package needed). Eagerly through a v2 writer; in a TF 1.x program (eager execution off)
+    through a v1 `FileWriter`."""
     import tensorflow as tf
+    from tensorflow.core.framework import summary_pb2
 
     step = int(results.get("global_step", 0))
-    with tf.compat.v1.Graph().as_default():
-        pass  # (summaries below are written eagerly, outside any graph the program built)
-    writer = _writers.get("eval")
-    if writer is None:
-        writer = _writers["eval"] = tf.compat.v2.summary.create_file_writer(_state["logdir"])
+    scalars = {key: value for key, value in results.items() if key != "global_step" and isinstance(value, float)}
+    if not tf.compat.v1.executing_eagerly():
+        writer = _writers.get("v1") or _writers.setdefault("v1", tf.compat.v1.summary.FileWriter(_state["logdir"]))
+        values = [summary_pb2.Summary.Value(tag=key, simple_value=value) for key, value in scalars.items()]
+        writer.add_summary(summary_pb2.Summary(value=values), step)
+        writer.flush()
+        return
+    metadata = summary_pb2.SummaryMetadata(
+        plugin_data=summary_pb2.SummaryMetadata.PluginData(plugin_name="scalars"),
+        data_class=summary_pb2.DATA_CLASS_SCALAR,
+    )
+    writer = _writers.get("v2") or _writers.setdefault("v2", tf.summary.create_file_writer(_state["logdir"]))
     with writer.as_default():
-        for key, value in results.items():
-            if key != "global_step" and isinstance(value, float):
-                tf.compat.v2.summary.scalar(key, value, step=step)
+        for key, value in scalars.items():
+            tf.summary.write(key, tf.constant(value, tf.float32), step=step, metadata=metadata)
     writer.flush()
 
 

@@ -1,0 +1,205 @@
+"""`tfmigrate verify`: run the original on the oracle and the migration on current TF, compare.
+
+The original runs in the oracle environment (TensorFlow 2.15 + Estimator, `oracle_env`), the
+migration in this one, each in a copy of the program's directory and under the probe
+`tfmigrate/runtime/proof.py`, which records every `evaluate` result and every predicted example.
+The migration starts from the original's first checkpoint (the probe copies it aside on the
+original's side and seeds the migration's model directory with it), so both train from the same
+weights. Every key of every result must agree within `rtol`.
+
+Nothing here imports TensorFlow: both programs run in subprocesses.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+from .oracle_env import oracle_python, quiet_env
+
+PROBE = Path(__file__).resolve().parent.parent / "runtime" / "proof.py"
+_IGNORE = shutil.ignore_patterns(".git", ".venv", "venv", "__pycache__", "*.pyc", ".ipynb_checkpoints")
+# A TF 1.x program (not a TF 2.x one using tf.compat.v1) spells these on plain `tensorflow`.
+_TF1_ONLY = re.compile(r"\btf\.(contrib|flags|app|Session|placeholder|layers|logging|gfile|train\.\w*Optimizer)\b")
+_COMPAT_IMPORT = re.compile(r"^\s*import\s+tensorflow\.compat\.v1\s+as\s+tf\b", re.M)
+
+
+class VerifyError(Exception):
+    """A run could not be made (exit 2): the message says which and shows its last lines."""
+
+
+@dataclass
+class Row:
+    result: int
+    kind: str
+    key: str
+    original: Any
+    migrated: Any
+    rel: float | None
+    ok: bool
+
+
+@dataclass
+class Verdict:
+    rows: list[Row] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems and all(row.ok for row in self.rows)
+
+
+def is_tf1_program(source: str) -> bool:
+    """Whether `source` is written for TensorFlow 1.x (`import tensorflow as tf` + TF1-only API)."""
+    return not _COMPAT_IMPORT.search(source) and bool(_TF1_ONLY.search(source))
+
+
+def _flatten(prefix: str, value: Any) -> list[tuple[str, Any]]:
+    if isinstance(value, dict):
+        return [item for key in sorted(value) for item in _flatten(f"{prefix}{key}" if not prefix else f"{prefix}.{key}", value[key])]
+    if isinstance(value, list):
+        return [item for i, v in enumerate(value) for item in _flatten(f"{prefix}[{i}]", v)]
+    return [(prefix, value)]
+
+
+def _close(a: Any, b: Any, rtol: float) -> tuple[bool, float | None]:
+    if isinstance(a, float) and isinstance(b, float):
+        if math.isnan(a) or math.isnan(b):
+            return math.isnan(a) and math.isnan(b), None
+        rel = abs(a - b) / max(abs(a), abs(b), 1e-30)
+        return abs(a - b) <= rtol * max(abs(a), abs(b)) + 1e-12, rel
+    return a == b, None
+
+
+def compare(original: list[dict], migrated: list[dict], rtol: float) -> Verdict:
+    """Every recorded result of the original against the migration's, key by key."""
+    verdict = Verdict()
+    if not original:
+        verdict.problems.append("the original recorded no evaluate or predict result: nothing to compare")
+    if len(original) != len(migrated):
+        verdict.problems.append(f"the original recorded {len(original)} results, the migration {len(migrated)}")
+    for index, (want, got) in enumerate(zip(original, migrated)):
+        if want["kind"] != got["kind"]:
+            verdict.problems.append(f"result {index}: {want['kind']} in the original, {got['kind']} in the migration")
+            continue
+        payload = "results" if want["kind"] == "evaluate" else "values"
+        left, right = dict(_flatten("", want[payload])), dict(_flatten("", got[payload]))
+        if set(left) != set(right):
+            verdict.problems.append(
+                f"result {index} ({want['kind']}): keys {sorted(left)} in the original, {sorted(right)} in the migration"
+            )
+        for key in sorted(set(left) & set(right)):
+            ok, rel = _close(left[key], right[key], rtol)
+            verdict.rows.append(Row(index, want["kind"], key, left[key], right[key], rel, ok))
+    return verdict
+
+
+def _read(record: Path) -> list[dict]:
+    if not record.exists():
+        return []
+    return [json.loads(line) for line in record.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+def _run(python: str, probe_args: list[str], program: Path, args: list[str], cwd: Path, timeout: int) -> None:
+    command = [python, str(PROBE), *probe_args, str(program), "--", *args]
+    try:
+        proc = subprocess.run(command, cwd=cwd, env=quiet_env(), capture_output=True, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired as exc:
+        raise VerifyError(f"{program.name} did not finish within {timeout} s under {python}") from exc
+    if proc.returncode != 0:
+        tail = "\n".join((proc.stderr or proc.stdout).splitlines()[-15:])
+        raise VerifyError(f"{program.name} failed under {python} (exit {proc.returncode}):\n{tail}")
+
+
+def _copy_tree(program: Path, into: Path) -> Path:
+    """Copies the program's directory into `into`; returns the program's path there."""
+    shutil.copytree(program.parent, into, ignore=_IGNORE)
+    return into / program.name
+
+
+def _migrate(tree: Path, out: Path, target: str) -> None:
+    command = [sys.executable, "-c", "from tfmigrate.cli import main; main()", str(tree), "--out-dir", str(out), "-q"]
+    if target != "keras":
+        command += ["--target", target]
+    proc = subprocess.run(command, capture_output=True, text=True)
+    if proc.returncode not in (0, 1):
+        raise VerifyError(f"tfmigrate could not migrate {tree}:\n{proc.stdout[-2000:]}{proc.stderr[-2000:]}")
+
+
+def verify(
+    original: Path,
+    migrated: Path | None = None,
+    *,
+    args: list[str] | None = None,
+    rtol: float = 1e-5,
+    target: str = "keras",
+    logdir: Path | None = None,
+    timeout: int = 1800,
+    progress: Callable[[str], None] | None = None,
+) -> Verdict:
+    """Runs both programs and compares what they recorded (raises VerifyError if a run fails)."""
+    args = list(args or [])
+    say = progress or (lambda message: None)
+    oracle = str(oracle_python(progress=say))
+    with tempfile.TemporaryDirectory(prefix="tfmigrate-verify-") as work:
+        work_dir = Path(work)
+        first = _copy_tree(original, work_dir / "original")
+        if migrated is None:
+            say(f"migrating {original.parent} (--target {target})")
+            _migrate(work_dir / "original", work_dir / "migrated", target)
+            second = work_dir / "migrated" / original.name
+        else:
+            second = _copy_tree(migrated, work_dir / "migrated")
+        tf1 = ["--tf1"] if is_tf1_program(original.read_text(encoding="utf-8", errors="replace")) else []
+        checkpoints = work_dir / "first-checkpoints"
+        logs = {} if logdir is None else {"original": logdir / "original", "migrated": logdir / "migrated"}
+        say(f"running the original on the oracle ({oracle})")
+        probe = ["--record", str(work_dir / "original.jsonl"), "--save-first-checkpoints", str(checkpoints), *tf1]
+        _run(oracle, probe + (["--logdir", str(logs["original"])] if logs else []), first, args, first.parent, timeout)
+        say(f"running the migration on this environment ({sys.executable})")
+        probe = ["--record", str(work_dir / "migrated.jsonl"), "--seed-from", str(checkpoints)]
+        _run(sys.executable, probe + (["--logdir", str(logs["migrated"])] if logs else []), second, args, second.parent, timeout)
+        return compare(_read(work_dir / "original.jsonl"), _read(work_dir / "migrated.jsonl"), rtol)
+
+
+def _fmt(value: Any) -> str:
+    return f"{value:.9g}" if isinstance(value, float) else str(value)
+
+
+def table(verdict: Verdict, rtol: float) -> list[str]:
+    """The human report: one line per compared value, then the closing line."""
+    lines = [f"{'result':<7} {'key':<32} {'original':>16} {'migrated':>16} {'rel diff':>10}  verdict"]
+    for row in verdict.rows:
+        rel = "" if row.rel is None else f"{row.rel:.2e}"
+        word = "ok" if row.ok else "DIFFERS"
+        lines.append(f"{row.result:<7} {row.key[:32]:<32} {_fmt(row.original):>16} {_fmt(row.migrated):>16} {rel:>10}  {word}")
+    lines += [f"problem: {problem}" for problem in verdict.problems]
+    differing = sum(not row.ok for row in verdict.rows)
+    if verdict.ok:
+        lines.append(f"tfmigrate verify: equivalent: {len(verdict.rows)} values agree within rtol={rtol:g}")
+    else:
+        lines.append(
+            f"tfmigrate verify: NOT equivalent: {differing} of {len(verdict.rows)} values differ beyond rtol={rtol:g}"
+            + (f", {len(verdict.problems)} problems" if verdict.problems else "")
+        )
+    return lines
+
+
+def as_json(verdict: Verdict, rtol: float) -> str:
+    return json.dumps(
+        {
+            "equivalent": verdict.ok,
+            "rtol": rtol,
+            "problems": verdict.problems,
+            "values": [row.__dict__ for row in verdict.rows],
+        },
+        indent=2,
+    )

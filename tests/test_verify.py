@@ -1,0 +1,87 @@
+"""`tfmigrate verify`: the original on the oracle, its migration here, compared key by key."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from conftest import FIXTURES
+
+pytestmark = [pytest.mark.tf, pytest.mark.oracle, pytest.mark.xdist_group("verify")]
+
+PROGRAM = FIXTURES / "TFM201_estimator_to_keras" / "inline_metric_dict_squeezed_output.in.py"
+TFMIGRATE = [sys.executable, "-c", "from tfmigrate.cli import entry; entry()"]
+
+
+def _verify(*args: str, cwd: Path) -> subprocess.CompletedProcess:
+    return subprocess.run([*TFMIGRATE, "verify", *args], cwd=cwd, capture_output=True, text=True, timeout=900)
+
+
+@pytest.fixture()
+def program(tmp_path: Path) -> Path:
+    directory = tmp_path / "prog"
+    directory.mkdir()
+    target = directory / "trainer.py"
+    # Default (random) initial weights: only the seeded first checkpoint makes the runs comparable.
+    source = PROGRAM.read_text(encoding="utf-8")
+    source = source.replace(", kernel_initializer=tf.constant_initializer(0.1)", "")
+    target.write_text(source.replace(", kernel_initializer=tf.constant_initializer(0.2)", ""), encoding="utf-8")
+    return target
+
+
+def test_a_migration_that_agrees_exits_0_with_a_table(program: Path) -> None:
+    proc = _verify("trainer.py", cwd=program.parent)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    lines = proc.stdout.splitlines()
+    assert lines[0].split()[:3] == ["result", "key", "original"]
+    assert any(line.split()[:2] == ["0", "loss"] and line.endswith("ok") for line in lines)
+    assert any(line.split()[:2] == ["2", "value"] for line in lines)  # the predictions are compared too
+    assert lines[-1].startswith("tfmigrate verify: equivalent: 9 values agree")
+
+
+def test_ctl_target_and_json(program: Path) -> None:
+    proc = _verify("trainer.py", "--target", "ctl", "--json", cwd=program.parent)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    report = json.loads(proc.stdout)
+    assert report["equivalent"] is True and report["rtol"] == 1e-5
+    assert {row["key"] for row in report["values"]} == {"global_step", "loss", "rmse", "value"}
+
+
+def test_an_altered_migration_exits_1_naming_the_key(program: Path, tmp_path: Path) -> None:
+    out = tmp_path / "migrated"
+    subprocess.run([*TFMIGRATE, str(program.parent), "--out-dir", str(out), "-q"], check=False, capture_output=True)
+    migrated = out / "trainer.py"
+    text = migrated.read_text(encoding="utf-8")
+    assert "tfm.optimizers.Adam(learning_rate=0.01)" in text
+    migrated.write_text(text.replace("learning_rate=0.01", "learning_rate=0.02"), encoding="utf-8")
+    proc = _verify(str(program), str(migrated), "--logdir", str(tmp_path / "logs"), cwd=tmp_path)
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert any(line.split()[:2] == ["0", "loss"] and line.endswith("DIFFERS") for line in proc.stdout.splitlines())
+    assert "NOT equivalent" in proc.stdout.splitlines()[-1]
+    # Both runs' evaluations, as TensorBoard runs side by side.
+    assert list((tmp_path / "logs" / "original").glob("events.out.tfevents.*"))
+    assert list((tmp_path / "logs" / "migrated").glob("events.out.tfevents.*"))
+
+
+def test_a_crashing_program_exits_2_with_its_last_lines(tmp_path: Path) -> None:
+    crash = tmp_path / "crash.py"
+    crash.write_text("import tensorflow.compat.v1 as tf\nraise SystemExit('the data directory is missing')\n", encoding="utf-8")
+    proc = _verify("crash.py", str(crash), cwd=tmp_path)
+    assert proc.returncode == 2
+    assert "crash.py failed under" in proc.stderr and "the data directory is missing" in proc.stderr
+
+
+def test_program_arguments_after_double_dash(tmp_path: Path) -> None:
+    program = tmp_path / "args.py"
+    shutil.copy(PROGRAM, program)
+    text = program.read_text(encoding="utf-8").replace(
+        "def main():\n", "def main():\n  import sys\n  assert sys.argv[1:] == ['--steps', '5'], sys.argv\n"
+    )
+    program.write_text(text, encoding="utf-8")
+    proc = _verify("args.py", "--", "--steps", "5", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
