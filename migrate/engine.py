@@ -226,6 +226,7 @@ def _transform(source: str, filename: str, options: Options, *, reference: bool)
             filename=filename, target=options.target, names=names, tf2_alias=_tf2_alias(names), standalone=options.standalone
         )
         rules = _rules(ctx, options)
+        ctx.hosted = any(rule.CODE == "TFM101" for rule in rules)
         if view is None:
             return _Pipeline(source, None, ctx, options, module=module, reference=reference).run(rules)
         symbols = view.symbols()
