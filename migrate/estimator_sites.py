@@ -581,8 +581,8 @@ class EstimatorSiteRule(Rule):
     def _loose_reason(self, call: cst.Call) -> str:
         """Why a returned or passed-on estimator is hosted (its model_fn's failure too, if any)."""
         reason = (
-            "it is returned or passed on (tfmigrate migrates an estimator assigned to a variable whose "
-            "train/evaluate calls are in the same function)"
+            "it is returned, passed on or built where tfmigrate does not follow it (it migrates an estimator "
+            "assigned to a variable whose train/evaluate calls are in the same function)"
         )
         fn = (self._bind(call) or {}).get("model_fn")
         if isinstance(fn, cst.Name) and fn.value in self.plan_failures:
