@@ -15,9 +15,10 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
+from . import tiers
 from .names import AliasTable, SourceLines
 from .registry import all_rules
-from .rule import ADD_IMPORTS, REMOVE_IMPORTS, TODO_RE, FileContext, Rule
+from .rule import ADD_IMPORTS, REMOVE_IMPORTS, RUNTIME_MODULE, TODO_RE, FileContext, Rule
 from .textpass import SourceView, parse
 from .textpass import add_imports as text_add_imports
 
@@ -71,9 +72,23 @@ class TransformResult:
     # What each rule left behind, from which `changes`, `unsafe_fixes`, `origin` and
     # `import_insertions` are worked out (line diffs) the first time one of them is read.
     track: _Track | None = field(default=None, repr=False, compare=False)
+    # The source's estimator constructions (line, class, already hosted), for `estimators`.
+    sites: list[tuple[int, str, bool]] = field(default_factory=list, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         self._lines: _Lines | None = None
+        self._estimators: list[dict] | None = None
+
+    @property
+    def estimators(self) -> list[dict]:
+        """Each estimator site's tier (`tiers.classify`): source `line`, `estimator`, `tier`."""
+        if self._estimators is None:
+            if not self.sites or self.error is not None:
+                self._estimators = []
+            else:
+                calls = tiers.output_calls(self.output, tiers.estimator_keys()) if self.changed else self.sites
+                self._estimators = tiers.classify(self.sites, calls, self.source_line)
+        return self._estimators
 
     def _tracked(self) -> _Lines:
         if self._lines is None:
@@ -226,17 +241,28 @@ def _transform(source: str, filename: str, options: Options, *, reference: bool)
             filename=filename, target=options.target, names=names, tf2_alias=_tf2_alias(names), standalone=options.standalone
         )
         rules = _rules(ctx, options)
+        ctx.hosted = any(rule.CODE == "TFM101" for rule in rules)
         if view is None:
             return _Pipeline(source, None, ctx, options, module=module, reference=reference).run(rules)
         symbols = view.symbols()
+        sites = _estimator_sites(source, view, symbols)
         rules = [rule for rule in rules if type(rule).triggered(symbols)]
         if not rules:
-            return TransformResult(source, source, todos=scan_todos(source))
-        return _Pipeline(source, view, ctx, options).run(rules)
+            return TransformResult(source, source, todos=scan_todos(source), sites=sites)
+        result = _Pipeline(source, view, ctx, options).run(rules)
+        result.sites = sites
+        return result
     except cst.ParserSyntaxError as exc:
         return TransformResult(source, source, error=Finding("E001", exc.raw_line, f"syntax error: {exc.message}"))
     except Exception as exc:  # noqa: BLE001 - per-file isolation: report, never crash the run
         return _internal_error(source, exc)
+
+
+def _estimator_sites(source: str, view: SourceView, symbols: set[str]) -> list[tuple[int, str, bool]]:
+    keys = tiers.estimator_keys()
+    if not (symbols & keys) and f"{RUNTIME_MODULE}" not in source:
+        return []
+    return tiers.estimator_calls(view.tree, view.names, keys)
 
 
 def _rules(ctx: FileContext, options: Options) -> list[Rule]:

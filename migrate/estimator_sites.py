@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 import libcst as cst
 
 from . import ctl_codegen
+from .hosted import HOSTED_SITES, site_note
 from .estimator_surface import EARLY_STOPPING, RECEIVERS, SURFACE_SYMBOLS, SurfaceRewriter, base_kind, session_only_uses, tensor_arg_problem
 from .keras_codegen import render
 from .modelfn import ModelFnAnalyzer, Plan, Unsupported, names_in
@@ -149,6 +150,11 @@ class EstimatorSiteRule(Rule):
             named |= {outer for outer, inner in self.builders.items() if inner in named}  # model_fn_builder
             self._skip = {key for key, stmt in quiet.items() if stmt.name.value not in named}
         return True
+
+    @property
+    def _hosted(self) -> bool:
+        """Whether this rule's sites that are not migrated go to the hosted tier (`tfmigrate.hosted`)."""
+        return self.ctx.hosted and bool(self.ESTIMATOR_KEYS & HOSTED_SITES)
 
     def _quiet_defs(self, node: cst.Module) -> dict[int, cst.FunctionDef | cst.ClassDef]:
         """The module-level defs `quiet_defs` marks quiet, by id (none when it does not match)."""
@@ -368,7 +374,7 @@ class EstimatorSiteRule(Rule):
                 isinstance(s.args.get("model_fn"), cst.Name) and s.args["model_fn"].value == name  # type: ignore[union-attr]
                 for s in self.sites
             )
-            if name in self.plan_failures and referenced:
+            if name in self.plan_failures and referenced and not self._hosted:
                 self.todo(f"`{name}` cannot be migrated automatically yet: {self.plan_failures[name]}", at=original)
             return updated
         self.mark_changed()
@@ -467,6 +473,10 @@ class EstimatorSiteRule(Rule):
         if site is None:
             return updated
         if site.problems:
+            if self._hosted:
+                self.mark_changed()
+                self.note(site_note(self.ESTIMATOR_NAME, "; ".join(site.problems)), at=original)
+                return updated
             for problem in site.problems:
                 self.todo(problem, at=original)
             return updated
@@ -548,6 +558,10 @@ class EstimatorSiteRule(Rule):
                     "function: its `input_fn` must become `tfm.input_fn_data(...)` by hand"
                 )
         if id(original) in self.loose_calls:
+            if self._hosted and self._stmt_stack:
+                self.mark_changed()
+                self.note(site_note(self.ESTIMATOR_NAME, self._loose_reason(original)), at=self._stmt_stack[-1])
+                return updated
             self.todo(
                 f"this {self.ESTIMATOR_NAME} is returned or passed on; tfmigrate migrates an estimator assigned to a "
                 "variable whose train/evaluate calls are in the same function: restructure, or migrate by hand"
@@ -563,6 +577,17 @@ class EstimatorSiteRule(Rule):
         if text is None:
             return updated
         return cst.parse_expression(text)
+
+    def _loose_reason(self, call: cst.Call) -> str:
+        """Why a returned or passed-on estimator is hosted (its model_fn's failure too, if any)."""
+        reason = (
+            "it is returned, passed on or built where tfmigrate does not follow it (it migrates an estimator "
+            "assigned to a variable whose train/evaluate calls are in the same function)"
+        )
+        fn = (self._bind(call) or {}).get("model_fn")
+        if isinstance(fn, cst.Name) and fn.value in self.plan_failures:
+            reason += f"; `{fn.value}`: {self.plan_failures[fn.value]}"
+        return reason
 
     @property
     def _ctl(self) -> bool:

@@ -189,6 +189,9 @@ class AliasTable:
 def canonical_name(full: str) -> str | None:
     if full in _CONTRIB_FOLDS:
         return _CONTRIB_FOLDS[full]
+    head, _, attr = full.rpartition(".")
+    if head in _CONTRIB_FOLDS:  # `contrib_tpu.InputPipelineConfig.PER_HOST_V2`
+        return f"{_CONTRIB_FOLDS[head]}.{attr}"
     for prefix in _SLIM_PREFIXES:
         if full.startswith(prefix):
             # slim's layers are contrib.layers' (and `tf_slim` is where they went after TF1).

@@ -64,6 +64,9 @@ def summary_lines(outcomes: list[FileOutcome], mode: str) -> list[str]:
         f"tfmigrate: {summary['files']} files: {summary['changed']} {verb}, {summary['todos']} TODOs left "
         f"in {summary['todo']} files, {summary['error']} failed, {summary['not_changed']} unchanged."
     ]
+    tiers = [f"{count} {tier}" for tier, count in summary["estimators"].items() if count]
+    if tiers:
+        lines.append("tfmigrate: estimators: " + ", ".join(tiers))
     if summary["todos_by_rule"]:
         lines.append("tfmigrate: TODOs by rule: " + _counts(summary["todos_by_rule"]))
     if summary["unsafe_fixes_by_rule"]:

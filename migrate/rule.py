@@ -98,6 +98,8 @@ class FileContext:
     todos: list[tuple[str, str]] = field(default_factory=list)
     scratch: dict = field(default_factory=dict)
     standalone: bool = False  # --target ctl --standalone: no tfmigrate.runtime where stock TF will do
+    # TFM101 runs: estimator sites not migrated to Keras go to the hosted tier (`tfmigrate.hosted`).
+    hosted: bool = False
 
     def need_tf2(self) -> str:
         """The local name of `import tensorflow`, scheduling the import if the file lacks one."""
@@ -115,6 +117,10 @@ class FileContext:
 
     def drop_import_if_unused(self, module: str, obj: str | None = None, asname: str | None = None) -> None:
         self.codemod.remove(module, obj, asname)
+
+
+class _Note(str):
+    """A pending comment that is not a TODO (`Rule.note`)."""
 
 
 class Rule(cst.CSTTransformer):
@@ -185,6 +191,10 @@ class Rule(cst.CSTTransformer):
             return
         self._pending.setdefault(id(target), []).append(message)
 
+    def note(self, comment: str, *, at: cst.CSTNode) -> None:
+        """Put `comment` (a `# ...` line, no TODO) above the original statement `at`."""
+        self._pending.setdefault(id(at), []).append(_Note(comment))
+
     def mark_changed(self) -> None:
         self.changed = True
 
@@ -214,8 +224,11 @@ class Rule(cst.CSTTransformer):
         existing = {line.comment.value for line in result.leading_lines if line.comment is not None}
         lines = list(result.leading_lines)
         for message in messages:
-            text = f"{TODO_PREFIX}{self.CODE}): {message}"
-            self.ctx.todos.append((self.CODE, message))
+            if isinstance(message, _Note):
+                text = str(message)
+            else:
+                text = f"{TODO_PREFIX}{self.CODE}): {message}"
+                self.ctx.todos.append((self.CODE, message))
             if text not in existing:
                 existing.add(text)
                 lines.append(cst.EmptyLine(comment=cst.Comment(text)))

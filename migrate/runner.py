@@ -20,6 +20,7 @@ from .config import PathFilter
 from .engine import ERROR, MIGRATED, TODO, UNCHANGED, Finding, Options, transform_source
 from .notebook import transform_notebook
 from .registry import all_rules
+from .tiers import TIERS
 
 WRITE, DIFF, CHECK = "write", "diff", "check"
 SOURCE_SUFFIXES = (".py", ".ipynb")
@@ -44,6 +45,7 @@ class FileOutcome:
     unsafe_fixes: list[Finding] = field(default_factory=list)
     warnings: list[Finding] = field(default_factory=list)
     notebook: bool = False
+    estimators: list[dict] = field(default_factory=list)  # each estimator site's tier (`tiers`)
 
     def as_dict(self) -> dict:
         out = {
@@ -56,6 +58,7 @@ class FileOutcome:
             "changes": [c.as_dict() for c in self.changes],
             "unsafe_fixes": [u.as_dict() for u in self.unsafe_fixes],
             "warnings": [w.as_dict() for w in self.warnings],
+            "estimators": self.estimators,
         }
         if self.notebook:
             out["kind"] = "notebook"
@@ -167,6 +170,9 @@ def run_job(job: Job) -> FileOutcome:
     )
     if result.error is not None:
         return outcome
+    for site in getattr(result, "estimators", ()):  # (notebooks: none reported)
+        line = result.output_line(site["line"]) if job.mode == WRITE else site["line"]
+        outcome.estimators.append({**site, "line": line})
     if job.mode == DIFF and result.changed:
         if notebook:
             outcome.diff = result.diff(job.path)  # type: ignore[attr-defined]
@@ -308,6 +314,10 @@ def summarize(outcomes: list[FileOutcome]) -> dict:
         for fix in outcome.unsafe_fixes:
             unsafe_by_rule[fix.code] = unsafe_by_rule.get(fix.code, 0) + 1
     changed = sum(1 for o in outcomes if o.changed)
+    by_tier = {tier: 0 for tier in TIERS}
+    for outcome in outcomes:
+        for site in outcome.estimators:
+            by_tier[site["tier"]] += 1
     return {
         "files": len(outcomes),
         "changed": changed,
@@ -318,6 +328,7 @@ def summarize(outcomes: list[FileOutcome]) -> dict:
         "unsafe_fixes": sum(unsafe_by_rule.values()),
         "unsafe_fixes_by_rule": dict(sorted(unsafe_by_rule.items())),
         "warnings": sum(len(o.warnings) for o in outcomes),
+        "estimators": by_tier,
     }
 
 

@@ -5,10 +5,12 @@ from __future__ import annotations
 import ast
 import functools
 import json
+import re
 from importlib import resources
 
 import libcst as cst
 
+from tfmigrate.hosted import hosted_symbol
 from tfmigrate.names import canonical_name, iter_imports
 from tfmigrate.rule import RUNTIME_ALIAS, Rule
 from tfmigrate.textpass import SourceView, TextPlan, parse
@@ -18,6 +20,13 @@ _REMOVED = {
     "estimator": "tf.estimator was removed in TF 2.16: migrate the Estimator program (TFM3xx rules)",
     "layers": "tf.compat.v1.layers raises under Keras 3: use tf.keras.layers inside a Keras model",
     "contrib": "tf.contrib does not exist in TF2",
+}
+
+# tf.contrib modules whose symbols live on in current TF under another path (canonical contrib
+# prefix -> the TF2 prefix), taken where the path exists there (`tf2_api_paths.json`).
+_CONTRIB_MOVED = {
+    "contrib.data.": "data.experimental.",
+    "contrib.cluster_resolver.": "distribute.cluster_resolver.",
 }
 
 
@@ -123,6 +132,30 @@ def lookup(path: str) -> tuple[str, str] | None:
     return None
 
 
+def _v1_present(symbol: str) -> bool:
+    """Whether `tf.compat.v1.<symbol>` still resolves on current TF (`check-current`'s list)."""
+    return symbol not in _v1_absent()
+
+
+@functools.cache
+def _v1_absent() -> frozenset[str]:
+    return frozenset(_load()[0].get("v1_absent_in_current_tf", ()))
+
+
+def _contrib_home(folded: str) -> str | None:
+    """The current-TF path of a `contrib.*` symbol that moved (tf.data.experimental, tf.compat.v1.tpu, ...)."""
+    for prefix, home in _CONTRIB_MOVED.items():
+        if folded.startswith(prefix):
+            path = home + folded[len(prefix):]
+            head = ".".join(path.split(".")[: home.count(".") + 1])
+            return path if head in api_table()[3] else None
+    if folded.startswith("contrib.tpu."):
+        found = lookup("tpu." + folded[len("contrib.tpu."):])
+        if found is not None and _v1_present(found[0]):
+            return "compat.v1." + "tpu." + folded[len("contrib.tpu."):]
+    return None
+
+
 def v2_name(symbol: str) -> str | None:
     """The TF2 spelling of a v1 symbol: its own path when that is one of its v2 names, else TF's preferred one."""
     table, current = _load()
@@ -145,6 +178,11 @@ def plan_chain(full: str, tf: str, scope_module: bool = False) -> tuple[str | No
     `scope_module`: the file is TF1 variable-scope model code (`is_scope_module`)."""
     if scope_module and canonical_name(full) in _SCOPE_LAYERS:
         return f"{RUNTIME_ALIAS}.tf1.{_SCOPE_LAYERS[canonical_name(full)]}", None  # type: ignore[index]
+    hosted = _hosted(full)
+    if hosted is not None:
+        head, rest = hosted
+        head = f"{tf}.{head[3:]}" if head.startswith("tf:") else head
+        return head + (f".{rest}" if rest else ""), None
     if full.startswith(("tensorflow.compat.v1.compat.v2.", "tensorflow.compat.v2.")):
         # `tf.compat.v2.summary.record_if` (TF2 API spelled from TF1 code): plain TF2 now.
         return f"{tf}.{full.split('compat.v2.', 1)[1]}", None
@@ -163,6 +201,9 @@ def plan_chain(full: str, tf: str, scope_module: bool = False) -> tuple[str | No
         path, bare = full[len("tensorflow."):], True
     elif full.startswith("tensorflow.contrib."):
         folded = canonical_name(full)
+        home = _contrib_home(folded) if folded is not None else None
+        if home is not None:
+            return f"{tf}.{home}", None
         if folded is None or folded.startswith("contrib."):
             return None, _REMOVED["contrib"] + f" (`{full.replace('tensorflow.', 'tf.', 1)}`)"
         path, bare = folded, False
@@ -183,6 +224,10 @@ def plan_chain(full: str, tf: str, scope_module: bool = False) -> tuple[str | No
         return f"{tf}.{target}" + (f".{rest}" if rest else ""), None
     if scope_module and _scope_symbol(symbol) and not rest:
         todo = None
+    elif _v1_present(symbol):
+        # TF1 API still exported by current TF: it runs as it did (graph-mode code under the
+        # hosted estimator, or anywhere TF1 semantics hold).
+        todo = None
     elif head in _REMOVED:
         todo = _REMOVED[head] + f" (`tf.{symbol}`)"
         if bare and head == "estimator":
@@ -192,6 +237,14 @@ def plan_chain(full: str, tf: str, scope_module: bool = False) -> tuple[str | No
     else:
         todo = f"`tf.compat.v1.{symbol}` has no TF2 equivalent; rewrite this without it"
     return f"{tf}.compat.v1.{path}", todo
+
+
+def _hosted(full: str) -> tuple[str, str] | None:
+    """`hosted_symbol` of a qualified chain (`tf.compat.v2.estimator.X` included)."""
+    canonical = canonical_name(full)
+    if canonical is not None and canonical.startswith("compat.v2.estimator."):
+        canonical = canonical[len("compat.v2."):]
+    return hosted_symbol(canonical) if canonical else None
 
 
 class CompatV1ToV2(Rule):
@@ -271,9 +324,9 @@ class CompatV1ToV2(Rule):
         return is_scope_module(view().symbols())
 
     def visit_Attribute(self, node: cst.Attribute) -> bool:
-        # A dotted chain is handled whole, in leave_Attribute. (This also never descends into
-        # `f(x).attr`, whose inside is left as it is; `text_edits` does the same.)
-        return _dotted_text(node) == ""
+        # A dotted chain is handled whole, in leave_Attribute; `f(x).attr` is descended into
+        # (`tf.train.AdamOptimizer(lr).minimize`, `ds.make_one_shot_iterator().get_next`).
+        return not _is_chain(node)
 
     def leave_Attribute(self, original: cst.Attribute, updated: cst.Attribute) -> cst.BaseExpression:
         full = self.ctx.names.qualify(original)
@@ -306,6 +359,21 @@ class CompatV1ToV2(Rule):
         else:
             self.ctx.need_tf2()
         return _chain_node(text)
+
+    def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
+        # `dataset.make_one_shot_iterator()`: a method of TF1's DatasetV1 only; the tf.compat.v1.data
+        # function takes any dataset.
+        func = updated.func
+        if (
+            isinstance(func, cst.Attribute)
+            and func.attr.value in _ITERATOR_METHODS
+            and not updated.args
+            and self.ctx.names.qualify(original.func) is None
+        ):
+            self.mark_changed()
+            target = _chain_node(f"{self.ctx.need_tf2()}.compat.v1.data.{func.attr.value}")
+            return cst.Call(func=target, args=[cst.Arg(func.value)])
+        return updated
 
     def leave_Import(self, original: cst.Import, updated: cst.Import) -> cst.Import:
         self._in_import -= 1
@@ -354,18 +422,22 @@ class CompatV1ToV2(Rule):
             return None  # functions run under a variable store: the CST pass knows which
         if _has_module_alias(view.tree, names):
             return None  # the CST pass decides whether it is dead
+        if _ITERATOR_CALL.search(view.source):
+            return None  # `ds.make_one_shot_iterator()` -> a function call: the CST pass
         if any(isinstance(imp, ast.ImportFrom) and not imp.level and (imp.module or "").startswith("tensorflow.contrib") for imp, _ in view.imports):
             return None  # bare uses of contrib objects and runtime imports: the CST pass
         plan = TextPlan()
         dropped: dict[str, int] = {}
         data = view.lines.data
         for chain in view.chains:
-            if chain.under_attribute or chain.bare:
+            if chain.bare:
                 continue
             full = names.qualify_dotted(chain.dotted)
             if full is None:
                 continue
             text, todo = plan_chain(full, tf, scope_module)
+            if chain.under_attribute and (todo is not None or (text is not None and text != chain.dotted)):
+                return None  # inside `f(x).attr`: the CST pass (its edits nest)
             if text is not None and text.startswith(RUNTIME_ALIAS + "."):
                 return None  # a tfmigrate.runtime import to add: the CST pass's import visitors
             edit = text is not None and text != chain.dotted
@@ -413,6 +485,10 @@ class CompatV1ToV2(Rule):
                 else:  # let RemoveImportsVisitor decide, as the CST pass does
                     plan.removals.append((module, obj, asname))
         return plan
+
+
+_ITERATOR_METHODS = ("make_one_shot_iterator", "make_initializable_iterator")
+_ITERATOR_CALL = re.compile(r"\.\s*make_(?:one_shot|initializable)_iterator\b")
 
 
 def _contrib_from_imports(module: cst.Module) -> list[cst.ImportFrom]:
@@ -574,6 +650,13 @@ def _chain_node(text: str) -> cst.BaseExpression:
     for part in rest:
         node = cst.Attribute(value=node, attr=cst.Name(part))
     return node
+
+
+def _is_chain(node: cst.BaseExpression) -> bool:
+    """`a.b.c` rooted at a Name (not `f(x).c`)."""
+    while isinstance(node, cst.Attribute):
+        node = node.value
+    return isinstance(node, cst.Name)
 
 
 def _dotted_text(node: cst.BaseExpression) -> str:

@@ -54,6 +54,8 @@ It writes ``rules/data/tf_api_v1_to_v2.json``::
       # written by check-current:
       "current_tensorflow_version": "2.21.0",
       "current_keras_version": "3.x",
+      "v1_absent_in_current_tf": [...],        # v1 symbols that do NOT resolve as
+                                               # tf.compat.v1.<path> on current TF
       "v2_absent_in_current_tf": [...]         # v2 names mentioned anywhere above that do NOT
     }                                          # resolve as tf.<path> on current TF
 
@@ -100,7 +102,9 @@ PATHS_NAME = "tf2_api_paths.json"
 GENERATED_BY = "scripts/gen_api_table.py"
 
 # Keys of the table written by check-current (everything else is written by generate).
-CHECK_KEYS = ("current_tensorflow_version", "current_keras_version", "v2_absent_in_current_tf")
+CHECK_KEYS = (
+    "current_tensorflow_version", "current_keras_version", "v2_absent_in_current_tf", "v1_absent_in_current_tf",
+)
 
 # Module-name prefixes of the generated v1 API modules in TF 2.15 (TF itself, Keras 2.15's v1 API,
 # tensorflow-estimator's v1 API). Anything else reachable from tf.compat.v1 is a plain module.
@@ -482,6 +486,10 @@ def check_current(out_dir: Path, check: bool) -> bool:
     table["current_tensorflow_version"] = tf.__version__
     table["current_keras_version"] = keras_version
     table["v2_absent_in_current_tf"] = absent
+    # The v1 symbols `tf.compat.v1.<path>` no longer resolves (tf.compat.v1.estimator, .layers
+    # under Keras 3, ...): the rest still run, as TF1 graph code, on current TF.
+    v1 = tf.compat.v1
+    table["v1_absent_in_current_tf"] = sorted(p for p in table["symbols"] if not _resolves(v1, p))
 
     paths = _walk_v2(tf)
     listed = set(paths)

@@ -18,7 +18,10 @@ from tfmigrate.cli import main
 
 PROGRAM = FIXTURES / "TFM301_tpu_estimator_to_keras" / "guide_adagrad.in.py"
 MIGRATED = FIXTURES / "TFM301_tpu_estimator_to_keras" / "guide_adagrad.out.py"
-TODO_PROGRAM = FIXTURES / "TFM301_tpu_estimator_to_keras" / "returned_estimator_todo.in.py"
+# A program tfmigrate leaves a TODO in (its gradient-boosted trees have no Keras form, nor a hosted one).
+TODO_PROGRAM = FIXTURES / "TFM401_canned_estimators" / "boosted_trees_todo.in.py"
+# A program whose TPUEstimator goes to the hosted tier (returned from a factory).
+HOSTED_PROGRAM = FIXTURES / "TFM301_tpu_estimator_to_keras" / "returned_estimator_todo.in.py"
 NOOP = FIXTURES / "TFM101_compat_v1_to_v2" / "tf2_program_noop.in.py"
 
 
@@ -84,7 +87,7 @@ def test_check_exit_codes(tree: Path, tmp_path: Path) -> None:
     shutil.copy(TODO_PROGRAM, todo)
     invoke(str(todo))
     code, _, err = invoke("--check", str(todo))
-    assert code == 1 and "TFM301" in err
+    assert code == 1 and "TFM401" in err
 
 
 def test_out_dir_leaves_sources_alone(tree: Path, tmp_path: Path) -> None:
@@ -116,13 +119,37 @@ def test_json_report(tree: Path, tmp_path: Path) -> None:
     assert files["plain.py"]["status"] == "unchanged"
     assert files["todo.py"]["status"] == "todo"
     todo_codes = {t["code"] for t in files["todo.py"]["todos"]}
-    assert "TFM301" in todo_codes
+    assert "TFM401" in todo_codes
+    tiers = [(e["estimator"], e["tier"]) for e in files["todo.py"]["estimators"]]
+    assert tiers == [("BoostedTreesClassifier", "not migrated"), ("LinearClassifier", "idiomatic")]
+    assert [(e["estimator"], e["tier"]) for e in files["train.py"]["estimators"]] == [("TPUEstimator", "idiomatic")]
+    assert files["tf2.py"]["estimators"] == []
     first = files["todo.py"]["todos"][0]
     lines = todo.read_text().splitlines()
     assert "TODO(tfmigrate " + first["code"] in lines[first["line"] - 1]
     assert files["broken.py"]["status"] == "error"
     assert files["broken.py"]["errors"][0]["line"] == 2
     assert data["summary"]["error"] == 1 and data["summary"]["todo"] == 1
+    assert data["summary"]["estimators"] == {"idiomatic": 2, "hosted": 0, "not migrated": 1}
+
+
+def test_estimator_tiers_in_report_and_summary(tmp_path: Path) -> None:
+    hosted = tmp_path / "hosted.py"
+    shutil.copy(HOSTED_PROGRAM, hosted)
+    shutil.copy(PROGRAM, tmp_path / "idiomatic.py")
+    report = tmp_path / "report.json"
+    code, _, err = invoke("--report", str(report), str(tmp_path))
+    assert code == 1
+    assert "tfmigrate: estimators: 1 idiomatic, 1 hosted" in err
+    data = json.loads(report.read_text())
+    files = {Path(f["path"]).name: f for f in data["files"]}
+    (site,) = files["hosted.py"]["estimators"]
+    assert (site["estimator"], site["tier"]) == ("TPUEstimator", "hosted")
+    assert "tfm.estimator.tpu.TPUEstimator(" in hosted.read_text().splitlines()[site["line"] - 1]
+    assert files["hosted.py"]["todos"] == []
+    # A second run over the output sees the hosted site as it is, and changes nothing.
+    code, _, err = invoke("--check", str(hosted))
+    assert code == 0 and "1 hosted" in err
 
 
 def test_bad_files_are_isolated_and_untouched(tmp_path: Path) -> None:
@@ -175,7 +202,9 @@ def test_rule_selection(tmp_path: Path) -> None:
     assert "+  tpu_config = tfm.TPUConfig(iterations_per_loop=5)" in out
     assert "class KerasModel" not in out
     code, out, _ = invoke("--diff", "--ignore", "TFM3", str(src))
-    assert "tfm." not in out
+    # Without the TPUEstimator rules TFM101 puts the estimator on the hosted tier, model_fn as written.
+    assert "class KerasModel" not in out and "tfm.make_strategy" not in out
+    assert "tfm.estimator.tpu.TPUEstimator(" in out and "tfm.estimator.tpu.RunConfig(" in out
     code, _, err = invoke("--select", "TFM9", str(src))
     assert code == 2 and "unknown rule selector" in err
 

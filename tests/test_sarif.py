@@ -16,7 +16,7 @@ from tfmigrate.registry import all_rules
 
 SCHEMA = json.loads((ROOT / "tests" / "data" / "sarif-schema-2.1.0.json").read_text(encoding="utf-8"))
 PROGRAM = FIXTURES / "TFM301_tpu_estimator_to_keras" / "guide_adagrad.in.py"
-TODO_PROGRAM = FIXTURES / "TFM301_tpu_estimator_to_keras" / "returned_estimator_todo.in.py"
+TODO_PROGRAM = FIXTURES / "TFM401_canned_estimators" / "boosted_trees_todo.in.py"
 NOTEBOOK = ROOT / "tests" / "data" / "notebooks" / "training.in.ipynb"
 
 
@@ -57,7 +57,7 @@ def test_check_mode_log(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     # would-change locations (note), TODOs and skipped cells (warning), failures (error)
     notes = {(r["ruleId"], _uri(r), _line(r)) for r in by_level["note"]}
     assert ("TFM301", "src/train.py", 27) in notes and ("TFM302", "src/train.py", 48) in notes
-    assert any(r["ruleId"] == "TFM301" and _uri(r) == "src/factory.py" for r in by_level["warning"])
+    assert any(r["ruleId"] == "TFM401" and _uri(r) == "src/factory.py" for r in by_level["warning"])
     (error,) = by_level["error"]
     assert error["ruleId"] == "E001" and _uri(error) == "src/broken.py" and _line(error) == 2 and "ruleIndex" not in error
     for result in results:

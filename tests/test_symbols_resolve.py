@@ -49,8 +49,34 @@ def _chains(tree: ast.Module, aliases: dict[str, str]):
             yield node.lineno, aliases[current.id], list(reversed(parts))
 
 
+# The hosted tier's namespaces (`tfm.estimator`, `tfm.legacy`), on another branch of the runtime:
+# resolved against the namespace it mirrors (TF 2.15's tf.compat.v1.estimator / layers /
+# nn.rnn_cell) until `tfmigrate.runtime.estimator` is here.
+def _hosted_resolves(parts: list[str]) -> bool | None:
+    import importlib.util
+
+    from tfmigrate.hosted import HOSTED_ESTIMATOR, RNN_CELLS
+
+    if parts[:1] == ["estimator"] and importlib.util.find_spec("tfmigrate.runtime.estimator") is None:
+        return any(".".join(parts[: n]) in HOSTED_ESTIMATOR for n in range(2, len(parts) + 1))
+    if parts[:1] == ["legacy"] and importlib.util.find_spec("tfmigrate.runtime.legacy") is None:
+        if parts[1:2] == ["rnn_cell"]:
+            return len(parts) >= 3 and parts[2] in RNN_CELLS
+        if parts[1:2] == ["layers"]:  # TF 2.15's tf.compat.v1.layers, as the symbol table lists it
+            from tfmigrate.rules.compat_v1_to_v2 import api_table
+
+            return len(parts) >= 3 and any(".".join(["layers", *parts[2:n]]) in api_table()[0] for n in range(3, len(parts) + 1))
+        return False
+    return None
+
+
 def _resolves(module: str, parts: list[str]) -> bool:
     import importlib
+
+    if module == "tfmigrate.runtime":
+        hosted = _hosted_resolves(parts)
+        if hosted is not None:
+            return hosted
 
     obj = importlib.import_module(module)
     for part in parts:
@@ -95,3 +121,7 @@ def test_the_scan_sees_symbols() -> None:
     assert not _resolves("tensorflow", ["estimator", "Estimator"])
     assert _resolves("tensorflow", ["keras", "layers", "Dense"])
     assert len(OUTPUTS) > 50
+    assert _resolves("tfmigrate.runtime", ["estimator", "tpu", "TPUEstimator"])
+    assert _resolves("tfmigrate.runtime", ["legacy", "layers", "conv2d"])
+    assert _resolves("tfmigrate.runtime", ["legacy", "rnn_cell", "LSTMCell"])
+    assert not _resolves("tfmigrate.runtime", ["estimator", "DNNClassifier"])

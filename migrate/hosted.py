@@ -1,0 +1,80 @@
+"""The hosted tier: TF1 estimator programs kept as written, on the runtime's graph-mode Estimator.
+
+An Estimator/TPUEstimator site that the structural rules do not migrate to Keras still comes out
+runnable: its model_fn stays as written and every estimator-family symbol is spelled from
+`tfmigrate.runtime.estimator` (`tfm.estimator.X`, TF 2.15's `tf.compat.v1.estimator` namespace),
+TF1 layers and RNN cells from `tfm.legacy` (TF 2.15's `tf.compat.v1.layers` /
+`tf.compat.v1.nn.rnn_cell`). This module says which canonical TF1 symbols the hosted namespace
+holds (TFM101 respells them) and how a hosted site is marked.
+"""
+
+from __future__ import annotations
+
+from .rule import RUNTIME_ALIAS
+
+# `tfm.estimator`'s namespace (canonical TF1 paths relative to `estimator.`).
+_ESTIMATOR = frozenset(
+    {
+        "Estimator", "EstimatorSpec", "ModeKeys", "RunConfig", "TrainSpec", "EvalSpec", "train_and_evaluate",
+        "Exporter", "LatestExporter", "FinalExporter", "BestExporter", "WarmStartSettings", "VocabInfo",
+        "SessionRunHook", "SessionRunArgs", "LoggingTensorHook", "StopAtStepHook", "CheckpointSaverHook",
+        "CheckpointSaverListener", "NanTensorHook", "StepCounterHook", "SummarySaverHook", "FeedFnHook",
+        "FinalOpsHook", "GlobalStepWaiterHook", "ProfilerHook", "SecondOrStepTimer",
+        "export.ServingInputReceiver", "export.TensorServingInputReceiver", "export.PredictOutput",
+        "export.ClassificationOutput", "export.RegressionOutput", "export.build_raw_serving_input_receiver_fn",
+        "export.build_parsing_serving_input_receiver_fn",
+        "inputs.numpy_input_fn",
+        "experimental.stop_if_no_decrease_hook", "experimental.stop_if_no_increase_hook",
+        "experimental.stop_if_higher_hook", "experimental.stop_if_lower_hook",
+        "tpu.TPUEstimator", "tpu.TPUEstimatorSpec", "tpu.RunConfig", "tpu.TPUConfig", "tpu.InputPipelineConfig",
+    }
+)
+HOSTED_ESTIMATOR = frozenset(f"estimator.{name}" for name in _ESTIMATOR)
+
+# The estimator classes whose sites the hosted tier takes when the structural rules do not.
+HOSTED_SITES = frozenset({"estimator.Estimator", "estimator.tpu.TPUEstimator"})
+
+# `tfm.legacy.rnn_cell` (= `tf.compat.v1.nn.rnn_cell`): the cell classes, also reached as `tf.contrib.rnn.X`.
+RNN_CELLS = frozenset(
+    {
+        "RNNCell", "BasicRNNCell", "BasicLSTMCell", "LSTMCell", "GRUCell", "MultiRNNCell", "DropoutWrapper",
+        "ResidualWrapper", "DeviceWrapper", "LSTMStateTuple",
+    }
+)
+# `tf.contrib.rnn`'s functions that were tf.compat.v1.nn's.
+_CONTRIB_RNN_FUNCTIONS = frozenset({"static_rnn", "static_bidirectional_rnn", "static_state_saving_rnn"})
+
+
+# tf.contrib layers whose TF1 variables the runtime's `tf1` functions make in graph mode too.
+_CONTRIB_LAYERS = {"contrib.layers.layer_norm": "tf1.layer_norm"}
+
+
+def hosted_symbol(canonical: str) -> tuple[str, str] | None:
+    """(new head, rest) for a canonical TF1 chain the hosted tier spells from the runtime (or from
+    current TF's `tf.compat.v1`, as `tf:compat.v1...`), longest prefix first; else None."""
+    parts = canonical.split(".")
+    for end in range(len(parts), 0, -1):
+        head, rest = ".".join(parts[:end]), ".".join(parts[end:])
+        if head in _CONTRIB_LAYERS:
+            return f"{RUNTIME_ALIAS}.{_CONTRIB_LAYERS[head]}", rest
+        if head in HOSTED_ESTIMATOR:
+            return f"{RUNTIME_ALIAS}.{head}", rest
+        if end == 2 and parts[0] == "layers":
+            return f"{RUNTIME_ALIAS}.legacy.{head}", rest
+        if end == 3 and head.startswith("nn.rnn_cell.") and parts[2] in RNN_CELLS:
+            return f"{RUNTIME_ALIAS}.legacy.rnn_cell.{parts[2]}", rest
+        if end == 3 and head.startswith("contrib.rnn."):
+            if parts[2] in RNN_CELLS:
+                return f"{RUNTIME_ALIAS}.legacy.rnn_cell.{parts[2]}", rest
+            if parts[2] in _CONTRIB_RNN_FUNCTIONS:
+                return f"tf:compat.v1.nn.{parts[2]}", rest
+    return None
+
+
+def site_note(estimator: str, reason: str) -> str:
+    """The comment above a site the hosted tier takes."""
+    reason = reason[0].lower() + reason[1:] if reason else reason
+    return (
+        f"# tfmigrate: this {estimator} runs on the hosted tier (`{RUNTIME_ALIAS}.estimator`, TF1 graph mode, "
+        f"the model_fn as written), not as a Keras model: {reason}"
+    )

@@ -1,0 +1,65 @@
+"""Which tier each estimator site of a file got: `idiomatic`, `hosted` or `not migrated`.
+
+Read off the source and the output, whichever rules ran: a site (a call of an estimator class
+some rule handles) whose line in the output still constructs the hosted runtime's estimator is
+`hosted`, one still constructing a TF1 estimator is `not migrated`, and one the output no longer
+constructs there was rewritten into a Keras model: `idiomatic`.
+"""
+
+from __future__ import annotations
+
+import ast
+
+from .names import AliasTable, SourceLines, ast_dotted, canonical_name
+from .rule import RUNTIME_MODULE
+
+IDIOMATIC, HOSTED, NOT_MIGRATED = "idiomatic", "hosted", "not migrated"
+TIERS = (IDIOMATIC, HOSTED, NOT_MIGRATED)
+_HOSTED_CLASSES = frozenset({f"{RUNTIME_MODULE}.estimator.Estimator", f"{RUNTIME_MODULE}.estimator.tpu.TPUEstimator"})
+
+
+def estimator_keys() -> frozenset[str]:
+    """The canonical estimator classes the structural rules declare (`ESTIMATOR_KEYS`)."""
+    from .registry import all_rules
+
+    return frozenset(key for rule in all_rules() for key in getattr(rule, "ESTIMATOR_KEYS", ()))
+
+
+def estimator_calls(tree: ast.Module, names: AliasTable, keys: frozenset[str]) -> list[tuple[int, str, bool]]:
+    """(line, class name, hosted) for each call of a TF1 estimator class in `keys` or of the hosted runtime's."""
+    out = []
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Call):
+            continue
+        dotted = ast_dotted(node.func)
+        full = names.qualify_dotted(dotted) if dotted else None
+        if full is None:
+            continue
+        if full in _HOSTED_CLASSES:
+            out.append((node.lineno, full.rsplit(".", 1)[1], True))
+        elif canonical_name(full) in keys:
+            out.append((node.lineno, full.rsplit(".", 1)[1], False))
+    return sorted(out)
+
+
+def output_calls(output: str, keys: frozenset[str]) -> list[tuple[int, str, bool]]:
+    try:
+        tree = ast.parse(output)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return []
+    return estimator_calls(tree, AliasTable.from_ast(tree, SourceLines(output)), keys)
+
+
+def classify(sites: list[tuple[int, str, bool]], output_sites: list[tuple[int, str, bool]], source_line) -> list[dict]:
+    """One entry per source site: its source `line`, `estimator` class and `tier`."""
+    at = {source_line(line): hosted for line, _, hosted in output_sites}
+    out = []
+    for line, name, hosted_already in sites:
+        if hosted_already or at.get(line) is True:
+            tier = HOSTED
+        elif line in at:
+            tier = NOT_MIGRATED
+        else:
+            tier = IDIOMATIC
+        out.append({"line": line, "estimator": name, "tier": tier})
+    return out
