@@ -74,10 +74,12 @@ class TransformResult:
 
     def __post_init__(self) -> None:
         self._lines: _Lines | None = None
+        self.newline = "\n"  # the file's own line end (the track holds its `\n` twin)
 
     def _tracked(self) -> _Lines:
         if self._lines is None:
-            self._lines = self.track.lines(self.output) if self.track is not None else _Lines([], [], None, [])
+            output = self.output if self.newline == "\n" else self.output.replace(self.newline, "\n")
+            self._lines = self.track.lines(output) if self.track is not None else _Lines([], [], None, [])
         return self._lines
 
     @property
@@ -196,12 +198,37 @@ def transform_source(source: str, *, filename: str = "<string>", options: Option
     so rules that cannot fire are never run), then a rule's `text_edits` fast path when it is the
     only rule left, and LibCST only for the files that still need it.
     """
-    return _transform(source, filename, options, reference=False)
+    return _with_newlines(source, filename, options, reference=False)
 
 
 def reference_transform(source: str, *, filename: str = "<string>", options: Options = Options()) -> TransformResult:
     """The same migration on LibCST alone, every rule's CST pass, no shortcuts (what tests compare with)."""
-    return _transform(source, filename, options, reference=True)
+    return _with_newlines(source, filename, options, reference=True)
+
+
+def _with_newlines(source: str, filename: str, options: Options, *, reference: bool) -> TransformResult:
+    """A file written with `\r\n` (or old Mac `\r`) line ends throughout is migrated as its `\n`
+    twin, then given its line ends back, so the output never depends on the line-ending style."""
+    newline = _newline(source)
+    if newline == "\n":
+        return _transform(source, filename, options, reference=reference)
+    result = _transform(source.replace(newline, "\n"), filename, options, reference=reference)
+    result.newline = newline
+    result.output = source if result.output == result.source else result.output.replace("\n", newline)
+    result.source = source
+    return result
+
+
+def _newline(source: str) -> str:
+    """The file's line end when it uses one other than `\n` for every line, else `\n`."""
+    if "\r" not in source:
+        return "\n"
+    crlf = source.count("\r\n")
+    if crlf and crlf == source.count("\r") == source.count("\n"):
+        return "\r\n"
+    if "\n" not in source:
+        return "\r"
+    return "\n"  # mixed: migrated as it is
 
 
 def _transform(source: str, filename: str, options: Options, *, reference: bool) -> TransformResult:
@@ -340,9 +367,11 @@ class _Pipeline:
     def _text_pass(self, rule: Rule) -> bool:
         view = self.view
         assert view is not None
+        saved = _save(self.ctx)
         plan = rule.text_edits(view)
         output = view.apply(plan, rule.CODE) if plan is not None else None
         if output is None:
+            _restore(self.ctx, saved)  # the CST pass starts from what the rule saw, not what it half-did
             return False
         plan.schedule(self.ctx)  # type: ignore[union-attr]
         if plan.changed:  # type: ignore[union-attr]
@@ -512,18 +541,22 @@ def _import_requests(ctx: FileContext) -> tuple[int, int]:
 
 def _save(ctx: FileContext) -> tuple:
     scratch = {k: list(v) if isinstance(v, list) else v for k, v in ctx.codemod.scratch.items()}
-    return scratch, len(ctx.todos), dict(ctx.scratch)
+    names = (dict(ctx.names.aliases), set(ctx.names.tf_roots), set(ctx.names.tf1_roots))
+    return scratch, len(ctx.todos), dict(ctx.scratch), names
 
 
 def _restore(ctx: FileContext, saved: tuple | None) -> None:
-    """Undo a dry-run rule's side effects on the context (scheduled imports, TODOs, scratch)."""
+    """Undo a rule's side effects on the context (scheduled imports, TODOs, scratch, retired aliases)."""
     assert saved is not None
-    scratch, todos, rule_scratch = saved
+    scratch, todos, rule_scratch, (aliases, tf_roots, tf1_roots) = saved
     ctx.codemod.scratch.clear()
     ctx.codemod.scratch.update(scratch)
     del ctx.todos[todos:]
     ctx.scratch.clear()
     ctx.scratch.update(rule_scratch)
+    for current, before in ((ctx.names.aliases, aliases), (ctx.names.tf_roots, tf_roots), (ctx.names.tf1_roots, tf1_roots)):
+        current.clear()
+        current.update(before)
 
 
 def _line_count(text: str) -> int:

@@ -10,6 +10,7 @@ import shutil
 import stat
 import tempfile
 import tokenize
+import traceback
 from collections.abc import Callable, Iterable
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field, replace
@@ -137,7 +138,20 @@ def atomic_write(path: str, data: bytes, like: str | None = None) -> None:
 
 
 def run_job(job: Job) -> FileOutcome:
-    notebook = job.path.endswith(".ipynb")
+    """One file's outcome; whatever goes wrong inside is that file's error (E999), never the run's."""
+    try:
+        return _run_job(job)
+    except Exception as exc:  # noqa: BLE001 - per-file isolation
+        detail = "".join(traceback.format_exception_only(type(exc), exc)).strip()
+        return FileOutcome(job.path, ERROR, errors=[Finding("E999", 0, f"internal error: {detail}")], notebook=_is_notebook(job.path))
+
+
+def _is_notebook(path: str) -> bool:
+    return path.endswith(".ipynb")
+
+
+def _run_job(job: Job) -> FileOutcome:
+    notebook = _is_notebook(job.path)
     try:
         with open(job.path, "rb") as handle:
             data = handle.read()
