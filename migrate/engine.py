@@ -234,17 +234,30 @@ def _newline(source: str) -> str:
 def _transform(source: str, filename: str, options: Options, *, reference: bool) -> TransformResult:
     if not any(token in source for token in _PREFILTER):
         return TransformResult(source, source, todos=scan_todos(source))
+    if "\0" in source:
+        line = source.count("\n", 0, source.index("\0")) + 1
+        return TransformResult(source, source, error=Finding("E001", line, "syntax error: source contains a null byte"))
     view = None
-    if not reference:
-        try:
-            view = SourceView(source, parse(source))
-        except (SyntaxError, ValueError, RecursionError, MemoryError):
-            pass  # LibCST reports it (E001), or parses what `ast` cannot
+    ast_error: SyntaxError | None = None
+    try:
+        tree = parse(source)
+        view = None if reference else SourceView(source, tree)
+    except SyntaxError as exc:
+        ast_error = exc  # LibCST reports it (E001), or parses what `ast` cannot
+    except (RecursionError, MemoryError):
+        return _too_deep(source)
     if view is None:
         try:
+            if ast_error is None and max_depth(tree) > MAX_DEPTH:
+                return _too_deep(source)
             module = cst.parse_module(source)
         except cst.ParserSyntaxError as exc:
             return TransformResult(source, source, error=Finding("E001", exc.raw_line, f"syntax error: {exc.message}"))
+        except (RecursionError, MemoryError, ValueError):
+            if ast_error is None:
+                return _too_deep(source)
+        if ast_error is not None:  # LibCST takes it, Python does not (`too many nested parentheses`)
+            return TransformResult(source, source, error=Finding("E001", ast_error.lineno or 0, f"syntax error: {ast_error.msg}"))
     try:
         names = view.names if view is not None else AliasTable.from_module(module)
         if not names.mentions_tensorflow():
@@ -262,8 +275,37 @@ def _transform(source: str, filename: str, options: Options, *, reference: bool)
         return _Pipeline(source, view, ctx, options).run(rules)
     except cst.ParserSyntaxError as exc:
         return TransformResult(source, source, error=Finding("E001", exc.raw_line, f"syntax error: {exc.message}"))
+    except (TooDeep, RecursionError):
+        return _too_deep(source)
     except Exception as exc:  # noqa: BLE001 - per-file isolation: report, never crash the run
         return _internal_error(source, exc)
+
+
+# Deeper than this (ast nodes, root to leaf), LibCST's recursive passes take seconds and then
+# overflow the stack; the file is reported instead (E008). Python's own parser stops at 200
+# nested brackets; only long operator chains (`a + b + ...`, thousands long) get here.
+MAX_DEPTH = 500
+
+
+class TooDeep(Exception):
+    pass
+
+
+def max_depth(tree: ast.AST, limit: int = MAX_DEPTH) -> int:
+    """The tree's depth, counted no further than `limit` + 1 (iterative: any depth is safe)."""
+    deepest, stack = 0, [(tree, 1)]
+    while stack:
+        node, depth = stack.pop()
+        if depth > deepest:
+            deepest = depth
+            if deepest > limit:
+                break
+        stack.extend((child, depth + 1) for child in ast.iter_child_nodes(node))
+    return deepest
+
+
+def _too_deep(source: str) -> TransformResult:
+    return TransformResult(source, source, error=Finding("E008", 0, f"too deeply nested to migrate (more than {MAX_DEPTH} levels)"))
 
 
 def _rules(ctx: FileContext, options: Options) -> list[Rule]:
@@ -308,6 +350,7 @@ class _Pipeline:
         # Which lines each rule changes: the text after each rule that did something, diffed lazily.
         self.track = _Track(source)
         self.parsed: str | None = None  # a text known to parse (the output need not be parsed again)
+        self.depth_checked = module is not None  # nesting depth fits LibCST (`MAX_DEPTH`)
 
     def _current(self) -> str:
         return self.module.code if self.module is not None else self.text
@@ -403,6 +446,11 @@ class _Pipeline:
 
     def _as_cst(self) -> cst.Module:
         if self.module is None:
+            if self.depth_checked is not True:
+                tree = self.view.tree if self.view is not None else parse(self.text)
+                if max_depth(tree) > MAX_DEPTH:
+                    raise TooDeep
+                self.depth_checked = True
             self.module = cst.parse_module(self.text)
         return self.module
 
