@@ -12,8 +12,8 @@ from .config import ConfigError, find_config, load_config, path_filter
 from .docs import DocsError, render_rule
 from .engine import Options
 from .registry import RegistryError, all_rules, expand_selection
-from .report import Progress, outcome_lines, summary_lines
-from .runner import CHECK, DIFF, WRITE, exit_code, report_json, run
+from .report import Progress, display_path, outcome_lines, summary_lines
+from .runner import CHECK, DEFAULT_TIMEOUT, DIFF, WRITE, Interrupted, OutDirCollision, discover_all, exit_code, report_json, run
 from .sarif import sarif_json
 
 
@@ -40,6 +40,7 @@ def _list_rules() -> None:
 @click.option("--target", type=click.Choice(["keras", "ctl"]), default=None, help="Output form: Keras compile/fit, or custom training loops [default: keras].")
 @click.option("--standalone/--no-standalone", default=None, help="With --target ctl: loops that carry their host side instead of using the runtime's.")
 @click.option("-j", "--jobs", type=click.IntRange(min=0), default=None, help="Parallel jobs (0: one per CPU) [default: 1].")
+@click.option("--timeout", type=click.FloatRange(min=0), default=None, help=f"Seconds one file may take before it is reported as too complex (0: no limit) [default: {DEFAULT_TIMEOUT:g}].")
 @click.option("--select", multiple=True, help="Only these rule codes or prefixes (comma-separated).")
 @click.option("--ignore", multiple=True, help="Skip these rule codes or prefixes (comma-separated).")
 @click.option("--safe-only/--no-safe-only", default=None, help="Apply only safe rules; unsafe ones report what they would change.")
@@ -53,7 +54,7 @@ def _list_rules() -> None:
 @click.option("-q", "--quiet", is_flag=True, help="Only print errors and the summary.")
 @click.version_option(__version__, prog_name="tfmigrate")
 def main(
-    paths, diff_mode, check_mode, out_dir, report_path, sarif_path, target, standalone, jobs, select, ignore, safe_only,
+    paths, diff_mode, check_mode, out_dir, report_path, sarif_path, target, standalone, jobs, timeout, select, ignore, safe_only,
     exclude, extend_exclude, force_exclude, allow_no_paths, config_path, list_rules, explain, quiet,
 ):
     """Migrate TF1 Estimator/TPUEstimator programs (.py, .ipynb) under PATHS to TF2."""
@@ -100,9 +101,20 @@ def main(
         raise click.UsageError("--out-dir writes files; it cannot be combined with --diff/--check")
     if out_dir and os.path.isdir(out_dir) and os.listdir(out_dir):
         raise click.UsageError(f"--out-dir {out_dir} exists and is not empty")
+    _check_outputs(report_path, sarif_path)
+    timeout = timeout if timeout is not None else config.timeout if config.timeout is not None else DEFAULT_TIMEOUT
     mode = DIFF if diff_mode else CHECK if check_mode else WRITE
     options = Options(target=target, select=frozenset(selected), safe_only=safe_only, standalone=standalone)
     filters = path_filter(config, tuple(_split(exclude)) if exclude else None, tuple(_split(extend_exclude) or ()))
+    try:
+        found = discover_all(list(paths), filters, force_exclude=force_exclude)
+    except FileNotFoundError as exc:
+        raise click.UsageError(str(exc)) from exc
+    except KeyboardInterrupt:
+        _interrupted([])
+    if not quiet:
+        for note in found.notes:
+            click.echo(note, err=True)
     progress = Progress(sys.stderr, enabled=Progress.wanted(sys.stderr, quiet=quiet))
     try:
         outcomes = run(
@@ -117,9 +129,21 @@ def main(
             on_result=progress.advance,
             # Which rule changed which line: printed by --check/--diff, in the JSON report and SARIF.
             changes=bool(report_path) or (mode != WRITE and (not quiet or bool(sarif_path))),
+            timeout=timeout or None,
+            found=found,
         )
-    except FileNotFoundError as exc:
+    except OutDirCollision as exc:
         raise click.UsageError(str(exc)) from exc
+    except Interrupted as exc:
+        progress.close()
+        _interrupted(exc.outcomes)
+    except KeyboardInterrupt:
+        progress.close()
+        _interrupted([])
+    except Exception as exc:  # noqa: BLE001 - not one file's fault: say so, exit 2, no traceback
+        progress.close()
+        click.echo(f"tfmigrate: internal error: {type(exc).__name__}: {exc}", err=True)
+        sys.exit(2)
     finally:
         progress.close()
 
@@ -138,12 +162,41 @@ def main(
     sys.exit(exit_code(outcomes))
 
 
+def _interrupted(outcomes) -> None:
+    """Ctrl-C: which files were already written (each whole), then exit 130 like a shell."""
+    written = [o for o in outcomes if o.written_to and o.changed]
+    click.echo(f"tfmigrate: interrupted; {len(written)} file(s) already written:", err=True)
+    for outcome in written:
+        click.echo(f"  {display_path(outcome.written_to)}", err=True)
+    sys.exit(130)
+
+
+def _check_outputs(report_path: str | None, sarif_path: str | None) -> None:
+    """Report destinations are checked before any file is touched."""
+    if report_path == "-" and sarif_path == "-":
+        raise click.UsageError("--report - and --sarif - cannot both write to stdout")
+    for option, path in (("--report", report_path), ("--sarif", sarif_path)):
+        if not path or path == "-":
+            continue
+        parent = os.path.dirname(os.path.abspath(path))
+        if os.path.isdir(path):
+            raise click.UsageError(f"{option} {path}: is a directory")
+        if not os.path.isdir(parent):
+            raise click.UsageError(f"{option} {path}: directory {parent} does not exist")
+        if not os.access(parent, os.W_OK) or (os.path.exists(path) and not os.access(path, os.W_OK)):
+            raise click.UsageError(f"{option} {path}: not writable")
+
+
 def _emit(path: str, text: str) -> None:
     if path == "-":
         click.echo(text)
         return
-    with open(path, "w", encoding="utf-8") as handle:
-        handle.write(text + "\n")
+    try:
+        with open(path, "w", encoding="utf-8") as handle:
+            handle.write(text + "\n")
+    except OSError as exc:
+        click.echo(f"tfmigrate: cannot write {path}: {exc.strerror or exc}", err=True)
+        sys.exit(2)
 
 
 def entry() -> None:

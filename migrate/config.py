@@ -12,6 +12,7 @@ override what the file says. Keys:
     exclude = [".*", "build"]        # replaces the default excludes
     extend-exclude = ["third_party"] # adds to them
     jobs = 4                         # 0: one per CPU
+    timeout = 60                     # seconds per file before it is reported as too complex (E009); 0: none
     safe-only = false                # true: unsafe (structural) rules only report
     standalone = false               # passed through to the ctl target
 
@@ -36,7 +37,7 @@ from .registry import RegistryError, expand_selection
 CONFIG_FILE = "pyproject.toml"
 DEFAULT_EXCLUDE = (".*", "__pycache__", "node_modules", "site-packages", "build", "dist", "venv", "env")
 TARGETS = ("keras", "ctl")
-KEYS = ("target", "select", "ignore", "per-file-ignores", "exclude", "extend-exclude", "jobs", "safe-only", "standalone")
+KEYS = ("target", "select", "ignore", "per-file-ignores", "exclude", "extend-exclude", "jobs", "safe-only", "standalone", "timeout")
 
 
 class ConfigError(Exception):
@@ -55,6 +56,7 @@ class Config:
     exclude: tuple[str, ...] | None = None
     extend_exclude: tuple[str, ...] = ()
     jobs: int | None = None
+    timeout: float | None = None
     safe_only: bool | None = None
     standalone: bool | None = None
 
@@ -123,6 +125,9 @@ def load_config(path: str | os.PathLike | None) -> Config:
     jobs = table.get("jobs")
     if jobs is not None and (isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 0):
         raise ConfigError(f"{where}: 'jobs' must be an integer >= 0, got {jobs!r}")
+    timeout = table.get("timeout")
+    if timeout is not None and (isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or timeout < 0):
+        raise ConfigError(f"{where}: 'timeout' must be a number of seconds >= 0, got {timeout!r}")
     pfi = table.get("per-file-ignores", {})
     if not isinstance(pfi, dict):
         raise ConfigError(f"{where}: 'per-file-ignores' must be a table of glob = [codes]")
@@ -145,6 +150,7 @@ def load_config(path: str | os.PathLike | None) -> Config:
         exclude=strings("exclude"),
         extend_exclude=strings("extend-exclude") or (),
         jobs=jobs,
+        timeout=timeout,
         safe_only=boolean("safe-only"),
         standalone=boolean("standalone"),
     )
@@ -200,13 +206,14 @@ def _compile(pattern: str) -> tuple[re.Pattern[str], bool]:
     return re.compile("".join(out) + r"\Z"), anchored
 
 
-def match_glob(pattern: str, relpath: str) -> bool:
-    """Whether `relpath` (relative, `/`-separated) or one of its parent directories matches."""
+def match_glob(pattern: str, relpath: str, skip: int = 0) -> bool:
+    """Whether `relpath` (relative, `/`-separated) or one of its parent directories matches,
+    leaving out its first `skip` components (and the parent directories they make up)."""
     regex, anchored = _compile(pattern)
     parts = [p for p in relpath.split("/") if p not in ("", ".")]
     if not anchored:
-        return any(regex.match(part) for part in parts if part != "..")
-    return any(regex.match("/".join(parts[:end])) for end in range(1, len(parts) + 1))
+        return any(regex.match(part) for part in parts[skip:] if part != "..")
+    return any(regex.match("/".join(parts[:end])) for end in range(max(skip, 0) + 1, len(parts) + 1))
 
 
 @dataclass(frozen=True)
@@ -228,9 +235,17 @@ class PathFilter:
                     continue
         return fulls[0].as_posix().lstrip("/")
 
-    def excluded(self, path: str | os.PathLike) -> bool:
+    def excluded(self, path: str | os.PathLike, below: str | os.PathLike | None = None) -> bool:
+        """Whether an exclude pattern matches `path`; with `below` (a directory the user named),
+        only the part of the path under it counts: its ancestors are the user's choice."""
         rel = self.relative(path)
-        return any(match_glob(pattern, rel) for pattern in self.exclude)
+        skip = 0
+        if below is not None:
+            base = [p for p in self.relative(below).split("/") if p not in ("", ".")]
+            parts = [p for p in rel.split("/") if p not in ("", ".")]
+            if parts[: len(base)] == base:
+                skip = len(base)
+        return any(match_glob(pattern, rel, skip) for pattern in self.exclude)
 
     def ignored_codes(self, path: str | os.PathLike) -> frozenset[str]:
         rel = self.relative(path)

@@ -78,6 +78,7 @@ class TransformResult:
     def __post_init__(self) -> None:
         self._lines: _Lines | None = None
         self._estimators: list[dict] | None = None
+        self.newline = "\n"  # the file's own line end (the track holds its `\n` twin)
 
     @property
     def estimators(self) -> list[dict]:
@@ -92,7 +93,8 @@ class TransformResult:
 
     def _tracked(self) -> _Lines:
         if self._lines is None:
-            self._lines = self.track.lines(self.output) if self.track is not None else _Lines([], [], None, [])
+            output = self.output if self.newline == "\n" else self.output.replace(self.newline, "\n")
+            self._lines = self.track.lines(output) if self.track is not None else _Lines([], [], None, [])
         return self._lines
 
     @property
@@ -211,28 +213,66 @@ def transform_source(source: str, *, filename: str = "<string>", options: Option
     so rules that cannot fire are never run), then a rule's `text_edits` fast path when it is the
     only rule left, and LibCST only for the files that still need it.
     """
-    return _transform(source, filename, options, reference=False)
+    return _with_newlines(source, filename, options, reference=False)
 
 
 def reference_transform(source: str, *, filename: str = "<string>", options: Options = Options()) -> TransformResult:
     """The same migration on LibCST alone, every rule's CST pass, no shortcuts (what tests compare with)."""
-    return _transform(source, filename, options, reference=True)
+    return _with_newlines(source, filename, options, reference=True)
+
+
+def _with_newlines(source: str, filename: str, options: Options, *, reference: bool) -> TransformResult:
+    """A file written with `\r\n` (or old Mac `\r`) line ends throughout is migrated as its `\n`
+    twin, then given its line ends back, so the output never depends on the line-ending style."""
+    newline = _newline(source)
+    if newline == "\n":
+        return _transform(source, filename, options, reference=reference)
+    result = _transform(source.replace(newline, "\n"), filename, options, reference=reference)
+    result.newline = newline
+    result.output = source if result.output == result.source else result.output.replace("\n", newline)
+    result.source = source
+    return result
+
+
+def _newline(source: str) -> str:
+    """The file's line end when it uses one other than `\n` for every line, else `\n`."""
+    if "\r" not in source:
+        return "\n"
+    crlf = source.count("\r\n")
+    if crlf and crlf == source.count("\r") == source.count("\n"):
+        return "\r\n"
+    if "\n" not in source:
+        return "\r"
+    return "\n"  # mixed: migrated as it is
 
 
 def _transform(source: str, filename: str, options: Options, *, reference: bool) -> TransformResult:
     if not any(token in source for token in _PREFILTER):
         return TransformResult(source, source, todos=scan_todos(source))
+    if "\0" in source:
+        line = source.count("\n", 0, source.index("\0")) + 1
+        return TransformResult(source, source, error=Finding("E001", line, "syntax error: source contains a null byte"))
     view = None
-    if not reference:
-        try:
-            view = SourceView(source, parse(source))
-        except (SyntaxError, ValueError, RecursionError, MemoryError):
-            pass  # LibCST reports it (E001), or parses what `ast` cannot
+    ast_error: SyntaxError | None = None
+    try:
+        tree = parse(source)
+        view = None if reference else SourceView(source, tree)
+    except SyntaxError as exc:
+        ast_error = exc  # LibCST reports it (E001), or parses what `ast` cannot
+    except (RecursionError, MemoryError):
+        return _too_deep(source)
     if view is None:
         try:
+            if ast_error is None and max_depth(tree) > MAX_DEPTH:
+                return _too_deep(source)
             module = cst.parse_module(source)
         except cst.ParserSyntaxError as exc:
             return TransformResult(source, source, error=Finding("E001", exc.raw_line, f"syntax error: {exc.message}"))
+        except (RecursionError, MemoryError, ValueError):
+            if ast_error is None:
+                return _too_deep(source)
+        if ast_error is not None:  # LibCST takes it, Python does not (`too many nested parentheses`)
+            return TransformResult(source, source, error=Finding("E001", ast_error.lineno or 0, f"syntax error: {ast_error.msg}"))
     try:
         names = view.names if view is not None else AliasTable.from_module(module)
         if not names.mentions_tensorflow():
@@ -254,6 +294,8 @@ def _transform(source: str, filename: str, options: Options, *, reference: bool)
         return result
     except cst.ParserSyntaxError as exc:
         return TransformResult(source, source, error=Finding("E001", exc.raw_line, f"syntax error: {exc.message}"))
+    except (TooDeep, RecursionError):
+        return _too_deep(source)
     except Exception as exc:  # noqa: BLE001 - per-file isolation: report, never crash the run
         return _internal_error(source, exc)
 
@@ -263,6 +305,33 @@ def _estimator_sites(source: str, view: SourceView, symbols: set[str]) -> list[t
     if not (symbols & keys) and f"{RUNTIME_MODULE}" not in source:
         return []
     return tiers.estimator_calls(view.tree, view.names, keys)
+
+
+# Deeper than this (ast nodes, root to leaf), LibCST's recursive passes take seconds and then
+# overflow the stack; the file is reported instead (E008). Python's own parser stops at 200
+# nested brackets; only long operator chains (`a + b + ...`, thousands long) get here.
+MAX_DEPTH = 500
+
+
+class TooDeep(Exception):
+    pass
+
+
+def max_depth(tree: ast.AST, limit: int = MAX_DEPTH) -> int:
+    """The tree's depth, counted no further than `limit` + 1 (iterative: any depth is safe)."""
+    deepest, stack = 0, [(tree, 1)]
+    while stack:
+        node, depth = stack.pop()
+        if depth > deepest:
+            deepest = depth
+            if deepest > limit:
+                break
+        stack.extend((child, depth + 1) for child in ast.iter_child_nodes(node))
+    return deepest
+
+
+def _too_deep(source: str) -> TransformResult:
+    return TransformResult(source, source, error=Finding("E008", 0, f"too deeply nested to migrate (more than {MAX_DEPTH} levels)"))
 
 
 def _rules(ctx: FileContext, options: Options) -> list[Rule]:
@@ -307,6 +376,7 @@ class _Pipeline:
         # Which lines each rule changes: the text after each rule that did something, diffed lazily.
         self.track = _Track(source)
         self.parsed: str | None = None  # a text known to parse (the output need not be parsed again)
+        self.depth_checked = module is not None  # nesting depth fits LibCST (`MAX_DEPTH`)
 
     def _current(self) -> str:
         return self.module.code if self.module is not None else self.text
@@ -366,9 +436,11 @@ class _Pipeline:
     def _text_pass(self, rule: Rule) -> bool:
         view = self.view
         assert view is not None
+        saved = _save(self.ctx)
         plan = rule.text_edits(view)
         output = view.apply(plan, rule.CODE) if plan is not None else None
         if output is None:
+            _restore(self.ctx, saved)  # the CST pass starts from what the rule saw, not what it half-did
             return False
         plan.schedule(self.ctx)  # type: ignore[union-attr]
         if plan.changed:  # type: ignore[union-attr]
@@ -400,6 +472,11 @@ class _Pipeline:
 
     def _as_cst(self) -> cst.Module:
         if self.module is None:
+            if self.depth_checked is not True:
+                tree = self.view.tree if self.view is not None else parse(self.text)
+                if max_depth(tree) > MAX_DEPTH:
+                    raise TooDeep
+                self.depth_checked = True
             self.module = cst.parse_module(self.text)
         return self.module
 
@@ -538,18 +615,22 @@ def _import_requests(ctx: FileContext) -> tuple[int, int]:
 
 def _save(ctx: FileContext) -> tuple:
     scratch = {k: list(v) if isinstance(v, list) else v for k, v in ctx.codemod.scratch.items()}
-    return scratch, len(ctx.todos), dict(ctx.scratch)
+    names = (dict(ctx.names.aliases), set(ctx.names.tf_roots), set(ctx.names.tf1_roots))
+    return scratch, len(ctx.todos), dict(ctx.scratch), names
 
 
 def _restore(ctx: FileContext, saved: tuple | None) -> None:
-    """Undo a dry-run rule's side effects on the context (scheduled imports, TODOs, scratch)."""
+    """Undo a rule's side effects on the context (scheduled imports, TODOs, scratch, retired aliases)."""
     assert saved is not None
-    scratch, todos, rule_scratch = saved
+    scratch, todos, rule_scratch, (aliases, tf_roots, tf1_roots) = saved
     ctx.codemod.scratch.clear()
     ctx.codemod.scratch.update(scratch)
     del ctx.todos[todos:]
     ctx.scratch.clear()
     ctx.scratch.update(rule_scratch)
+    for current, before in ((ctx.names.aliases, aliases), (ctx.names.tf_roots, tf_roots), (ctx.names.tf1_roots, tf1_roots)):
+        current.clear()
+        current.update(before)
 
 
 def _line_count(text: str) -> int:

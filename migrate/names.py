@@ -10,6 +10,7 @@ symbol (`layers.dense`), whatever the import style.
 from __future__ import annotations
 
 import ast
+import re
 from dataclasses import dataclass, field
 
 import libcst as cst
@@ -258,12 +259,18 @@ def ast_dotted(node: ast.expr) -> str | None:
     return ".".join(reversed(parts))
 
 
+_NEWLINE = re.compile(rb"\r\n|\r|\n")
+
+
 class SourceLines:
     """A module's physical lines as UTF-8 bytes (ast columns are byte offsets)."""
 
     def __init__(self, source: str) -> None:
         self.data = source.encode("utf-8")
         self.starts = [0]
+        if b"\r" in self.data:  # `\r\n` and a lone `\r` end a line too, as they do for `ast`
+            self.starts.extend(match.end() for match in _NEWLINE.finditer(self.data))
+            return
         find = self.data.find
         pos = find(b"\n")
         while pos != -1:

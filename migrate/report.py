@@ -17,7 +17,16 @@ from .runner import CHECK, DIFF, WRITE, FileOutcome, summarize
 PROGRESS_MIN_FILES = 20
 
 
+def display_path(path: str) -> str:
+    """The path as printed: quoted (Python string syntax) when it holds a newline or another
+    control character, so `path:line:` stays one parsable line."""
+    if path.isprintable():
+        return path
+    return repr(path)
+
+
 def where(path: str, finding: Finding) -> str:
+    path = display_path(path)
     cell = f":cell_{finding.cell}" if finding.cell is not None else ""
     return f"{path}{cell}:{finding.line}" if finding.line else f"{path}{cell}"
 
@@ -50,9 +59,10 @@ def outcome_lines(outcome: FileOutcome, mode: str, *, quiet: bool = False) -> li
         add(warning, f"{warning.code} {warning.message}")
     out = [text for _, _, text in sorted(lines, key=lambda x: (x[0], x[1]))]
     if mode == WRITE and outcome.written_to and outcome.changed:
-        out.append(f"migrated {outcome.path}" + (f" -> {outcome.written_to}" if outcome.written_to != outcome.path else ""))
+        dest = f" -> {display_path(outcome.written_to)}" if outcome.written_to != outcome.path else ""
+        out.append(f"migrated {display_path(outcome.path)}{dest}")
     elif mode == CHECK and outcome.changed:
-        out.append(f"would migrate {outcome.path}")
+        out.append(f"would migrate {display_path(outcome.path)}")
     return out
 
 

@@ -7,23 +7,27 @@ import io
 import json
 import os
 import shutil
-import stat
-import tempfile
+import signal
+import threading
 import tokenize
+import traceback
 from collections.abc import Callable, Iterable
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import CancelledError, Future, ProcessPoolExecutor
+from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from . import __version__
 from .config import PathFilter
+from .discovery import SOURCE_SUFFIXES, Discovery, discover, discover_all  # noqa: F401 - re-exported
 from .engine import ERROR, MIGRATED, TODO, UNCHANGED, Finding, Options, transform_source
+from .fileio import FileChanged, NotRegularFile, atomic_write, read_source, replace_file  # noqa: F401
 from .notebook import transform_notebook
 from .registry import all_rules
 from .tiers import TIERS
 
 WRITE, DIFF, CHECK = "write", "diff", "check"
-SOURCE_SUFFIXES = (".py", ".ipynb")
+DEFAULT_TIMEOUT = 60.0  # seconds one file may take before it is reported as too complex (E009)
 
 
 @dataclass
@@ -72,43 +76,7 @@ class Job:
     mode: str
     options: Options
     changes: bool = True  # work out which rule changed which line (`FileOutcome.changes`)
-
-
-def discover(
-    paths: list[str], path_filter: PathFilter | None = None, *, force_exclude: bool = False
-) -> list[tuple[str, str]]:
-    """(file, root) pairs for every .py/.ipynb file under `paths`, sorted, skipping excluded paths and venvs.
-
-    A file named on the command line is taken whatever its name, unless `force_exclude` and it
-    matches an exclude pattern (what a pre-commit hook wants: the hook passes every staged file).
-    """
-    path_filter = path_filter or PathFilter()
-    found: list[tuple[str, str]] = []
-    for raw in paths:
-        path = Path(raw)
-        if path.is_file():
-            if not (force_exclude and path_filter.excluded(path)):
-                found.append((str(path), str(path.parent)))
-            continue
-        if not path.is_dir():
-            raise FileNotFoundError(f"{raw}: no such file or directory")
-        for dirpath, dirnames, filenames in os.walk(path):
-            dirnames[:] = sorted(d for d in dirnames if not _skip_dir(Path(dirpath, d), path_filter))
-            for name in sorted(filenames):
-                if name.endswith(SOURCE_SUFFIXES) and not path_filter.excluded(Path(dirpath, name)):
-                    found.append((str(Path(dirpath, name)), str(path)))
-    seen: set[str] = set()
-    unique = []
-    for item in found:
-        key = os.path.realpath(item[0])
-        if key not in seen:
-            seen.add(key)
-            unique.append(item)
-    return unique
-
-
-def _skip_dir(path: Path, path_filter: PathFilter) -> bool:
-    return path_filter.excluded(path) or (path / "pyvenv.cfg").exists()
+    timeout: float | None = DEFAULT_TIMEOUT  # E009 past this many seconds (None: no limit)
 
 
 def decode(data: bytes) -> tuple[str, str]:
@@ -117,45 +85,83 @@ def decode(data: bytes) -> tuple[str, str]:
     return data.decode(encoding), encoding
 
 
-def atomic_write(path: str, data: bytes, like: str | None = None) -> None:
-    """Write via a temp file in the same directory and rename; keeps `like`'s (or the file's) permissions."""
-    directory = os.path.dirname(os.path.abspath(path))
-    os.makedirs(directory, exist_ok=True)
-    mode = None
-    for candidate in (path, like):
-        if candidate and os.path.exists(candidate):
-            mode = stat.S_IMODE(os.stat(candidate).st_mode)
-            break
-    fd, tmp = tempfile.mkstemp(dir=directory, prefix=".tfmigrate-", suffix=".tmp")
+def _decode_error(data: bytes, exc: Exception) -> str:
+    """E003's message: where decoding failed, and a hint when the bytes look like UTF-16/32."""
+    if isinstance(exc, UnicodeDecodeError):
+        line = data.count(b"\n", 0, exc.start) + 1
+        message = f"cannot decode: invalid {exc.encoding} at byte {exc.start} (line {line}): {exc.reason}"
+    else:
+        message = f"cannot decode: {exc}"
+    if data.startswith((b"\xff\xfe", b"\xfe\xff")) or data[:200].count(b"\0") > len(data[:200]) // 4:
+        message += " (the file looks like UTF-16 or UTF-32; save it as UTF-8)"
+    return message
+
+
+class TooComplex(BaseException):
+    """The file took longer than its time limit (BaseException: no `except Exception` in the
+    engine may swallow it)."""
+
+
+@contextmanager
+def time_limit(seconds: float | None):
+    """Raise TooComplex in this thread after `seconds` (SIGALRM: the main thread of this process,
+    which is where a -j 1 run and every pool worker run their jobs)."""
+    usable = seconds and hasattr(signal, "setitimer") and threading.current_thread() is threading.main_thread()
+    if not usable:
+        yield
+        return
+
+    def expired(_signum, _frame):
+        raise TooComplex
+
+    previous = signal.signal(signal.SIGALRM, expired)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
     try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-        if mode is not None:
-            os.chmod(tmp, mode)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
 
 
 def run_job(job: Job) -> FileOutcome:
-    notebook = job.path.endswith(".ipynb")
+    """One file's outcome; whatever goes wrong inside is that file's error (E999), never the run's."""
     try:
-        with open(job.path, "rb") as handle:
-            data = handle.read()
+        return _run_job(job)
+    except Exception as exc:  # noqa: BLE001 - per-file isolation
+        detail = "".join(traceback.format_exception_only(type(exc), exc)).strip()
+        return _failed(job.path, "E999", f"internal error: {detail}")
+
+
+def _failed(path: str, code: str, message: str, line: int = 0) -> FileOutcome:
+    return FileOutcome(path, ERROR, errors=[Finding(code, line, message)], notebook=_is_notebook(path))
+
+
+def _is_notebook(path: str) -> bool:
+    return path.endswith(".ipynb")
+
+
+def _run_job(job: Job) -> FileOutcome:
+    notebook = _is_notebook(job.path)
+    try:
+        snap = read_source(job.path)
     except OSError as exc:
-        return FileOutcome(job.path, ERROR, errors=[Finding("E002", 0, f"cannot read: {exc.strerror}")], notebook=notebook)
+        return _failed(job.path, "E002", f"cannot read: {exc.strerror or exc}")
+    data = snap.data
     try:
         source, encoding = (data.decode("utf-8-sig"), "utf-8") if notebook else decode(data)
     except (UnicodeDecodeError, SyntaxError, LookupError) as exc:
-        return FileOutcome(job.path, ERROR, errors=[Finding("E003", 0, f"cannot decode: {exc}")], notebook=notebook)
-    if notebook:
-        result = transform_notebook(source, filename=job.path, options=job.options)
-        warnings = result.warnings
-    else:
-        result = transform_source(source, filename=job.path, options=job.options)  # type: ignore[assignment]
-        warnings = []
+        return _failed(job.path, "E003", _decode_error(data, exc))
+    try:
+        with time_limit(job.timeout):
+            if notebook:
+                result = transform_notebook(source, filename=job.path, options=job.options)
+                warnings = result.warnings
+            else:
+                result = transform_source(source, filename=job.path, options=job.options)  # type: ignore[assignment]
+                warnings = []
+            changes = result.changes if job.changes else []
+    except TooComplex:
+        return _failed(job.path, "E009", f"too complex to migrate within {job.timeout:g} s (the `timeout` setting)")
     outcome = FileOutcome(
         job.path,
         result.status,
@@ -163,7 +169,7 @@ def run_job(job: Job) -> FileOutcome:
         rules=result.rules,
         todos=result.todos if job.mode == WRITE else result.todos_in_source,
         errors=[result.error] if result.error else [],
-        changes=result.changes if job.changes else [],
+        changes=changes,
         unsafe_fixes=result.unsafe_fixes_in_output if job.mode == WRITE else result.unsafe_fixes,
         warnings=warnings,
         notebook=notebook,
@@ -185,16 +191,27 @@ def run_job(job: Job) -> FileOutcome:
                     tofile=f"b/{job.path}",
                 )
             )
-    if job.mode == WRITE and job.dest is not None:
-        if job.dest != job.path or result.changed:
-            try:
-                atomic_write(job.dest, result.output.encode(encoding), like=job.path)
-            except (OSError, UnicodeEncodeError) as exc:
-                outcome.status = ERROR
-                outcome.errors.append(Finding("E004", 0, f"cannot write {job.dest}: {exc}"))
-                return outcome
-            outcome.written_to = job.dest
+    if job.mode == WRITE and job.dest is not None and (job.dest != job.path or result.changed):
+        try:
+            output = result.output.encode(encoding)
+            if job.dest == job.path:
+                replace_file(job.path, output, snap)
+            else:
+                atomic_write(job.dest, output, like=job.path)
+        except FileChanged:
+            outcome.status, outcome.todos, outcome.unsafe_fixes = ERROR, [], []
+            outcome.errors.append(Finding("E007", 0, "changed during migration; left as it is now (run tfmigrate again)"))
+            return outcome
+        except (OSError, UnicodeEncodeError) as exc:
+            outcome.status = ERROR
+            outcome.errors.append(Finding("E004", 0, f"cannot write {job.dest}: {exc}"))
+            return outcome
+        outcome.written_to = job.dest
     return outcome
+
+
+class OutDirCollision(ValueError):
+    """Two sources would be written to the same --out-dir file."""
 
 
 def plan(
@@ -206,18 +223,26 @@ def plan(
     path_filter: PathFilter | None = None,
     force_exclude: bool = False,
     changes: bool = True,
+    timeout: float | None = DEFAULT_TIMEOUT,
+    found: Discovery | None = None,
 ) -> list[Job]:
     """One job per discovered file, with the file's own rule selection (per-file-ignores).
 
     `changes=False`: nothing will read `FileOutcome.changes` (left empty), so the per-rule line
-    diffs are never computed."""
+    diffs are never computed. Raises OutDirCollision before anything is written."""
     path_filter = path_filter or PathFilter()
+    found = found or discover_all(paths, path_filter, force_exclude=force_exclude)
     work = []
-    for path, root in discover(paths, path_filter, force_exclude=force_exclude):
+    dests: dict[str, str] = {}
+    for path, root in found.files:
         dest: str | None = path if mode == WRITE else None
         if mode == WRITE and out_dir is not None:
             dest = os.path.join(out_dir, os.path.relpath(path, root))
-        work.append(Job(path, dest, mode, _file_options(options, path_filter.ignored_codes(path)), changes))
+            key = os.path.normcase(os.path.abspath(dest))
+            if key in dests:
+                raise OutDirCollision(f"--out-dir: {dests[key]} and {path} would both be written to {dest}")
+            dests[key] = path
+        work.append(Job(path, dest, mode, _file_options(options, path_filter.ignored_codes(path)), changes, timeout))
     return work
 
 
@@ -228,22 +253,88 @@ def _file_options(options: Options, ignored: frozenset[str]) -> Options:
     return replace(options, select=frozenset(selected - ignored))
 
 
+class Interrupted(Exception):
+    """Ctrl-C: `outcomes` are the files finished (and written) before it."""
+
+    def __init__(self, outcomes: list[FileOutcome]) -> None:
+        super().__init__("interrupted")
+        self.outcomes = outcomes
+
+
 def execute(work: list[Job], *, jobs: int = 1, on_result: Callable[[FileOutcome], None] | None = None) -> list[FileOutcome]:
     """Run the jobs (in a process pool when jobs > 1); the outcomes come back in the jobs' order,
-    and `on_result` sees each as it finishes."""
-    results: Iterable[FileOutcome]
+    and `on_result` sees each as it finishes. Ctrl-C raises Interrupted with what finished."""
     if jobs > 1 and len(work) > 1:
-        # Largest files first, in small chunks, so that no worker is left with a big file at the
-        # end while the others wait; the outcomes go back into the jobs' order.
-        order = sorted(range(len(work)), key=lambda index: -_size(work[index].path))
-        with ProcessPoolExecutor(max_workers=jobs) as pool:
-            results = pool.map(run_job, [work[index] for index in order], chunksize=max(1, len(work) // (jobs * 32)))
-            done = _collect(results, on_result)
-        out: list[FileOutcome] = [None] * len(work)  # type: ignore[list-item]
-        for index, outcome in zip(order, done):
-            out[index] = outcome
-        return out
-    return _collect(map(run_job, work), on_result)
+        return _execute_pool(work, jobs, on_result)
+    done: list[FileOutcome] = []
+    try:
+        for job in work:
+            done.append(run_job(job))
+            if on_result is not None:
+                on_result(done[-1])
+    except KeyboardInterrupt:
+        raise Interrupted(done) from None
+    return done
+
+
+def _execute_pool(work: list[Job], jobs: int, on_result: Callable[[FileOutcome], None] | None) -> list[FileOutcome]:
+    # Largest files first, in small chunks, so that no worker is left with a big file at the end
+    # while the others wait; the outcomes go back into the jobs' order.
+    order = sorted(range(len(work)), key=lambda index: -_size(work[index].path))
+    size = max(1, len(work) // (jobs * 32))
+    chunks = [order[i : i + size] for i in range(0, len(order), size)]
+    out: list[FileOutcome | None] = [None] * len(work)
+    pool = ProcessPoolExecutor(max_workers=jobs, initializer=_worker_init, initargs=(os.getpid(),))
+    futures: list[Future] = []
+    try:
+        futures = [pool.submit(_run_chunk, [work[i] for i in chunk]) for chunk in chunks]
+        for chunk, future in zip(chunks, futures):
+            try:
+                outcomes = future.result()
+            except Exception as exc:  # noqa: BLE001 - a worker that died (killed, out of memory)
+                outcomes = [_failed(work[i].path, "E999", f"internal error: worker failed: {type(exc).__name__}") for i in chunk]
+            for index, outcome in zip(chunk, outcomes):
+                out[index] = outcome
+                if on_result is not None:
+                    on_result(outcome)
+    except KeyboardInterrupt:
+        # Chunks already running finish (each file is written whole or not at all); the rest never start.
+        pool.shutdown(wait=True, cancel_futures=True)
+        for chunk, future in zip(chunks, futures):
+            if future.done() and not future.cancelled() and future.exception() is None:
+                for index, outcome in zip(chunk, future.result()):
+                    out[index] = outcome
+        raise Interrupted([o for o in out if o is not None]) from None
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
+    return out  # type: ignore[return-value]
+
+
+def _run_chunk(chunk: list[Job]) -> list[FileOutcome]:
+    return [run_job(job) for job in chunk]
+
+
+def _worker_init(parent: int) -> None:
+    """A pool worker: Ctrl-C is the parent's to handle, and the worker dies with its parent."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:  # Linux: the kernel sends SIGKILL when the parent dies
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass
+
+    def watch() -> None:  # elsewhere (and as a backstop): poll for the parent
+        import time
+
+        while os.getppid() == parent:
+            time.sleep(1.0)
+        os._exit(1)
+
+    threading.Thread(target=watch, daemon=True).start()
+    if os.getppid() != parent:
+        os._exit(1)
 
 
 def _size(path: str) -> int:
@@ -251,15 +342,6 @@ def _size(path: str) -> int:
         return os.path.getsize(path)
     except OSError:
         return 0
-
-
-def _collect(results: Iterable[FileOutcome], on_result: Callable[[FileOutcome], None] | None) -> list[FileOutcome]:
-    out = []
-    for outcome in results:
-        out.append(outcome)
-        if on_result is not None:
-            on_result(outcome)
-    return out
 
 
 def run(
@@ -274,16 +356,25 @@ def run(
     on_start: Callable[[int], None] | None = None,
     on_result: Callable[[FileOutcome], None] | None = None,
     changes: bool = True,
+    timeout: float | None = DEFAULT_TIMEOUT,
+    found: Discovery | None = None,
 ) -> list[FileOutcome]:
+    """Outcomes for the discovered files, after one E002 outcome per path that could not be read."""
     path_filter = path_filter or PathFilter()
+    found = found or discover_all(paths, path_filter, force_exclude=force_exclude)
     work = plan(
-        paths, mode=mode, options=options, out_dir=out_dir, path_filter=path_filter, force_exclude=force_exclude, changes=changes
+        paths, mode=mode, options=options, out_dir=out_dir, path_filter=path_filter, force_exclude=force_exclude,
+        changes=changes, timeout=timeout, found=found,
     )
+    unreadable = [_failed(path, "E002", message) for path, message in found.errors]
     if out_dir is not None and mode == WRITE:
         _copy_other_files(paths, out_dir, {job.path for job in work}, path_filter)
     if on_start is not None:
         on_start(len(work))
-    return execute(work, jobs=jobs, on_result=on_result)
+    try:
+        return unreadable + execute(work, jobs=jobs, on_result=on_result)
+    except Interrupted as exc:
+        raise Interrupted(unreadable + exc.outcomes) from None
 
 
 def _copy_other_files(paths: list[str], out_dir: str, migrated: set[str], path_filter: PathFilter) -> None:
@@ -293,10 +384,10 @@ def _copy_other_files(paths: list[str], out_dir: str, migrated: set[str], path_f
         if not root.is_dir():
             continue
         for dirpath, dirnames, filenames in os.walk(root):
-            dirnames[:] = [d for d in dirnames if not _skip_dir(Path(dirpath, d), path_filter)]
+            dirnames[:] = [d for d in dirnames if not (path_filter.excluded(Path(dirpath, d), below=root) or os.path.exists(Path(dirpath, d, "pyvenv.cfg")))]
             for name in filenames:
                 src = Path(dirpath, name)
-                if name.endswith(".pyc") or str(src) in migrated:
+                if name.endswith(".pyc") or str(src) in migrated or not src.is_file():
                     continue
                 dst = Path(out_dir, os.path.relpath(src, root))
                 dst.parent.mkdir(parents=True, exist_ok=True)

@@ -63,15 +63,17 @@ def invoke(*args: str) -> tuple[int, str, str]:
 
 def test_summary_counts_files_and_todos_by_rule(tmp_path: Path) -> None:
     shutil.copy(FIXTURES / "TFM301_tpu_estimator_to_keras" / "guide_adagrad.in.py", tmp_path / "a.py")
-    shutil.copy(FIXTURES / "TFM301_tpu_estimator_to_keras" / "returned_estimator_todo.in.py", tmp_path / "b.py")
+    # A boosted-trees estimator is the one kind left unmigrated (a TODO); the rest migrate.
+    shutil.copy(FIXTURES / "TFM401_canned_estimators" / "boosted_trees_todo.in.py", tmp_path / "b.py")
     (tmp_path / "c.py").write_text("print('hi')\n")
     (tmp_path / "d.py").write_text("import tensorflow as tf\ndef f(:\n")
     code, _, err = invoke("--check", str(tmp_path))
     assert code == 2
     lines = err.splitlines()
-    assert "tfmigrate: 4 files: 2 would change, 9 TODOs left in 1 files, 1 failed, 1 unchanged." in lines
-    assert "tfmigrate: TODOs by rule: TFM101 8, TFM301 1" in lines
-    assert lines.index("tfmigrate: TODOs by rule: TFM101 8, TFM301 1") == len(lines) - 1  # the summary closes the run
+    assert "tfmigrate: 4 files: 2 would change, 1 TODOs left in 1 files, 1 failed, 1 unchanged." in lines
+    assert "tfmigrate: estimators: 2 idiomatic, 1 not migrated" in lines
+    assert "tfmigrate: TODOs by rule: TFM401 1" in lines
+    assert lines.index("tfmigrate: TODOs by rule: TFM401 1") == len(lines) - 1  # the summary closes the run
     # Check mode lists every place that would change, as path:line: CODE, sorted by line.
     a_lines = [line for line in lines if line.startswith(f"{tmp_path / 'a.py'}:")]
     assert a_lines and all(" would change " in line for line in a_lines)

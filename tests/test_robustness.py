@@ -1,0 +1,442 @@
+"""Issue #15: file safety and robustness — odd files, odd trees, odd runs never cost a user's work."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import stat
+import tempfile
+import time
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from conftest import FIXTURES
+from tfmigrate import runner
+from tfmigrate.cli import main
+from tfmigrate.engine import reference_transform, transform_source
+
+PROGRAM = FIXTURES / "TFM301_tpu_estimator_to_keras" / "guide_adagrad.in.py"
+MIGRATED = FIXTURES / "TFM301_tpu_estimator_to_keras" / "guide_adagrad.out.py"
+FLAGS_PROGRAM = (
+    "import tensorflow as tf\n\nflags = tf.app.flags\nFLAGS = flags.FLAGS\n"
+    'flags.DEFINE_string("a", "b", "c")\n\n\ndef main(_):\n    tf.logging.info(FLAGS.a)\n'
+)
+
+
+def invoke(*args: str) -> tuple[int, str, str]:
+    result = CliRunner().invoke(main, list(args), catch_exceptions=False)
+    return result.exit_code, result.stdout, result.stderr
+
+
+# 1. Line endings; internal errors stay with their file.
+
+
+@pytest.mark.parametrize("newline", ["\r\n", "\r"])
+def test_line_endings_do_not_change_the_migration(newline: str) -> None:
+    lf = transform_source(FLAGS_PROGRAM)
+    other = transform_source(FLAGS_PROGRAM.replace("\n", newline))
+    assert "absl_flags" not in lf.output
+    assert other.error is None
+    assert other.output == lf.output.replace("\n", newline)
+    assert [(c.code, c.line, c.end_line) for c in other.changes] == [(c.code, c.line, c.end_line) for c in lf.changes]
+    assert reference_transform(FLAGS_PROGRAM.replace("\n", newline)).output == other.output
+
+
+def test_form_feed_does_not_change_the_migration() -> None:
+    lf = transform_source(FLAGS_PROGRAM)
+    ff = transform_source(FLAGS_PROGRAM.replace("\n\n\n", "\n\x0c\n\n"))
+    assert "absl_flags" not in ff.output
+    assert ff.output.replace("\x0c", "") == lf.output
+
+
+def test_cr_only_file_through_the_cli(tmp_path: Path) -> None:
+    path = tmp_path / "m.py"
+    path.write_bytes(b'import tensorflow as tf\r\rtf.logging.info("x")\r')
+    code, _, err = invoke(str(path))
+    assert code == 1, err
+    assert path.read_bytes() == b'import tensorflow as tf\rfrom absl import logging\r\rlogging.info("x")\r'
+
+
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_an_internal_error_is_isolated_to_its_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, jobs: str) -> None:
+    real = runner.transform_source
+
+    def flaky(source: str, **kwargs):
+        if kwargs.get("filename", "").endswith("boom.py"):
+            raise IndexError("list index out of range")
+        return real(source, **kwargs)
+
+    monkeypatch.setattr(runner, "transform_source", flaky)
+    boom = tmp_path / "boom.py"
+    boom.write_text("import tensorflow as tf\ntf.logging.info('x')\n")
+    before = boom.read_bytes()
+    for name in ("a.py", "z.py"):
+        shutil.copy(PROGRAM, tmp_path / name)
+    code, _, err = invoke("-j", jobs, str(tmp_path))
+    assert code == 2
+    assert boom.read_bytes() == before
+    assert f"{boom}: error E999: internal error: IndexError: list index out of range" in err
+    assert (tmp_path / "a.py").read_text() == (tmp_path / "z.py").read_text() == MIGRATED.read_text()
+    assert "3 files: 2 changed" in err and "1 failed" in err
+
+
+def _tree(tmp_path: Path, *names: str) -> Path:
+    root = tmp_path / "proj"
+    root.mkdir()
+    for name in names:
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy(PROGRAM, root / name)
+    return root
+
+
+# 2. Exit codes: 1 = files changed, 2 = a failure, 130 = Ctrl-C (with what was written).
+
+
+def test_ctrl_c_exits_130_and_lists_the_files_written(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    root = _tree(tmp_path, "a.py", "b.py", "c.py")
+    real = runner.transform_source
+
+    def interrupt_on_b(source: str, **kwargs):
+        if kwargs.get("filename", "").endswith("b.py"):
+            raise KeyboardInterrupt
+        return real(source, **kwargs)
+
+    monkeypatch.setattr(runner, "transform_source", interrupt_on_b)
+    code, _, err = invoke(str(root))
+    assert code == 130
+    assert "interrupted; 1 file(s) already written" in err and str(root / "a.py") in err
+    assert (root / "a.py").read_text() == MIGRATED.read_text()
+    assert (root / "b.py").read_text() == (root / "c.py").read_text() == PROGRAM.read_text()
+
+
+def test_changed_files_still_exit_1(tmp_path: Path) -> None:
+    root = _tree(tmp_path, "a.py")
+    assert invoke(str(root))[0] == 1
+    assert invoke(str(root))[0] == 0
+
+
+# 3. An unreadable directory is an E002 for that path; the rest is migrated.
+
+NOBODY = 65534
+
+
+def _cli(*args: str, cwd: Path | None = None, timeout: float = 120) -> subprocess.CompletedProcess:
+    """The console script in a child process, as `nobody` when the tests run as root (for whom
+    a mode-000 directory is readable)."""
+    command = [sys.executable, "-c", "from tfmigrate.cli import main; main()", *args]
+    if os.geteuid() == 0:
+        command = ["setpriv", f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups", *command]
+    return subprocess.run(command, capture_output=True, text=True, cwd=cwd, timeout=timeout)
+
+
+@pytest.fixture()
+def shared_tmp() -> Path:
+    """A directory the test user (nobody, under root) owns, outside root's private tmp_path."""
+    path = Path(tempfile.mkdtemp(prefix="tfmigrate-test-"))
+    if os.geteuid() == 0:
+        os.chown(path, NOBODY, NOBODY)
+    yield path
+    for sub in path.rglob("*"):
+        if sub.is_dir() and not sub.is_symlink():
+            sub.chmod(0o755)
+    shutil.rmtree(path)
+
+
+def _own(path: Path) -> None:
+    if os.geteuid() == 0:
+        for sub in [path, *path.rglob("*")]:
+            os.chown(sub, NOBODY, NOBODY, follow_symlinks=False)
+
+
+@pytest.mark.parametrize("extra", [[], ["-j", "2"], ["--check"]])
+def test_unreadable_directory_is_e002_and_the_rest_is_migrated(shared_tmp: Path, extra: list[str]) -> None:
+    root = shared_tmp / "proj"
+    (root / "locked").mkdir(parents=True)
+    shutil.copy(PROGRAM, root / "a.py")
+    shutil.copy(PROGRAM, root / "locked" / "b.py")
+    shutil.copy(PROGRAM, root / "z.py")
+    _own(shared_tmp)
+    (root / "locked").chmod(0)
+    result = _cli(*extra, str(root))
+    assert result.returncode == 2, result.stderr
+    assert f"{root / 'locked'}: error E002: cannot read directory: Permission denied" in result.stderr
+    expected = PROGRAM if extra == ["--check"] else MIGRATED
+    assert (root / "a.py").read_text() == (root / "z.py").read_text() == expected.read_text()
+    assert "3 files" in result.stderr and "1 failed" in result.stderr
+
+
+# 4. Symlinks stay links (the target is migrated once); hard links keep their inode.
+
+
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_symlink_stays_a_link_and_its_target_is_migrated_once(tmp_path: Path, jobs: str) -> None:
+    root = _tree(tmp_path, "target.py", "other.py")
+    (root / "link.py").symlink_to("target.py")
+    outside = tmp_path / "outside.py"
+    shutil.copy(PROGRAM, outside)
+    (root / "ext.py").symlink_to(outside)
+    code, _, err = invoke("-j", jobs, str(root))
+    assert code == 1, err
+    assert (root / "link.py").is_symlink() and os.readlink(root / "link.py") == "target.py"
+    assert (root / "ext.py").is_symlink()
+    assert (root / "target.py").read_text() == outside.read_text() == MIGRATED.read_text()
+    assert "3 files: 3 changed" in err  # target.py once (not also as link.py), other.py, ext.py's target
+
+
+def test_hard_link_keeps_its_inode(tmp_path: Path) -> None:
+    root = _tree(tmp_path, "a.py")
+    os.link(root / "a.py", tmp_path / "twin.py")
+    inode = (root / "a.py").stat().st_ino
+    code, _, _ = invoke(str(root))
+    assert code == 1
+    assert (root / "a.py").stat().st_ino == inode
+    assert (tmp_path / "twin.py").read_text() == MIGRATED.read_text()
+
+
+# 5. A file edited while the run worked on it is left as the user wrote it (E007).
+
+
+def test_file_changed_during_migration_is_left_alone(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    root = _tree(tmp_path, "a.py", "b.py")
+    real = runner.transform_source
+
+    def edit_meanwhile(source: str, **kwargs):
+        result = real(source, **kwargs)
+        if kwargs.get("filename", "").endswith("a.py"):
+            with open(root / "a.py", "a") as handle:
+                handle.write("# the user's edit\n")
+        return result
+
+    monkeypatch.setattr(runner, "transform_source", edit_meanwhile)
+    code, _, err = invoke(str(root))
+    assert code == 2
+    assert (root / "a.py").read_text() == PROGRAM.read_text() + "# the user's edit\n"
+    assert f"{root / 'a.py'}: error E007: changed during migration" in err
+    assert (root / "b.py").read_text() == MIGRATED.read_text()
+
+
+# 6. Owner, group and mode are kept.
+
+
+def test_owner_group_and_mode_are_kept(tmp_path: Path) -> None:
+    root = _tree(tmp_path, "a.py")
+    path = root / "a.py"
+    uid, gid = (NOBODY, NOBODY) if os.geteuid() == 0 else (os.getuid(), os.getgid())
+    os.chown(path, uid, gid)
+    path.chmod(0o640)
+    code, _, _ = invoke(str(root))
+    assert code == 1
+    info = path.stat()
+    assert (info.st_uid, info.st_gid, stat.S_IMODE(info.st_mode)) == (uid, gid, 0o640)
+    assert path.read_text() == MIGRATED.read_text()
+
+
+# 10. Nothing hangs: non-regular files are skipped; pool workers die with their parent.
+
+
+@pytest.mark.parametrize("extra", [[], ["-j", "2"], ["--check"]])
+def test_fifo_is_skipped_with_a_note(tmp_path: Path, extra: list[str]) -> None:
+    root = _tree(tmp_path, "a.py")
+    os.mkfifo(root / "pipe.py")
+    result = subprocess.run(
+        [sys.executable, "-c", "from tfmigrate.cli import main; main()", *extra, str(root)], capture_output=True, text=True, timeout=60
+    )
+    assert result.returncode == 1, result.stderr
+    assert f"{root / 'pipe.py'}: note: skipped: not a regular file" in result.stderr
+    assert "1 files" in result.stderr
+
+
+def test_fifo_named_on_the_command_line_is_skipped(tmp_path: Path) -> None:
+    os.mkfifo(tmp_path / "pipe.py")
+    code, _, err = invoke(str(tmp_path / "pipe.py"))
+    assert code == 0 and "not a regular file" in err
+
+
+def test_a_file_swapped_for_a_fifo_after_discovery_does_not_block(tmp_path: Path) -> None:
+    os.mkfifo(tmp_path / "pipe.py")
+    outcome = runner.run_job(runner.Job(str(tmp_path / "pipe.py"), None, runner.CHECK, runner.Options()))
+    assert outcome.status == "error" and outcome.errors[0].code == "E002"
+
+
+def test_pool_workers_die_with_their_parent(tmp_path: Path) -> None:
+    root = _tree(tmp_path, *(f"m{i}.py" for i in range(4)))
+    (root / "slow.py").write_text("import tensorflow as tf\n" + "x = tf.a\n" * 40000)
+    parent = subprocess.Popen(
+        [sys.executable, "-c", "from tfmigrate.cli import main; main()", "-j", "2", "--check", str(root)],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )
+    deadline = time.time() + 30
+    workers: list[int] = []
+    while time.time() < deadline and len(workers) < 2:
+        workers = _children(parent.pid)
+        time.sleep(0.05)
+    assert workers, "no pool workers seen"
+    parent.kill()
+    parent.wait()
+    deadline = time.time() + 10
+    while time.time() < deadline and any(_alive(pid) for pid in workers):
+        time.sleep(0.1)
+    assert not [pid for pid in workers if _alive(pid)]
+
+
+def _children(pid: int) -> list[int]:
+    out = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            if int(fields[1]) == pid:
+                out.append(int(entry.name))
+    return out
+
+
+def _alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"
+
+
+# 11. --out-dir collisions are refused before anything is written.
+
+
+def test_out_dir_collision_is_refused(tmp_path: Path) -> None:
+    src, src2, out = tmp_path / "src", tmp_path / "src2", tmp_path / "out"
+    for root in (src, src2):
+        root.mkdir()
+        shutil.copy(PROGRAM, root / "a.py")
+    code, _, err = invoke(str(src), str(src2), "--out-dir", str(out))
+    assert code == 2
+    assert "would both be written to" in err
+    assert not out.exists() or not any(out.iterdir())
+
+
+# 12. Report destinations are checked before anything is touched.
+
+
+@pytest.mark.parametrize("option", ["--report", "--sarif"])
+def test_bad_report_path_fails_before_any_write(tmp_path: Path, option: str) -> None:
+    root = _tree(tmp_path, "a.py")
+    code, _, err = invoke(str(root), option, str(tmp_path / "nonexistent" / "dir" / "r.json"))
+    assert code == 2 and "does not exist" in err
+    assert (root / "a.py").read_text() == PROGRAM.read_text()
+
+
+def test_report_and_sarif_cannot_share_stdout(tmp_path: Path) -> None:
+    root = _tree(tmp_path, "a.py")
+    code, _, err = invoke(str(root), "--report", "-", "--sarif", "-")
+    assert code == 2 and "cannot both write to stdout" in err
+    assert (root / "a.py").read_text() == PROGRAM.read_text()
+
+
+# 9. Deep nesting and slow files are reported quickly, per file.
+
+
+@pytest.mark.parametrize(
+    "body, code",
+    [
+        (" + ".join(["tf.a"] * 5000), "E008"),  # Python's parser overflows
+        (" + ".join(["tf.a"] * 1500), "E008"),  # parses, but LibCST would overflow (after seconds)
+        ("f(" * 500 + "1" + ")" * 500, "E001"),  # a real syntax error: too many nested parentheses
+    ],
+)
+def test_deep_nesting_is_reported_quickly(body: str, code: str) -> None:
+    source = "import tensorflow as tf\nx = " + body + "\nest = tf.estimator.Estimator(model_fn=None)\n"
+    start = time.monotonic()
+    result = transform_source(source)
+    assert time.monotonic() - start < 20  # it took 37 s before; generous for a loaded CI machine
+    assert result.error is not None and result.error.code == code and result.output == source
+    if code == "E008":
+        assert "too deeply nested to migrate" in result.error.message
+    else:
+        assert "too many nested parentheses" in result.error.message
+
+
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_time_limit_reports_a_file_as_too_complex(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, jobs: str) -> None:
+    root = _tree(tmp_path, "a.py", "slow.py")
+    real = runner.transform_source
+
+    def slow(source: str, **kwargs):
+        if kwargs.get("filename", "").endswith("slow.py"):
+            time.sleep(30)
+        return real(source, **kwargs)
+
+    monkeypatch.setattr(runner, "transform_source", slow)
+    start = time.monotonic()
+    code, _, err = invoke("-j", jobs, "--timeout", "0.5", str(root))
+    assert time.monotonic() - start < 20
+    assert code == 2
+    assert f"{root / 'slow.py'}: error E009: too complex to migrate within 0.5 s" in err
+    assert (root / "slow.py").read_text() == PROGRAM.read_text() and (root / "a.py").read_text() == MIGRATED.read_text()
+
+
+def test_timeout_is_configurable(tmp_path: Path) -> None:
+    from tfmigrate.config import ConfigError, load_config
+
+    (tmp_path / "pyproject.toml").write_text("[tool.tfmigrate]\ntimeout = 5\n")
+    assert load_config(tmp_path / "pyproject.toml").timeout == 5
+    (tmp_path / "pyproject.toml").write_text("[tool.tfmigrate]\ntimeout = 'x'\n")
+    with pytest.raises(ConfigError, match="'timeout' must be a number"):
+        load_config(tmp_path / "pyproject.toml")
+
+
+# 13. Messages: syntax errors are E001, E003 says where and hints at UTF-16, odd names are quoted.
+
+
+def test_null_byte_is_a_syntax_error_on_its_line(tmp_path: Path) -> None:
+    result = transform_source("import tensorflow as tf\nx = 1\x00\n")
+    assert result.error is not None and (result.error.code, result.error.line) == ("E001", 2)
+    assert "null byte" in result.error.message
+
+
+def test_decode_error_gives_the_byte_and_hints_at_utf16(tmp_path: Path) -> None:
+    latin1 = tmp_path / "latin1.py"
+    latin1.write_bytes(b"import tensorflow as tf\n# caf\xe9\n")
+    utf16 = tmp_path / "utf16.py"
+    utf16.write_bytes("import tensorflow as tf\n".encode("utf-16"))
+    code, _, err = invoke(str(tmp_path))
+    assert code == 2
+    assert f"{latin1}: error E003: cannot decode: invalid utf-8 at byte 29 (line 2)" in err
+    assert f"{utf16}: error E003: cannot decode" in err and "UTF-16" in err.split(str(utf16))[1]
+
+
+def test_a_file_name_with_a_newline_is_quoted(tmp_path: Path) -> None:
+    path = tmp_path / "bad\nname.py"
+    path.write_text("import tensorflow.compat.v1 as tf\nx = tf.layers.dense(\n")
+    code, _, err = invoke("--check", str(tmp_path))
+    assert code == 2
+    assert f"{str(path)!r}:3: error E001" in err or f"{str(path)!r}:2: error E001" in err
+
+
+# 14. Exclusions apply below a named path, never to its ancestors.
+
+
+@pytest.mark.parametrize("extra", [[], ["--check"], ["-j", "2"]])
+def test_a_project_inside_a_hidden_directory_is_migrated(tmp_path: Path, extra: list[str]) -> None:
+    root = tmp_path / ".cache" / "build" / "proj"
+    root.mkdir(parents=True)
+    shutil.copy(PROGRAM, root / "a.py")
+    shutil.copy(PROGRAM, root / "b.py")
+    (root / ".hidden").mkdir()
+    shutil.copy(PROGRAM, root / ".hidden" / "skipped.py")
+    code, _, err = invoke(*extra, str(root))
+    assert code == 1, err
+    assert "2 files" in err
+    assert (root / ".hidden" / "skipped.py").read_text() == PROGRAM.read_text()
+
+
+def test_a_named_directory_with_everything_excluded_says_so(tmp_path: Path) -> None:
+    root = tmp_path / "proj"
+    (root / "build").mkdir(parents=True)
+    shutil.copy(PROGRAM, root / "build" / "a.py")
+    code, _, err = invoke(str(root))
+    assert code == 0
+    assert f"{root}: note: nothing to migrate: 1 path(s) below it excluded" in err
