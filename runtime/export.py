@@ -410,6 +410,9 @@ def export_saved_model(
     tf.io.gfile.makedirs(write_base)
     module = tf.Module()
     module.model = model if isinstance(model, keras.Model) else model.model  # an `EstimatorLoop`'s model
+    from .feature_columns import lookup_tables
+
+    module.lookup_tables = lookup_tables(module.model)  # vocabulary columns' tables (not Keras-tracked)
     if isinstance(strategy, (tf.distribute.TPUStrategy, tf.distribute.experimental.TPUStrategy)):
         warn_once(
             "export.no_tpu_metagraph",

@@ -740,6 +740,33 @@ def make_parse_example_spec(feature_columns) -> dict:
 # -- layers --------------------------------------------------------------------------------------
 
 
+def lookup_tables(model: Any) -> list[Any]:
+    """The lookup tables the feature columns of `model`'s layers hold (vocabulary columns).
+
+    A column is a frozen dataclass, not a Keras trackable, so `tf.saved_model.save` does not see
+    its table: an export attaches these to the saved object (else TF refuses the signature as
+    capturing an untracked resource).
+    """
+    tables: list[Any] = []
+    seen: set[int] = set()
+
+    def visit(column: Any) -> None:
+        if not isinstance(column, FeatureColumn) or id(column) in seen:
+            return
+        seen.add(id(column))
+        table = getattr(column, "_table", None)
+        if table is not None:
+            tables.append(table)
+        for parent in column.parents:
+            visit(parent)
+
+    layers = model._flatten_layers() if hasattr(model, "_flatten_layers") else []  # noqa: SLF001
+    for layer in layers:
+        for column in getattr(layer, "columns", None) or []:
+            visit(column)
+    return tables
+
+
 def _sorted_columns(feature_columns: Sequence[FeatureColumn]) -> list[FeatureColumn]:
     columns = list(feature_columns)
     if isinstance(feature_columns, FeatureColumn):

@@ -9,6 +9,8 @@ checkpoints `model.ckpt-N`, eval metrics and events, predictions, TF1 SavedModel
   * `tpu`: `TPUEstimator`/`TPUEstimatorSpec` on TPUEstimator's CPU path;
   * `TrainSpec`/`EvalSpec`/`train_and_evaluate` (training.py), local;
   * `export`: receivers, export outputs, exporters; `inputs.numpy_input_fn`;
+  * the canned estimators (canned.py: `DNNClassifier`, ..., wide & deep, baselines), run as the
+    `tfm.canned` Keras models through `tfm.fit`/`evaluate`/`predict_examples`;
   * the `SessionRunHook`s tf.estimator re-exported, `experimental` early-stopping hooks.
 """
 
@@ -17,7 +19,17 @@ from __future__ import annotations
 import types
 
 from ..config import RunConfig
-from . import export, hooks, inputs, tpu
+from . import canned, export, hooks, inputs, tpu
+from .canned import (
+    BaselineClassifier,
+    BaselineRegressor,
+    DNNClassifier,
+    DNNLinearCombinedClassifier,
+    DNNLinearCombinedRegressor,
+    DNNRegressor,
+    LinearClassifier,
+    LinearRegressor,
+)
 from .core import Estimator, VocabInfo, WarmStartSettings
 from .export import BestExporter, Exporter, FinalExporter, LatestExporter
 from .hooks import (
@@ -51,6 +63,8 @@ experimental = types.SimpleNamespace(
 )
 
 __all__ = [
+    "BaselineClassifier", "BaselineRegressor", "DNNClassifier", "DNNLinearCombinedClassifier",
+    "DNNLinearCombinedRegressor", "DNNRegressor", "LinearClassifier", "LinearRegressor", "canned",
     "BestExporter", "CheckpointSaverHook", "CheckpointSaverListener", "Estimator", "EstimatorSpec", "EvalSpec",
     "Exporter", "FeedFnHook", "FinalExporter", "FinalOpsHook", "GlobalStepWaiterHook", "LatestExporter",
     "LoggingTensorHook", "ModeKeys", "NanLossDuringTrainingError", "NanTensorHook", "ProfilerHook", "RunConfig",
