@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ast
 import difflib
+import re
 import traceback
 from dataclasses import dataclass, field
 
@@ -226,12 +227,74 @@ def _with_newlines(source: str, filename: str, options: Options, *, reference: b
     twin, then given its line ends back, so the output never depends on the line-ending style."""
     newline = _newline(source)
     if newline == "\n":
-        return _transform(source, filename, options, reference=reference)
-    result = _transform(source.replace(newline, "\n"), filename, options, reference=reference)
+        return _fixpoint(source, filename, options, reference=reference)
+    result = _fixpoint(source.replace(newline, "\n"), filename, options, reference=reference)
     result.newline = newline
     result.output = source if result.output == result.source else result.output.replace("\n", newline)
     result.source = source
     return result
+
+
+# Passes at most: a rule's output can be another rule's input (`from tensorflow.compat.v1 import
+# logging` -> `tf.compat.v1.logging`, which TFM102 then moves to absl), so a run repeats the
+# pipeline until it changes nothing, like ruff's fix loop; a second run then has nothing to do.
+MAX_PASSES = 3
+
+
+def _fixpoint(source: str, filename: str, options: Options, *, reference: bool) -> TransformResult:
+    """The pipeline repeated on its own output until that is stable. A TODO an earlier pass put
+    above a statement that a later pass rewrote is dropped (the later pass adds one if it still
+    applies), so no TODO outlives the code it was about."""
+    result = _transform(source, filename, options, reference=reference)
+    for _ in range(MAX_PASSES - 1):
+        if result.error is not None or not result.changed:
+            return result
+        again = _transform(result.output, filename, options, reference=reference)
+        if again.error is not None or not again.changed:
+            return result
+        again.output = _without_stale_todos(result.output, again.output, source)
+        result = _merge_passes(source, result, again)
+    return result
+
+
+def _without_stale_todos(before: str, after: str, source: str) -> str:
+    """`after` less the TODO lines of `before` (not in `source`) just above a line that changed."""
+    a, b = before.splitlines(keepends=True), after.splitlines(keepends=True)
+    original = set(source.splitlines(keepends=True))
+    stale: set[int] = set()
+    matcher = difflib.SequenceMatcher(None, a, b, autojunk=False)
+    opcodes = matcher.get_opcodes()
+    for tag, i1, _i2, _j1, _j2 in opcodes:
+        if tag in ("replace", "delete"):
+            i = i1 - 1
+            while i >= 0 and _TODO_LINE.match(a[i]) and a[i] not in original:
+                stale.add(i)
+                i -= 1
+    if not stale:
+        return after
+    kept = []
+    for tag, i1, i2, j1, j2 in opcodes:
+        if tag == "equal":
+            kept.extend(line for i, line in zip(range(i1, i2), b[j1:j2]) if i not in stale)
+        else:
+            kept.extend(b[j1:j2])
+    return "".join(kept)
+
+
+_TODO_LINE = re.compile(r"[ \t]*# TODO\(tfmigrate ")
+
+
+def _merge_passes(source: str, first: TransformResult, again: TransformResult) -> TransformResult:
+    """One result from two passes: `again`'s output and TODOs, both passes' rules and steps."""
+    track = _Track(source)
+    for result in (first, again):
+        if result.track is not None:
+            track.steps.extend(result.track.steps)
+            track.add_owners.extend(result.track.add_owners)
+            track.remove_owners.extend(result.track.remove_owners)
+            track.last_applied = result.track.last_applied or track.last_applied
+    rules = list(dict.fromkeys(first.rules + again.rules))
+    return TransformResult(source, again.output, rules=rules, todos=scan_todos(again.output), track=track)
 
 
 def _newline(source: str) -> str:

@@ -49,6 +49,7 @@ _CONTRIB_FOLDS = {
     "tensorflow.contrib.data.AUTOTUNE": "data.experimental.AUTOTUNE",
 }
 _LOOKUP_OPS = "tensorflow.python.ops.lookup_ops."
+_V1_CONTRIB = "tensorflow.compat.v1.contrib."
 _SLIM_PREFIXES = ("tensorflow.contrib.slim.", "tensorflow.contrib.layers.", "tf_slim.")
 _ESTIMATOR_PKG_PREFIXES = (
     "tensorflow_estimator.compat.v1.estimator.",
@@ -188,6 +189,8 @@ class AliasTable:
 
 
 def canonical_name(full: str) -> str | None:
+    if full.startswith(_V1_CONTRIB):  # `tf.compat.v1.contrib.x` is `tf.contrib.x`, however it was imported
+        full = "tensorflow.contrib." + full[len(_V1_CONTRIB):]
     if full in _CONTRIB_FOLDS:
         return _CONTRIB_FOLDS[full]
     head, _, attr = full.rpartition(".")
