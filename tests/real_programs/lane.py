@@ -157,7 +157,7 @@ class Program:
     package: str
     module: str
     kind: str  # "classifier" | "pretraining" | "squad"
-    flags: Callable[[Inputs, Path], list[str]]  # the program's flags but do_*/init_checkpoint/output_dir
+    flags: Callable[[Inputs, Path, int], list[str]]  # (inputs, output_dir, train steps) -> the flags but do_*/init_checkpoint/output_dir
 
     @property
     def id(self) -> str:
@@ -169,9 +169,10 @@ class Program:
             return [str(ALBERT_MAIN), f"albert.{self.module}"]
         return [str(package_root / f"{self.module}.py")]
 
-    def run_flags(self, data: Inputs, output_dir: Path, *, init_checkpoint: Path | None, evaluate: bool) -> list[str]:
+    def run_flags(self, data: Inputs, output_dir: Path, *, init_checkpoint: Path | None, evaluate: bool,
+                  steps: int = TRAIN_STEPS) -> list[str]:
         do_eval = "do_predict" if self.kind == "squad" else "do_eval"
-        flags = [*self.flags(data, output_dir), f"--output_dir={output_dir}", "--do_train=true",
+        flags = [*self.flags(data, output_dir, steps), f"--output_dir={output_dir}", "--do_train=true",
                  f"--{do_eval}={str(evaluate).lower()}"]
         if init_checkpoint is not None:
             flags.append(f"--init_checkpoint={init_checkpoint}")
@@ -180,55 +181,58 @@ class Program:
         return flags
 
 
-_COMMON = [f"--save_checkpoints_steps=100", "--iterations_per_loop=2", "--use_tpu=false"]
+_COMMON = ["--save_checkpoints_steps=100000", "--iterations_per_loop=2", "--use_tpu=false"]
 _ALBERT_TPU = ["--master=None", "--tpu_name=None", "--tpu_zone=None", "--gcp_project=None", "--num_tpu_cores=8"]
-# One training example, BATCH a batch: TRAIN_STEPS steps is this many epochs.
-_EPOCHS = f"--num_train_epochs={TRAIN_STEPS * BATCH}"
 
 
-def _bert_classifier(d: Inputs, out: Path) -> list[str]:
+def _epochs(steps: int) -> str:
+    """One training example, BATCH a batch: `steps` steps is this many epochs."""
+    return f"--num_train_epochs={steps * BATCH}"
+
+
+def _bert_classifier(d: Inputs, out: Path, steps: int) -> list[str]:
     return ["--task_name=MRPC", f"--data_dir={d.mrpc}", f"--vocab_file={d.vocab}", f"--bert_config_file={d.bert_config}",
             "--do_lower_case=true", "--max_seq_length=32", f"--train_batch_size={BATCH}", f"--eval_batch_size={BATCH}",
-            _EPOCHS, "--learning_rate=0.0", *_COMMON]
+            _epochs(steps), "--learning_rate=0.0", *_COMMON]
 
 
-def _albert_classifier(d: Inputs, out: Path) -> list[str]:
+def _albert_classifier(d: Inputs, out: Path, steps: int) -> list[str]:
     return ["--task_name=MRPC", f"--data_dir={d.mrpc}", "--vocab_file=None", f"--spm_model_file={d.spm_model}",
             f"--albert_config_file={d.albert_config}", "--do_lower_case=true", "--max_seq_length=32",
-            f"--train_batch_size={BATCH}", f"--eval_batch_size={BATCH}", f"--predict_batch_size={BATCH}", _EPOCHS,
+            f"--train_batch_size={BATCH}", f"--eval_batch_size={BATCH}", f"--predict_batch_size={BATCH}", _epochs(steps),
             "--learning_rate=0.0", "--warmup_proportion=0.1", "--use_pooled_output=true", "--do_predict=false",
             *_COMMON, *_ALBERT_TPU]
 
 
-def _pretraining(d: Inputs) -> list[str]:
+def _pretraining(d: Inputs, steps: int) -> list[str]:
     return [f"--input_file={d.pretraining_data()}", "--max_seq_length=32", "--max_predictions_per_seq=5",
-            f"--train_batch_size={BATCH}", f"--eval_batch_size={BATCH}", f"--num_train_steps={TRAIN_STEPS}",
+            f"--train_batch_size={BATCH}", f"--eval_batch_size={BATCH}", f"--num_train_steps={steps}",
             "--num_warmup_steps=1", "--learning_rate=1e-2", "--max_eval_steps=2", *_COMMON]
 
 
-def _bert_pretraining(d: Inputs, out: Path) -> list[str]:
-    return [*_pretraining(d), f"--bert_config_file={d.bert_config}"]
+def _bert_pretraining(d: Inputs, out: Path, steps: int) -> list[str]:
+    return [*_pretraining(d, steps), f"--bert_config_file={d.bert_config}"]
 
 
-def _albert_pretraining(d: Inputs, out: Path) -> list[str]:
-    return [*_pretraining(d), f"--albert_config_file={d.albert_config}", "--optimizer=lamb", "--poly_power=1.0",
+def _albert_pretraining(d: Inputs, out: Path, steps: int) -> list[str]:
+    return [*_pretraining(d, steps), f"--albert_config_file={d.albert_config}", "--optimizer=lamb", "--poly_power=1.0",
             "--start_warmup_step=0", "--masked_lm_budget=0", "--init_from_group0=false",
             f"--export_dir={out / 'export'}", *_ALBERT_TPU]
 
 
-def _squad(d: Inputs) -> list[str]:
+def _squad(d: Inputs, steps: int) -> list[str]:
     return [f"--train_file={d.squad_train}", f"--predict_file={d.squad_predict}", "--do_lower_case=true",
             "--max_seq_length=48", "--doc_stride=16", "--max_query_length=12", f"--train_batch_size={BATCH}",
-            f"--predict_batch_size={BATCH}", _EPOCHS, "--learning_rate=1e-2", "--n_best_size=5",
+            f"--predict_batch_size={BATCH}", _epochs(steps), "--learning_rate=1e-2", "--n_best_size=5",
             "--max_answer_length=6", *_COMMON]
 
 
-def _bert_squad(d: Inputs, out: Path) -> list[str]:
-    return [*_squad(d), f"--vocab_file={d.vocab}", f"--bert_config_file={d.bert_config}"]
+def _bert_squad(d: Inputs, out: Path, steps: int) -> list[str]:
+    return [*_squad(d, steps), f"--vocab_file={d.vocab}", f"--bert_config_file={d.bert_config}"]
 
 
-def _albert_squad(d: Inputs, out: Path) -> list[str]:
-    return [*_squad(d), "--vocab_file=None", f"--spm_model_file={d.spm_model}", f"--albert_config_file={d.albert_config}",
+def _albert_squad(d: Inputs, out: Path, steps: int) -> list[str]:
+    return [*_squad(d, steps), "--vocab_file=None", f"--spm_model_file={d.spm_model}", f"--albert_config_file={d.albert_config}",
             "--warmup_proportion=0.1", "--null_score_diff_threshold=0.0", "--version_2_with_negative=false",
             f"--train_feature_file={out / 'train.tf_record'}", f"--predict_feature_file={out / 'eval.tf_record'}",
             f"--predict_feature_left_file={out / 'eval_features.pkl'}", *_ALBERT_TPU]
