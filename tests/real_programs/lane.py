@@ -139,9 +139,15 @@ def _run(argv: list[str], package_parent: Path, cwd: Path) -> Run:
     return Run(argv, proc.returncode, proc.stdout, proc.stderr)
 
 
+@functools.cache
+def _oracle() -> Path:
+    """`oracle_python()`, once a process: each call probes the venv with a TensorFlow import (seconds)."""
+    return oracle_python()
+
+
 def run_original(args: list[str], *, package: str, cwd: Path) -> Run:
     """`args` (a script and its flags) on the oracle, through the TF1 launcher."""
-    return _run([str(oracle_python()), str(LAUNCHER), *args], package_dir(package).parent, cwd)
+    return _run([str(_oracle()), str(LAUNCHER), *args], package_dir(package).parent, cwd)
 
 
 def run_current(args: list[str], *, package_parent: Path, cwd: Path) -> Run:
