@@ -124,4 +124,5 @@ def test_the_scan_sees_symbols() -> None:
     assert _resolves("tfmigrate.runtime", ["estimator", "tpu", "TPUEstimator"])
     assert _resolves("tfmigrate.runtime", ["legacy", "layers", "conv2d"])
     assert _resolves("tfmigrate.runtime", ["legacy", "rnn_cell", "LSTMCell"])
-    assert not _resolves("tfmigrate.runtime", ["estimator", "DNNClassifier"])
+    assert _resolves("tfmigrate.runtime", ["estimator", "DNNClassifier"])  # hosted canned estimators
+    assert not _resolves("tfmigrate.runtime", ["estimator", "BoostedTreesClassifier"])
