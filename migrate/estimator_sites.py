@@ -557,11 +557,14 @@ class EstimatorSiteRule(Rule):
                     f"this `tf.{key}` is not passed to `train_and_evaluate` with a migrated estimator in the same "
                     "function: its `input_fn` must become `tfm.input_fn_data(...)` by hand"
                 )
+        if self._hosted and id(original) in self._problem_site_calls():
+            return self._hosted_constructor(original, updated)
         if id(original) in self.loose_calls:
-            if self._hosted and self._stmt_stack:
+            hosted = self._hosted_constructor(original, updated) if self._hosted and self._stmt_stack else None
+            if hosted is not None:
                 self.mark_changed()
                 self.note(site_note(self.ESTIMATOR_NAME, self._loose_reason(original)), at=self._stmt_stack[-1])
-                return updated
+                return hosted
             self.todo(
                 f"this {self.ESTIMATOR_NAME} is returned or passed on; tfmigrate migrates an estimator assigned to a "
                 "variable whose train/evaluate calls are in the same function: restructure, or migrate by hand"
@@ -577,6 +580,15 @@ class EstimatorSiteRule(Rule):
         if text is None:
             return updated
         return cst.parse_expression(text)
+
+    def _problem_site_calls(self) -> set[int]:
+        """The constructor calls of the sites kept as written (their problems say why)."""
+        return {id(s.stmt.body[0].value) for s in self.sites if s.problems and s.stmt.body}  # type: ignore[attr-defined]
+
+    def _hosted_constructor(self, original: cst.Call, updated: cst.Call) -> cst.Call | None:
+        """A kept estimator constructor as the hosted tier spells it (None: it cannot be hosted).
+        Estimator/TPUEstimator stay as they are: TFM101 respells their symbols file-wide."""
+        return updated
 
     def _loose_reason(self, call: cst.Call) -> str:
         """Why a returned or passed-on estimator is hosted (its model_fn's failure too, if any)."""

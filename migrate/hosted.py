@@ -29,10 +29,20 @@ _ESTIMATOR = frozenset(
         "tpu.TPUEstimator", "tpu.TPUEstimatorSpec", "tpu.RunConfig", "tpu.TPUConfig", "tpu.InputPipelineConfig",
     }
 )
-HOSTED_ESTIMATOR = frozenset(f"estimator.{name}" for name in _ESTIMATOR)
+# Canned estimators the hosted tier takes (`tfm.estimator.DNNClassifier(..., api=...)`: estimator-shaped
+# objects over the runtime's canned Keras models, TF feature columns converted).
+HOSTED_CANNED = frozenset(
+    {
+        "DNNClassifier", "DNNRegressor", "LinearClassifier", "LinearRegressor", "DNNLinearCombinedClassifier",
+        "DNNLinearCombinedRegressor", "BaselineClassifier", "BaselineRegressor",
+    }
+)
+HOSTED_ESTIMATOR = frozenset(f"estimator.{name}" for name in _ESTIMATOR | HOSTED_CANNED)
 
 # The estimator classes whose sites the hosted tier takes when the structural rules do not.
-HOSTED_SITES = frozenset({"estimator.Estimator", "estimator.tpu.TPUEstimator"})
+HOSTED_SITES = frozenset({"estimator.Estimator", "estimator.tpu.TPUEstimator"}) | frozenset(
+    f"estimator.{name}" for name in HOSTED_CANNED
+)
 
 # `tfm.legacy.rnn_cell` (= `tf.compat.v1.nn.rnn_cell`): the cell classes, also reached as `tf.contrib.rnn.X`.
 RNN_CELLS = frozenset(

@@ -10,12 +10,15 @@ from __future__ import annotations
 
 import ast
 
+from .hosted import HOSTED_CANNED
 from .names import AliasTable, SourceLines, ast_dotted, canonical_name
 from .rule import RUNTIME_MODULE
 
 IDIOMATIC, HOSTED, NOT_MIGRATED = "idiomatic", "hosted", "not migrated"
 TIERS = (IDIOMATIC, HOSTED, NOT_MIGRATED)
-_HOSTED_CLASSES = frozenset({f"{RUNTIME_MODULE}.estimator.Estimator", f"{RUNTIME_MODULE}.estimator.tpu.TPUEstimator"})
+_HOSTED_CLASSES = frozenset({f"{RUNTIME_MODULE}.estimator.Estimator", f"{RUNTIME_MODULE}.estimator.tpu.TPUEstimator"}) | frozenset(
+    f"{RUNTIME_MODULE}.estimator.{name}" for name in HOSTED_CANNED
+)
 
 
 def estimator_keys() -> frozenset[str]:

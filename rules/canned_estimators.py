@@ -5,6 +5,7 @@ from __future__ import annotations
 import libcst as cst
 
 from tfmigrate import ctl_codegen
+from tfmigrate.hosted import HOSTED_CANNED
 from tfmigrate.estimator_sites import EstimatorSiteRule, _fresh, _Site
 from tfmigrate.modelfn import OPTIMIZERS, _OPTIMIZER_DROP, names_in
 from tfmigrate.names import dotted
@@ -191,6 +192,28 @@ class CannedEstimatorsToKeras(EstimatorSiteRule):
                 return None
             out[key] = arg.value
         return out
+
+    def _hosted_constructor(self, original: cst.Call, updated: cst.Call) -> cst.Call | None:
+        """`tf.estimator.DNNClassifier(...)` kept where the program keeps it (returned from a
+        `build_estimator()`, passed to `train_and_evaluate`) -> `tfm.estimator.DNNClassifier(...,
+        api=...)`, the runtime's estimator-shaped canned estimator (TF feature columns converted)."""
+        found = self._class_of(original)
+        if found is None or found[0] not in HOSTED_CANNED:
+            return None
+        name, api = found
+        self.mark_changed()
+        func = cst.parse_expression(f"{self.ctx.need_runtime()}.estimator.{name}")
+        args = list(updated.args)
+        if args and args[-1].comma is cst.MaybeSentinel.DEFAULT:
+            args[-1] = args[-1].with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))
+        elif args:
+            args[-1] = args[-1].with_changes(comma=args[-1].comma)
+        api_arg = cst.Arg(
+            keyword=cst.Name("api"),
+            value=cst.SimpleString(f'"{api}"'),
+            equal=cst.AssignEqual(whitespace_before=cst.SimpleWhitespace(""), whitespace_after=cst.SimpleWhitespace("")),
+        )
+        return updated.with_changes(func=func, args=[*args, api_arg])
 
     # -- the site ------------------------------------------------------------------------------
     def _prepare_model(self, site: _Site) -> None:

@@ -172,6 +172,40 @@ def v2_name(symbol: str) -> str | None:
     return target
 
 
+@functools.cache
+def _signature_changes() -> dict[str, dict[str, list[str]]]:
+    return _load()[0].get("v1_signature_changes", {})
+
+
+def _v1_path(full: str) -> str | None:
+    """The TF1 path of a chain spelled `tf.X` or `tf.compat.v1.X` (None for anything else)."""
+    if full.startswith("tensorflow.compat.v1."):
+        return full[len("tensorflow.compat.v1."):]
+    if full.startswith("tensorflow.") and not full.startswith(("tensorflow.compat.", "tensorflow.contrib")):
+        return full[len("tensorflow."):]
+    return None
+
+
+def _positional(params: list[str]) -> list[str]:
+    return params[: params.index("*")] if "*" in params else params
+
+
+def keeps_v1_signature(full: str, positional: int, keywords: set[str], starred: bool) -> str | None:
+    """For a call of the TF1 function `full` whose TF2 name takes other parameters (`nn.dropout`'s
+    `keep_prob`, `reduce_sum`'s `keep_dims`, `argmax`'s `dimension`): its TF1 path when this call
+    passes what the TF2 function does not take, or passes by position what it takes under another
+    name (`tf.nn.dropout(x, 0.9)` is keep_prob in TF1, rate in TF2), so the call must stay
+    `tf.compat.v1.<path>`; None when the TF2 function takes the call as TF1 did."""
+    path = _v1_path(full)
+    change = _signature_changes().get(path) if path is not None else None
+    if change is None or not _v1_present(path):  # type: ignore[arg-type]
+        return None
+    v1, v2 = _positional(change["v1"]), _positional(change["v2"])
+    if starred or positional > len(v2) or v1[:positional] != v2[:positional] or keywords - set(change["v2"]):
+        return path
+    return None
+
+
 @functools.lru_cache(maxsize=None)
 def plan_chain(full: str, tf: str, scope_module: bool = False) -> tuple[str | None, str | None]:
     """What TFM101 does with a chain that resolves to `full`: (new spelling or None, TODO or None);
@@ -275,6 +309,7 @@ class CompatV1ToV2(Rule):
         self._scope_module = self._scoped(lambda: SourceView(node.code, parse(node.code), names=self.ctx.names))
         self._store_fns = _store_functions(node)
         self._fn_stack: list[str] = []
+        self._v1_calls: dict[int, str] = {}  # id(func) -> TF1 path of a call the TF2 function would not take
         self._dead_aliases = _dead_module_aliases(node, self.ctx.names, self.ctx.tf2_alias)
         # `from tensorflow.contrib.X import Y`: locals that name removed contrib objects (their bare
         # uses get a TODO), and the imports the runtime replaces whole (rewritten in leave_ImportFrom).
@@ -328,10 +363,23 @@ class CompatV1ToV2(Rule):
         # (`tf.train.AdamOptimizer(lr).minimize`, `ds.make_one_shot_iterator().get_next`).
         return not _is_chain(node)
 
+    def visit_Call(self, node: cst.Call) -> bool:
+        full = self.ctx.names.qualify(node.func) if isinstance(node.func, cst.Attribute) else None
+        if full is not None:
+            keywords = {arg.keyword.value for arg in node.args if arg.keyword is not None}
+            positional = sum(1 for arg in node.args if arg.keyword is None and not arg.star)
+            path = keeps_v1_signature(full, positional, keywords, any(arg.star for arg in node.args))
+            if path is not None:
+                self._v1_calls[id(node.func)] = path
+        return True
+
     def leave_Attribute(self, original: cst.Attribute, updated: cst.Attribute) -> cst.BaseExpression:
         full = self.ctx.names.qualify(original)
         if full is None:
             return updated
+        path = self._v1_calls.get(id(original))
+        if path is not None:
+            return self._emit(updated, f"{self.ctx.tf2_alias}.compat.v1.{path}")
         return self._rewrite(full, updated)
 
     def leave_Name(self, original: cst.Name, updated: cst.Name) -> cst.BaseExpression:
@@ -429,6 +477,7 @@ class CompatV1ToV2(Rule):
         plan = TextPlan()
         dropped: dict[str, int] = {}
         data = view.lines.data
+        calls: dict[int, ast.Call] | None = None
         for chain in view.chains:
             if chain.bare:
                 continue
@@ -436,6 +485,17 @@ class CompatV1ToV2(Rule):
             if full is None:
                 continue
             text, todo = plan_chain(full, tf, scope_module)
+            if chain.call and _signature_changes().get(_v1_path(full) or ""):
+                if calls is None:
+                    calls = {id(node.func): node for node in ast.walk(view.tree) if isinstance(node, ast.Call)}
+                call = calls.get(id(chain.node))
+                if call is None:
+                    return None
+                starred = any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords)
+                keywords = {k.arg for k in call.keywords if k.arg is not None}
+                path = keeps_v1_signature(full, len(call.args), keywords, starred)
+                if path is not None:
+                    text, todo = f"{tf}.compat.v1.{path}", None
             if chain.under_attribute and (todo is not None or (text is not None and text != chain.dotted)):
                 return None  # inside `f(x).attr`: the CST pass (its edits nest)
             if text is not None and text.startswith(RUNTIME_ALIAS + "."):

@@ -104,6 +104,7 @@ GENERATED_BY = "scripts/gen_api_table.py"
 # Keys of the table written by check-current (everything else is written by generate).
 CHECK_KEYS = (
     "current_tensorflow_version", "current_keras_version", "v2_absent_in_current_tf", "v1_absent_in_current_tf",
+    "v1_signature_changes",
 )
 
 # Module-name prefixes of the generated v1 API modules in TF 2.15 (TF itself, Keras 2.15's v1 API,
@@ -463,6 +464,58 @@ def _resolves(root: Any, path: str) -> bool:
     return True
 
 
+def _lookup(root: Any, path: str) -> Any:
+    obj = root
+    for part in path.split("."):
+        obj = getattr(obj, part)
+    return obj
+
+
+def _parameters(obj: Any) -> list[str] | None:
+    """A callable's parameter names in order (None when it has no Python signature); `*` marks
+    where keyword-only parameters start."""
+    import inspect
+
+    try:
+        target = inspect.unwrap(obj)
+        signature = inspect.signature(target.__init__ if inspect.isclass(target) else target)
+    except (TypeError, ValueError):
+        return None
+    names: list[str] = []
+    for parameter in signature.parameters.values():
+        if parameter.name == "self":
+            continue
+        if parameter.kind is parameter.KEYWORD_ONLY and "*" not in names:
+            names.append("*")
+        if parameter.kind in (parameter.VAR_POSITIONAL, parameter.VAR_KEYWORD):
+            return None  # takes anything: nothing to check a call against
+        names.append(parameter.name)
+    return names
+
+
+def _signature_changes(tf: Any, symbols: dict[str, str | None], same_name: Any) -> dict[str, dict[str, list[str]]]:
+    """v1 path -> {"v1": params, "v2": params} for the functions whose TF2 name on current TF takes
+    other parameters than their TF1 one (`nn.dropout`'s `keep_prob`, `reduce_sum`'s `keep_dims`),
+    the TF2 name being the symbol's own or, for a v1 symbol with none, the same path (another
+    function there: `v2_same_name_other_symbol`). A call that passes what the TF2 function does not
+    take, or passes by position what it takes under another name, must stay `tf.compat.v1.<path>`."""
+    changes: dict[str, dict[str, list[str]]] = {}
+    same = set(same_name)
+    for path, v2_path in sorted(symbols.items()):
+        if v2_path is None and path in same:
+            v2_path = path
+        if v2_path is None or not (_resolves(tf.compat.v1, path) and _resolves(tf, v2_path)):
+            continue
+        v1_obj, v2_obj = _lookup(tf.compat.v1, path), _lookup(tf, v2_path)
+        if v1_obj is v2_obj or not callable(v1_obj) or not callable(v2_obj):
+            continue
+        v1_params, v2_params = _parameters(v1_obj), _parameters(v2_obj)
+        if v1_params is None or v2_params is None or v1_params == v2_params:
+            continue
+        changes[path] = {"v1": v1_params, "v2": v2_params}
+    return changes
+
+
 def check_current(out_dir: Path, check: bool) -> bool:
     _quiet_tensorflow()
     import tensorflow as tf
@@ -490,6 +543,7 @@ def check_current(out_dir: Path, check: bool) -> bool:
     # under Keras 3, ...): the rest still run, as TF1 graph code, on current TF.
     v1 = tf.compat.v1
     table["v1_absent_in_current_tf"] = sorted(p for p in table["symbols"] if not _resolves(v1, p))
+    table["v1_signature_changes"] = _signature_changes(tf, table["symbols"], table.get("v2_same_name_other_symbol", ()))
 
     paths = _walk_v2(tf)
     listed = set(paths)
