@@ -29,7 +29,7 @@ Separation of concerns:
     workers into a temporary directory), which `ctl.EstimatorLoop` runs too; `checkpoints` owns
     the files, `cluster` says who is chief.
 
-Step counts are exact. Keras 3.15 `fit(steps_per_epoch=n)` with `steps_per_execution=k` runs whole
+Step counts are exact, per `fit` call and per epoch (`_EpochBudget`). Keras 3.15 `fit(steps_per_epoch=n)` with `steps_per_execution=k` runs whole
 device loops, ending at the next multiple of k (measured: n=5, k=4 -> 8 steps), whereas TF1
 shortened the last loop. The runtime therefore also cuts the data to n batches (`take`), and Keras's
 device loop stops when its input ends (n=5, k=4 -> 4 + 1 steps).
@@ -571,7 +571,23 @@ def fit(
         support). Under ParameterServerStrategy, `steps_per_execution` steps are scheduled per
         worker through `cluster_coordinator(strategy)`, each worker reading its own copy of the
         data (`create_per_worker_dataset`), and the coordinator waits for each wave of one
-        execution per worker. The engine takes only `verbose` among `fit_kwargs`.
+        execution per worker. The engine takes Keras's epoch, validation and `class_weight`
+        arguments and `verbose`, no other `fit_kwargs`.
+
+    Two ways to say how long (not both: a `ValueError`):
+      * Estimator's: `steps` / `max_steps` (global steps, across calls), or neither for all the
+        data; one Keras epoch.
+      * Keras's: `epochs`, `steps_per_epoch`, `initial_epoch`, with Keras's rules: epochs
+        `initial_epoch` to `epochs - 1`; with `steps_per_epoch` the data goes on from epoch to epoch
+        (and starts again only once it ended), without it every epoch is one pass over the data.
+        Unlike Keras 3.15, whose epochs run whole loops of `steps_per_execution` steps, every
+        epoch is exactly `steps_per_epoch` steps (`_EpochBudget`). `epochs x steps_per_epoch` on
+        repeated data trains what `steps=epochs * steps_per_epoch` trains.
+    Either way: `validation_data` (data as for `data`), `validation_steps` (exact, as
+    `evaluate`'s `steps`) and `validation_freq` evaluate after epochs into `val_<name>` logs;
+    `class_weight` becomes per-example sample weights (Keras's own map); checkpoints, hooks,
+    summaries and the global step run across epochs; a callback or hook setting
+    `model.stop_training` (a hook's `request_stop`) ends training.
 
     Args:
         model: A compiled Keras 3 model, built and compiled in the strategy's scope; its
@@ -595,20 +611,24 @@ def fit(
         saving_listeners: TF1 `CheckpointSaverListener`s, called around each checkpoint save
             (`after_save` returning True stops training). A `CheckpointSaverHook` among `hooks`
             replaces the model directory's own saver, as in TF1, and gets the listeners.
-        **fit_kwargs: Other `keras.Model.fit` arguments (`verbose` defaults to 0). `epochs`,
-            `steps_per_epoch`, `x`, `y`, `batch_size`, `initial_epoch` and `validation_split` are
-            set by the runtime.
+        **fit_kwargs: Other `keras.Model.fit` arguments (`verbose` defaults to 0): `epochs`,
+            `steps_per_epoch`, `initial_epoch`, `validation_data`, `validation_steps`,
+            `validation_freq`, `class_weight` (see above). `x`, `y`, `batch_size` and
+            `validation_split` are set by the runtime.
 
     Returns:
-        The Keras `History` of the single epoch, or None when `max_steps` was already reached.
+        The Keras `History`, one entry per epoch (TF1's style: one epoch), with the `val_` logs
+        of the epochs validated; None when `max_steps` was already reached.
 
     Raises:
-        ValueError: If both `steps` and `max_steps` are given, either is not positive, or the model
-            is not compiled or its checkpoint does not match.
+        ValueError: If both `steps` and `max_steps` are given, either of them with `epochs`,
+            `steps_per_epoch` or `initial_epoch`, a count is not positive (`initial_epoch`
+            negative), `validation_steps` comes without `validation_data`, or the model is not
+            compiled or its checkpoint does not match.
         ValueError: If the latest checkpoint in the model directory is a TF1 one that does not fit the
             model (`tf1_checkpoint.load_tf1_checkpoint` says what is missing; nothing is restored).
-        TypeError: For `data` of an unsupported type, a reserved `fit_kwargs` key, or a
-            `fit_kwargs` key other than `verbose` when the runtime's engine runs the model.
+        TypeError: For `data`/`validation_data` of an unsupported type, a non-dict `class_weight`,
+            a reserved `fit_kwargs` key, or a `fit_kwargs` key the runtime's engine does not run.
     """
     _check_model(model, "fit")
     if steps is not None and max_steps is not None:
@@ -849,7 +869,7 @@ def evaluate(
             checkpoint, not the model's own; the model gets its own back afterwards. A TF1
             Estimator name (`model.ckpt-8`) finds the runtime's checkpoint of that step.
         **kwargs: Other `keras.Model.evaluate` arguments (`verbose` defaults to 0; the engine takes
-            only `verbose`).
+            `verbose` and `callbacks`).
 
     Returns:
         A dict of Python floats keyed by `loss` and the compiled metrics' names, plus
@@ -972,7 +992,7 @@ def predict(
         model_dir: Overrides `config.model_dir`.
         hooks: TF1 `hooks=`, with the model's own `prediction_hooks()` (see `evaluate`).
         **kwargs: Other `keras.Model.predict` arguments (`verbose` defaults to 0; the engine takes
-            only `verbose`).
+            `verbose` and `callbacks`).
 
     Returns:
         NumPy arrays: `predict_step`'s outputs concatenated along the batch axis, in its structure
