@@ -54,7 +54,7 @@ import tensorflow as tf
 from ._logging import logger
 from .strategy import cluster_coordinator
 
-__all__ = ["EngineDataSource", "predict", "test", "train", "uses_engine"]
+__all__ = ["EngineDataSource", "Validation", "predict", "test", "train", "uses_engine"]
 
 
 class EngineDataSource(Protocol):
@@ -395,9 +395,19 @@ def _metrics_or_logs(model: keras.Model, logs: Any) -> dict[str, Any]:
     return _pythonify(logs)
 
 
-def _callback_list(model: keras.Model, callbacks: Any, *, verbose: int, steps: int | None, history: bool) -> Any:
+def _callback_list(
+    model: keras.Model, callbacks: Any, *, verbose: int, steps: int | None, history: bool, epochs: int = 1
+) -> Any:
+    if isinstance(callbacks, keras.callbacks.CallbackList):
+        return callbacks  # `fit`'s own list, for its validation (as Keras's `fit` passes it to `evaluate`).
     return keras.callbacks.CallbackList(
-        callbacks, add_history=history, add_progbar=verbose != 0, verbose=verbose, epochs=1, steps=steps, model=model
+        callbacks,
+        add_history=history,
+        add_progbar=verbose != 0,
+        verbose=verbose,
+        epochs=epochs,
+        steps=steps,
+        model=model,
     )
 
 
@@ -406,57 +416,116 @@ def _remaining(limit: int | None, done: int) -> int:
     return np.iinfo(np.int32).max if limit is None else limit - done
 
 
+class Validation:
+    """`fit`'s validation, Keras's rules: `data` evaluated (`test`) after every epoch `freq` selects.
+
+    `freq` is an int (every `freq`-th epoch) or a collection of 1-based epoch numbers, as Keras's
+    `validation_freq`; `steps` batches (None: all the data), from the start of the data each time
+    (Keras's `evaluate` in `fit` resets its validation iterator every epoch).
+    """
+
+    def __init__(self, source: EngineDataSource, steps: int | None = None, freq: Any = 1) -> None:
+        if isinstance(freq, bool) or not (isinstance(freq, int) and freq > 0 or isinstance(freq, (list, tuple, set, range))):
+            raise ValueError(
+                f"`validation_freq` must be a positive int or a list of epoch numbers, got {freq!r}."
+            )
+        self.source, self.steps, self.freq = source, steps, freq
+
+    def due(self, epoch: int) -> bool:
+        """Whether to validate after 0-based `epoch` (Keras's `Trainer._should_eval`)."""
+        if isinstance(self.freq, int):
+            return (epoch + 1) % self.freq == 0
+        return epoch + 1 in self.freq
+
+
 def train(
     model: keras.Model,
     source: EngineDataSource,
     *,
     limit: int | None,
+    epochs: int = 1,
+    initial_epoch: int = 0,
+    steps_per_epoch: int | None = None,
+    validation: Validation | None = None,
     callbacks: list[keras.callbacks.Callback] | None = None,
     verbose: int = 0,
 ) -> keras.callbacks.History:
-    """Trains `model` for `limit` steps (or until the data ends), as one Keras epoch.
+    """Trains `model` for epochs `initial_epoch` to `epochs - 1`, as Keras's `fit` does.
+
+    An epoch is `steps_per_epoch` steps, or, when None, one pass over the data (Keras's rules: with
+    `steps_per_epoch` the data's iterator goes on from epoch to epoch, and starts again after the data
+    ended; without it, every epoch starts the data again). Unlike Keras 3.15, the last execution of
+    an epoch is shortened, so an epoch is exactly `steps_per_epoch` steps. TF1's one `train` call is
+    one epoch of `limit` steps (`steps_per_epoch=limit`).
 
     Callbacks see `on_train_batch_end` after every execution (`steps_per_execution` steps; under
-    ParameterServerStrategy, one execution per worker), as with Keras's `fit`.
+    ParameterServerStrategy, one execution per worker), epoch begins and ends, and, during
+    validation, `on_test_*`, as with Keras's `fit`; setting `model.stop_training` ends training
+    after the current execution (or epoch).
 
     Args:
         model: A built, compiled model whose strategy `uses_engine`.
         source: The data (`keras_compat._DataSource`).
-        limit: Steps to run, or None for all the data.
+        limit: At most this many steps are read from the data over all epochs (None: no limit).
+        epochs: Keras's `epochs`: the index of the epoch to stop before.
+        initial_epoch: Keras's `initial_epoch`: the first epoch's index.
+        steps_per_epoch: Steps per epoch, or None for one pass over the data.
+        validation: Evaluate after epochs (`val_` logs in the epoch's logs), or None.
         callbacks: Keras callbacks.
         verbose: 0 (silent) or Keras's progress bar verbosity.
 
     Returns:
-        The `History` of the epoch; its logs are the metrics' values over all replicas and steps.
+        The `History`: one entry per epoch run; its logs are the metrics' values over all replicas
+        and the epoch's steps, and the validation's under `val_<name>`.
     """
-    callback_list = _callback_list(model, callbacks, verbose=verbose, steps=limit, history=True)
-    executor = _executor(model, source, "train", limit)
+    callback_list = _callback_list(
+        model, callbacks, verbose=verbose, steps=steps_per_epoch, history=True, epochs=epochs
+    )
     model.stop_training = False
     callback_list.on_train_begin()
-    model.reset_metrics()
-    callback_list.on_epoch_begin(0)
-    done, logs = 0, None
-    while limit is None or done < limit:
-        callback_list.on_train_batch_begin(done)
-        execution = executor.run(_remaining(limit, done))
-        if execution.steps:
-            done += execution.steps
-            logs = _pythonify(execution.outputs)
-            callback_list.on_train_batch_end(done - 1, logs)
-        if execution.ended or not execution.steps or model.stop_training:
+    executor, total, training_logs = None, 0, None
+    for epoch in range(initial_epoch, epochs):
+        if executor is None or steps_per_epoch is None:
+            executor = _executor(model, source, "train", limit if limit is None else limit - total)
+        model.reset_metrics()
+        callback_list.on_epoch_begin(epoch)
+        done, logs = 0, None
+        while steps_per_epoch is None or done < steps_per_epoch:
+            callback_list.on_train_batch_begin(done)
+            execution = executor.run(_remaining(steps_per_epoch, done))
+            if execution.steps:
+                done += execution.steps
+                logs = _pythonify(execution.outputs)
+                callback_list.on_train_batch_end(done - 1, logs)
+            if execution.ended or not execution.steps:
+                executor = None  # The data ended: the next epoch starts it again (Keras's rule).
+                break
+            if model.stop_training:
+                break
+        total += done
+        epoch_logs = _metrics_or_logs(model, logs)
+        if validation is not None and validation.due(epoch):
+            val_logs = test(model, validation.source, steps=validation.steps, callbacks=callback_list)
+            epoch_logs.update({f"val_{name}": value for name, value in val_logs.items()})
+        callback_list.on_epoch_end(epoch, epoch_logs)
+        training_logs = epoch_logs
+        if model.stop_training or (limit is not None and total >= limit):
             break
-    epoch_logs = _metrics_or_logs(model, logs)
-    callback_list.on_epoch_end(0, epoch_logs)
-    if isinstance(model.optimizer, keras.optimizers.Optimizer):
+    if isinstance(model.optimizer, keras.optimizers.Optimizer) and epochs > initial_epoch:
         model.optimizer.finalize_variable_values(model.trainable_weights)
-    callback_list.on_train_end(epoch_logs)
-    logger.info("tfmigrate.runtime.engine: trained %d steps under %s.", done, type(model.distribute_strategy).__name__)
+    callback_list.on_train_end(training_logs)
+    logger.info("tfmigrate.runtime.engine: trained %d steps under %s.", total, type(model.distribute_strategy).__name__)
     history = next(c for c in callback_list.callbacks if isinstance(c, keras.callbacks.History))
     return history
 
 
 def test(
-    model: keras.Model, source: EngineDataSource, *, steps: int | None, verbose: int = 0
+    model: keras.Model,
+    source: EngineDataSource,
+    *,
+    steps: int | None,
+    verbose: int = 0,
+    callbacks: Any = None,
 ) -> dict[str, Any]:
     """Evaluates `model` on `steps` batches (or all the data); returns the metrics' values.
 
@@ -465,11 +534,12 @@ def test(
         source: The data.
         steps: Batches to evaluate, or None for all the data.
         verbose: 0 (silent) or Keras's progress bar verbosity.
+        callbacks: Keras callbacks (`on_test_*`), or `fit`'s `CallbackList` during validation.
 
     Returns:
         Python floats keyed by `loss` and the metrics' names (Keras's `evaluate(return_dict=True)`).
     """
-    callback_list = _callback_list(model, None, verbose=verbose, steps=steps, history=False)
+    callback_list = _callback_list(model, callbacks, verbose=verbose, steps=steps, history=False)
     executor = _executor(model, source, "test", steps)
     model.reset_metrics()
     callback_list.on_test_begin()
@@ -488,7 +558,9 @@ def test(
     return results
 
 
-def predict(model: keras.Model, source: EngineDataSource, *, steps: int | None, verbose: int = 0) -> Any:
+def predict(
+    model: keras.Model, source: EngineDataSource, *, steps: int | None, verbose: int = 0, callbacks: Any = None
+) -> Any:
     """Predicts on `steps` batches (or all the data); returns the outputs as NumPy arrays.
 
     Args:
@@ -496,6 +568,7 @@ def predict(model: keras.Model, source: EngineDataSource, *, steps: int | None, 
         source: The data (features, or `(features, labels)` whose labels are ignored).
         steps: Batches to predict, or None for all the data.
         verbose: 0 (silent) or Keras's progress bar verbosity.
+        callbacks: Keras callbacks (`on_predict_*`).
 
     Returns:
         `predict_step`'s outputs for all batches, concatenated along the batch axis, in the
@@ -504,7 +577,7 @@ def predict(model: keras.Model, source: EngineDataSource, *, steps: int | None, 
     Raises:
         ValueError: If the data is empty.
     """
-    callback_list = _callback_list(model, None, verbose=verbose, steps=steps, history=False)
+    callback_list = _callback_list(model, callbacks, verbose=verbose, steps=steps, history=False)
     executor = _executor(model, source, "predict", steps)
     callback_list.on_predict_begin()
     done, chunks = 0, []

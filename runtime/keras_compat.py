@@ -29,7 +29,7 @@ Separation of concerns:
     workers into a temporary directory), which `ctl.EstimatorLoop` runs too; `checkpoints` owns
     the files, `cluster` says who is chief.
 
-Step counts are exact. Keras 3.15 `fit(steps_per_epoch=n)` with `steps_per_execution=k` runs whole
+Step counts are exact, per `fit` call and per epoch (`_EpochBudget`). Keras 3.15 `fit(steps_per_epoch=n)` with `steps_per_execution=k` runs whole
 device loops, ending at the next multiple of k (measured: n=5, k=4 -> 8 steps), whereas TF1
 shortened the last loop. The runtime therefore also cuts the data to n batches (`take`), and Keras's
 device loop stops when its input ends (n=5, k=4 -> 4 + 1 steps).
@@ -68,7 +68,8 @@ from .inputs import InputFnData
 __all__ = ["evaluate", "fit", "predict", "seed_from_config"]
 
 _RAN_OUT_OF_DATA = "Your input ran out of data"
-_RESERVED_FIT_KWARGS = ("x", "y", "epochs", "steps_per_epoch", "batch_size", "initial_epoch", "validation_split")
+_RESERVED_FIT_KWARGS = ("x", "y", "batch_size", "validation_split")
+_KERAS_EPOCH_KWARGS = ("epochs", "steps_per_epoch", "initial_epoch")
 
 
 # -- data ----------------------------------------------------------------------------------------
@@ -80,6 +81,7 @@ class _DataSource:
     def __init__(self, data: Any, strategy: tf.distribute.Strategy, *, argument: str = "data") -> None:
         self.strategy = strategy
         self.data = data
+        self._map: Callable[..., Any] | None = None  # Applied to every batch (`with_class_weight`).
         if isinstance(data, tf.data.Dataset):
             self.kind = "dataset"
         elif isinstance(data, InputFnData):
@@ -92,6 +94,26 @@ class _DataSource:
                 f"or a function of tf.distribute.InputContext, got {type(data).__name__}."
             )
 
+    def with_class_weight(self, class_weight: Mapping[int, float] | None) -> "_DataSource":
+        """This data with Keras's `class_weight` turned into per-example sample weights.
+
+        Keras's own map (`make_class_weight_map_fn`, what `model.fit(class_weight=...)` applies to a
+        dataset), applied to every batch of every input pipeline, so that every loop (Keras's, the
+        runtime's device loop and engine) and every kind of data gets the same weights.
+        """
+        if not class_weight:
+            return self
+        if not isinstance(class_weight, Mapping):
+            raise TypeError(f"`class_weight` must be a dict of class index -> weight, got {type(class_weight).__name__}.")
+        from keras.src.trainers.data_adapters.tf_dataset_adapter import make_class_weight_map_fn
+
+        weighted = _DataSource(self.data, self.strategy)
+        weighted._map = make_class_weight_map_fn(dict(class_weight))
+        return weighted
+
+    def _mapped(self, dataset: tf.data.Dataset) -> tf.data.Dataset:
+        return dataset if self._map is None else dataset.map(self._map)
+
     def _single_pipeline_context(self) -> tf.distribute.InputContext:
         return tf.distribute.InputContext(
             num_input_pipelines=1, input_pipeline_id=0, num_replicas_in_sync=self.strategy.num_replicas_in_sync
@@ -103,14 +125,14 @@ class _DataSource:
             raise TypeError(
                 f"The dataset function returned {type(dataset).__name__}, not a tf.data.Dataset."
             )
-        return dataset
+        return self._mapped(dataset)
 
     def _single_dataset(self) -> tf.data.Dataset:
         """The dataset of a single input pipeline feeding every replica: global batches."""
         if self.kind == "dataset":
-            return self.data
+            return self._mapped(self.data)
         if self.kind == "global_fn":
-            return self.data.global_dataset(self.strategy.num_replicas_in_sync)
+            return self._mapped(self.data.global_dataset(self.strategy.num_replicas_in_sync))
         return self._call_fn(self._single_pipeline_context())
 
     def first_batch(self) -> Any:
@@ -121,10 +143,8 @@ class _DataSource:
 
     def keras_input(self, limit: int | None) -> Any:
         """The `x` for Keras, cut to `limit` steps when not None."""
-        if self.kind == "dataset":
-            return self.data if limit is None else self.data.take(limit)
-        if self.kind == "global_fn":
-            dataset = self.data.global_dataset(self.strategy.num_replicas_in_sync)
+        if self.kind in ("dataset", "global_fn"):
+            dataset = self._single_dataset()
             return dataset if limit is None else dataset.take(limit)
 
         def dataset_fn(input_context: tf.distribute.InputContext) -> tf.data.Dataset:
@@ -162,7 +182,7 @@ class _DataSource:
         (through `distribute_datasets_from_function`, with that worker's `InputContext`).
         """
         if self.kind == "dataset":
-            return self.data
+            return self._mapped(self.data)
         strategy = self.strategy
 
         def per_worker_dataset_fn() -> Any:
@@ -355,7 +375,7 @@ def _needs_own_loop(model: keras.Model) -> bool:
     return not model.run_eagerly and isinstance(model.distribute_strategy, tf.distribute.MirroredStrategy)
 
 
-def _multi_step_function(model: keras.Model, step_name: str) -> Callable[[Any], Any]:
+def _multi_step_function(model: keras.Model, step_name: str, budget: "_EpochBudget | None" = None) -> Callable[[Any], Any]:
     """A Keras `train_function` running up to `steps_per_execution` steps of `step_name` per call.
 
     The engine's inner loop (`engine.multi_step_function`): unlike Keras 3.15's, it never wraps
@@ -368,7 +388,10 @@ def _multi_step_function(model: keras.Model, step_name: str) -> Callable[[Any], 
     steps_per_execution = int(model.steps_per_execution)
 
     def function(iterator: Any) -> Any:
-        _, outputs = multi_step(iterator, tf.constant(steps_per_execution))
+        wanted = steps_per_execution if budget is None else budget.take(steps_per_execution)
+        steps, outputs = multi_step(iterator, tf.constant(wanted))
+        if budget is not None:
+            budget.done += int(steps)
         if not outputs.has_value():
             raise StopIteration
         return outputs.get_value()
@@ -387,23 +410,30 @@ def _function_key(model: keras.Model) -> tuple[Any, ...]:
 
 
 @contextlib.contextmanager
-def _device_loop(model: keras.Model) -> Iterator[None]:
-    """Installs the runtime's training loop for one `model.fit` call when Keras's cannot be used.
+def _device_loop(model: keras.Model, budget: _EpochBudget | None = None) -> Iterator[None]:
+    """Installs the runtime's training loop for one `model.fit` call when Keras's cannot be used,
+    or when epochs must end at `steps_per_epoch` exactly (`_EpochBudget`).
 
     Keras's evaluation loop works under MirroredStrategy (an extra step on exhausted input only
     adds an empty batch to the metrics), so `evaluate` keeps it.
     """
-    if not _needs_own_loop(model):
+    budget = budget if budget is not None and budget.needed else None
+    if not _needs_own_loop(model) and budget is None:
         yield
         return
-    state = model_state(model)
-    key = _function_key(model)
-    cached = state.device_loop
-    if cached is None or cached[0] != key:
-        cached = (key, _multi_step_function(model, "train_step"))
-        state.device_loop = cached
+    if budget is not None:
+        # The budget changes from fit to fit; the traced step function is shared with the cache.
+        function = _multi_step_function(model, "train_step", budget)
+    else:
+        state = model_state(model)
+        key = _function_key(model)
+        cached = state.device_loop
+        if cached is None or cached[0] != key:
+            cached = (key, _multi_step_function(model, "train_step"))
+            state.device_loop = cached
+        function = cached[1]
     saved = model.train_function
-    model.train_function = cached[1]
+    model.train_function = function
     try:
         yield
     finally:
@@ -541,7 +571,23 @@ def fit(
         support). Under ParameterServerStrategy, `steps_per_execution` steps are scheduled per
         worker through `cluster_coordinator(strategy)`, each worker reading its own copy of the
         data (`create_per_worker_dataset`), and the coordinator waits for each wave of one
-        execution per worker. The engine takes only `verbose` among `fit_kwargs`.
+        execution per worker. The engine takes Keras's epoch, validation and `class_weight`
+        arguments and `verbose`, no other `fit_kwargs`.
+
+    Two ways to say how long (not both: a `ValueError`):
+      * Estimator's: `steps` / `max_steps` (global steps, across calls), or neither for all the
+        data; one Keras epoch.
+      * Keras's: `epochs`, `steps_per_epoch`, `initial_epoch`, with Keras's rules: epochs
+        `initial_epoch` to `epochs - 1`; with `steps_per_epoch` the data goes on from epoch to epoch
+        (and starts again only once it ended), without it every epoch is one pass over the data.
+        Unlike Keras 3.15, whose epochs run whole loops of `steps_per_execution` steps, every
+        epoch is exactly `steps_per_epoch` steps (`_EpochBudget`). `epochs x steps_per_epoch` on
+        repeated data trains what `steps=epochs * steps_per_epoch` trains.
+    Either way: `validation_data` (data as for `data`), `validation_steps` (exact, as
+    `evaluate`'s `steps`) and `validation_freq` evaluate after epochs into `val_<name>` logs;
+    `class_weight` becomes per-example sample weights (Keras's own map); checkpoints, hooks,
+    summaries and the global step run across epochs; a callback or hook setting
+    `model.stop_training` (a hook's `request_stop`) ends training.
 
     Args:
         model: A compiled Keras 3 model, built and compiled in the strategy's scope; its
@@ -565,20 +611,24 @@ def fit(
         saving_listeners: TF1 `CheckpointSaverListener`s, called around each checkpoint save
             (`after_save` returning True stops training). A `CheckpointSaverHook` among `hooks`
             replaces the model directory's own saver, as in TF1, and gets the listeners.
-        **fit_kwargs: Other `keras.Model.fit` arguments (`verbose` defaults to 0). `epochs`,
-            `steps_per_epoch`, `x`, `y`, `batch_size`, `initial_epoch` and `validation_split` are
-            set by the runtime.
+        **fit_kwargs: Other `keras.Model.fit` arguments (`verbose` defaults to 0): `epochs`,
+            `steps_per_epoch`, `initial_epoch`, `validation_data`, `validation_steps`,
+            `validation_freq`, `class_weight` (see above). `x`, `y`, `batch_size` and
+            `validation_split` are set by the runtime.
 
     Returns:
-        The Keras `History` of the single epoch, or None when `max_steps` was already reached.
+        The Keras `History`, one entry per epoch (TF1's style: one epoch), with the `val_` logs
+        of the epochs validated; None when `max_steps` was already reached.
 
     Raises:
-        ValueError: If both `steps` and `max_steps` are given, either is not positive, or the model
-            is not compiled or its checkpoint does not match.
+        ValueError: If both `steps` and `max_steps` are given, either of them with `epochs`,
+            `steps_per_epoch` or `initial_epoch`, a count is not positive (`initial_epoch`
+            negative), `validation_steps` comes without `validation_data`, or the model is not
+            compiled or its checkpoint does not match.
         ValueError: If the latest checkpoint in the model directory is a TF1 one that does not fit the
             model (`tf1_checkpoint.load_tf1_checkpoint` says what is missing; nothing is restored).
-        TypeError: For `data` of an unsupported type, a reserved `fit_kwargs` key, or a
-            `fit_kwargs` key other than `verbose` when the runtime's engine runs the model.
+        TypeError: For `data`/`validation_data` of an unsupported type, a non-dict `class_weight`,
+            a reserved `fit_kwargs` key, or a `fit_kwargs` key the runtime's engine does not run.
     """
     _check_model(model, "fit")
     if steps is not None and max_steps is not None:
@@ -588,21 +638,33 @@ def fit(
     reserved = sorted(set(fit_kwargs) & set(_RESERVED_FIT_KWARGS))
     if reserved:
         raise TypeError(
-            f"tfmigrate.runtime.fit sets {', '.join(reserved)} itself; use `steps`/`max_steps` and the data's batches."
+            f"tfmigrate.runtime.fit sets {', '.join(reserved)} itself; use `steps`/`max_steps` or "
+            "`epochs`/`steps_per_epoch`, and the data's batches."
         )
+    epochs_style = _epoch_arguments(fit_kwargs, steps, max_steps)
+    validation = _validation_arguments(fit_kwargs, model.distribute_strategy)
+    class_weight = fit_kwargs.pop("class_weight", None)
     model_dir = _resolve_model_dir(model_dir, config)
     source = _DataSource(data, model.distribute_strategy)
     state = _prepare(model, source, config, model_dir)
+    train_source = source.with_class_weight(class_weight)
 
     start = _global_step(model)
-    if max_steps is not None and start >= max_steps:
-        logger.info(
-            "tfmigrate.runtime.fit: skipping training, the global step (%d) has already reached max_steps=%d.",
-            start,
-            max_steps,
-        )
-        return None
-    limit = max_steps - start if max_steps is not None else steps
+    if epochs_style is not None:
+        epochs, initial_epoch, steps_per_epoch = epochs_style
+        # The data is cut to the steps of all the epochs to run (exact step counts, see the module).
+        limit = None if steps_per_epoch is None else max(0, epochs - initial_epoch) * steps_per_epoch
+    else:
+        if max_steps is not None and start >= max_steps:
+            logger.info(
+                "tfmigrate.runtime.fit: skipping training, the global step (%d) has already reached max_steps=%d.",
+                start,
+                max_steps,
+            )
+            return None
+        limit = max_steps - start if max_steps is not None else steps
+        # TF1's `train` call is one Keras epoch of `limit` steps.
+        epochs, initial_epoch, steps_per_epoch = 1, 0, limit
 
     from .hooks import CheckpointSaverHook
 
@@ -630,17 +692,109 @@ def fit(
         fit_kwargs.pop("shuffle")  # The data's order is the dataset's.
         _check_engine_kwargs("fit", model, fit_kwargs)
         with training_summaries(model, model_dir, config):
-            history = engine.train(model, source, limit=limit, callbacks=all_callbacks, **fit_kwargs)
+            history = engine.train(
+                model,
+                train_source,
+                limit=limit,
+                epochs=epochs,
+                initial_epoch=initial_epoch,
+                steps_per_epoch=steps_per_epoch,
+                validation=validation,
+                callbacks=all_callbacks,
+                **fit_kwargs,
+            )
     else:
-        with _session_runs(model, hooks, listeners), _device_loop(model), _quiet_end_of_input(), training_summaries(
+        if validation is not None:
+            fit_kwargs.update(
+                # Cut, as `evaluate`'s data: Keras 3.15 would run whole loops past `validation_steps`.
+                validation_data=validation.source.keras_input(validation.steps),
+                validation_steps=validation.steps,
+                validation_freq=validation.freq,
+            )
+        budget = _EpochBudget(model, steps_per_epoch, epochs - initial_epoch)
+        if budget.needed:
+            all_callbacks.append(budget)
+        with _session_runs(model, hooks, listeners), _device_loop(model, budget), _quiet_end_of_input(), training_summaries(
             model, model_dir, config
         ):
             history = model.fit(
-                source.keras_input(limit), epochs=1, steps_per_epoch=limit, callbacks=all_callbacks, **fit_kwargs
+                # Cut to `limit` unless the budget ends the epochs: Keras counts whole loops of
+                # steps against the data's length, and would end the last epoch early.
+                train_source.keras_input(None if budget.needed else limit),
+                epochs=epochs,
+                initial_epoch=initial_epoch,
+                steps_per_epoch=steps_per_epoch,
+                callbacks=all_callbacks,
+                **fit_kwargs,
             )
     state.restored = True  # Trained: the in-memory model is now newer than any checkpoint.
     logger.info("tfmigrate.runtime.fit: global step %d -> %d.", start, _global_step(model))
     return history
+
+
+def _epoch_arguments(
+    fit_kwargs: dict[str, Any], steps: int | None, max_steps: int | None
+) -> tuple[int, int, int | None] | None:
+    """Pops Keras's `epochs`/`steps_per_epoch`/`initial_epoch`: (epochs, initial_epoch,
+    steps_per_epoch), or None when none is given (Estimator's `steps`/`max_steps`, or all the data)."""
+    given = {key: fit_kwargs.pop(key) for key in _KERAS_EPOCH_KWARGS if key in fit_kwargs}
+    given = {key: value for key, value in given.items() if value is not None}
+    if not given:
+        return None
+    if steps is not None or max_steps is not None:
+        estimator = "`steps`" if steps is not None else "`max_steps`"
+        raise ValueError(
+            f"tfmigrate.runtime.fit: give either Estimator's {estimator} or Keras's "
+            f"{', '.join(f'`{key}`' for key in given)} (epochs x steps_per_epoch), not both: "
+            f"{estimator} counts global steps across `fit` calls, Keras's epochs count within one call."
+        )
+    epochs = _check_steps(given.get("epochs", 1), "epochs")
+    steps_per_epoch = _check_steps(given.get("steps_per_epoch"), "steps_per_epoch")
+    initial_epoch = given.get("initial_epoch", 0)
+    if isinstance(initial_epoch, bool) or not isinstance(initial_epoch, (int, np.integer)):
+        raise TypeError(f"`initial_epoch` must be an int, got {initial_epoch!r}.")
+    if initial_epoch < 0:
+        raise ValueError(f"`initial_epoch` must be >= 0, given: {initial_epoch}.")
+    return epochs, int(initial_epoch), steps_per_epoch
+
+
+def _validation_arguments(fit_kwargs: dict[str, Any], strategy: tf.distribute.Strategy) -> engine.Validation | None:
+    """Pops Keras's `validation_data`/`validation_steps`/`validation_freq` (data as for `fit`)."""
+    data = fit_kwargs.pop("validation_data", None)
+    steps = _check_steps(fit_kwargs.pop("validation_steps", None), "validation_steps")
+    freq = fit_kwargs.pop("validation_freq", 1)
+    if data is None:
+        if steps is not None:
+            raise ValueError("tfmigrate.runtime.fit: `validation_steps` needs `validation_data`.")
+        return None
+    return engine.Validation(_DataSource(data, strategy, argument="validation_data"), steps, freq)
+
+
+class _EpochBudget(keras.callbacks.Callback):
+    """Makes every epoch of a Keras-loop `fit` exactly `steps_per_epoch` steps.
+
+    Keras 3.15 runs whole device loops of `steps_per_execution` steps (steps_per_epoch=5,
+    steps_per_execution=4: 8 steps an epoch, see the module docstring); cutting the data fixes only
+    the last epoch. When several epochs run and `steps_per_epoch` is not a multiple of
+    `steps_per_execution`, `_device_loop` installs the runtime's loop, which runs
+    `min(steps_per_execution, what is left of the epoch)` steps per call.
+    """
+
+    def __init__(self, model: keras.Model, steps_per_epoch: int | None, epochs: int) -> None:
+        super().__init__()
+        per_execution = int(model.steps_per_execution)
+        self.needed = bool(
+            steps_per_epoch and epochs > 1 and steps_per_epoch % per_execution and not model.run_eagerly
+            and not isinstance(model.distribute_strategy, tf.distribute.TPUStrategy)
+        )
+        self.steps_per_epoch = steps_per_epoch or 0
+        self.done = 0
+
+    def on_epoch_begin(self, epoch: int, logs: Mapping[str, Any] | None = None) -> None:
+        self.done = 0
+
+    def take(self, per_execution: int) -> int:
+        return max(1, min(per_execution, self.steps_per_epoch - self.done))
 
 
 def _check_trained(model: keras.Model, model_dir: str | None, caller: str) -> None:
@@ -655,11 +809,13 @@ def _check_trained(model: keras.Model, model_dir: str | None, caller: str) -> No
 
 
 def _check_engine_kwargs(caller: str, model: keras.Model, kwargs: Mapping[str, Any]) -> None:
-    unsupported = sorted(set(kwargs) - {"verbose"})
+    # fit's epochs, validation and class_weight were taken out before; `callbacks` is fit's own argument.
+    supported = {"verbose"} if caller == "fit" else {"verbose", "callbacks"}
+    unsupported = sorted(set(kwargs) - supported)
     if unsupported:
         raise TypeError(
             f"tfmigrate.runtime.{caller}: under {type(model.distribute_strategy).__name__} the runtime's engine "
-            f"runs the model (Keras's own loop does not work there) and takes only `verbose`, not "
+            f"runs the model (Keras's own loop does not work there) and does not take "
             f"{', '.join(f'`{k}`' for k in unsupported)}."
         )
 
@@ -713,7 +869,7 @@ def evaluate(
             checkpoint, not the model's own; the model gets its own back afterwards. A TF1
             Estimator name (`model.ckpt-8`) finds the runtime's checkpoint of that step.
         **kwargs: Other `keras.Model.evaluate` arguments (`verbose` defaults to 0; the engine takes
-            only `verbose`).
+            `verbose` and `callbacks`).
 
     Returns:
         A dict of Python floats keyed by `loss` and the compiled metrics' names, plus
@@ -836,7 +992,7 @@ def predict(
         model_dir: Overrides `config.model_dir`.
         hooks: TF1 `hooks=`, with the model's own `prediction_hooks()` (see `evaluate`).
         **kwargs: Other `keras.Model.predict` arguments (`verbose` defaults to 0; the engine takes
-            only `verbose`).
+            `verbose` and `callbacks`).
 
     Returns:
         NumPy arrays: `predict_step`'s outputs concatenated along the batch axis, in its structure

@@ -77,7 +77,7 @@ def test_no_steps_trains_until_the_data_ends():
         ({"steps": 0}, ValueError),
         ({"max_steps": -1}, ValueError),
         ({"steps": 1.5}, TypeError),
-        ({"steps": 1, "epochs": 3}, TypeError),
+        ({"steps": 1, "epochs": 3}, ValueError),  # Estimator's steps or Keras's epochs, not both.
     ],
 )
 def test_bad_step_arguments(kwargs, error):

@@ -126,8 +126,8 @@ def test_engine_callbacks_see_every_execution(monkeypatch):
 def test_engine_rejects_keras_only_arguments(monkeypatch):
     monkeypatch.delenv("TF_CONFIG", raising=False)
     model = scenario.make_model(tfm.make_strategy("multi_worker_mirrored"), 1)
-    with pytest.raises(TypeError, match=r"engine.*`validation_data`"):
-        tfm.fit(model, scenario.dataset(), steps=1, validation_data=scenario.dataset())
+    with pytest.raises(TypeError, match=r"engine.*`sample_weight`"):
+        tfm.fit(model, scenario.dataset(), steps=1, sample_weight=np.ones(8))
 
 
 def test_engine_checkpoints_and_restores_like_keras(tmp_path, monkeypatch):

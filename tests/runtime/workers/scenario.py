@@ -94,3 +94,70 @@ def run(strategy: tf.distribute.Strategy, steps_per_execution: int, *, data: str
 
 def max_weight_difference(a: dict[str, Any], b: dict[str, Any]) -> float:
     return max(float(np.max(np.abs(np.subtract(x, y)))) for x, y in zip(a["weights"], b["weights"], strict=True))
+
+
+# -- Keras's own fit arguments (`tfm.fit(epochs=..., steps_per_epoch=...)`, test_fit_keras_args.py) --
+
+EPOCHS = 2
+STEPS_PER_EPOCH = 5
+VALIDATION_STEPS = 5
+CLASS_WEIGHT = {0: 0.5, 1: 2.0}
+LABELS = (Y > 0).astype("float32")  # Two classes, for `class_weight`.
+
+
+def class_dataset(batch_size: int = GLOBAL_BATCH, repeat: bool = True) -> tf.data.Dataset:
+    """Global batches of (X, LABELS), in order."""
+    data = tf.data.Dataset.from_tensor_slices((X, LABELS))
+    data = data.repeat() if repeat else data
+    return data.batch(batch_size, drop_remainder=True)
+
+
+def _history(history: Any) -> dict[str, Any]:
+    return {
+        "epoch": list(history.epoch),
+        "history": {k: [float(v) for v in vs] for k, vs in history.history.items()},
+    }
+
+
+def keras_reference(steps_per_execution: int) -> dict[str, Any]:
+    """Keras's own `model.fit` under the default strategy: what every `keras_args_run` must reach."""
+    model = make_model(tf.distribute.get_strategy(), steps_per_execution)
+    history = model.fit(
+        class_dataset(),
+        epochs=EPOCHS,
+        steps_per_epoch=STEPS_PER_EPOCH,
+        validation_data=class_dataset(repeat=False),
+        validation_steps=VALIDATION_STEPS,
+        class_weight=CLASS_WEIGHT,
+        shuffle=False,
+        verbose=0,
+    )
+    return {"weights": weights(model), "global_step": int(model.optimizer.iterations.numpy()), **_history(history)}
+
+
+def keras_args_run(strategy: tf.distribute.Strategy, steps_per_execution: int) -> dict[str, Any]:
+    """`tfm.fit` in both styles, from the same initial weights, with Keras's `class_weight`.
+
+    "keras": `epochs x steps_per_epoch` with validation; "estimator": `steps=EPOCHS * STEPS_PER_EPOCH`.
+    """
+    out: dict[str, Any] = {}
+    model = make_model(strategy, steps_per_execution)
+    history = tfm.fit(
+        model,
+        class_dataset(),
+        epochs=EPOCHS,
+        steps_per_epoch=STEPS_PER_EPOCH,
+        validation_data=class_dataset(repeat=False),
+        validation_steps=VALIDATION_STEPS,
+        class_weight=CLASS_WEIGHT,
+        verbose=0,
+    )
+    out["keras"] = {"weights": weights(model), "global_step": int(model.optimizer.iterations.numpy()), **_history(history)}
+    model = make_model(strategy, steps_per_execution)
+    history = tfm.fit(model, class_dataset(), steps=EPOCHS * STEPS_PER_EPOCH, class_weight=CLASS_WEIGHT)
+    out["estimator"] = {
+        "weights": weights(model),
+        "global_step": int(model.optimizer.iterations.numpy()),
+        **_history(history),
+    }
+    return out

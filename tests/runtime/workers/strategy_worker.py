@@ -9,11 +9,12 @@ Roles:
   * "mwms": a worker of a MultiWorkerMirroredStrategy cluster described by TF_CONFIG.
       mode "compare": `scenario.run` for each [steps_per_execution, data] of spec["runs"], under
         make_strategy(spec["kind"]).
+      mode "keras_args": `scenario.keras_args_run` for each of spec["steps_per_execution"].
       mode "resume": train to spec["max_steps"] in spec["model_dir"] (restoring whatever is there),
         on data that starts at the restored global step; with spec["hold_at_step"], stop there
         (after that step's checkpoint) until killed.
   * "ps_coordinator": the chief of a parameter-server cluster described by TF_CONFIG.
-      mode "compare": as for "mwms".
+      mode "compare", "keras_args": as for "mwms".
       mode "converge": evaluate, train spec["steps"] steps with checkpoints in spec["model_dir"],
         evaluate again.
   * "servers": start a `tf.distribute.Server` for each of spec["tasks"] ([job, index]) of
@@ -94,6 +95,16 @@ def compare(strategy_kind: str) -> None:
     )
 
 
+def keras_args(strategy_kind: str) -> None:
+    import scenario
+
+    import tfmigrate.runtime as tfm
+
+    strategy = tfm.make_strategy(strategy_kind)
+    runs = {str(k): scenario.keras_args_run(strategy, k) for k in SPEC["steps_per_execution"]}
+    write({"strategy": type(strategy).__name__, "is_chief": tfm.cluster.is_chief(strategy), "runs": runs})
+
+
 def resume() -> None:
     import scenario
 
@@ -160,6 +171,8 @@ def main() -> None:
         serve()
     elif mode == "compare":
         compare(SPEC.get("kind", "auto"))
+    elif mode == "keras_args":
+        keras_args(SPEC.get("kind", "auto"))
     elif role == "mwms" and mode == "resume":
         resume()
     elif role == "ps_coordinator" and mode == "converge":
