@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 import libcst as cst
 
 from . import tiers
+from .tf1_program import is_tf1_source
 from .names import AliasTable, SourceLines
 from .registry import all_rules
 from .rule import ADD_IMPORTS, REMOVE_IMPORTS, RUNTIME_MODULE, TODO_RE, FileContext, Rule
@@ -205,6 +206,9 @@ class Options:
     select: frozenset[str] | None = None  # None: every rule
     safe_only: bool = False  # unsafe (structural) rules only report what they would change
     standalone: bool = False  # --target ctl: loops that carry their host side (`--standalone`)
+    # The file belongs to a TF 1.x project (`tf1_program.is_tf1_project`; the runner decides for a
+    # run's files): bare `tf.estimator` canned estimators are the v1 ones.
+    tf1_program: bool = False
 
 
 def transform_source(source: str, *, filename: str = "<string>", options: Options = Options()) -> TransformResult:
@@ -341,7 +345,8 @@ def _transform(source: str, filename: str, options: Options, *, reference: bool)
         if not names.mentions_tensorflow():
             return TransformResult(source, source, todos=scan_todos(source))
         ctx = FileContext(
-            filename=filename, target=options.target, names=names, tf2_alias=_tf2_alias(names), standalone=options.standalone
+            filename=filename, target=options.target, names=names, tf2_alias=_tf2_alias(names), standalone=options.standalone,
+            tf1_program=options.tf1_program or is_tf1_source(source),
         )
         rules = _rules(ctx, options)
         ctx.hosted = any(rule.CODE == "TFM101" for rule in rules)

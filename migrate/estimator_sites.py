@@ -473,7 +473,7 @@ class EstimatorSiteRule(Rule):
         if site is None:
             return updated
         if site.problems:
-            if self._hosted:
+            if self._hosted and self._can_host(site.stmt.body[0].value):  # type: ignore[attr-defined]
                 self.mark_changed()
                 self.note(site_note(self.ESTIMATOR_NAME, "; ".join(site.problems)), at=original)
                 return updated
@@ -558,7 +558,7 @@ class EstimatorSiteRule(Rule):
                     "function: its `input_fn` must become `tfm.input_fn_data(...)` by hand"
                 )
         if self._hosted and id(original) in self._problem_site_calls():
-            return self._hosted_constructor(original, updated)
+            return self._hosted_constructor(original, updated) or updated
         if id(original) in self.loose_calls:
             hosted = self._hosted_constructor(original, updated) if self._hosted and self._stmt_stack else None
             if hosted is not None:
@@ -584,6 +584,10 @@ class EstimatorSiteRule(Rule):
     def _problem_site_calls(self) -> set[int]:
         """The constructor calls of the sites kept as written (their problems say why)."""
         return {id(s.stmt.body[0].value) for s in self.sites if s.problems and s.stmt.body}  # type: ignore[attr-defined]
+
+    def _can_host(self, call: cst.Call) -> bool:
+        """Whether the hosted tier has this estimator class (every Estimator/TPUEstimator does)."""
+        return True
 
     def _hosted_constructor(self, original: cst.Call, updated: cst.Call) -> cst.Call | None:
         """A kept estimator constructor as the hosted tier spells it (None: it cannot be hosted).

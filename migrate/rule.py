@@ -100,6 +100,8 @@ class FileContext:
     standalone: bool = False  # --target ctl --standalone: no tfmigrate.runtime where stock TF will do
     # TFM101 runs: estimator sites not migrated to Keras go to the hosted tier (`tfmigrate.hosted`).
     hosted: bool = False
+    # A TF 1.x program (`tfmigrate.tf1_program`): bare `tf.estimator` canned estimators are v1.
+    tf1_program: bool = False
 
     def need_tf2(self) -> str:
         """The local name of `import tensorflow`, scheduling the import if the file lacks one."""

@@ -11,7 +11,7 @@ import signal
 import threading
 import tokenize
 import traceback
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import CancelledError, Future, ProcessPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
@@ -21,6 +21,7 @@ from . import __version__
 from .config import PathFilter
 from .discovery import SOURCE_SUFFIXES, Discovery, discover, discover_all  # noqa: F401 - re-exported
 from .engine import ERROR, MIGRATED, TODO, UNCHANGED, Finding, Options, transform_source
+from .tf1_program import is_tf1_project
 from .fileio import FileChanged, NotRegularFile, atomic_write, read_source, replace_file  # noqa: F401
 from .notebook import transform_notebook
 from .registry import all_rules
@@ -362,6 +363,8 @@ def run(
     """Outcomes for the discovered files, after one E002 outcome per path that could not be read."""
     path_filter = path_filter or PathFilter()
     found = found or discover_all(paths, path_filter, force_exclude=force_exclude)
+    if not options.tf1_program and is_tf1_project(_texts(file for file, _ in found.files)):
+        options = replace(options, tf1_program=True)  # one program: TF 1.x if any file is
     work = plan(
         paths, mode=mode, options=options, out_dir=out_dir, path_filter=path_filter, force_exclude=force_exclude,
         changes=changes, timeout=timeout, found=found,
@@ -375,6 +378,15 @@ def run(
         return unreadable + execute(work, jobs=jobs, on_result=on_result)
     except Interrupted as exc:
         raise Interrupted(unreadable + exc.outcomes) from None
+
+
+def _texts(files: Iterable[str]) -> Iterator[str]:
+    for file in files:
+        if file.endswith(".py") and os.path.isfile(file):
+            try:
+                yield Path(file).read_text(encoding="utf-8", errors="replace")
+            except OSError:
+                continue
 
 
 def _copy_other_files(paths: list[str], out_dir: str, migrated: set[str], path_filter: PathFilter) -> None:

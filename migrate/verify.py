@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import json
 import math
-import re
 import shutil
 import subprocess
 import sys
@@ -24,12 +23,10 @@ from pathlib import Path
 from typing import Any, Callable
 
 from .oracle_env import oracle_python, quiet_env
+from .tf1_program import is_tf1_project
 
 PROBE = Path(__file__).resolve().parent.parent / "runtime" / "proof.py"
 _IGNORE = shutil.ignore_patterns(".git", ".venv", "venv", "__pycache__", "*.pyc", ".ipynb_checkpoints")
-# A TF 1.x program (not a TF 2.x one using tf.compat.v1) spells these on plain `tensorflow`.
-_TF1_ONLY = re.compile(r"\btf\.(contrib|flags|app|Session|placeholder|layers|logging|gfile|train\.\w*Optimizer)\b")
-_COMPAT_IMPORT = re.compile(r"^\s*import\s+tensorflow\.compat\.v1\s+as\s+tf\b", re.M)
 
 
 class VerifyError(Exception):
@@ -55,11 +52,6 @@ class Verdict:
     @property
     def ok(self) -> bool:
         return not self.problems and all(row.ok for row in self.rows)
-
-
-def is_tf1_program(source: str) -> bool:
-    """Whether `source` is written for TensorFlow 1.x (`import tensorflow as tf` + TF1-only API)."""
-    return not _COMPAT_IMPORT.search(source) and bool(_TF1_ONLY.search(source))
 
 
 def _flatten(prefix: str, value: Any) -> list[tuple[str, Any]]:
@@ -108,8 +100,11 @@ def _read(record: Path) -> list[dict]:
     return [json.loads(line) for line in record.read_text(encoding="utf-8").splitlines() if line.strip()]
 
 
-def _run(python: str, probe_args: list[str], program: Path, args: list[str], cwd: Path, timeout: int) -> None:
-    command = [python, str(PROBE), *probe_args, str(program), "--", *args]
+def _run(python: str, probe_args: list[str], program: Path | str, args: list[str], cwd: Path, timeout: int) -> None:
+    """Runs a program file, or a module (`-m name`, given as a str) from `cwd`, under the probe."""
+    target = ["-m", program] if isinstance(program, str) else [str(program)]
+    program = Path(program) if isinstance(program, str) else program
+    command = [python, str(PROBE), *probe_args, *target, "--", *args]
     try:
         proc = subprocess.run(command, cwd=cwd, env=quiet_env(), capture_output=True, text=True, timeout=timeout)
     except subprocess.TimeoutExpired as exc:
@@ -134,10 +129,19 @@ def _migrate(tree: Path, out: Path, target: str) -> None:
         raise VerifyError(f"tfmigrate could not migrate {tree}:\n{proc.stdout[-2000:]}{proc.stderr[-2000:]}")
 
 
+def _module_file(root: Path, module: str) -> Path:
+    base = root.joinpath(*module.split("."))
+    for candidate in (base.with_suffix(".py"), base / "__main__.py"):
+        if candidate.is_file():
+            return candidate
+    raise VerifyError(f"no module {module!r} under {root}")
+
+
 def verify(
     original: Path,
     migrated: Path | None = None,
     *,
+    module: str | None = None,
     args: list[str] | None = None,
     rtol: float = 1e-5,
     target: str = "keras",
@@ -151,22 +155,38 @@ def verify(
     oracle = str(oracle_python(progress=say))
     with tempfile.TemporaryDirectory(prefix="tfmigrate-verify-") as work:
         work_dir = Path(work)
-        first = _copy_tree(original, work_dir / "original")
-        if migrated is None:
-            say(f"migrating {original.parent} (--target {target})")
-            _migrate(work_dir / "original", work_dir / "migrated", target)
-            second = work_dir / "migrated" / original.name
+        if module is not None:
+            # `original`/`migrated` are project roots; the module runs from each, as `python -m`.
+            _module_file(original, module)  # it must exist
+            shutil.copytree(original, work_dir / "original", ignore=_IGNORE)
+            if migrated is None:
+                say(f"migrating {original} (--target {target})")
+                _migrate(work_dir / "original", work_dir / "migrated", target)
+            else:
+                shutil.copytree(migrated, work_dir / "migrated", ignore=_IGNORE)
+            first: Path | str = module
+            first_cwd, second_cwd = work_dir / "original", work_dir / "migrated"
+            second: Path | str = module
         else:
-            second = _copy_tree(migrated, work_dir / "migrated")
-        tf1 = ["--tf1"] if is_tf1_program(original.read_text(encoding="utf-8", errors="replace")) else []
+            first = _copy_tree(original, work_dir / "original")
+            if migrated is None:
+                say(f"migrating {original.parent} (--target {target})")
+                _migrate(work_dir / "original", work_dir / "migrated", target)
+                second = work_dir / "migrated" / original.name
+            else:
+                second = _copy_tree(migrated, work_dir / "migrated")
+            first_cwd, second_cwd = first.parent, second.parent
+        tree = work_dir / "original"
+        sources = (path.read_text(encoding="utf-8", errors="replace") for path in tree.rglob("*.py"))
+        tf1 = ["--tf1"] if is_tf1_project(sources) else []
         checkpoints = work_dir / "first-checkpoints"
         logs = {} if logdir is None else {"original": logdir / "original", "migrated": logdir / "migrated"}
         say(f"running the original on the oracle ({oracle})")
         probe = ["--record", str(work_dir / "original.jsonl"), "--save-first-checkpoints", str(checkpoints), *tf1]
-        _run(oracle, probe + (["--logdir", str(logs["original"])] if logs else []), first, args, first.parent, timeout)
+        _run(oracle, probe + (["--logdir", str(logs["original"])] if logs else []), first, args, first_cwd, timeout)
         say(f"running the migration on this environment ({sys.executable})")
         probe = ["--record", str(work_dir / "migrated.jsonl"), "--seed-from", str(checkpoints)]
-        _run(sys.executable, probe + (["--logdir", str(logs["migrated"])] if logs else []), second, args, second.parent, timeout)
+        _run(sys.executable, probe + (["--logdir", str(logs["migrated"])] if logs else []), second, args, second_cwd, timeout)
         return compare(_read(work_dir / "original.jsonl"), _read(work_dir / "migrated.jsonl"), rtol)
 
 

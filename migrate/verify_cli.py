@@ -15,25 +15,34 @@ from .verify import VerifyError, as_json, table, verify
 
 
 @click.command(context_settings={"help_option_names": ["-h", "--help"]})
-@click.argument("original", type=click.Path(exists=True, dir_okay=False, path_type=Path))
-@click.argument("migrated", required=False, type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.argument("original", required=False, type=click.Path(exists=True, path_type=Path))
+@click.argument("migrated", required=False, type=click.Path(exists=True, path_type=Path))
+@click.option("-m", "module", metavar="MODULE", help="Run MODULE as `python -m` would, from the project root ORIGINAL (default: .) and MIGRATED.")
 @click.option("--rtol", type=float, default=1e-5, show_default=True, help="Relative tolerance for every value.")
 @click.option("--target", type=click.Choice(["keras", "ctl"]), default="keras", help="Migrate this way when no MIGRATED is given.")
 @click.option("--json", "as_json_output", is_flag=True, help="Print the comparison as JSON (for CI).")
 @click.option("--logdir", type=click.Path(file_okay=False, path_type=Path), help="Write both runs' evaluations as TensorBoard runs `original` and `migrated` here.")
 @click.option("--timeout", type=click.IntRange(min=1), default=1800, show_default=True, help="Seconds each run may take.")
 @click.pass_context
-def verify_command(ctx, original, migrated, rtol, target, as_json_output, logdir, timeout):
+def verify_command(ctx, original, migrated, module, rtol, target, as_json_output, logdir, timeout):
     """Run ORIGINAL on TF 2.15 + Estimator and its migration (MIGRATED, or migrated now) on this
     TensorFlow from the same first checkpoint; compare every evaluate result and prediction.
 
-    Program arguments go after `--`: tfmigrate verify trainer.py -- --steps 10
+    Program arguments go after `--`: tfmigrate verify trainer.py -- --steps 10.
+    A package program: tfmigrate verify -m trainer.task [PROJECT_DIR] -- --train-files data.csv
     """
+    if module is None and (original is None or not original.is_file()):
+        raise click.UsageError("give the original program file, or -m MODULE with the project root")
+    if module is not None and original is None:
+        original = Path(".")
+    if module is not None and not original.is_dir():
+        raise click.UsageError("with -m, ORIGINAL (and MIGRATED) are project directories")
     say = (lambda message: None) if as_json_output else (lambda message: click.echo(f"tfmigrate verify: {message}", err=True))
     try:
         verdict = verify(
             original.resolve(),
             None if migrated is None else migrated.resolve(),
+            module=module,
             args=list(ctx.obj or []),
             rtol=rtol,
             target=target,

@@ -174,7 +174,8 @@ class CannedEstimatorsToKeras(EstimatorSiteRule):
         if key is None or key not in self.ESTIMATOR_KEYS:
             return None
         full = self.ctx.names.qualify(call.func) or ""
-        api = "v1" if ".compat.v1." in full or full.startswith("tensorflow_estimator.compat.v1") else "v2"
+        v1 = ".compat.v1." in full or full.startswith("tensorflow_estimator.compat.v1") or self.ctx.tf1_program
+        api = "v1" if v1 else "v2"
         return key[len("estimator."):], api
 
     def _bind(self, call: cst.Call) -> dict[str, cst.BaseExpression] | None:
@@ -193,14 +194,17 @@ class CannedEstimatorsToKeras(EstimatorSiteRule):
             out[key] = arg.value
         return out
 
+    def _can_host(self, call: cst.Call) -> bool:
+        found = self._class_of(call)
+        return found is not None and found[0] in HOSTED_CANNED
+
     def _hosted_constructor(self, original: cst.Call, updated: cst.Call) -> cst.Call | None:
         """`tf.estimator.DNNClassifier(...)` kept where the program keeps it (returned from a
         `build_estimator()`, passed to `train_and_evaluate`) -> `tfm.estimator.DNNClassifier(...,
         api=...)`, the runtime's estimator-shaped canned estimator (TF feature columns converted)."""
-        found = self._class_of(original)
-        if found is None or found[0] not in HOSTED_CANNED:
+        if not self._can_host(original):
             return None
-        name, api = found
+        name, api = self._class_of(original)  # type: ignore[misc]
         self.mark_changed()
         func = cst.parse_expression(f"{self.ctx.need_runtime()}.estimator.{name}")
         args = list(updated.args)

@@ -201,15 +201,23 @@ def keeps_v1_signature(full: str, positional: int, keywords: set[str], starred: 
     if change is None or not _v1_present(path):  # type: ignore[arg-type]
         return None
     v1, v2 = _positional(change["v1"]), _positional(change["v2"])
-    if starred or positional > len(v2) or v1[:positional] != v2[:positional] or keywords - set(change["v2"]):
+    if starred or positional > len(v2) or keywords - set(change["v2"]):
         return path
+    for old, new in zip(v1[:positional], v2[:positional]):
+        # A slot renamed outright (`ones_like`'s tensor -> input) means the same; one whose TF2
+        # name is another TF1 parameter (`dropout`'s keep_prob -> rate) does not.
+        if old != new and (old in change["v2"] or new in change["v1"]):
+            return path
     return None
 
 
 @functools.lru_cache(maxsize=None)
-def plan_chain(full: str, tf: str, scope_module: bool = False) -> tuple[str | None, str | None]:
+def plan_chain(full: str, tf: str, scope_module: bool = False, tf1_program: bool = False) -> tuple[str | None, str | None]:
     """What TFM101 does with a chain that resolves to `full`: (new spelling or None, TODO or None);
-    `scope_module`: the file is TF1 variable-scope model code (`is_scope_module`)."""
+    `scope_module`: the file is TF1 variable-scope model code (`is_scope_module`); `tf1_program`:
+    a TF 1.x program (`tfmigrate.tf1_program`), whose `tf.X` is the TF1 function even where TF2
+    has another function of the same name (`tf.summary.scalar`, `tf.nn.dropout`): that stays
+    `tf.compat.v1.X`."""
     if scope_module and canonical_name(full) in _SCOPE_LAYERS:
         return f"{RUNTIME_ALIAS}.tf1.{_SCOPE_LAYERS[canonical_name(full)]}", None  # type: ignore[index]
     hosted = _hosted(full)
@@ -246,13 +254,22 @@ def plan_chain(full: str, tf: str, scope_module: bool = False) -> tuple[str | No
     if path.startswith("keras."):
         return None, None
     found = lookup(path)
+    if bare and tf1_program and found is not None and _other_in_tf2(found[0]) and _v1_present(found[0]):
+        return f"{tf}.compat.v1.{path}", None  # TF 1.x code: `tf.summary.scalar` is TF1's
+    if bare and found is None and _v1_only_module(path.split(".")[0]):
+        # `tf.logging.__dict__`: a TF1 module TF2 lacks, used as a value (its functions are symbols).
+        return f"{tf}.compat.v1.{path}", None
     if bare and (found is None or found[0] in api_table()[3]):
         return None, None  # `import tensorflow as tf; tf.X` that is already valid TF2
     if found is None:
+        if _v1_only_module(path.split(".")[0]):
+            return f"{tf}.compat.v1.{path}", None  # `tf.compat.v1.logging.__dict__` stays
         # A module (`tf.nn`) or something the table does not know: same spelling under tf.
         return f"{tf}.{path}", None
     symbol, rest = found
     head = symbol.split(".")[0]
+    if tf1_program and _other_in_tf2(symbol) and _v1_present(symbol):
+        return f"{tf}.compat.v1.{path}", None
     target = v2_name(symbol)
     if target is not None:
         return f"{tf}.{target}" + (f".{rest}" if rest else ""), None
@@ -271,6 +288,22 @@ def plan_chain(full: str, tf: str, scope_module: bool = False) -> tuple[str | No
     else:
         todo = f"`tf.compat.v1.{symbol}` has no TF2 equivalent; rewrite this without it"
     return f"{tf}.compat.v1.{path}", todo
+
+
+def _other_in_tf2(symbol: str) -> bool:
+    """A TF1 symbol with no TF2 name whose path TF2 gives to another function (`summary.scalar`,
+    TensorBoard's in TF2): `tf.compat.v1.<symbol>` is what TFM101 keeps it as anyway, so a TF 1.x
+    program's bare `tf.summary.scalar` becomes that, and a second run leaves it."""
+    return v2_name(symbol) is None and symbol in api_table()[3]
+
+
+@functools.cache
+def _v1_only_module(name: str) -> bool:
+    """A `tf.compat.v1` module (`logging`, `gfile`, `app`) that plain TF2 does not have."""
+    symbols, _, _, current = api_table()
+    return name not in current and any(symbol.startswith(name + ".") for symbol in symbols) and _v1_present(name + "." + next(
+        symbol[len(name) + 1:] for symbol in symbols if symbol.startswith(name + ".")
+    ))
 
 
 def _hosted(full: str) -> tuple[str, str] | None:
@@ -391,7 +424,7 @@ class CompatV1ToV2(Rule):
         return updated
 
     def _rewrite(self, full: str, node: cst.BaseExpression) -> cst.BaseExpression:
-        text, todo = plan_chain(full, self.ctx.tf2_alias, self._under_store())
+        text, todo = plan_chain(full, self.ctx.tf2_alias, self._under_store(), self.ctx.tf1_program)
         if todo is not None:
             self.todo(todo)
         if text is None:
@@ -472,7 +505,7 @@ class CompatV1ToV2(Rule):
             return None  # the CST pass decides whether it is dead
         if _ITERATOR_CALL.search(view.source):
             return None  # `ds.make_one_shot_iterator()` -> a function call: the CST pass
-        if any(isinstance(imp, ast.ImportFrom) and not imp.level and (imp.module or "").startswith("tensorflow.contrib") for imp, _ in view.imports):
+        if any(isinstance(imp, ast.ImportFrom) and not imp.level and (imp.module or "").startswith(_CST_IMPORTS) for imp, _ in view.imports):
             return None  # bare uses of contrib objects and runtime imports: the CST pass
         plan = TextPlan()
         dropped: dict[str, int] = {}
@@ -484,7 +517,7 @@ class CompatV1ToV2(Rule):
             full = names.qualify_dotted(chain.dotted)
             if full is None:
                 continue
-            text, todo = plan_chain(full, tf, scope_module)
+            text, todo = plan_chain(full, tf, scope_module, self.ctx.tf1_program)
             if chain.call and _signature_changes().get(_v1_path(full) or ""):
                 if calls is None:
                     calls = {id(node.func): node for node in ast.walk(view.tree) if isinstance(node, ast.Call)}
@@ -565,12 +598,43 @@ def _contrib_from_imports(module: cst.Module) -> list[cst.ImportFrom]:
     ]
 
 
+# Modules TF1 programs imported estimator names from, and the hosted namespace each maps to
+# (`from tensorflow.python.estimator.model_fn import ModeKeys`, `from tensorflow.contrib.tpu import
+# TPUEstimator`): the names land in `tfmigrate.runtime.estimator` / `.estimator.tpu` / `.export`.
+_ESTIMATOR_MODULES = (
+    (("tensorflow.contrib.tpu", "tensorflow.estimator.tpu", "tensorflow.compat.v1.estimator.tpu",
+      "tensorflow_estimator.python.estimator.tpu"), "estimator.tpu"),
+    (("tensorflow.estimator.export", "tensorflow.compat.v1.estimator.export",
+      "tensorflow.python.estimator.export", "tensorflow_estimator.python.estimator.export"), "estimator.export"),
+    (("tensorflow.estimator", "tensorflow.compat.v1.estimator", "tensorflow.python.estimator",
+      "tensorflow_estimator.python.estimator", "tensorflow_estimator"), "estimator"),
+)
+
+
+_CST_IMPORTS = ("tensorflow.contrib", "tensorflow.estimator", "tensorflow.compat.v1.estimator", "tensorflow.python.estimator", "tensorflow_estimator")
+
+
+def _estimator_import(module: str, names: list[str]) -> str | None:
+    """The hosted module (`estimator`, `estimator.tpu`, `estimator.export`) holding every one of
+    `names` imported from the TF1 estimator module `module`, or None."""
+    for prefixes, home in _ESTIMATOR_MODULES:
+        if any(module == p or module.startswith(p + ".") for p in prefixes):
+            if all(hosted_symbol(f"{home}.{name}") == (f"{RUNTIME_ALIAS}.{home}.{name}", "") for name in names):
+                return home
+            return None
+    return None
+
+
 def _runtime_import(node: cst.ImportFrom) -> cst.ImportFrom | None:
     """`from tensorflow.contrib.X import a, b` whose every name the runtime replaces from one of its
-    modules -> that import from tfmigrate.runtime (locals kept); else None."""
+    modules -> that import from tfmigrate.runtime (locals kept); `from <a TF1 estimator module>
+    import ModeKeys, TPUEstimator` -> from the hosted `tfmigrate.runtime.estimator[.tpu]`; else None."""
     if node.module is None or node.relative or isinstance(node.names, cst.ImportStar):
         return None
     module = _dotted_text(node.module)
+    home = _estimator_import(module, [_dotted_text(alias.name) for alias in node.names])
+    if home is not None:
+        return node.with_changes(module=_chain_node(f"tfmigrate.runtime.{home}"))
     if not module.startswith("tensorflow.contrib"):
         return None
     homes: set[str] = set()

@@ -152,15 +152,16 @@ class InputFnData:
         if "input_context" in wanted:
             kwargs["input_context"] = input_context
         dataset = self.input_fn(**kwargs)
-        if not isinstance(dataset, tf.data.Dataset):
-            name = getattr(self.input_fn, "__name__", repr(self.input_fn))
-            raise TypeError(
-                f"input_fn {name!r} returned {type(dataset).__name__}, not a tf.data.Dataset. "
-                "tfmigrate.runtime feeds Keras from datasets: return the dataset itself instead of "
-                "`(features, labels)` tensors from `make_one_shot_iterator().get_next()`, and build "
-                "in-memory data with `tf.data.Dataset.from_tensor_slices((features, labels)).batch(...)`."
-            )
-        return dataset
+        if isinstance(dataset, tf.data.Dataset):
+            return dataset
+        if isinstance(dataset, (tuple, list, dict)) or tf.is_tensor(dataset):
+            # TF1's `iterator.get_next()` tensors: the input_fn again, in a graph of its own.
+            return graph_input_dataset(lambda: self.input_fn(**kwargs), getattr(self.input_fn, "__name__", "input_fn"))
+        name = getattr(self.input_fn, "__name__", repr(self.input_fn))
+        raise TypeError(
+            f"input_fn {name!r} returned {type(dataset).__name__}, not a tf.data.Dataset or "
+            "(features, labels) tensors."
+        )
 
     def global_dataset(self, num_replicas_in_sync: int = 1) -> tf.data.Dataset:
         """The dataset for a single input pipeline: what Keras gets when `per_replica` is False."""
@@ -169,6 +170,37 @@ class InputFnData:
                 num_input_pipelines=1, input_pipeline_id=0, num_replicas_in_sync=num_replicas_in_sync
             )
         )
+
+
+def graph_input_dataset(call: Callable[[], Any], name: str = "input_fn") -> tf.data.Dataset:
+    """The batches of a TF1 `input_fn` that returns tensors (`features, labels` from
+    `dataset.make_one_shot_iterator().get_next()`, or a queue-based reader), as a dataset.
+
+    Estimator ran such an input_fn in its graph and took one batch per session run. Here it runs in
+    a graph of its own (tables and local variables initialized, as Estimator's scaffold did) and
+    each element of the returned dataset is one session run, until the input ends
+    (`OutOfRangeError`): the same batches, in the same order.
+    """
+    graph = tf.Graph()
+    with graph.as_default():
+        result = call()
+        if any(isinstance(t, tf.SparseTensor) for t in tf.nest.flatten(result)):
+            raise TypeError(
+                f"input_fn {name!r} returns sparse tensors from an iterator: return the tf.data.Dataset instead."
+            )
+        specs = tf.nest.map_structure(lambda t: tf.TensorSpec(t.shape, t.dtype), result)
+        initializers = tf.group(tf.compat.v1.tables_initializer(), tf.compat.v1.local_variables_initializer())
+
+    def batches():
+        with tf.compat.v1.Session(graph=graph) as session:
+            session.run(initializers)
+            while True:
+                try:
+                    yield session.run(result)
+                except tf.errors.OutOfRangeError:
+                    return
+
+    return tf.data.Dataset.from_generator(batches, output_signature=specs)
 
 
 def input_fn_data(

@@ -1,7 +1,7 @@
 """The probe `tfmigrate verify` runs a program under, in either environment.
 
     python proof.py --record OUT.jsonl [--save-first-checkpoints DIR | --seed-from DIR]
-                    [--logdir DIR] [--tf1] -- PROGRAM.py [ARGS...]
+                    [--logdir DIR] [--tf1] (PROGRAM.py | -m MODULE) -- [ARGS...]
 
 It runs PROGRAM as `__main__` (as `python PROGRAM.py ARGS` would) after wrapping the calls whose
 results the proof compares, and writes one JSON line per result to OUT:
@@ -237,18 +237,79 @@ def _install_runtime(tf: Any) -> None:
     _wrap_predict(tfm.ctl.EstimatorLoop, "predict")
     _wrap_fit(tfm.ctl.EstimatorLoop, "train", lambda loop, *a, **k: loop.model_dir)
     hosted = getattr(tfm, "estimator", None)
-    if hosted is not None and hasattr(hosted, "Estimator"):
-        _wrap_evaluate(hosted.Estimator)
-        _wrap_predict(hosted.Estimator, "predict")
-        _wrap_estimator_train(hosted.Estimator, tf.compat.v1.train.SessionRunHook)
+    if hosted is None:
+        return
+    # Every class of the hosted namespace that defines `evaluate` (the graph-mode Estimator, the
+    # canned estimators over Keras models), wrapped once where it defines it.
+    owners = {
+        owner
+        for value in vars(hosted).values()
+        if isinstance(value, type)
+        for owner in value.__mro__
+        if "evaluate" in vars(owner) and "train" in vars(owner)
+    }
+    for owner in owners:
+        _wrap_evaluate(owner)
+        _wrap_predict(owner, "predict")
+        _wrap_estimator_train(owner, tf.compat.v1.train.SessionRunHook)
 
 
-def _as_tf1() -> None:
-    """`import tensorflow` gives `tensorflow.compat.v1`, v2 behaviour disabled (a TF 1.x program)."""
-    import tensorflow.compat.v1 as v1
+def _module(name: str, **attributes: Any) -> Any:
+    import types
 
-    v1.disable_v2_behavior()
-    sys.modules["tensorflow"] = v1
+    module = types.ModuleType(name)
+    module.__dict__.update(attributes)
+    sys.modules[name] = module
+    return module
+
+
+def as_tf1() -> None:
+    """`import tensorflow` gives `tensorflow.compat.v1`, v2 behaviour disabled (a TF 1.x program),
+    with a stand-in `tensorflow.contrib` holding the contrib pieces TF 1.x programs import, each
+    where TF 1.15 had moved it (tf.estimator.tpu, tf.data.experimental, tf_slim, ...)."""
+    import tensorflow.compat.v1 as tf
+    from tensorflow.python.ops import lookup_ops
+
+    tf.disable_v2_behavior()
+    sys.modules["tensorflow"] = tf
+    contrib = _module("tensorflow.contrib")
+    contrib.__path__ = []  # a package: `import tensorflow.contrib.tpu` finds the submodules below
+    submodules: dict[str, dict[str, Any]] = {
+        "tpu": dict(
+            TPUEstimator=tf.estimator.tpu.TPUEstimator,
+            TPUEstimatorSpec=tf.estimator.tpu.TPUEstimatorSpec,
+            RunConfig=tf.estimator.tpu.RunConfig,
+            TPUConfig=tf.estimator.tpu.TPUConfig,
+            InputPipelineConfig=tf.estimator.tpu.InputPipelineConfig,
+            CrossShardOptimizer=tf.tpu.CrossShardOptimizer,
+        ),
+        "cluster_resolver": dict(TPUClusterResolver=tf.distribute.cluster_resolver.TPUClusterResolver),
+        "data": dict(
+            map_and_batch=tf.data.experimental.map_and_batch,
+            parallel_interleave=tf.data.experimental.parallel_interleave,
+            shuffle_and_repeat=tf.data.experimental.shuffle_and_repeat,
+        ),
+        "lookup": {name: getattr(lookup_ops, name) for name in dir(lookup_ops) if not name.startswith("_")},
+        "framework": dict(
+            get_or_create_global_step=tf.train.get_or_create_global_step,
+            get_global_step=tf.train.get_global_step,
+            nest=tf.nest,
+        ),
+        "rnn": {name: getattr(tf.nn.rnn_cell, name) for name in dir(tf.nn.rnn_cell) if not name.startswith("_")}
+        | dict(static_rnn=tf.nn.static_rnn, static_bidirectional_rnn=tf.nn.static_bidirectional_rnn),
+    }
+    try:  # tf.contrib.layers / slim / metrics went to tf_slim (installed beside the oracle's TF)
+        import tf_slim
+
+        submodules["layers"] = {name: getattr(tf_slim.layers, name) for name in dir(tf_slim.layers) if not name.startswith("_")}
+        submodules["metrics"] = {name: getattr(tf_slim.metrics, name) for name in dir(tf_slim.metrics) if not name.startswith("_")}
+        setattr(contrib, "slim", tf_slim)
+        sys.modules["tensorflow.contrib.slim"] = tf_slim
+    except ImportError:
+        pass
+    for name, attributes in submodules.items():
+        setattr(contrib, name, _module(f"tensorflow.contrib.{name}", **attributes))
+    tf.contrib = contrib  # `tf.contrib.tpu...` as an attribute too
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -258,7 +319,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--seed-from")
     parser.add_argument("--logdir")
     parser.add_argument("--tf1", action="store_true")
-    parser.add_argument("program")
+    parser.add_argument("-m", dest="module", help="run this module as `python -m` would (from the working directory)")
+    parser.add_argument("program", nargs="?")
     parser.add_argument("args", nargs=argparse.REMAINDER)
     options = parser.parse_args(argv)
     _state.update(
@@ -273,9 +335,15 @@ def main(argv: list[str] | None = None) -> None:
     _install_oracle(tf)
     _install_runtime(tf)
     if options.tf1:
-        _as_tf1()
+        as_tf1()
+    args = [a for a in ([options.program] if options.module and options.program else []) + options.args if a != "--"]
+    if options.module:
+        sys.argv = [options.module, *args]
+        sys.path.insert(0, os.getcwd())
+        runpy.run_module(options.module, run_name="__main__", alter_sys=True)
+        return
     program = os.path.abspath(options.program)
-    sys.argv = [program, *[a for a in options.args if a != "--"]]
+    sys.argv = [program, *args]
     sys.path.insert(0, os.path.dirname(program))
     runpy.run_path(program, run_name="__main__")
 

@@ -12,54 +12,20 @@ argv. It changes nothing in the program; it is only ever run on the oracle inter
 
 from __future__ import annotations
 
+import importlib.util
 import runpy
 import sys
-import types
 from pathlib import Path
 
 
-def _module(name: str, **attributes: object) -> types.ModuleType:
-    module = types.ModuleType(name)
-    module.__dict__.update(attributes)
-    sys.modules[name] = module
-    return module
-
-
 def install() -> None:
-    import tensorflow.compat.v1 as tf
-    import tf_slim
-
-    tf.disable_v2_behavior()
-    sys.modules["tensorflow"] = tf
-
-    contrib = _module("tensorflow.contrib")
-    contrib.__path__ = []  # a package: `import tensorflow.contrib.tpu` finds the submodules below
-    submodules = {
-        # tf.contrib.tpu: TPUEstimator and its specs/configs moved to tf.estimator.tpu (TF 1.15).
-        "tpu": dict(
-            TPUEstimator=tf.estimator.tpu.TPUEstimator,
-            TPUEstimatorSpec=tf.estimator.tpu.TPUEstimatorSpec,
-            RunConfig=tf.estimator.tpu.RunConfig,
-            TPUConfig=tf.estimator.tpu.TPUConfig,
-            InputPipelineConfig=tf.estimator.tpu.InputPipelineConfig,
-            CrossShardOptimizer=tf.tpu.CrossShardOptimizer,
-        ),
-        "cluster_resolver": dict(
-            TPUClusterResolver=tf.distribute.cluster_resolver.TPUClusterResolver,
-        ),
-        "data": dict(
-            map_and_batch=tf.data.experimental.map_and_batch,
-            parallel_interleave=tf.data.experimental.parallel_interleave,
-        ),
-        "layers": dict(layer_norm=tf_slim.layers.layer_norm),
-        "metrics": dict(
-            streaming_concat=tf_slim.metrics.streaming_concat,
-            streaming_pearson_correlation=tf_slim.metrics.streaming_pearson_correlation,
-        ),
-    }
-    for name, attributes in submodules.items():
-        setattr(contrib, name, _module(f"tensorflow.contrib.{name}", **attributes))
-    tf.contrib = contrib  # `tf.contrib.tpu...` as an attribute too
+    """The probe's TF 1.x set-up (`runtime/proof.py` `as_tf1`: compat.v1 as `tensorflow`, the
+    `tensorflow.contrib` stand-in), loaded from its file: the oracle has no tfmigrate installed."""
+    path = Path(__file__).resolve().parents[2] / "runtime" / "proof.py"
+    spec = importlib.util.spec_from_file_location("tfmigrate_proof", path)
+    proof = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
+    spec.loader.exec_module(proof)  # type: ignore[union-attr]
+    proof.as_tf1()
 
 
 def main() -> None:

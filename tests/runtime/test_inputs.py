@@ -113,13 +113,24 @@ def test_batch_size_per_input_context():
         input_fn_data(lambda: _dataset(), batch_size=30, per_replica=True).call_params(context(1, 8))
 
 
-def test_input_fn_returning_tensors_raises_with_advice():
+def test_input_fn_returning_iterator_tensors_gives_the_same_batches():
+    # TF1's `make_one_shot_iterator().get_next()` input_fn: Estimator took one batch per session
+    # run; the runtime runs it in a graph of its own and yields those batches, in order, to the end.
     def tf1_style(params):
-        features, labels = tf.compat.v1.data.make_one_shot_iterator(_dataset()).get_next()
+        features, labels = tf.compat.v1.data.make_one_shot_iterator(_dataset().take(3)).get_next()
         return features, labels
 
-    with pytest.raises(TypeError, match=r"returned tuple, not a tf.data.Dataset.*return the dataset itself"):
-        input_fn_data(tf1_style, batch_size=2)()
+    got = list(input_fn_data(tf1_style, batch_size=2)())
+    want = list(_dataset().take(3))
+    assert len(got) == len(want) == 3
+    for (gx, gy), (wx, wy) in zip(got, want):
+        np.testing.assert_array_equal(gx, wx)
+        np.testing.assert_array_equal(gy, wy)
+
+
+def test_input_fn_returning_something_else_raises():
+    with pytest.raises(TypeError, match=r"returned int, not a tf.data.Dataset or \(features, labels\) tensors"):
+        input_fn_data(lambda: 3, batch_size=2)()
 
 
 @pytest.mark.parametrize("per_replica, expected_batch", [(False, 8), (True, 4)])

@@ -1,0 +1,46 @@
+"""Whether a program is written for TensorFlow 1.x, not TF 2.x code that reaches for tf.compat.v1.
+
+A TF 1.x program spells TF1-only API on plain `tensorflow` (`tf.contrib`, `tf.Session`,
+`tf.logging`, `tf.train.AdamOptimizer`, ...): there, a bare `tf.estimator.DNNClassifier` is the
+TF1 (v1) canned estimator, and `tfmigrate verify` runs the original with `tensorflow` as
+`tensorflow.compat.v1`. A project is TF 1.x when any of its files is: a model module that only
+spells `tf.estimator.X` is TF 1.x when the trainer beside it uses `tf.contrib`.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections.abc import Iterable
+
+from .names import ast_dotted
+
+_TF1_ONLY = re.compile(
+    r"\btf\.(contrib|flags|app\.run|Session|InteractiveSession|placeholder|layers\.\w+|logging\.\w+|gfile|"
+    r"train\.\w*Optimizer|variable_scope|get_variable|to_float|to_int32|random_normal|truncated_normal)\b"
+)
+_COMPAT_IMPORT = re.compile(r"^\s*import\s+tensorflow\.compat\.v1\s+as\s+tf\b", re.M)
+_CONTRIB_IMPORT = re.compile(r"^\s*(from\s+tensorflow\.contrib\b|import\s+tensorflow\.contrib\b)", re.M)
+
+
+def is_tf1_source(source: str) -> bool:
+    """`import tensorflow as tf` code using TF1-only API (or importing tensorflow.contrib); in code,
+    not in its comments or docstrings (a migrated file's docstring may still name `tf.Session`)."""
+    if _CONTRIB_IMPORT.search(source):
+        return True
+    if _COMPAT_IMPORT.search(source) or not _TF1_ONLY.search(source):
+        return False
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return False
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute):
+            dotted = ast_dotted(node)
+            if dotted and _TF1_ONLY.match(dotted):
+                return True
+    return False
+
+
+def is_tf1_project(sources: Iterable[str]) -> bool:
+    return any(is_tf1_source(source) for source in sources)
