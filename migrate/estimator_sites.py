@@ -194,7 +194,10 @@ class EstimatorSiteRule(Rule):
                         args = self._bind(small.value)
                         site = _Site(stmt, scope, small.targets[0].target.value, args or {})
                         if args is None or len(stmt.body) != 1:
-                            site.problems.append(f"{self.ESTIMATOR_NAME} is constructed with arguments tfmigrate cannot read")
+                            site.problems.append(
+                                f"{self.ESTIMATOR_NAME} is constructed with arguments tfmigrate cannot read: pass them as "
+                                "keyword arguments (model_fn=, config=, params=) and run tfmigrate again"
+                            )
                         self.sites.append(site)
             elif isinstance(stmt, cst.FunctionDef):
                 self._find_sites(stmt, stmt.body.body)  # type: ignore[attr-defined]
@@ -232,7 +235,10 @@ class EstimatorSiteRule(Rule):
         fn_expr = site.args.get("model_fn")
         name = self._model_fn_name(site, fn_expr)
         if name is None:
-            site.problems.append("model_fn is not a function defined at module level in this file")
+            site.problems.append(
+                "model_fn is not a function defined at module level in this file: define it at module level here "
+                "and run tfmigrate again, or migrate it by hand"
+            )
         else:
             self._analyze(name)
             if name in self.plan_failures:
@@ -375,7 +381,7 @@ class EstimatorSiteRule(Rule):
                 for s in self.sites
             )
             if name in self.plan_failures and referenced and not self._hosted:
-                self.todo(f"`{name}` cannot be migrated automatically yet: {self.plan_failures[name]}", at=original)
+                self.todo(f"`{name}` cannot be migrated automatically yet: {self.plan_failures[name]}: rewrite that construct (the docs entry lists what each case needs) and run tfmigrate again, or migrate `{name}` by hand", at=original)
             return updated
         self.mark_changed()
         tfm = self.ctx.need_runtime()
@@ -674,7 +680,7 @@ class EstimatorSiteRule(Rule):
         bound: dict[str, cst.BaseExpression] = {}
         for index, arg in enumerate(call.args):
             if arg.star or (arg.keyword is None and index >= len(positional)):
-                self.todo(f"`{site.est_name}.{method}(...)` has arguments tfmigrate cannot read")
+                self.todo(f"`{site.est_name}.{method}(...)` has arguments tfmigrate cannot read: pass them as keyword arguments and run tfmigrate again")
                 return None
             bound[arg.keyword.value if arg.keyword else positional[index]] = arg.value
         return {k: v for k, v in bound.items() if not (isinstance(v, cst.Name) and v.value == "None")}
@@ -736,7 +742,10 @@ class EstimatorSiteRule(Rule):
                 return None
             return self._surface_text(site, method, call)
         if method == "predict" and not self._predicts(site):
-            self.todo(f"`{site.est_name}.predict(...)`: model_fn has no PREDICT branch that tfmigrate could migrate")
+            self.todo(
+                f"`{site.est_name}.predict(...)`: model_fn has no PREDICT branch that tfmigrate could migrate: give it a "
+                "`mode == ModeKeys.PREDICT` branch ending in `return EstimatorSpec(mode, predictions=...)`, or predict with the Keras model by hand"
+            )
             return None
         bound = self._bind_call(site, method, call)
         if bound is None:

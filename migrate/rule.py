@@ -10,8 +10,9 @@ metadata on the class (django-upgrade/Fixit style) and the registry finds it; no
         SAFE = False
         RUNS_AFTER = ("TFM302",)
 
-What a rule cannot migrate it marks with `self.todo("...")`: a `# TODO(tfmigrate TFMxxx): ...`
-comment above the statement being visited, and an entry in the report.
+What a rule cannot migrate it marks with `self.todo("...")`: a `# TODO(tfmigrate TFMxxx): ... (see
+<docs URL>#tfmxxx)` comment above the statement being visited, and an entry in the report. The
+message says what the user should do, not only what is wrong.
 """
 
 from __future__ import annotations
@@ -22,13 +23,20 @@ from typing import TYPE_CHECKING, ClassVar
 
 import libcst as cst
 
+from . import docs_url
 from .names import AliasTable
 
 if TYPE_CHECKING:
     from .textpass import SourceView, TextPlan
 
 TODO_PREFIX = "# TODO(tfmigrate "
-TODO_RE = re.compile(r"#\s*TODO\(tfmigrate (TFM\d{3})\):\s*(.*)")
+TODO_RE = re.compile(r"#\s*TODO\(tfmigrate (TFM\d{3})\):\s*(.*?)(?:\s+\(see https?://\S+\))?\s*$")
+
+
+def todo_comment(code: str, message: str) -> str:
+    """`# TODO(tfmigrate TFM201): <what to do> (see <docs entry for TFM201>)`."""
+    return f"{TODO_PREFIX}{code}): {message} (see {docs_url(code)})"
+
 RUNTIME_MODULE = "tfmigrate.runtime"
 RUNTIME_ALIAS = "tfm"
 
@@ -227,7 +235,7 @@ class Rule(cst.CSTTransformer):
             if isinstance(message, _Note):
                 text = str(message)
             else:
-                text = f"{TODO_PREFIX}{self.CODE}): {message}"
+                text = todo_comment(self.CODE, message)
                 self.ctx.todos.append((self.CODE, message))
             if text not in existing:
                 existing.add(text)
