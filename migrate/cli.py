@@ -10,7 +10,7 @@ import click
 
 from . import __version__
 from .config import ConfigError, find_config, load_config, path_filter
-from .docs import DocsError, render_rule
+from .docs import DocsError, render_diagnostic, render_rule
 from .engine import Options
 from .registry import RegistryError, all_rules, expand_selection
 from .report import Progress, display_path, error_lines, outcome_lines, statistics_lines, summary_lines, timing_line
@@ -51,7 +51,7 @@ def _list_rules() -> None:
 @click.option("--allow-no-paths", is_flag=True, help="With no PATH, succeed doing nothing (pre-commit may pass no files).")
 @click.option("--config", "config_path", type=click.Path(exists=True, dir_okay=False), help="Read [tool.tfmigrate] from FILE instead of the nearest pyproject.toml.")
 @click.option("--list-rules", is_flag=True, help="List the rules (code, safety, kind, targets, summary) and exit.")
-@click.option("--explain", metavar="CODE", help="Explain one rule, with a before/after example, and exit.")
+@click.option("--explain", metavar="CODE", help="Explain one rule (a before/after example, when it declines and what to do) or an E/W code, and exit.")
 @click.option("--statistics", is_flag=True, help="Count the diagnostics by code and message (most frequent first) instead of listing them.")
 @click.option("-q", "--quiet", is_flag=True, help="Only print errors and the summary.")
 @click.version_option(__version__, prog_name="tfmigrate")
@@ -75,7 +75,11 @@ def main(
                 except DocsError as exc:
                     raise click.ClickException(str(exc)) from exc
                 return
-        raise click.UsageError(f"unknown rule {explain!r}")
+        diagnostic = render_diagnostic(explain)
+        if diagnostic is not None:
+            click.echo(diagnostic)
+            return
+        raise click.UsageError(f"unknown rule or code {explain!r}")
     if not paths:
         if allow_no_paths:
             return

@@ -28,6 +28,31 @@ _TODO_ARGS = {
 }
 
 
+# Why TFM201/TFM301 decline an estimator (a TODO, or the hosted tier with a note) and what to do.
+MODEL_FN_DECLINES = (
+    ("the model_fn has a construct the Keras translation does not cover (the TODO or note names it: an `if` that "
+     "is not a TRAIN-mode or use_tpu switch, a second optimizer, `tf.variable_scope(reuse=...)` in its own body, "
+     "`Scaffold(saver=...)`, an assignment to an attribute, ...)",
+     "rewrite that statement into a form the rule reads (e.g. move the switch into a helper function, set "
+     "`keep_checkpoint_max` on RunConfig instead of a Saver) and run tfmigrate again; or keep the hosted tier, "
+     "which runs the model_fn as written"),
+    ("model_fn is not a function defined at module level in the same file (a factory's closure, another module)",
+     "define it at module level in the file that builds the estimator, or accept the hosted tier"),
+    ("the estimator is constructed with arguments tfmigrate cannot read (`**kwargs`, computed values)",
+     "pass model_fn=, config=, params= as plain keyword arguments"),
+    ("the estimator is returned or passed on, not assigned to a variable whose train/evaluate calls are in the same function",
+     "assign it and call train/evaluate/predict in one function, or migrate that part by hand"),
+    ("`predict(...)` but model_fn has no PREDICT branch the rule could migrate",
+     "give model_fn a `mode == ModeKeys.PREDICT` branch ending in `return EstimatorSpec(mode, predictions=...)`"),
+    ("TF1 hooks that read graph tensors by name, run graph ops (`merge_all`) or use the session",
+     "give them the runtime's handles instead (`tfm.hooks.LOSS`, `tfm.hooks.GLOBAL_STEP`, compiled metric names)"),
+    ("a summary or helper call in model_fn that reads tensors the Keras model does not expose",
+     "write it with `tfm.summary` in the training step, or call the helper on the features so it is part of the forward pass"),
+    ("`--target ctl --standalone` and the program needs hooks, listeners or export (the runtime's EstimatorLoop)",
+     "migrate without `--standalone`"),
+)
+
+
 @dataclass
 class _Site:
     stmt: cst.SimpleStatementLine
@@ -52,6 +77,7 @@ class EstimatorSiteRule(Rule):
     TPU = False
     TARGETS = frozenset({"keras", "ctl"})
     STRUCTURAL = True
+    DECLINES = MODEL_FN_DECLINES
 
     # Other symbols a subclass acts on without an estimator site (TODOs for them).
     EXTRA_TRIGGERS: frozenset[str] = frozenset()

@@ -145,6 +145,9 @@ class Rule(cst.CSTTransformer):
     SAFE: ClassVar[bool]
     # Optional: the fixtures/<CODE>_<slug>/<EXAMPLE>.in.py case the docs show (default: the smallest).
     EXAMPLE: ClassVar[str | None] = None
+    # Why the rule can decline (leave a TODO or a note instead of a rewrite) and what to do for
+    # each: (reason, action) pairs, listed by `--explain CODE` and docs/rules.md.
+    DECLINES: ClassVar[tuple[tuple[str, str], ...]] = ()
     # Canonical TF1 symbols (`estimator.tpu.TPUEstimator`; a trailing "." means any symbol under
     # it) without which the rule can change nothing in a file: the engine then skips it without
     # parsing the file into a CST. None: the rule may act on any file that imports TensorFlow.

@@ -265,6 +265,16 @@ class CompatV1ToV2(Rule):
     """
 
     CODE = "TFM101"
+    DECLINES = (
+        ("`tf.contrib.*`: gone in TF2, with no TF2 name at the same place",
+         "replace it with its TF2 counterpart (core TF, Keras, tf_slim or TensorFlow Addons) or your own code"),
+        ("`tf.estimator.*` left after the structural rules (TF 2.16 removed it)",
+         "migrate the Estimator program with TFM201/TFM301, or use the hosted tier's `tfm.estimator`"),
+        ("`tf.compat.v1.layers` outside TF1 variable-scope model code (it raises under Keras 3)",
+         "use `tf.keras.layers` inside a Keras model"),
+        ("a TF1 symbol with no TF2 equivalent that current TF no longer provides",
+         "rewrite that code without it (TF2 guide: https://www.tensorflow.org/guide/migrate)"),
+    )
     SUMMARY = "tf.compat.v1.* / TF1 symbols -> TF2 names (TensorFlow export metadata); v1-only ones get a TODO"
     SAFE = True
     RUNS_AFTER = ("TFM102", "TFM201", "TFM301", "TFM302", "TFM401")
