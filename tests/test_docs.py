@@ -139,3 +139,15 @@ def test_every_error_and_warning_code_is_documented_and_explained() -> None:
     result = CliRunner().invoke(main, ["--explain", "TFM201"])
     assert "When it declines, and what to do" in result.output
     assert CliRunner().invoke(main, ["--explain", "E123"]).exit_code == 2
+
+
+def test_pyproject_lists_every_fixture_directory() -> None:
+    """A fixture directory missing from `packages` makes setuptools print a BuildBackendWarning
+    banner per directory on every install (`./run example`)."""
+    import tomllib
+
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["setuptools"]
+    listed = {p for p in config["packages"] if p.startswith("tfmigrate.fixtures.")}
+    on_disk = {f"tfmigrate.fixtures.{d.name}" for d in FIXTURES.iterdir() if d.is_dir() and not d.name.startswith("_")}
+    assert listed == on_disk
+    assert "tfmigrate.rules.data" in config["packages"]
