@@ -4,15 +4,16 @@ from __future__ import annotations
 
 import os
 import sys
+import time
 
 import click
 
 from . import __version__
 from .config import ConfigError, find_config, load_config, path_filter
-from .docs import DocsError, render_rule
+from .docs import DocsError, render_diagnostic, render_rule
 from .engine import Options
 from .registry import RegistryError, all_rules, expand_selection
-from .report import Progress, display_path, outcome_lines, summary_lines
+from .report import Progress, display_path, error_lines, outcome_lines, statistics_lines, summary_lines, timing_line
 from .runner import CHECK, DEFAULT_TIMEOUT, DIFF, WRITE, Interrupted, OutDirCollision, discover_all, exit_code, report_json, run
 from .sarif import sarif_json
 
@@ -50,12 +51,13 @@ def _list_rules() -> None:
 @click.option("--allow-no-paths", is_flag=True, help="With no PATH, succeed doing nothing (pre-commit may pass no files).")
 @click.option("--config", "config_path", type=click.Path(exists=True, dir_okay=False), help="Read [tool.tfmigrate] from FILE instead of the nearest pyproject.toml.")
 @click.option("--list-rules", is_flag=True, help="List the rules (code, safety, kind, targets, summary) and exit.")
-@click.option("--explain", metavar="CODE", help="Explain one rule, with a before/after example, and exit.")
+@click.option("--explain", metavar="CODE", help="Explain one rule (a before/after example, when it declines and what to do) or an E/W code, and exit.")
+@click.option("--statistics", is_flag=True, help="Count the diagnostics by code and message (most frequent first) instead of listing them.")
 @click.option("-q", "--quiet", is_flag=True, help="Only print errors and the summary.")
 @click.version_option(__version__, prog_name="tfmigrate")
 def main(
     paths, diff_mode, check_mode, out_dir, report_path, sarif_path, target, standalone, jobs, timeout, select, ignore, safe_only,
-    exclude, extend_exclude, force_exclude, allow_no_paths, config_path, list_rules, explain, quiet,
+    exclude, extend_exclude, force_exclude, allow_no_paths, config_path, list_rules, explain, statistics, quiet,
 ):
     """Migrate TF1 Estimator/TPUEstimator programs (.py, .ipynb) under PATHS to TF2."""
     try:
@@ -73,7 +75,11 @@ def main(
                 except DocsError as exc:
                     raise click.ClickException(str(exc)) from exc
                 return
-        raise click.UsageError(f"unknown rule {explain!r}")
+        diagnostic = render_diagnostic(explain)
+        if diagnostic is not None:
+            click.echo(diagnostic)
+            return
+        raise click.UsageError(f"unknown rule or code {explain!r}")
     if not paths:
         if allow_no_paths:
             return
@@ -116,6 +122,7 @@ def main(
         for note in found.notes:
             click.echo(note, err=True)
     progress = Progress(sys.stderr, enabled=Progress.wanted(sys.stderr, quiet=quiet))
+    started = time.perf_counter()
     try:
         outcomes = run(
             list(paths),
@@ -128,7 +135,7 @@ def main(
             on_start=progress.start,
             on_result=progress.advance,
             # Which rule changed which line: printed by --check/--diff, in the JSON report and SARIF.
-            changes=bool(report_path) or (mode != WRITE and (not quiet or bool(sarif_path))),
+            changes=bool(report_path) or (mode != WRITE and (not quiet or statistics or bool(sarif_path))),
             timeout=timeout or None,
             found=found,
         )
@@ -147,13 +154,23 @@ def main(
     finally:
         progress.close()
 
+    elapsed = time.perf_counter() - started
+    # Diagnostics and the summary go to stdout (like ruff's), errors to stderr; stdout stays
+    # machine-readable where it carries a diff or a report (`--diff`, `--report -`, `--sarif -`).
+    human_err = mode == DIFF or report_path == "-" or sarif_path == "-"
     for outcome in outcomes:
         if outcome.diff:
             click.echo(outcome.diff, nl=False)
-        for line in outcome_lines(outcome, mode, quiet=quiet):
+        for line in error_lines(outcome):
             click.echo(line, err=True)
+        for line in outcome_lines(outcome, mode, quiet=quiet, statistics=statistics):
+            click.echo(line, err=human_err)
+    if statistics:
+        for line in statistics_lines(outcomes, mode):
+            click.echo(line, err=human_err)
     for line in summary_lines(outcomes, mode):
-        click.echo(line, err=True)
+        click.echo(line, err=human_err)
+    click.echo(timing_line(outcomes, elapsed), err=human_err)
     if report_path:
         config_name = str(config.path) if config.path is not None else None
         _emit(report_path, report_json(outcomes, target=target, mode=mode, config=config_name, safe_only=safe_only))

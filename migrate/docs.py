@@ -38,6 +38,45 @@ UNSAFE_NOTE = (
 )
 
 
+# The codes a run reports besides the rules': errors (a file left untouched; exit 2) and warnings.
+# (code, what happened, what to do). `--explain E003` prints one; docs/rules.md lists them all.
+DIAGNOSTICS = (
+    ("E001", "Syntax error: the file does not parse (also a null byte, or too many nested parentheses). It is left untouched.",
+     "Fix the syntax (run `python -m py_compile FILE`), or exclude the file (`--extend-exclude`); Python 2 files need porting first."),
+    ("E002", "Cannot read the file or directory (permissions, a broken symlink). The rest of the tree is still migrated.",
+     "Make it readable, or exclude it."),
+    ("E003", "Cannot decode the file: the message gives the byte offset and line, and a hint when it looks like UTF-16/32.",
+     "Save it as UTF-8 (or declare its encoding with a PEP 263 `# -*- coding: ... -*-` line)."),
+    ("E004", "Cannot write the migrated file (permissions, disk full, or text the file's encoding cannot hold).",
+     "Make the file or `--out-dir` writable, free space, or save the source as UTF-8; then run again."),
+    ("E005", "Not a notebook: an `.ipynb` that is not valid JSON or has no `cells`.",
+     "Repair the notebook (open and re-save it in Jupyter), or exclude it."),
+    ("E006", "Notebook: the migration could not be mapped back onto the cells.",
+     "Export the notebook to a script (`jupyter nbconvert --to script`), migrate that, and report the notebook as a bug."),
+    ("E007", "The file changed on disk during the run; it is left as it is now.",
+     "Run tfmigrate again once nothing else is writing the file."),
+    ("E008", "Too deeply nested to migrate (more than 500 levels, e.g. a chain of thousands of `+`); left untouched.",
+     "Split the expression, or exclude the file (generated code usually should be)."),
+    ("E009", "Too complex: migrating the file took longer than `--timeout` (`timeout` in `[tool.tfmigrate]`).",
+     "Raise the limit (`--timeout 300`, or 0 for none), or exclude the file."),
+    ("E998", "Internal error: the migration produced code that does not parse; the file is left untouched.",
+     "Report it as a bug with the file (or a reduced copy); meanwhile exclude the file or `--ignore` the rule involved."),
+    ("E999", "Internal error (a bug in tfmigrate); the file is left untouched and the other files are still processed.",
+     "Report it as a bug with the message; meanwhile exclude the file or `--ignore` the rule involved."),
+    ("W001", "A notebook cell that does not parse as Python (IPython magics aside) is left untouched; the other cells migrate.",
+     "Fix the cell's syntax and run again, or migrate that cell by hand."),
+)
+
+
+def render_diagnostic(code: str, *, level: int = 2) -> str | None:
+    """One E/W code's section (what `--explain E001` prints), or None for a code tfmigrate does not emit."""
+    for known, meaning, action in DIAGNOSTICS:
+        if known == code.upper():
+            kind = "error: the file is left untouched, exit code 2" if known.startswith("E") else "warning: exit code 1"
+            return "\n".join([f"{'#' * level} {known}", "", f"*{kind}*", "", meaning, "", f"**What to do:** {action}", ""])
+    return None
+
+
 class DocsError(Exception):
     pass
 
@@ -119,6 +158,11 @@ def render_rule(rule: type[Rule], *, level: int = 2) -> str:
         SAFE_NOTE if rule.SAFE else UNSAFE_NOTE,
         "",
     ]
+    if rule.DECLINES:
+        lines += [f"{h}# When it declines, and what to do", ""]
+        lines += [f"- {reason}: **{action}**." for reason, action in rule.DECLINES]
+        hosted = " (or, for an estimator kept on the hosted tier, a note)" if rule.STRUCTURAL else ""
+        lines += ["", f"Each declined place gets a `# TODO(tfmigrate {rule.CODE}): ...`{hosted} saying which, with a link here.", ""]
     found = example(rule)
     if found is not None:
         name, before, after = found
@@ -151,7 +195,19 @@ def render_all() -> str:
             f"{'safe' if rule.SAFE else 'unsafe'} | {', '.join(sorted(rule.TARGETS))} |"
         )
     sections = [render_rule(rule) for rule in sorted(rules, key=lambda r: r.CODE)]
-    return HEADER + "\n" + "\n".join(table) + "\n\n" + "\n".join(sections)
+    codes = ["| code | meaning |", "|---|---|"]
+    codes += [f"| [{code}](#{code.lower()}) | {meaning.split('. ')[0].rstrip('.')} |" for code, meaning, _ in DIAGNOSTICS]
+    errors = [
+        "# Errors and warnings",
+        "",
+        "Codes a run reports besides the rules'. An error leaves its file untouched (the other files are still",
+        "migrated) and makes the exit code 2; `tfmigrate --explain E003` prints one section.",
+        "",
+        *codes,
+        "",
+        *(render_diagnostic(code) for code, _, _ in DIAGNOSTICS),
+    ]
+    return HEADER + "\n" + "\n".join(table) + "\n\n" + "\n".join(sections) + "\n" + "\n".join(errors)
 
 
 def default_output() -> Path | None:

@@ -176,8 +176,9 @@ class _Track:
         unsafe: list[Finding] = []
         for rule_code, summary, after, dry_run in self.steps:
             new_code = after if isinstance(after, str) else after.code
-            hunks, new_origin = _line_diff(code, new_code, origin)
-            found = [Finding(rule_code, lo, summary, hi) for lo, hi in hunks]
+            texts: list[tuple[list[str], list[str]]] = []
+            hunks, new_origin = _line_diff(code, new_code, origin, texts=texts)
+            found = [Finding(rule_code, lo, describe_change(old, new) or summary, hi) for (lo, hi), (old, new) in zip(hunks, texts)]
             if dry_run:
                 unsafe.extend(found)
                 continue
@@ -189,12 +190,13 @@ class _Track:
             # removed ones to the rules that asked for an unused import to go (a rule that changed
             # text without saying so would land on the last applied rule).
             kinds: list[str] = []
-            hunks, origin = _line_diff(code, output, origin, inserted=import_insertions, kinds=kinds)
+            texts = []
+            hunks, origin = _line_diff(code, output, origin, inserted=import_insertions, kinds=kinds, texts=texts)
             summaries = {r.CODE: r.SUMMARY for r in all_rules()}
-            for (lo, hi), kind in zip(hunks, kinds):
+            for (lo, hi), kind, (old, new) in zip(hunks, kinds, texts):
                 owners = {"insert": self.add_owners, "delete": self.remove_owners}.get(kind, self.add_owners + self.remove_owners)
                 for owner in dict.fromkeys(owners or self.last_applied):
-                    changes.append(Finding(owner, lo, summaries[owner], hi))
+                    changes.append(Finding(owner, lo, describe_change(old, new) or summaries[owner], hi))
         changes.sort(key=lambda f: (f.line, f.code))
         unsafe.sort(key=lambda f: (f.line, f.code))
         return _Lines(_merge(changes), _merge(unsafe), origin if output != source else None, import_insertions)
@@ -706,13 +708,19 @@ def _line_count(text: str) -> int:
 
 
 def _line_diff(
-    before: str, after: str, origin: list[int], inserted: list[int] | None = None, kinds: list[str] | None = None
+    before: str,
+    after: str,
+    origin: list[int],
+    inserted: list[int] | None = None,
+    kinds: list[str] | None = None,
+    texts: list[tuple[list[str], list[str]]] | None = None,
 ) -> tuple[list[tuple[int, int]], list[int]]:
     """Source-line ranges that changed from `before` to `after`, and `after`'s origin map.
 
     `origin[i]` is the source line of `before` line i+1, negated for a rewritten line. A pure
     insertion is charged to the line it lands before (a TODO comment to its statement). `inserted` collects `after` line numbers of
-    pure insertions; `kinds` gets each range's opcode (insert, delete, replace).
+    pure insertions; `kinds` gets each range's opcode (insert, delete, replace); `texts` each
+    range's (old lines, new lines).
     """
     a, b = before.splitlines(), after.splitlines()
     matcher = difflib.SequenceMatcher(None, a, b, autojunk=False)
@@ -732,6 +740,8 @@ def _line_diff(
         ranges.append((min(src), max(src)))
         if kinds is not None:
             kinds.append(tag)
+        if texts is not None:
+            texts.append((a[i1:i2], b[j1:j2]))
         # Line k of the new block is charged to line k of the old one, counting code lines only: a
         # comment (a TODO) belongs to the line it precedes.
         k = 0
@@ -742,6 +752,46 @@ def _line_diff(
     return ranges, new_origin
 
 
+_WORD = re.compile(r"[\w.]")
+_SNIPPET = 60
+
+
+def _snippet(text: str) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= _SNIPPET else text[: _SNIPPET - 3] + "..."
+
+
+def describe_change(old: list[str], new: list[str]) -> str | None:
+    """What a hunk does, for `--check`: `tf.logging.info -> logging.info` (the differing dotted names
+    or expressions of a one-line rewrite), `add `from absl import logging``, `remove `...``, or
+    None (a larger rewrite: the caller says what the rule does)."""
+    old = [line for line in old if line.strip()]
+    new = [line for line in new if line.strip()]
+    if not old and new and all(line.lstrip().startswith(("import ", "from ")) for line in new):
+        return "add " + "; ".join(f"`{_snippet(line)}`" for line in new)
+    if old and not new and all(line.lstrip().startswith(("import ", "from ")) for line in old):
+        return "remove " + "; ".join(f"`{_snippet(line)}`" for line in old)
+    if len(old) != len(new) or not 1 <= len(old) <= 3:
+        return None
+    said = [_line_change(a.strip(), b.strip()) for a, b in zip(old, new) if a.strip() != b.strip()]
+    return "; ".join(dict.fromkeys(said)) or None
+
+
+def _line_change(a: str, b: str) -> str:
+    prefix = 0
+    while prefix < min(len(a), len(b)) and a[prefix] == b[prefix]:
+        prefix += 1
+    suffix = 0
+    while suffix < min(len(a), len(b)) - prefix and a[-1 - suffix] == b[-1 - suffix]:
+        suffix += 1
+    while prefix > 0 and _WORD.match(a[prefix - 1]):  # widen to whole dotted names
+        prefix -= 1
+    while suffix > 0 and _WORD.match(a[len(a) - suffix]):
+        suffix -= 1
+    before, after = a[prefix : len(a) - suffix].strip(), b[prefix : len(b) - suffix].strip()
+    return f"{_snippet(before) or '(nothing)'} -> {_snippet(after) or '(nothing)'}"
+
+
 def _merge(found: list[Finding]) -> list[Finding]:
     """One finding per rule and contiguous run of source lines."""
     merged: dict[str, list[Finding]] = {}
@@ -750,6 +800,9 @@ def _merge(found: list[Finding]) -> list[Finding]:
         end = item.end_line or item.line
         if runs and item.line <= (runs[-1].end_line or runs[-1].line) + 1:
             runs[-1].end_line = max(runs[-1].end_line or runs[-1].line, end)
+            parts = runs[-1].message.split("; ")
+            if item.message not in parts and item.message not in runs[-1].message:
+                runs[-1].message = f"{runs[-1].message}; {item.message}"
         else:
             runs.append(Finding(item.code, item.line, item.message, end))
     return sorted((f for runs in merged.values() for f in runs), key=lambda f: (f.line, f.code))

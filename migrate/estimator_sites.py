@@ -28,6 +28,31 @@ _TODO_ARGS = {
 }
 
 
+# Why TFM201/TFM301 decline an estimator (a TODO, or the hosted tier with a note) and what to do.
+MODEL_FN_DECLINES = (
+    ("the model_fn has a construct the Keras translation does not cover (the TODO or note names it: an `if` that "
+     "is not a TRAIN-mode or use_tpu switch, a second optimizer, `tf.variable_scope(reuse=...)` in its own body, "
+     "`Scaffold(saver=...)`, an assignment to an attribute, ...)",
+     "rewrite that statement into a form the rule reads (e.g. move the switch into a helper function, set "
+     "`keep_checkpoint_max` on RunConfig instead of a Saver) and run tfmigrate again; or keep the hosted tier, "
+     "which runs the model_fn as written"),
+    ("model_fn is not a function defined at module level in the same file (a factory's closure, another module)",
+     "define it at module level in the file that builds the estimator, or accept the hosted tier"),
+    ("the estimator is constructed with arguments tfmigrate cannot read (`**kwargs`, computed values)",
+     "pass model_fn=, config=, params= as plain keyword arguments"),
+    ("the estimator is returned or passed on, not assigned to a variable whose train/evaluate calls are in the same function",
+     "assign it and call train/evaluate/predict in one function, or migrate that part by hand"),
+    ("`predict(...)` but model_fn has no PREDICT branch the rule could migrate",
+     "give model_fn a `mode == ModeKeys.PREDICT` branch ending in `return EstimatorSpec(mode, predictions=...)`"),
+    ("TF1 hooks that read graph tensors by name, run graph ops (`merge_all`) or use the session",
+     "give them the runtime's handles instead (`tfm.hooks.LOSS`, `tfm.hooks.GLOBAL_STEP`, compiled metric names)"),
+    ("a summary or helper call in model_fn that reads tensors the Keras model does not expose",
+     "write it with `tfm.summary` in the training step, or call the helper on the features so it is part of the forward pass"),
+    ("`--target ctl --standalone` and the program needs hooks, listeners or export (the runtime's EstimatorLoop)",
+     "migrate without `--standalone`"),
+)
+
+
 @dataclass
 class _Site:
     stmt: cst.SimpleStatementLine
@@ -52,6 +77,7 @@ class EstimatorSiteRule(Rule):
     TPU = False
     TARGETS = frozenset({"keras", "ctl"})
     STRUCTURAL = True
+    DECLINES = MODEL_FN_DECLINES
 
     # Other symbols a subclass acts on without an estimator site (TODOs for them).
     EXTRA_TRIGGERS: frozenset[str] = frozenset()
@@ -194,7 +220,10 @@ class EstimatorSiteRule(Rule):
                         args = self._bind(small.value)
                         site = _Site(stmt, scope, small.targets[0].target.value, args or {})
                         if args is None or len(stmt.body) != 1:
-                            site.problems.append(f"{self.ESTIMATOR_NAME} is constructed with arguments tfmigrate cannot read")
+                            site.problems.append(
+                                f"{self.ESTIMATOR_NAME} is constructed with arguments tfmigrate cannot read: pass them as "
+                                "keyword arguments (model_fn=, config=, params=) and run tfmigrate again"
+                            )
                         self.sites.append(site)
             elif isinstance(stmt, cst.FunctionDef):
                 self._find_sites(stmt, stmt.body.body)  # type: ignore[attr-defined]
@@ -232,7 +261,10 @@ class EstimatorSiteRule(Rule):
         fn_expr = site.args.get("model_fn")
         name = self._model_fn_name(site, fn_expr)
         if name is None:
-            site.problems.append("model_fn is not a function defined at module level in this file")
+            site.problems.append(
+                "model_fn is not a function defined at module level in this file: define it at module level here "
+                "and run tfmigrate again, or migrate it by hand"
+            )
         else:
             self._analyze(name)
             if name in self.plan_failures:
@@ -375,7 +407,7 @@ class EstimatorSiteRule(Rule):
                 for s in self.sites
             )
             if name in self.plan_failures and referenced and not self._hosted:
-                self.todo(f"`{name}` cannot be migrated automatically yet: {self.plan_failures[name]}", at=original)
+                self.todo(f"`{name}` cannot be migrated automatically yet: {self.plan_failures[name]}: rewrite that construct (the docs entry lists what each case needs) and run tfmigrate again, or migrate `{name}` by hand", at=original)
             return updated
         self.mark_changed()
         tfm = self.ctx.need_runtime()
@@ -690,7 +722,7 @@ class EstimatorSiteRule(Rule):
         bound: dict[str, cst.BaseExpression] = {}
         for index, arg in enumerate(call.args):
             if arg.star or (arg.keyword is None and index >= len(positional)):
-                self.todo(f"`{site.est_name}.{method}(...)` has arguments tfmigrate cannot read")
+                self.todo(f"`{site.est_name}.{method}(...)` has arguments tfmigrate cannot read: pass them as keyword arguments and run tfmigrate again")
                 return None
             bound[arg.keyword.value if arg.keyword else positional[index]] = arg.value
         return {k: v for k, v in bound.items() if not (isinstance(v, cst.Name) and v.value == "None")}
@@ -752,7 +784,10 @@ class EstimatorSiteRule(Rule):
                 return None
             return self._surface_text(site, method, call)
         if method == "predict" and not self._predicts(site):
-            self.todo(f"`{site.est_name}.predict(...)`: model_fn has no PREDICT branch that tfmigrate could migrate")
+            self.todo(
+                f"`{site.est_name}.predict(...)`: model_fn has no PREDICT branch that tfmigrate could migrate: give it a "
+                "`mode == ModeKeys.PREDICT` branch ending in `return EstimatorSpec(mode, predictions=...)`, or predict with the Keras model by hand"
+            )
             return None
         bound = self._bind_call(site, method, call)
         if bound is None:

@@ -10,8 +10,9 @@ metadata on the class (django-upgrade/Fixit style) and the registry finds it; no
         SAFE = False
         RUNS_AFTER = ("TFM302",)
 
-What a rule cannot migrate it marks with `self.todo("...")`: a `# TODO(tfmigrate TFMxxx): ...`
-comment above the statement being visited, and an entry in the report.
+What a rule cannot migrate it marks with `self.todo("...")`: a `# TODO(tfmigrate TFMxxx): ... (see
+<docs URL>#tfmxxx)` comment above the statement being visited, and an entry in the report. The
+message says what the user should do, not only what is wrong.
 """
 
 from __future__ import annotations
@@ -22,13 +23,20 @@ from typing import TYPE_CHECKING, ClassVar
 
 import libcst as cst
 
+from . import docs_url
 from .names import AliasTable
 
 if TYPE_CHECKING:
     from .textpass import SourceView, TextPlan
 
 TODO_PREFIX = "# TODO(tfmigrate "
-TODO_RE = re.compile(r"#\s*TODO\(tfmigrate (TFM\d{3})\):\s*(.*)")
+TODO_RE = re.compile(r"#\s*TODO\(tfmigrate (TFM\d{3})\):\s*(.*?)(?:\s+\(see https?://\S+\))?\s*$")
+
+
+def todo_comment(code: str, message: str) -> str:
+    """`# TODO(tfmigrate TFM201): <what to do> (see <docs entry for TFM201>)`."""
+    return f"{TODO_PREFIX}{code}): {message} (see {docs_url(code)})"
+
 RUNTIME_MODULE = "tfmigrate.runtime"
 RUNTIME_ALIAS = "tfm"
 
@@ -139,6 +147,9 @@ class Rule(cst.CSTTransformer):
     SAFE: ClassVar[bool]
     # Optional: the fixtures/<CODE>_<slug>/<EXAMPLE>.in.py case the docs show (default: the smallest).
     EXAMPLE: ClassVar[str | None] = None
+    # Why the rule can decline (leave a TODO or a note instead of a rewrite) and what to do for
+    # each: (reason, action) pairs, listed by `--explain CODE` and docs/rules.md.
+    DECLINES: ClassVar[tuple[tuple[str, str], ...]] = ()
     # Canonical TF1 symbols (`estimator.tpu.TPUEstimator`; a trailing "." means any symbol under
     # it) without which the rule can change nothing in a file: the engine then skips it without
     # parsing the file into a CST. None: the rule may act on any file that imports TensorFlow.
@@ -229,7 +240,7 @@ class Rule(cst.CSTTransformer):
             if isinstance(message, _Note):
                 text = str(message)
             else:
-                text = f"{TODO_PREFIX}{self.CODE}): {message}"
+                text = todo_comment(self.CODE, message)
                 self.ctx.todos.append((self.CODE, message))
             if text not in existing:
                 existing.add(text)

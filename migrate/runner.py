@@ -25,7 +25,7 @@ from .tf1_program import is_tf1_project
 from .fileio import FileChanged, NotRegularFile, atomic_write, read_source, replace_file  # noqa: F401
 from .notebook import transform_notebook
 from .registry import all_rules
-from .tiers import TIERS
+from .tiers import HOSTED, IDIOMATIC, NOT_MIGRATED, TIERS
 
 WRITE, DIFF, CHECK = "write", "diff", "check"
 DEFAULT_TIMEOUT = 60.0  # seconds one file may take before it is reported as too complex (E009)
@@ -51,6 +51,7 @@ class FileOutcome:
     warnings: list[Finding] = field(default_factory=list)
     notebook: bool = False
     estimators: list[dict] = field(default_factory=list)  # each estimator site's tier (`tiers`)
+    lines: int = 0  # the source's line count (for the closing lines/s figure; not in the report)
 
     def as_dict(self) -> dict:
         out = {
@@ -174,12 +175,16 @@ def _run_job(job: Job) -> FileOutcome:
         unsafe_fixes=result.unsafe_fixes_in_output if job.mode == WRITE else result.unsafe_fixes,
         warnings=warnings,
         notebook=notebook,
+        lines=source.count("\n") + (not source.endswith("\n") and bool(source)),
     )
     if result.error is not None:
         return outcome
-    for site in getattr(result, "estimators", ()):  # (notebooks: none reported)
+    sites = list(getattr(result, "estimators", ()))  # (notebooks: none reported)
+    for site in sites:
         line = result.output_line(site["line"]) if job.mode == WRITE else site["line"]
         outcome.estimators.append({**site, "line": line})
+    if changes and sites:
+        outcome.changes = [_tier_change(change, sites) for change in changes]
     if job.mode == DIFF and result.changed:
         if notebook:
             outcome.diff = result.diff(job.path)  # type: ignore[attr-defined]
@@ -209,6 +214,38 @@ def _run_job(job: Job) -> FileOutcome:
             return outcome
         outcome.written_to = job.dest
     return outcome
+
+
+def tier_text(estimator: str, tier: str) -> str:
+    """What becomes of an estimator: `TPUEstimator -> Keras model (idiomatic tier)`."""
+    if tier == IDIOMATIC:
+        return f"{estimator} -> Keras model (idiomatic tier)"
+    if tier == HOSTED:
+        return f"{estimator} -> tfm.estimator (hosted tier)"
+    return f"{estimator} left as it is (not migrated)"
+
+
+def _tier_change(change: Finding, sites: list[dict]) -> Finding:
+    """A structural rule's change, said in terms of what becomes of the estimator it serves: the
+    site's own lines, else (model_fn, input_fn, hooks) the first site the file migrates."""
+    rule = _RULES_BY_CODE().get(change.code)
+    if rule is None or not rule.STRUCTURAL:
+        return change
+    end = change.end_line or change.line
+    inside = [s for s in sites if change.line <= s["line"] <= end]
+    if inside:
+        return replace(change, message="; ".join(dict.fromkeys(tier_text(s["estimator"], s["tier"]) for s in inside)))
+    if change.message != rule.SUMMARY:
+        return change
+    migrated = [s for s in sites if s["tier"] != NOT_MIGRATED]
+    if not migrated:
+        return change
+    site = migrated[0]
+    return replace(change, message=f"(for line {site['line']}) {tier_text(site['estimator'], site['tier'])}")
+
+
+def _RULES_BY_CODE() -> dict:
+    return {rule.CODE: rule for rule in all_rules()}
 
 
 class OutDirCollision(ValueError):

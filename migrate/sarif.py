@@ -1,7 +1,7 @@
 """`--sarif FILE`: the run as SARIF 2.1.0, for code-scanning UIs (GitHub, GitLab, VS Code's viewer).
 
 One run; `tool.driver.rules` lists every registered rule (id, name, short/full description,
-helpUri into docs/rules.md, safe/targets as properties). Results:
+helpUri: the absolute URL of its docs/rules.md entry (`tfmigrate.docs_url`), safe/targets as properties). Results:
 
 - level `warning`: a `# TODO(tfmigrate ...)` left for a person, and W001 (a notebook cell not parsed);
 - level `note`: a place a rule would change (--check/--diff), and an unsafe fix not applied
@@ -20,13 +20,12 @@ import json
 import os
 from pathlib import Path
 
-from . import __version__
+from . import RULES_URL, __version__, docs_url
 from .engine import Finding
 from .registry import all_rules
 from .runner import CHECK, DIFF, FileOutcome
 
 SCHEMA = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
-DOCS = "docs/rules.md"
 
 
 def rule_anchor(code: str) -> str:
@@ -43,7 +42,7 @@ def _rules() -> list[dict]:
                 "name": rule.__name__,
                 "shortDescription": {"text": rule.SUMMARY},
                 "fullDescription": {"text": doc.split("\n\n")[0].replace("\n", " ")},
-                "helpUri": f"{DOCS}#{rule_anchor(rule.CODE)}",
+                "helpUri": docs_url(rule.CODE),
                 "help": {"text": doc},
                 "defaultConfiguration": {"level": "note"},
                 "properties": {"safe": rule.SAFE, "targets": sorted(rule.TARGETS), "structural": rule.STRUCTURAL},
@@ -106,7 +105,7 @@ def to_sarif(outcomes: list[FileOutcome], *, mode: str, cwd: str | os.PathLike |
                         "name": "tfmigrate",
                         "version": __version__,
                         "semanticVersion": __version__,
-                        "informationUri": DOCS,
+                        "informationUri": RULES_URL,
                         "rules": rules,
                     }
                 },

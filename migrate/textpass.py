@@ -24,6 +24,7 @@ import tokenize
 from dataclasses import dataclass, field
 
 from .names import AliasTable, SourceLines, ast_dotted, canonical_name
+from .rule import todo_comment
 
 _COMPOUND = (
     ast.FunctionDef,
@@ -460,7 +461,7 @@ class SourceView:
                 return None
             added = bytearray()
             for message in messages:
-                text = f"# TODO(tfmigrate {code}): {message}".encode("utf-8")
+                text = todo_comment(code, message).encode("utf-8")
                 if text not in existing:
                     existing.add(text)
                     added += indent + text + b"\n"

@@ -147,6 +147,14 @@ class CannedEstimatorsToKeras(EstimatorSiteRule):
     """
 
     CODE = "TFM401"
+    DECLINES = (
+        ("a boosted-trees estimator (`BoostedTreesClassifier`/`Regressor`): no Keras form reproduces TF1's trees",
+         "move to TensorFlow Decision Forests (`tfdf.keras.GradientBoostedTreesModel`; retrain and re-validate), or keep the program on TF <= 2.15"),
+        ("`feature_column.input_layer`/`linear_model` outside a model_fn that TFM201 migrates",
+         "build `tfm.feature_columns.InputLayer(columns)` / `LinearModel(columns, units)` in the Keras model and call it on the features"),
+        ("a canned estimator with a custom head or arguments the rule does not map",
+         "drop or rewrite those arguments and run tfmigrate again, or write the Keras model by hand"),
+    )
     # Under `--target ctl` the canned model is driven by the runtime's `ctl.CannedLoop`.
     TARGETS = frozenset({"keras", "ctl"})
     EXTRA_TRIGGERS = frozenset({"feature_column.input_layer", "feature_column.linear_model"})

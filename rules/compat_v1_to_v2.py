@@ -17,10 +17,16 @@ from tfmigrate.textpass import SourceView, TextPlan, parse
 
 # Namespaces that are gone from TF >= 2.16 with Keras 3 even under tf.compat.v1.
 _REMOVED = {
-    "estimator": "tf.estimator was removed in TF 2.16: migrate the Estimator program (TFM3xx rules)",
-    "layers": "tf.compat.v1.layers raises under Keras 3: use tf.keras.layers inside a Keras model",
-    "contrib": "tf.contrib does not exist in TF2",
+    "estimator": ("tf.estimator was removed in TF 2.16", "migrate the Estimator program with it (TFM201/TFM301), or use `tfm.estimator`"),
+    "layers": ("tf.compat.v1.layers raises under Keras 3", "use tf.keras.layers inside a Keras model"),
+    "contrib": ("tf.contrib does not exist in TF2", "replace it with its TF2 counterpart (core TF, Keras, tf_slim or TensorFlow Addons) or your own code"),
 }
+
+
+def _removed(head: str, symbol: str) -> str:
+    """A removed module's TODO: what is gone (`symbol`) and what to do instead."""
+    what, action = _REMOVED[head]
+    return f"{what} (`{symbol}`): {action}"
 
 # tf.contrib modules whose symbols live on in current TF under another path (canonical contrib
 # prefix -> the TF2 prefix), taken where the path exists there (`tf2_api_paths.json`).
@@ -247,7 +253,7 @@ def plan_chain(full: str, tf: str, scope_module: bool = False, tf1_program: bool
         if home is not None:
             return f"{tf}.{home}", None
         if folded is None or folded.startswith("contrib."):
-            return None, _REMOVED["contrib"] + f" (`{full.replace('tensorflow.', 'tf.', 1)}`)"
+            return None, _removed("contrib", full.replace("tensorflow.", "tf.", 1))
         path, bare = folded, False
     else:
         return None, None
@@ -280,7 +286,7 @@ def plan_chain(full: str, tf: str, scope_module: bool = False, tf1_program: bool
         # hosted estimator, or anywhere TF1 semantics hold).
         todo = None
     elif head in _REMOVED:
-        todo = _REMOVED[head] + f" (`tf.{symbol}`)"
+        todo = _removed(head, f"tf.{symbol}")
         if bare and head == "estimator":
             # `tf.estimator.X` in TF2 code is the v2 class (v2 head, Keras optimizers), which
             # `tf.compat.v1.estimator.X` is not: keep the spelling, only the TODO is news.
@@ -326,6 +332,16 @@ class CompatV1ToV2(Rule):
     """
 
     CODE = "TFM101"
+    DECLINES = (
+        ("`tf.contrib.*`: gone in TF2, with no TF2 name at the same place",
+         "replace it with its TF2 counterpart (core TF, Keras, tf_slim or TensorFlow Addons) or your own code"),
+        ("`tf.estimator.*` left after the structural rules (TF 2.16 removed it)",
+         "migrate the Estimator program with TFM201/TFM301, or use the hosted tier's `tfm.estimator`"),
+        ("`tf.compat.v1.layers` outside TF1 variable-scope model code (it raises under Keras 3)",
+         "use `tf.keras.layers` inside a Keras model"),
+        ("a TF1 symbol with no TF2 equivalent that current TF no longer provides",
+         "rewrite that code without it (TF2 guide: https://www.tensorflow.org/guide/migrate)"),
+    )
     SUMMARY = "tf.compat.v1.* / TF1 symbols -> TF2 names (TensorFlow export metadata); v1-only ones get a TODO"
     SAFE = True
     RUNS_AFTER = ("TFM102", "TFM201", "TFM301", "TFM302", "TFM401")
@@ -420,7 +436,7 @@ class CompatV1ToV2(Rule):
         # one bound by `from tensorflow.contrib.X import Y` names something TF2 lacks.
         full = self._contrib_locals.get(original.value) if not self._in_import else None
         if full is not None:
-            self.todo(_REMOVED["contrib"] + f" (`{original.value}`: `{full.replace('tensorflow.', 'tf.', 1)}`)")
+            self.todo(_removed("contrib", f"{original.value}`: `{full.replace('tensorflow.', 'tf.', 1)}"))
         return updated
 
     def _rewrite(self, full: str, node: cst.BaseExpression) -> cst.BaseExpression:

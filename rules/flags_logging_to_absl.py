@@ -51,6 +51,10 @@ class FlagsLoggingToAbsl(Rule):
     """
 
     CODE = "TFM102"
+    DECLINES = (
+        ("`tf.app.run()` with no main, in a module with no `main` function to pass",
+         "pass absl's `app.run` the main function: `app.run(my_main)`"),
+    )
     SUMMARY = "tf.flags / tf.app.flags / tf.app.run / tf.logging -> absl flags, app and logging"
     SAFE = True
     TRIGGERS = frozenset({"flags", "flags.", "app.", "logging", "logging."})

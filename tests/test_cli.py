@@ -51,14 +51,14 @@ def snapshot(root: Path) -> dict[str, bytes]:
 
 
 def test_write_mode_migrates_in_place(tree: Path) -> None:
-    code, _, err = invoke(str(tree))
+    code, out, err = invoke(str(tree))
     assert code == 1  # files changed
     assert (tree / "pkg" / "train.py").read_text() == MIGRATED.read_text()
     assert (tree / "pkg" / "tf2.py").read_bytes() == NOOP.read_bytes()
     assert (tree / ".hidden" / "train.py").read_bytes() == PROGRAM.read_bytes()
     assert (tree / "build" / "train.py").read_bytes() == PROGRAM.read_bytes()
     assert (tree / "venv_dir" / "train.py").read_bytes() == PROGRAM.read_bytes()
-    assert "3 files: 1 changed, 0 TODOs left in 0 files, 0 failed" in err
+    assert "3 files: 1 migrated fully, 0 partly (0 TODOs left), 0 failed, 2 unchanged." in out
     # Idempotent: a second run finds nothing to do and exits 0.
     before = snapshot(tree)
     code, _, err = invoke(str(tree))
@@ -77,8 +77,8 @@ def test_diff_writes_nothing(tree: Path) -> None:
 
 def test_check_exit_codes(tree: Path, tmp_path: Path) -> None:
     before = snapshot(tree)
-    code, _, err = invoke("--check", str(tree))
-    assert code == 1 and "would migrate" in err
+    code, out, err = invoke("--check", str(tree))
+    assert code == 1 and "would migrate" in out and err == ""  # diagnostics: stdout, like ruff
     assert snapshot(tree) == before
     code, _, _ = invoke("--check", str(NOOP))
     assert code == 0
@@ -86,8 +86,8 @@ def test_check_exit_codes(tree: Path, tmp_path: Path) -> None:
     todo = tmp_path / "todo.py"
     shutil.copy(TODO_PROGRAM, todo)
     invoke(str(todo))
-    code, _, err = invoke("--check", str(todo))
-    assert code == 1 and "TFM401" in err
+    code, out, _ = invoke("--check", str(todo))
+    assert code == 1 and "TFM401" in out
 
 
 def test_out_dir_leaves_sources_alone(tree: Path, tmp_path: Path) -> None:
@@ -138,9 +138,9 @@ def test_estimator_tiers_in_report_and_summary(tmp_path: Path) -> None:
     shutil.copy(HOSTED_PROGRAM, hosted)
     shutil.copy(PROGRAM, tmp_path / "idiomatic.py")
     report = tmp_path / "report.json"
-    code, _, err = invoke("--report", str(report), str(tmp_path))
+    code, out, _ = invoke("--report", str(report), str(tmp_path))
     assert code == 1
-    assert "tfmigrate: estimators: 1 idiomatic, 1 hosted" in err
+    assert "tfmigrate: estimators: 1 idiomatic, 1 hosted" in out
     data = json.loads(report.read_text())
     files = {Path(f["path"]).name: f for f in data["files"]}
     (site,) = files["hosted.py"]["estimators"]
@@ -148,8 +148,8 @@ def test_estimator_tiers_in_report_and_summary(tmp_path: Path) -> None:
     assert "tfm.estimator.tpu.TPUEstimator(" in hosted.read_text().splitlines()[site["line"] - 1]
     assert files["hosted.py"]["todos"] == []
     # A second run over the output sees the hosted site as it is, and changes nothing.
-    code, _, err = invoke("--check", str(hosted))
-    assert code == 0 and "1 hosted" in err
+    code, out, _ = invoke("--check", str(hosted))
+    assert code == 0 and "1 hosted" in out
 
 
 def test_bad_files_are_isolated_and_untouched(tmp_path: Path) -> None:
@@ -160,14 +160,14 @@ def test_bad_files_are_isolated_and_untouched(tmp_path: Path) -> None:
     latin1 = tmp_path / "latin1.py"
     latin1.write_bytes(b"import tensorflow.compat.v1 as tf\n# caf\xe9\nx = tf.nn.relu\n")
     originals = {p: p.read_bytes() for p in (bad_syntax, latin1)}
-    code, _, err = invoke("-j", "2", str(tmp_path))
+    code, out, err = invoke("-j", "2", str(tmp_path))
     assert code == 2
     assert good.read_text() == MIGRATED.read_text()
     for path, data in originals.items():
         assert path.read_bytes() == data
     assert "bad_syntax.py:3: error E001: syntax error" in err or "bad_syntax.py:2: error E001" in err
     assert "latin1.py: error E003: cannot decode" in err
-    assert "1 failed" not in err and "2 failed" in err
+    assert "1 failed" not in out and "2 failed" in out and "error E00" not in out  # errors: stderr only
 
 
 def test_declared_encoding_and_permissions_are_kept(tmp_path: Path) -> None:
@@ -230,4 +230,4 @@ def test_console_script_runs() -> None:
     exe = Path(sys.executable).with_name("tfmigrate")
     proc = subprocess.run([str(exe), "--check", str(NOOP)], capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
-    assert "1 files: 0 would change" in proc.stderr
+    assert "tfmigrate: 1 file: 0 would be migrated fully" in proc.stdout

@@ -114,3 +114,40 @@ def test_wheel_ships_the_fixtures(tmp_path: Path) -> None:
     assert "tfmigrate/fixtures/TFM301_tpu_estimator_to_keras/guide_adagrad.in.py" in names
     assert "tfmigrate/fixtures/TFM301_tpu_estimator_to_keras/guide_adagrad.out.py" in names
     assert "tfmigrate/docs.py" in names and "tfmigrate/notebook.py" in names
+
+
+def test_every_error_and_warning_code_is_documented_and_explained() -> None:
+    """Each E/W code the tool can emit has a docs/rules.md section and `--explain` prints it."""
+    import re
+
+    from click.testing import CliRunner
+
+    from tfmigrate.cli import main
+    from tfmigrate.docs import DIAGNOSTICS
+
+    root = Path(__file__).resolve().parent.parent
+    emitted = set()
+    for path in (root / "migrate").glob("*.py"):
+        emitted |= set(re.findall(r'"([EW]\d{3})"', path.read_text(encoding="utf-8")))
+    documented = {code for code, _, _ in DIAGNOSTICS}
+    assert emitted and emitted <= documented, emitted - documented
+    rules_md = (root / "docs" / "rules.md").read_text(encoding="utf-8")
+    for code in sorted(documented):
+        assert f"\n## {code}\n" in rules_md
+        result = CliRunner().invoke(main, ["--explain", code.lower()])
+        assert result.exit_code == 0 and result.output.startswith(f"## {code}") and "What to do" in result.output
+    result = CliRunner().invoke(main, ["--explain", "TFM201"])
+    assert "When it declines, and what to do" in result.output
+    assert CliRunner().invoke(main, ["--explain", "E123"]).exit_code == 2
+
+
+def test_pyproject_lists_every_fixture_directory() -> None:
+    """A fixture directory missing from `packages` makes setuptools print a BuildBackendWarning
+    banner per directory on every install (`./run example`)."""
+    import tomllib
+
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["setuptools"]
+    listed = {p for p in config["packages"] if p.startswith("tfmigrate.fixtures.")}
+    on_disk = {f"tfmigrate.fixtures.{d.name}" for d in FIXTURES.iterdir() if d.is_dir() and not d.name.startswith("_")}
+    assert listed == on_disk
+    assert "tfmigrate.rules.data" in config["packages"]

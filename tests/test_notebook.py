@@ -110,7 +110,7 @@ def test_cli_write_check_diff_out_dir(tmp_path: Path) -> None:
     plain.write_text(json.dumps({"cells": [{"cell_type": "code", "id": "a", "metadata": {}, "outputs": [], "execution_count": None, "source": ["print(1)"]}], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}))
     plain_bytes = plain.read_bytes()
 
-    code, _, err = invoke("--check", str(tmp_path))
+    code, err, _ = invoke("--check", str(tmp_path))  # diagnostics: stdout
     assert code == 1
     assert nb.read_bytes() == TRAINING.read_bytes()
     assert f"{nb}:cell_5:1: TFM301 would change lines 1-7" in err
@@ -131,8 +131,8 @@ def test_cli_write_check_diff_out_dir(tmp_path: Path) -> None:
     assert (out_dir / "plain.ipynb").read_bytes() == plain_bytes
 
     report = tmp_path.parent / f"{tmp_path.name}-report.json"
-    code, _, err = invoke("--report", str(report), str(tmp_path))
-    assert code == 1 and f"migrated {nb}" in err
+    code, out, _ = invoke("--report", str(report), str(tmp_path))
+    assert code == 1 and f"migrated {nb}" in out
     assert nb.read_text(encoding="utf-8") == (DATA / "training.out.ipynb").read_text(encoding="utf-8")
     assert plain.read_bytes() == plain_bytes  # no TensorFlow: not even re-serialised
     entry = next(f for f in json.loads(report.read_text())["files"] if f["path"] == str(nb))
@@ -144,9 +144,9 @@ def test_todo_lines_in_the_report_are_cell_addressed(tmp_path: Path) -> None:
     nb = tmp_path / "factory.ipynb"
     shutil.copy(FACTORY, nb)
     report = tmp_path / "r.json"
-    code, _, err = invoke("--report", str(report), str(nb))
+    code, err, _ = invoke("--report", str(report), str(nb))  # diagnostics: stdout
     assert code == 1
-    assert f"{nb}:cell_3:2: TFM101 tf.contrib does not exist in TF2" in err
+    assert f"{nb}:cell_3:2: TFM101 TODO: tf.contrib does not exist in TF2" in err
     (entry,) = json.loads(report.read_text())["files"]
     written = cells(nb)
     assert entry["todos"] and {t["cell"] for t in entry["todos"]} == {3}

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import difflib
 import io
+import re
 import shutil
 from pathlib import Path
 
@@ -13,7 +14,7 @@ from click.testing import CliRunner
 from conftest import FIXTURES
 from tfmigrate.cli import main
 from tfmigrate.engine import transform_source
-from tfmigrate.report import PROGRESS_MIN_FILES, Progress
+from tfmigrate.report import PROGRESS_MIN_FILES, Progress, plural, timing_line
 from tfmigrate.runner import FileOutcome
 
 # Every non-TPU fixture and a spread of TPUEstimator ones (each transform takes a while).
@@ -67,28 +68,56 @@ def test_summary_counts_files_and_todos_by_rule(tmp_path: Path) -> None:
     shutil.copy(FIXTURES / "TFM401_canned_estimators" / "boosted_trees_todo.in.py", tmp_path / "b.py")
     (tmp_path / "c.py").write_text("print('hi')\n")
     (tmp_path / "d.py").write_text("import tensorflow as tf\ndef f(:\n")
-    code, _, err = invoke("--check", str(tmp_path))
+    code, out, err = invoke("--check", str(tmp_path))
     assert code == 2
-    lines = err.splitlines()
-    assert "tfmigrate: 4 files: 2 would change, 1 TODOs left in 1 files, 1 failed, 1 unchanged." in lines
+    lines = out.splitlines()  # diagnostics and the summary: stdout (like ruff); errors: stderr
+    assert "tfmigrate: 4 files: 1 would be migrated fully, 1 partly (1 TODO left), 1 failed, 1 unchanged." in lines
     assert "tfmigrate: estimators: 2 idiomatic, 1 not migrated" in lines
     assert "tfmigrate: TODOs by rule: TFM401 1" in lines
-    assert lines.index("tfmigrate: TODOs by rule: TFM401 1") == len(lines) - 1  # the summary closes the run
-    # Check mode lists every place that would change, as path:line: CODE, sorted by line.
+    assert f"would partly migrate {tmp_path / 'b.py'} (1 TODO)" in lines
+    assert re.fullmatch(r"tfmigrate: 4 files, [\d,]+ lines in [\d.]+ s( \([\d,]+ lines/s\))?", lines[-1])  # timing closes the run
+    assert lines.index("tfmigrate: TODOs by rule: TFM401 1") == len(lines) - 2
+    # Check mode lists every place that would change, as path:line: CODE, sorted by line, each
+    # saying what would change (not the rule's summary).
     a_lines = [line for line in lines if line.startswith(f"{tmp_path / 'a.py'}:")]
     assert a_lines and all(" would change " in line for line in a_lines)
+    assert any(line.endswith("TFM302 would change lines 48-49: tf.estimator.tpu.TPUConfig -> tfm.TPUConfig; tf.estimator.tpu.RunConfig -> tfm.RunConfig") for line in a_lines), a_lines
+    assert any("TPUEstimator -> Keras model (idiomatic tier)" in line for line in a_lines)
     numbers = [int(line.split(":")[1]) for line in a_lines]
     assert numbers == sorted(numbers)
-    assert f"{tmp_path / 'd.py'}:2: error E001: syntax error" in err
+    assert f"{tmp_path / 'd.py'}:2: error E001: syntax error" in err and "error E001" not in out
     # -q: errors and the summary only
-    code, _, err = invoke("--check", "-q", str(tmp_path))
-    assert "would change line" not in err and "error E001" in err and "TODOs by rule" in err
+    code, out, err = invoke("--check", "-q", str(tmp_path))
+    assert "would change line" not in out and "error E001" in err and "TODOs by rule" in out
+    # --statistics: counts per (code, message), the most frequent first, instead of the list.
+    code, out, err = invoke("--check", "--statistics", str(tmp_path))
+    assert code == 2 and "would change line" not in out
+    table = [line.split("\t") for line in out.splitlines() if "\t" in line]
+    counts = [int(count.replace(",", "")) for count, _, _ in table]
+    assert counts == sorted(counts, reverse=True)
+    assert any(row[1] == "TFM401" and row[2].startswith("TODO: `BoostedTreesClassifier`") for row in table)
+    assert any(row[1] == "E001" for row in table)
 
 
 def test_write_mode_does_not_list_would_change_lines(tmp_path: Path) -> None:
     shutil.copy(FIXTURES / "TFM301_tpu_estimator_to_keras" / "guide_adagrad.in.py", tmp_path / "a.py")
-    code, _, err = invoke(str(tmp_path))
-    assert code == 1 and "would change" not in err and f"migrated {tmp_path / 'a.py'}" in err
+    code, out, err = invoke(str(tmp_path))
+    assert code == 1 and "would change" not in out and f"migrated {tmp_path / 'a.py'}" in out.splitlines()
+
+
+def test_partly_migrated_files_say_so(tmp_path: Path) -> None:
+    shutil.copy(FIXTURES / "TFM301_tpu_estimator_to_keras" / "guide_adagrad.in.py", tmp_path / "a.py")
+    shutil.copy(FIXTURES / "TFM401_canned_estimators" / "boosted_trees_todo.in.py", tmp_path / "b.py")
+    code, out, _ = invoke(str(tmp_path))
+    assert code == 1
+    lines = out.splitlines()
+    assert f"migrated {tmp_path / 'a.py'}" in lines and f"partly migrated {tmp_path / 'b.py'} (1 TODO)" in lines
+    assert "tfmigrate: 2 files: 1 migrated fully, 1 partly (1 TODO left), 0 failed, 0 unchanged." in lines
+
+
+def test_plurals() -> None:
+    assert plural(1, "file") == "1 file" and plural(2, "file") == "2 files" and plural(12000, "line") == "12,000 lines"
+    assert timing_line([FileOutcome("a.py", "unchanged", lines=52811)], 4.4) == "tfmigrate: 1 file, 52,811 lines in 4.4 s (12,002 lines/s)"
 
 
 class _Tty(io.StringIO):

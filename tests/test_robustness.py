@@ -76,12 +76,12 @@ def test_an_internal_error_is_isolated_to_its_file(tmp_path: Path, monkeypatch: 
     before = boom.read_bytes()
     for name in ("a.py", "z.py"):
         shutil.copy(PROGRAM, tmp_path / name)
-    code, _, err = invoke("-j", jobs, str(tmp_path))
+    code, out, err = invoke("-j", jobs, str(tmp_path))
     assert code == 2
     assert boom.read_bytes() == before
-    assert f"{boom}: error E999: internal error: IndexError: list index out of range" in err
+    assert f"{boom}: error E999: internal error: IndexError: list index out of range" in err  # errors: stderr
     assert (tmp_path / "a.py").read_text() == (tmp_path / "z.py").read_text() == MIGRATED.read_text()
-    assert "3 files: 2 changed" in err and "1 failed" in err
+    assert "3 files: 2 migrated fully" in out and "1 failed" in out  # the summary: stdout
 
 
 def _tree(tmp_path: Path, *names: str) -> Path:
@@ -166,7 +166,7 @@ def test_unreadable_directory_is_e002_and_the_rest_is_migrated(shared_tmp: Path,
     assert f"{root / 'locked'}: error E002: cannot read directory: Permission denied" in result.stderr
     expected = PROGRAM if extra == ["--check"] else MIGRATED
     assert (root / "a.py").read_text() == (root / "z.py").read_text() == expected.read_text()
-    assert "3 files" in result.stderr and "1 failed" in result.stderr
+    assert "3 files" in result.stdout and "1 failed" in result.stdout
 
 
 # 4. Symlinks stay links (the target is migrated once); hard links keep their inode.
@@ -179,12 +179,12 @@ def test_symlink_stays_a_link_and_its_target_is_migrated_once(tmp_path: Path, jo
     outside = tmp_path / "outside.py"
     shutil.copy(PROGRAM, outside)
     (root / "ext.py").symlink_to(outside)
-    code, _, err = invoke("-j", jobs, str(root))
+    code, out, err = invoke("-j", jobs, str(root))
     assert code == 1, err
     assert (root / "link.py").is_symlink() and os.readlink(root / "link.py") == "target.py"
     assert (root / "ext.py").is_symlink()
     assert (root / "target.py").read_text() == outside.read_text() == MIGRATED.read_text()
-    assert "3 files: 3 changed" in err  # target.py once (not also as link.py), other.py, ext.py's target
+    assert "3 files: 3 migrated fully" in out  # target.py once (not also as link.py), other.py, ext.py's target
 
 
 def test_hard_link_keeps_its_inode(tmp_path: Path) -> None:
@@ -247,7 +247,7 @@ def test_fifo_is_skipped_with_a_note(tmp_path: Path, extra: list[str]) -> None:
     )
     assert result.returncode == 1, result.stderr
     assert f"{root / 'pipe.py'}: note: skipped: not a regular file" in result.stderr
-    assert "1 files" in result.stderr
+    assert "1 file:" in result.stdout
 
 
 def test_fifo_named_on_the_command_line_is_skipped(tmp_path: Path) -> None:
@@ -427,9 +427,9 @@ def test_a_project_inside_a_hidden_directory_is_migrated(tmp_path: Path, extra: 
     shutil.copy(PROGRAM, root / "b.py")
     (root / ".hidden").mkdir()
     shutil.copy(PROGRAM, root / ".hidden" / "skipped.py")
-    code, _, err = invoke(*extra, str(root))
+    code, out, err = invoke(*extra, str(root))
     assert code == 1, err
-    assert "2 files" in err
+    assert "2 files" in out
     assert (root / ".hidden" / "skipped.py").read_text() == PROGRAM.read_text()
 
 

@@ -50,7 +50,7 @@ def test_check_mode_log(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     for rule, meta in zip(all_rules(), driver["rules"]):
         assert meta["name"] == rule.__name__
         assert meta["shortDescription"]["text"] == rule.SUMMARY
-        assert meta["helpUri"] == f"docs/rules.md#{rule.CODE.lower()}"
+        assert meta["helpUri"] == f"https://github.com/tfmigrate/tfmigrate/blob/main/docs/rules.md#{rule.CODE.lower()}"
         assert meta["properties"]["safe"] is rule.SAFE
     results = run["results"]
     by_level = {level: [r for r in results if r["level"] == level] for level in ("note", "warning", "error")}
