@@ -62,10 +62,12 @@ def test_oracle_reference_is_fair(program: Program, lane: Session) -> None:
         assert {r["global_step"] for r in reference.results} == {float(TRAIN_STEPS)}, reference.results
 
 
-# The migrated side does not pass yet (the hosted tier runs them into their model_fns; ALBERT's
-# `shape[-1].value` needs TF1 dimensions, see the README): its comparisons are collected only with
-# TFMIGRATE_REAL_PROGRAMS_MIGRATED=1, never skipped or counted as passes.
-MIGRATED = os.environ.get("TFMIGRATE_REAL_PROGRAMS_MIGRATED") == "1"
+# ALBERT's run_squad migrates and runs on the hosted tier but its start logits are 1e-5..3.6e-5
+# relative off the oracle's after four steps at learning rate 1e-2 (not yet explained; BERT's
+# run_squad matches): its comparison is collected only with TFMIGRATE_REAL_PROGRAMS_MIGRATED=1,
+# never skipped or counted as a pass. Every other program is compared in the suite.
+NOT_YET_EQUIVALENT = frozenset({"albert/run_squad"})
+ALL_MIGRATED = os.environ.get("TFMIGRATE_REAL_PROGRAMS_MIGRATED") == "1"
 
 
 def _migration_matches_oracle(program: Program, target: str, lane: Session) -> None:
@@ -84,7 +86,7 @@ def _migration_matches_oracle(program: Program, target: str, lane: Session) -> N
     assert not problems, "\n".join(problems)
 
 
-if MIGRATED:
-    test_migration_matches_oracle = pytest.mark.parametrize("program,target", program_params(targets=True))(
-        _migration_matches_oracle
-    )
+test_migration_matches_oracle = pytest.mark.parametrize(
+    "program,target",
+    [p for p in program_params(targets=True) if ALL_MIGRATED or p.values[0].id not in NOT_YET_EQUIVALENT],
+)(_migration_matches_oracle)
