@@ -28,7 +28,7 @@ import tensorflow as tf
 from .. import canned as _canned
 from .. import feature_columns as _fc
 from ..checkpoints import latest_checkpoint as _latest_checkpoint
-from .core import _config_with_model_dir
+from .core import CheckpointReader, _config_with_model_dir
 
 __all__ = [
     "BaselineClassifier", "BaselineRegressor", "DNNClassifier", "DNNLinearCombinedClassifier",
@@ -118,7 +118,7 @@ _COLUMN_ARGS = ("feature_columns", "linear_feature_columns", "dnn_feature_column
 _IGNORED = ("input_layer_partitioner", "partitioner")
 
 
-class _CannedEstimator:
+class _CannedEstimator(CheckpointReader):
     """An estimator-shaped `tfm.canned` model (see the module docstring)."""
 
     _BUILD: Any = None  # the tfm.canned constructor
@@ -175,21 +175,6 @@ class _CannedEstimator:
 
     def latest_checkpoint(self) -> str | None:
         return _latest_checkpoint(self._model_dir)
-
-    def _checkpoint(self) -> str:
-        path = self.latest_checkpoint()
-        if not path:
-            raise ValueError(f"Could not find trained model in model_dir: {self._model_dir}.")
-        return path
-
-    def get_variable_names(self) -> list[str]:
-        return [name for name, _ in tf.train.list_variables(self._checkpoint())]
-
-    def get_variable_value(self, name: str) -> Any:
-        return tf.train.load_variable(self._checkpoint(), name)
-
-    def eval_dir(self, name: str | None = None) -> str:
-        return os.path.join(self._model_dir, "eval" if not name else "eval_" + name)
 
     # -- the Estimator methods, on the Keras tier --------------------------------------------------
 

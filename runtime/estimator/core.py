@@ -189,7 +189,31 @@ def _write_eval_summary(output_dir: str, results: dict, global_step: int, checkp
     writer.flush()
 
 
-class Estimator:
+class CheckpointReader:
+    """The Estimator methods that read its model directory (`latest_checkpoint` comes from the class)."""
+
+    _model_dir: str
+
+    def latest_checkpoint(self) -> str | None:  # pragma: no cover - each estimator class defines it
+        raise NotImplementedError
+
+    def _checkpoint(self) -> str:
+        path = self.latest_checkpoint()
+        if not path:
+            raise ValueError(f"Could not find trained model in model_dir: {self._model_dir}.")
+        return path
+
+    def get_variable_names(self) -> list[str]:
+        return [name for name, _ in tf.train.list_variables(self._checkpoint())]
+
+    def get_variable_value(self, name: str) -> Any:
+        return tf.train.load_variable(self._checkpoint(), name)
+
+    def eval_dir(self, name: str | None = None) -> str:
+        return os.path.join(self._model_dir, "eval" if not name else "eval_" + name)
+
+
+class Estimator(CheckpointReader):
     """TF1's `tf.compat.v1.estimator.Estimator`, in TF1 graph mode (see the module docstring)."""
 
     def __init__(self, model_fn, model_dir=None, config=None, params=None, warm_start_from=None) -> None:
@@ -240,21 +264,6 @@ class Estimator:
 
     def latest_checkpoint(self) -> str | None:
         return tf.train.latest_checkpoint(self._model_dir)
-
-    def _checkpoint(self) -> str:
-        path = self.latest_checkpoint()
-        if not path:
-            raise ValueError(f"Could not find trained model in model_dir: {self._model_dir}.")
-        return path
-
-    def get_variable_names(self) -> list[str]:
-        return [name for name, _ in tf.train.list_variables(self._checkpoint())]
-
-    def get_variable_value(self, name: str) -> Any:
-        return tf.train.load_variable(self._checkpoint(), name)
-
-    def eval_dir(self, name: str | None = None) -> str:
-        return os.path.join(self._model_dir, "eval" if not name else "eval_" + name)
 
     # -- calling the user's functions ------------------------------------------------------------
 
