@@ -82,14 +82,52 @@ def test_import_runtime_does_not_import_tf_keras() -> None:
 
 
 @pytest.mark.tf
-def test_distribution_strategy_is_refused_clearly(tmp_path: Path) -> None:
+def test_unchecked_distribution_strategy_is_refused_clearly(tmp_path: Path) -> None:
+    """MirroredStrategy and OneDeviceStrategy run (tests below); others say what to do instead."""
     import tensorflow as tf
 
     import tfmigrate.runtime as tfm
 
-    config = tfm.estimator.RunConfig(train_distribute=tf.distribute.OneDeviceStrategy("/cpu:0"))
-    with pytest.raises(NotImplementedError, match="train_distribute/eval_distribute=OneDeviceStrategy"):
+    strategy = tf.distribute.experimental.CentralStorageStrategy(compute_devices=["/cpu:0"])
+    config = tfm.estimator.RunConfig(eval_distribute=strategy)
+    with pytest.raises(NotImplementedError, match="eval_distribute=CentralStorageStrategy.*MirroredStrategy"):
         tfm.estimator.Estimator(lambda features, labels, mode: None, model_dir=str(tmp_path), config=config)
+    config = tfm.estimator.RunConfig(train_distribute=tf.distribute.OneDeviceStrategy("/cpu:0"))
+    tfm.estimator.Estimator(lambda features, labels, mode: None, model_dir=str(tmp_path), config=config)
+
+
+def _strategy_variant(tmp_path: Path, strategy: str) -> tuple[Path, Path]:
+    """mirrored_dnn.py with its MirroredStrategy replaced by `strategy` (source text)."""
+    original, migrated = _pair("mirrored_dnn", tmp_path)
+    line = 'strategy = tf.distribute.MirroredStrategy(devices=["/cpu:0", "/cpu:1"])'
+    for path in (original, migrated):
+        text = path.read_text(encoding="utf-8")
+        assert line in text
+        path.write_text(text.replace(line, f"strategy = {strategy}"), encoding="utf-8")
+    return original, migrated
+
+
+@pytest.mark.tf
+@pytest.mark.oracle
+def test_one_device_strategy_matches_oracle(tmp_path: Path) -> None:
+    """`train_distribute=OneDeviceStrategy("/cpu:1")`: one replica, TF 2.15's numbers."""
+    original, migrated = _strategy_variant(tmp_path, 'tf.distribute.OneDeviceStrategy("/cpu:1")')
+    expected = run_oracle(original, original.parent).check().results
+    actual = run_current(migrated, migrated.parent).check().results
+    assert expected[0] == {"input_fn_calls": 1.0, "pipelines": 1.0, "replicas": 1.0}
+    assert compare(expected, actual) == []
+
+
+@pytest.mark.tf
+@pytest.mark.oracle
+def test_mirrored_continues_oracle_checkpoint(tmp_path: Path) -> None:
+    """A model_dir TF 2.15 trained under MirroredStrategy: `tfm.estimator` continues it (mirrored
+    variables restore from and save to the same checkpoint names) as a second TF 2.15 run does."""
+    original, migrated = _pair("mirrored_dnn", tmp_path)
+    expected, actual = run_continued(original, migrated, tmp_path / "runs")
+    assert len(expected) == 10
+    assert expected[0] == {"input_fn_calls": 1.0, "pipelines": 1.0, "replicas": 2.0}
+    assert compare(expected, actual) == []
 
 
 @pytest.mark.tf
