@@ -96,25 +96,36 @@ def test_unchecked_distribution_strategy_is_refused_clearly(tmp_path: Path) -> N
     tfm.estimator.Estimator(lambda features, labels, mode: None, model_dir=str(tmp_path), config=config)
 
 
-def _strategy_variant(tmp_path: Path, strategy: str) -> tuple[Path, Path]:
-    """mirrored_dnn.py with its MirroredStrategy replaced by `strategy` (source text)."""
+def _variant(tmp_path: Path, replacements: dict[str, str]) -> tuple[Path, Path]:
+    """mirrored_dnn.py with source text replaced (the same in the original and the migration)."""
     original, migrated = _pair("mirrored_dnn", tmp_path)
-    line = 'strategy = tf.distribute.MirroredStrategy(devices=["/cpu:0", "/cpu:1"])'
     for path in (original, migrated):
         text = path.read_text(encoding="utf-8")
-        assert line in text
-        path.write_text(text.replace(line, f"strategy = {strategy}"), encoding="utf-8")
+        for old, new in replacements.items():
+            assert old in text
+            text = text.replace(old, new)
+        path.write_text(text, encoding="utf-8")
     return original, migrated
+
+
+MIRRORED = 'tf.distribute.MirroredStrategy(devices=["/cpu:0", "/cpu:1"])'
 
 
 @pytest.mark.tf
 @pytest.mark.oracle
-def test_one_device_strategy_matches_oracle(tmp_path: Path) -> None:
-    """`train_distribute=OneDeviceStrategy("/cpu:1")`: one replica, TF 2.15's numbers."""
-    original, migrated = _strategy_variant(tmp_path, 'tf.distribute.OneDeviceStrategy("/cpu:1")')
+@pytest.mark.parametrize(
+    "replacements, replicas",
+    [
+        ({MIRRORED: 'tf.distribute.OneDeviceStrategy("/cpu:1")'}, 1.0),  # one replica, on the second CPU
+        ({"eval_distribute=strategy, ": ""}, 2.0),  # trained mirrored, evaluated on one device
+    ],
+    ids=["one_device", "train_distribute_only"],
+)
+def test_strategy_variants_match_oracle(tmp_path: Path, replacements: dict, replicas: float) -> None:
+    original, migrated = _variant(tmp_path, replacements)
     expected = run_oracle(original, original.parent).check().results
     actual = run_current(migrated, migrated.parent).check().results
-    assert expected[0] == {"input_fn_calls": 1.0, "pipelines": 1.0, "replicas": 1.0}
+    assert expected[0] == {"input_fn_calls": 1.0, "pipelines": 1.0, "replicas": replicas}
     assert compare(expected, actual) == []
 
 
