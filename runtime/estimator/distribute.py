@@ -22,7 +22,15 @@ does what TF 2.15's `Estimator._actual_train_model_distributed` and
   * `predict` and exports never used the strategy in TF 2.15, and do not here.
 
 Other strategies (MultiWorkerMirrored, ParameterServer, CentralStorage, TPU) are refused with an
-error that says what to do; they were not checked against the oracle.
+error that says what to do; they were not checked against the oracle. So is a multi-device
+MirroredStrategy whose cross-device ops are `CollectiveAllReduce` (the choice on CPUs when the
+strategy is created with eager execution on): Estimator's training `session.run` never returns
+with it, on TF 2.15 as on TF 2.21 (measured on two logical CPUs, with 2 and 8 inter-op threads).
+Created after `disable_eager_execution()`, MirroredStrategy reduces with `ReductionToOneDevice`.
+
+Measured, and reproduced here because TF 2.15 does it: when the evaluation input ends unevenly
+(some replica gets no last batch), whether the other replicas' last batch is counted is a race
+in TF 2.15 (run to run, the oracle's metrics differ); give every replica whole batches.
 """
 
 from __future__ import annotations
@@ -40,11 +48,29 @@ from .spec import LOSS_METRIC_KEY, EstimatorSpec
 _SUPPORTED = ("MirroredStrategy", "MirroredStrategyV1", "OneDeviceStrategy", "OneDeviceStrategyV1")
 
 
+def _collective_all_reduce(strategy: Any) -> bool:
+    from tensorflow.python.distribute import cross_device_ops
+
+    ops = getattr(strategy.extended, "_cross_device_ops", None)
+    return strategy.num_replicas_in_sync > 1 and isinstance(ops, cross_device_ops.CollectiveAllReduce)
+
+
 def check_strategy(strategy: Any) -> None:
     """Raises NotImplementedError for a strategy the hosted Estimator does not run."""
     name = type(strategy).__name__
-    if isinstance(strategy, (tf.distribute.MirroredStrategy, tf.compat.v1.distribute.MirroredStrategy,
-                             tf.distribute.OneDeviceStrategy, tf.compat.v1.distribute.OneDeviceStrategy)):
+    if isinstance(strategy, (tf.distribute.MirroredStrategy, tf.compat.v1.distribute.MirroredStrategy)):
+        if _collective_all_reduce(strategy):
+            raise NotImplementedError(
+                f"tfm.estimator.Estimator: RunConfig(train_distribute/eval_distribute={name}) over "
+                f"{strategy.num_replicas_in_sync} devices all-reduces with CollectiveAllReduce (what MirroredStrategy "
+                "picks on CPUs when it is created with eager execution on). Estimator's graph-mode training "
+                "session never returns with it: TF 2.15 + tensorflow-estimator hang the same way (measured on "
+                "two logical CPUs), so there are no TF1 numbers to reproduce. Create the strategy after "
+                "tf.compat.v1.disable_eager_execution() (it then reduces with ReductionToOneDevice, as TF1 "
+                "programs did), or pass cross_device_ops=tf.distribute.ReductionToOneDevice()."
+            )
+        return
+    if isinstance(strategy, (tf.distribute.OneDeviceStrategy, tf.compat.v1.distribute.OneDeviceStrategy)):
         return
     raise NotImplementedError(
         f"tfm.estimator.Estimator: RunConfig(train_distribute/eval_distribute={name}) is not supported. "

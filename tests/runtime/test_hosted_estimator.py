@@ -96,6 +96,19 @@ def test_unchecked_distribution_strategy_is_refused_clearly(tmp_path: Path) -> N
     tfm.estimator.Estimator(lambda features, labels, mode: None, model_dir=str(tmp_path), config=config)
 
 
+@pytest.mark.tf
+def test_eager_collective_mirrored_is_refused_clearly(tmp_path: Path, two_cpus: list[str]) -> None:
+    """A MirroredStrategy created eagerly over CPUs all-reduces with CollectiveAllReduce; TF 2.15's
+    Estimator hangs in its first training step with it (measured: the oracle's `session.run` never
+    returned, nor the hosted tier's, with 2 or 8 inter-op threads), so it is refused up front."""
+    import tfmigrate.runtime as tfm
+
+    strategy = tfm.make_strategy("mirrored", devices=two_cpus)  # the runtime's cached one (see test_no_second_mirrored)
+    config = tfm.estimator.RunConfig(train_distribute=strategy)
+    with pytest.raises(NotImplementedError, match="CollectiveAllReduce.*disable_eager_execution.*ReductionToOneDevice"):
+        tfm.estimator.Estimator(lambda features, labels, mode: None, model_dir=str(tmp_path), config=config)
+
+
 def _variant(tmp_path: Path, replacements: dict[str, str], case: str = "mirrored_dnn") -> tuple[Path, Path]:
     """A hosted program with source text replaced (the same in the original and the migration)."""
     original, migrated = _pair(case, tmp_path)
@@ -135,9 +148,10 @@ def test_mirrored_batch_norm_train_and_evaluate_matches_oracle(tmp_path: Path) -
     """bn_dnn.py (batch norm's UPDATE_OPS, Adam, train_and_evaluate with an exporter, AUC, predict)
     with `train_distribute=eval_distribute=MirroredStrategy` over two logical CPUs.
 
-    `ReductionToOneDevice`: with the default collective all-reduce this program's training
-    `session.run` never returns on TF 2.15 itself (measured on a 2-core machine: the oracle and
-    the hosted tier both hang in the first training steps), so there is nothing to compare.
+    The strategy is created with eager execution on (bn_dnn does not disable it), so it is given
+    `ReductionToOneDevice`: the CollectiveAllReduce it would pick hangs TF 2.15's Estimator
+    (see `test_eager_collective_mirrored_is_refused_clearly`). The eval input is 4 whole batches:
+    with an uneven end TF 2.15's metrics race (they differ run to run on the oracle).
     """
     strategy = (
         "tf.distribute.MirroredStrategy(devices=['/cpu:0', '/cpu:1'], "
