@@ -94,6 +94,10 @@ def test_unchecked_distribution_strategy_is_refused_clearly(tmp_path: Path) -> N
         tfm.estimator.Estimator(lambda features, labels, mode: None, model_dir=str(tmp_path), config=config)
     config = tfm.estimator.RunConfig(train_distribute=tf.distribute.OneDeviceStrategy("/cpu:0"))
     tfm.estimator.Estimator(lambda features, labels, mode: None, model_dir=str(tmp_path), config=config)
+    with pytest.raises(NotImplementedError, match="TPUEstimator: RunConfig.train_distribute/eval_distribute"):
+        tfm.estimator.tpu.TPUEstimator(
+            lambda features, labels, mode, params: None, config=config, train_batch_size=2, use_tpu=False
+        )
 
 
 @pytest.mark.tf
