@@ -113,6 +113,49 @@ def test_eager_collective_mirrored_is_refused_clearly(tmp_path: Path, two_cpus: 
         tfm.estimator.Estimator(lambda features, labels, mode: None, model_dir=str(tmp_path), config=config)
 
 
+@pytest.mark.tf
+def test_mirrored_replicas_in_process(tmp_path: Path, two_cpus: list[str]) -> None:
+    """Without the oracle: under MirroredStrategy each replica takes its own batch of input_fn's
+    dataset (eval counts 2 x 4 examples per step), the global step moves once per step, and the
+    mirrored variables go to the checkpoint under their plain names."""
+    import numpy as np
+    import tensorflow as tf
+
+    import tfmigrate.runtime as tfm
+
+    strategy = tfm.make_strategy("mirrored", devices=two_cpus, cross_device_ops=tf.distribute.ReductionToOneDevice())
+    assert strategy.num_replicas_in_sync == 2
+
+    def input_fn(mode):
+        x = np.arange(32, dtype=np.float32).reshape(16, 2) / 10.0
+        ds = tf.data.Dataset.from_tensor_slices(({"x": x}, x[:, :1]))
+        return (ds.repeat() if mode == tfm.estimator.ModeKeys.TRAIN else ds).batch(4)
+
+    def model_fn(features, labels, mode):
+        w = tf.compat.v1.get_variable("w", [2, 1], initializer=tf.compat.v1.constant_initializer(0.5))
+        pred = tf.matmul(features["x"], w)
+        if mode == tfm.estimator.ModeKeys.PREDICT:
+            return tfm.estimator.EstimatorSpec(mode, predictions=pred)
+        loss = tf.compat.v1.losses.mean_squared_error(labels, pred)
+        if mode == tfm.estimator.ModeKeys.EVAL:
+            ones = tf.ones_like(pred, dtype=tf.bool)
+            return tfm.estimator.EstimatorSpec(mode, loss=loss, eval_metric_ops={
+                "examples": tf.compat.v1.metrics.true_positives(ones, ones)})
+        step = tf.compat.v1.train.get_global_step()
+        train_op = tf.compat.v1.train.GradientDescentOptimizer(0.1).minimize(loss, global_step=step)
+        return tfm.estimator.EstimatorSpec(mode, loss=loss, train_op=train_op)
+
+    config = tfm.estimator.RunConfig(train_distribute=strategy, eval_distribute=strategy, tf_random_seed=1)
+    est = tfm.estimator.Estimator(model_fn, model_dir=str(tmp_path), config=config)
+    est.train(input_fn, steps=3)
+    assert est.get_variable_value("global_step") == 3
+    assert sorted(est.get_variable_names()) == ["global_step", "w"]
+    one = est.evaluate(input_fn, steps=1)
+    assert one["examples"] == 8.0 and one["global_step"] == 3
+    assert est.evaluate(input_fn)["examples"] == 16.0
+    assert len(list(est.predict(lambda: tf.data.Dataset.from_tensor_slices({"x": np.ones((5, 2), np.float32)}).batch(2)))) == 5
+
+
 def _variant(tmp_path: Path, replacements: dict[str, str], case: str = "mirrored_dnn") -> tuple[Path, Path]:
     """A hosted program with source text replaced (the same in the original and the migration)."""
     original, migrated = _pair(case, tmp_path)
