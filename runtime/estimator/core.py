@@ -23,6 +23,7 @@ Estimator did, so its numbers are TF1's:
 from __future__ import annotations
 
 import collections
+import contextlib
 import os
 import tempfile
 from typing import Any, Iterator
@@ -35,7 +36,7 @@ from tensorflow.python.training import training_util
 from .._logging import logger
 from ..config import RunConfig
 from ..inputs import ModeKeys, _named_parameters
-from . import _export
+from . import _export, distribute
 from .spec import LOSS_METRIC_KEY, EstimatorSpec
 
 __all__ = ["Estimator", "WarmStartSettings", "VocabInfo"]
@@ -227,11 +228,9 @@ class Estimator(CheckpointReader):
         self._model_fn = model_fn
         self._params = dict(params or {})
         self._warm_start_settings = _warm_start_settings(warm_start_from)
-        strategy = self._config.train_distribute or self._config.eval_distribute
-        if strategy is not None:
-            from .distribute import check_strategy
-
-            check_strategy(strategy)
+        for strategy in (self._config.train_distribute, self._config.eval_distribute):
+            if strategy is not None:
+                distribute.check_strategy(strategy)
 
     @staticmethod
     def _check_model_fn(model_fn: Any, params: Any) -> None:
@@ -278,8 +277,10 @@ class Estimator(CheckpointReader):
             kwargs["config"] = self.config
         return kwargs
 
-    def _call_input_fn(self, input_fn: Any, mode: str) -> Any:
+    def _call_input_fn(self, input_fn: Any, mode: str, input_context: Any = None) -> Any:
         kwargs = self._input_fn_kwargs(input_fn, mode)
+        if input_context is not None and "input_context" in _named_parameters(input_fn):
+            kwargs["input_context"] = input_context  # From a strategy's make_input_fn_iterator.
         with tf.compat.v1.device("/cpu:0"):
             return input_fn(**kwargs)
 
@@ -337,6 +338,10 @@ class Estimator(CheckpointReader):
         if steps is not None or max_steps is not None:
             hooks.append(tf.compat.v1.train.StopAtStepHook(steps, max_steps))
         listeners = _check_hooks(saving_listeners, tf.compat.v1.train.CheckpointSaverListener, "CheckpointSaverListener")
+        if self._config.train_distribute is not None:
+            loss = distribute.train(self, self._config.train_distribute, input_fn, hooks, listeners)
+            logger.info("Loss for final step: %s.", loss)
+            return self
         with tf.Graph().as_default() as graph, graph.device(self._config.device_fn):
             loss = self._train_in_graph(graph, input_fn, hooks, listeners)
         logger.info("Loss for final step: %s.", loss)
@@ -442,17 +447,20 @@ class Estimator(CheckpointReader):
             checkpoint_path = self.latest_checkpoint()
             if not checkpoint_path:
                 logger.info("Could not find trained model in model_dir: %s, running initialization to evaluate.", self._model_dir)
+        strategy = self._config.eval_distribute
         with tf.Graph().as_default() as graph:
-            scaffold, update_op, eval_dict, all_hooks = self._evaluate_build_graph(graph, input_fn, hooks, checkpoint_path)
-            results = tf1_evaluation._evaluate_once(  # noqa: SLF001 - TF1's evaluation loop, still in TF
-                checkpoint_path=checkpoint_path,
-                master=self._config.evaluation_master or "",
-                scaffold=scaffold,
-                eval_ops=update_op,
-                final_ops=eval_dict,
-                hooks=all_hooks,
-                config=self._session_config,
-            )
+            scope = distribute.eval_scope(strategy) if strategy is not None else contextlib.nullcontext()
+            with scope:
+                scaffold, update_op, eval_dict, all_hooks = self._evaluate_build_graph(graph, input_fn, hooks, checkpoint_path)
+                results = tf1_evaluation._evaluate_once(  # noqa: SLF001 - TF1's evaluation loop, still in TF
+                    checkpoint_path=checkpoint_path,
+                    master=self._config.evaluation_master or "",
+                    scaffold=scaffold,
+                    eval_ops=update_op,
+                    final_ops=eval_dict,
+                    hooks=all_hooks,
+                    config=self._session_config,
+                )
         step = results[tf.compat.v1.GraphKeys.GLOBAL_STEP]
         logger.info("Saving dict for global step %d: %s", step, _format(results))
         write_eval_summary(self.eval_dir(name), results, step, checkpoint_path)
@@ -460,6 +468,29 @@ class Estimator(CheckpointReader):
 
     def _evaluate_build_graph(self, graph, input_fn, hooks, checkpoint_path):
         self._start_graph(graph)
+        if self._config.eval_distribute is not None:
+            scaffold, evaluation_hooks, input_hooks, update_op, eval_dict = distribute.build_eval_graph(
+                self, self._config.eval_distribute, graph, input_fn
+            )
+        else:
+            scaffold, evaluation_hooks, input_hooks, update_op, eval_dict = self._build_eval_ops(input_fn)
+        self._maybe_warm_start(checkpoint_path)
+        if tf.compat.v1.GraphKeys.GLOBAL_STEP in eval_dict:
+            raise ValueError(
+                "Metric with name `global_step` is not allowed, because Estimator already defines a default metric "
+                "with the same name."
+            )
+        eval_dict[tf.compat.v1.GraphKeys.GLOBAL_STEP] = tf.compat.v1.train.get_global_step(graph)
+        all_hooks = list(input_hooks) + list(hooks) + list(evaluation_hooks or [])
+        if scaffold and scaffold.local_init_op:
+            tf1_evaluation._get_or_create_eval_step()  # noqa: SLF001
+            scaffold = tf.compat.v1.train.Scaffold(
+                local_init_op=tf.group(scaffold.local_init_op, tf.compat.v1.train.Scaffold.default_local_init_op()),
+                copy_from_scaffold=scaffold,
+            )
+        return scaffold, update_op, eval_dict, all_hooks
+
+    def _build_eval_ops(self, input_fn):
         features, labels, input_hooks = parse_input_fn_result(self._call_input_fn(input_fn, ModeKeys.EVAL))
         spec = self._call_model_fn(features, labels, ModeKeys.EVAL, self._config)
         metric_ops = dict(spec.eval_metric_ops)
@@ -474,22 +505,7 @@ class Estimator(CheckpointReader):
             eval_dict[key] = value
             updates.append(update)
         update_op = tf.group(*updates) if updates else None
-        self._maybe_warm_start(checkpoint_path)
-        if tf.compat.v1.GraphKeys.GLOBAL_STEP in eval_dict:
-            raise ValueError(
-                "Metric with name `global_step` is not allowed, because Estimator already defines a default metric "
-                "with the same name."
-            )
-        eval_dict[tf.compat.v1.GraphKeys.GLOBAL_STEP] = tf.compat.v1.train.get_global_step(graph)
-        all_hooks = list(input_hooks) + list(hooks) + list(spec.evaluation_hooks or [])
-        scaffold = spec.scaffold
-        if scaffold and scaffold.local_init_op:
-            tf1_evaluation._get_or_create_eval_step()  # noqa: SLF001
-            scaffold = tf.compat.v1.train.Scaffold(
-                local_init_op=tf.group(scaffold.local_init_op, tf.compat.v1.train.Scaffold.default_local_init_op()),
-                copy_from_scaffold=scaffold,
-            )
-        return scaffold, update_op, eval_dict, all_hooks
+        return spec.scaffold, spec.evaluation_hooks, input_hooks, update_op, eval_dict
 
     # -- predict ---------------------------------------------------------------------------------
 

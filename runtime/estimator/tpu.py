@@ -71,6 +71,12 @@ class TPUEstimator(Estimator):
                 "tpu-estimator-on-cpu",
                 "TPUEstimator(use_tpu=True): tfmigrate.runtime has no TPU; running on the CPU as TPUEstimator(use_tpu=False) did.",
             )
+        if config is not None and (getattr(config, "train_distribute", None) or getattr(config, "eval_distribute", None)):
+            raise NotImplementedError(
+                "tfm.estimator.tpu.TPUEstimator: RunConfig(train_distribute/eval_distribute=...) is not supported "
+                "(TPUEstimator runs on its CPU path here). Use tfm.estimator.Estimator with MirroredStrategy, or "
+                "drop the strategy."
+            )
         super().__init__(model_fn, model_dir=model_dir, config=config, params=params, warm_start_from=warm_start_from)
         self._batch_sizes = {ModeKeys.TRAIN: train_batch_size, ModeKeys.EVAL: eval_batch_size, ModeKeys.PREDICT: predict_batch_size}
         self._use_tpu = use_tpu

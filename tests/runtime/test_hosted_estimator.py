@@ -82,14 +82,156 @@ def test_import_runtime_does_not_import_tf_keras() -> None:
 
 
 @pytest.mark.tf
-def test_distribution_strategy_is_refused_clearly(tmp_path: Path) -> None:
+def test_unchecked_distribution_strategy_is_refused_clearly(tmp_path: Path) -> None:
+    """MirroredStrategy and OneDeviceStrategy run (tests below); others say what to do instead."""
     import tensorflow as tf
 
     import tfmigrate.runtime as tfm
 
-    config = tfm.estimator.RunConfig(train_distribute=tf.distribute.OneDeviceStrategy("/cpu:0"))
-    with pytest.raises(NotImplementedError, match="train_distribute/eval_distribute=OneDeviceStrategy"):
+    strategy = tf.distribute.experimental.CentralStorageStrategy(compute_devices=["/cpu:0"])
+    config = tfm.estimator.RunConfig(eval_distribute=strategy)
+    with pytest.raises(NotImplementedError, match="eval_distribute=CentralStorageStrategy.*MirroredStrategy"):
         tfm.estimator.Estimator(lambda features, labels, mode: None, model_dir=str(tmp_path), config=config)
+    config = tfm.estimator.RunConfig(train_distribute=tf.distribute.OneDeviceStrategy("/cpu:0"))
+    tfm.estimator.Estimator(lambda features, labels, mode: None, model_dir=str(tmp_path), config=config)
+    with pytest.raises(NotImplementedError, match="TPUEstimator: RunConfig.train_distribute/eval_distribute"):
+        tfm.estimator.tpu.TPUEstimator(
+            lambda features, labels, mode, params: None, config=config, train_batch_size=2, use_tpu=False
+        )
+
+
+@pytest.mark.tf
+def test_eager_collective_mirrored_is_refused_clearly(tmp_path: Path, two_cpus: list[str]) -> None:
+    """A MirroredStrategy created eagerly over CPUs all-reduces with CollectiveAllReduce; TF 2.15's
+    Estimator hangs in its first training step with it (measured: the oracle's `session.run` never
+    returned, nor the hosted tier's, with 2 or 8 inter-op threads), so it is refused up front."""
+    import tfmigrate.runtime as tfm
+
+    strategy = tfm.make_strategy("mirrored", devices=two_cpus)  # the runtime's cached one (see test_no_second_mirrored)
+    config = tfm.estimator.RunConfig(train_distribute=strategy)
+    with pytest.raises(NotImplementedError, match="CollectiveAllReduce.*disable_eager_execution.*ReductionToOneDevice"):
+        tfm.estimator.Estimator(lambda features, labels, mode: None, model_dir=str(tmp_path), config=config)
+
+
+@pytest.mark.tf
+def test_mirrored_replicas_in_process(tmp_path: Path, two_cpus: list[str]) -> None:
+    """Without the oracle: under MirroredStrategy each replica takes its own batch of input_fn's
+    dataset (eval counts 2 x 4 examples per step), the global step moves once per step, and the
+    mirrored variables go to the checkpoint under their plain names."""
+    import numpy as np
+    import tensorflow as tf
+
+    import tfmigrate.runtime as tfm
+
+    strategy = tfm.make_strategy("mirrored", devices=two_cpus, cross_device_ops=tf.distribute.ReductionToOneDevice())
+    assert strategy.num_replicas_in_sync == 2
+
+    def input_fn(mode):
+        x = np.arange(32, dtype=np.float32).reshape(16, 2) / 10.0
+        ds = tf.data.Dataset.from_tensor_slices(({"x": x}, x[:, :1]))
+        return (ds.repeat() if mode == tfm.estimator.ModeKeys.TRAIN else ds).batch(4)
+
+    def model_fn(features, labels, mode):
+        w = tf.compat.v1.get_variable("w", [2, 1], initializer=tf.compat.v1.constant_initializer(0.5))
+        pred = tf.matmul(features["x"], w)
+        if mode == tfm.estimator.ModeKeys.PREDICT:
+            return tfm.estimator.EstimatorSpec(mode, predictions=pred)
+        loss = tf.compat.v1.losses.mean_squared_error(labels, pred)
+        if mode == tfm.estimator.ModeKeys.EVAL:
+            ones = tf.ones_like(pred, dtype=tf.bool)
+            return tfm.estimator.EstimatorSpec(mode, loss=loss, eval_metric_ops={
+                "examples": tf.compat.v1.metrics.true_positives(ones, ones)})
+        step = tf.compat.v1.train.get_global_step()
+        train_op = tf.compat.v1.train.GradientDescentOptimizer(0.1).minimize(loss, global_step=step)
+        return tfm.estimator.EstimatorSpec(mode, loss=loss, train_op=train_op)
+
+    config = tfm.estimator.RunConfig(train_distribute=strategy, eval_distribute=strategy, tf_random_seed=1)
+    est = tfm.estimator.Estimator(model_fn, model_dir=str(tmp_path), config=config)
+    est.train(input_fn, steps=3)
+    assert est.get_variable_value("global_step") == 3
+    assert sorted(est.get_variable_names()) == ["global_step", "w"]
+    one = est.evaluate(input_fn, steps=1)
+    assert one["examples"] == 8.0 and one["global_step"] == 3
+    assert est.evaluate(input_fn)["examples"] == 16.0
+    assert len(list(est.predict(lambda: tf.data.Dataset.from_tensor_slices({"x": np.ones((5, 2), np.float32)}).batch(2)))) == 5
+
+
+def _variant(tmp_path: Path, replacements: dict[str, str], case: str = "mirrored_dnn") -> tuple[Path, Path]:
+    """A hosted program with source text replaced (the same in the original and the migration)."""
+    original, migrated = _pair(case, tmp_path)
+    for path in (original, migrated):
+        text = path.read_text(encoding="utf-8")
+        for old, new in replacements.items():
+            assert old in text
+            text = text.replace(old, new)
+        path.write_text(text, encoding="utf-8")
+    return original, migrated
+
+
+MIRRORED = 'tf.distribute.MirroredStrategy(devices=["/cpu:0", "/cpu:1"])'
+
+
+@pytest.mark.tf
+@pytest.mark.oracle
+@pytest.mark.parametrize(
+    "replacements, replicas",
+    [
+        ({MIRRORED: 'tf.distribute.OneDeviceStrategy("/cpu:1")'}, 1.0),  # one replica, on the second CPU
+        ({"eval_distribute=strategy, ": ""}, 2.0),  # trained mirrored, evaluated on one device
+    ],
+    ids=["one_device", "train_distribute_only"],
+)
+def test_strategy_variants_match_oracle(tmp_path: Path, replacements: dict, replicas: float) -> None:
+    original, migrated = _variant(tmp_path, replacements)
+    expected = run_oracle(original, original.parent).check().results
+    actual = run_current(migrated, migrated.parent).check().results
+    assert expected[0] == {"input_fn_calls": 1.0, "pipelines": 1.0, "replicas": replicas}
+    assert compare(expected, actual) == []
+
+
+@pytest.mark.tf
+@pytest.mark.oracle
+def test_mirrored_batch_norm_train_and_evaluate_matches_oracle(tmp_path: Path) -> None:
+    """bn_dnn.py (batch norm's UPDATE_OPS, Adam, train_and_evaluate with an exporter, AUC, predict)
+    with `train_distribute=eval_distribute=MirroredStrategy` over two logical CPUs.
+
+    The strategy is created with eager execution on (bn_dnn does not disable it), so it is given
+    `ReductionToOneDevice`: the CollectiveAllReduce it would pick hangs TF 2.15's Estimator
+    (see `test_eager_collective_mirrored_is_refused_clearly`). The eval input is 4 whole batches:
+    with an uneven end TF 2.15's metrics race (they differ run to run on the oracle).
+    """
+    strategy = (
+        "tf.distribute.MirroredStrategy(devices=['/cpu:0', '/cpu:1'], "
+        "cross_device_ops=tf.distribute.ReductionToOneDevice())"
+    )
+    head = "import tensorflow as tf\n"
+    original, migrated = _variant(
+        tmp_path,
+        {
+            head: head + "_cpu = tf.config.list_physical_devices('CPU')[0]\n"
+            "tf.config.set_logical_device_configuration(_cpu, [tf.config.LogicalDeviceConfiguration()] * 2)\n"
+            f"STRATEGY = {strategy}\n",
+            "RunConfig(tf_random_seed=3,": "RunConfig(train_distribute=STRATEGY, eval_distribute=STRATEGY, tf_random_seed=3,",
+            "X[:40]}, Y[:40])).batch(16)": "X[:64]}, Y[:64])).batch(16)",  # whole batches for both replicas
+        },
+        case="bn_dnn",
+    )
+    expected = run_oracle(original, original.parent).check().results
+    actual = run_current(migrated, migrated.parent).check().results
+    assert len(expected) == 9
+    assert compare(expected, actual) == []
+
+
+@pytest.mark.tf
+@pytest.mark.oracle
+def test_mirrored_continues_oracle_checkpoint(tmp_path: Path) -> None:
+    """A model_dir TF 2.15 trained under MirroredStrategy: `tfm.estimator` continues it (mirrored
+    variables restore from and save to the same checkpoint names) as a second TF 2.15 run does."""
+    original, migrated = _pair("mirrored_dnn", tmp_path)
+    expected, actual = run_continued(original, migrated, tmp_path / "runs")
+    assert len(expected) == 10
+    assert expected[0] == {"input_fn_calls": 1.0, "pipelines": 1.0, "replicas": 2.0}
+    assert compare(expected, actual) == []
 
 
 @pytest.mark.tf
