@@ -507,7 +507,7 @@ class EstimatorSiteRule(Rule):
         if site.problems:
             if self._hosted and self._can_host(site.stmt.body[0].value):  # type: ignore[attr-defined]
                 self.mark_changed()
-                self.note(site_note(self.ESTIMATOR_NAME, "; ".join(site.problems)), at=original)
+                self.note(self._hosted_note("; ".join(site.problems)), at=original)
                 return updated
             for problem in site.problems:
                 self.todo(problem, at=original)
@@ -595,7 +595,7 @@ class EstimatorSiteRule(Rule):
             hosted = self._hosted_constructor(original, updated) if self._hosted and self._stmt_stack else None
             if hosted is not None:
                 self.mark_changed()
-                self.note(site_note(self.ESTIMATOR_NAME, self._loose_reason(original)), at=self._stmt_stack[-1])
+                self.note(self._hosted_note(self._loose_reason(original)), at=self._stmt_stack[-1])
                 return hosted
             self.todo(
                 f"this {self.ESTIMATOR_NAME} is returned or passed on; tfmigrate migrates an estimator assigned to a "
@@ -616,6 +616,9 @@ class EstimatorSiteRule(Rule):
     def _problem_site_calls(self) -> set[int]:
         """The constructor calls of the sites kept as written (their problems say why)."""
         return {id(s.stmt.body[0].value) for s in self.sites if s.problems and s.stmt.body}  # type: ignore[attr-defined]
+
+    def _hosted_note(self, reason: str) -> str:
+        return site_note(self.ESTIMATOR_NAME, reason)
 
     def _can_host(self, call: cst.Call) -> bool:
         """Whether the hosted tier has this estimator class (every Estimator/TPUEstimator does)."""

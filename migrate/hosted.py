@@ -88,3 +88,12 @@ def site_note(estimator: str, reason: str) -> str:
         f"# tfmigrate: this {estimator} runs on the hosted tier (`{RUNTIME_ALIAS}.estimator`, TF1 graph mode, "
         f"the model_fn as written), not as a Keras model: {reason}"
     )
+
+
+def canned_note(reason: str) -> str:
+    """The comment above a canned estimator kept where the program keeps it."""
+    reason = reason[0].lower() + reason[1:] if reason else reason
+    return (
+        f"# tfmigrate: this canned estimator is `{RUNTIME_ALIAS}.estimator`'s (an estimator-shaped object over the "
+        f"runtime's canned Keras model, TF feature columns converted), not migrated in place: {reason}"
+    )

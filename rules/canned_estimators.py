@@ -5,7 +5,7 @@ from __future__ import annotations
 import libcst as cst
 
 from tfmigrate import ctl_codegen
-from tfmigrate.hosted import HOSTED_CANNED
+from tfmigrate.hosted import HOSTED_CANNED, canned_note
 from tfmigrate.estimator_sites import EstimatorSiteRule, _fresh, _Site
 from tfmigrate.modelfn import OPTIMIZERS, _OPTIMIZER_DROP, names_in
 from tfmigrate.names import dotted
@@ -201,6 +201,9 @@ class CannedEstimatorsToKeras(EstimatorSiteRule):
                 return None
             out[key] = arg.value
         return out
+
+    def _hosted_note(self, reason: str) -> str:
+        return canned_note(reason)
 
     def _can_host(self, call: cst.Call) -> bool:
         found = self._class_of(call)
