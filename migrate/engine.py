@@ -348,7 +348,7 @@ def _transform(source: str, filename: str, options: Options, *, reference: bool)
             return TransformResult(source, source, todos=scan_todos(source))
         ctx = FileContext(
             filename=filename, target=options.target, names=names, tf2_alias=_tf2_alias(names), standalone=options.standalone,
-            tf1_program=options.tf1_program or is_tf1_source(source),
+            tf1_program=options.tf1_program or is_tf1_source(source, tree),
         )
         rules = _rules(ctx, options)
         ctx.hosted = any(rule.CODE == "TFM101" for rule in rules)

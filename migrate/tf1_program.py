@@ -23,17 +23,18 @@ _COMPAT_IMPORT = re.compile(r"^\s*import\s+tensorflow\.compat\.v1\s+as\s+tf\b", 
 _CONTRIB_IMPORT = re.compile(r"^\s*(from\s+tensorflow\.contrib\b|import\s+tensorflow\.contrib\b)", re.M)
 
 
-def is_tf1_source(source: str) -> bool:
+def is_tf1_source(source: str, tree: ast.Module | None = None) -> bool:
     """`import tensorflow as tf` code using TF1-only API (or importing tensorflow.contrib); in code,
     not in its comments or docstrings (a migrated file's docstring may still name `tf.Session`)."""
     if _CONTRIB_IMPORT.search(source):
         return True
     if _COMPAT_IMPORT.search(source) or not _TF1_ONLY.search(source):
         return False
-    try:
-        tree = ast.parse(source)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return False
+    if tree is None:  # (the engine passes the tree it parsed already)
+        try:
+            tree = ast.parse(source)
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            return False
     for node in ast.walk(tree):
         if isinstance(node, ast.Attribute):
             dotted = ast_dotted(node)

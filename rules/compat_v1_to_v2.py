@@ -307,9 +307,8 @@ def _other_in_tf2(symbol: str) -> bool:
 def _v1_only_module(name: str) -> bool:
     """A `tf.compat.v1` module (`logging`, `gfile`, `app`) that plain TF2 does not have."""
     symbols, _, _, current = api_table()
-    return name not in current and any(symbol.startswith(name + ".") for symbol in symbols) and _v1_present(name + "." + next(
-        symbol[len(name) + 1:] for symbol in symbols if symbol.startswith(name + ".")
-    ))
+    first = next((symbol for symbol in symbols if symbol.startswith(name + ".")), None)
+    return name not in current and first is not None and _v1_present(first)
 
 
 def _hosted(full: str) -> tuple[str, str] | None:
