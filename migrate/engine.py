@@ -623,13 +623,73 @@ class _Pipeline:
                 self.parsed = self.text  # lone module-level import lines gone: it parses as `code` did
                 return
         if pending:
+            self.ctx.codemod.scratch[REMOVE_IMPORTS] = pending
+            text = _remove_unused_top_level_imports(code, view, pending, self.ctx.codemod.libcst_context())
+            if text is not None:
+                self.text, self.view, self.module = text, None, None
+                return
             from libcst.codemod.visitors import RemoveImportsVisitor
 
-            self.ctx.codemod.scratch[REMOVE_IMPORTS] = pending
             self.module = RemoveImportsVisitor(self.ctx.codemod.libcst_context()).transform_module(self._as_cst())
 
 
 _PLACEHOLDER = "pass\n"
+
+
+def _remove_unused_top_level_imports(code: str, view: SourceView, pending: list, context) -> str | None:
+    """RemoveImportsVisitor's result, computed statement by statement, or None.
+
+    The visitor's scope analysis of the whole module is the codemod's dearest step on large files.
+    When every name to remove is bound only by module-level import statements that follow a simple
+    statement, and is spelled nowhere else in the file (so the visitor would find it unused), the
+    visitor gives the same result run on each such statement alone, with the comment and blank
+    lines above it that LibCST attaches to it (a `pass` line stands in for the statement before).
+    """
+    if "\r" in code:
+        return None
+    names = set()
+    for module, obj, asname in pending:
+        if not (asname or obj or "." not in module):
+            return None  # `import a.b` binds `a`: let the visitor decide
+        names.add(asname or obj or module)
+    body = view.tree.body
+    statements = [i for i, stmt in enumerate(body) if isinstance(stmt, (ast.Import, ast.ImportFrom)) and _binds_any(stmt, names)]
+    top = {id(body[i]) for i in statements}
+    for node in ast.walk(view.tree):
+        if isinstance(node, (ast.Import, ast.ImportFrom)) and id(node) not in top and _binds_any(node, names):
+            return None  # an import in a function or block: its scope is the visitor's to judge
+    lines, data = view.lines, view.lines.data
+    spans = []
+    for index in statements:
+        before = body[index - 1] if index else None
+        if before is None or isinstance(before, _COMPOUND) or body[index].end_lineno is None:
+            return None
+        start = lines.starts[before.end_lineno] if before.end_lineno < len(lines.starts) else len(data)
+        stop = body[index].end_lineno
+        end = lines.starts[stop] if stop < len(lines.starts) else len(data)
+        spans.append((start, end))
+    for name in names:
+        pattern = re.compile(rb"\b" + re.escape(name.encode()) + rb"\b")
+        inside = sum(len(pattern.findall(data[start:end])) for start, end in spans)
+        if len(pattern.findall(data)) != inside:
+            return None  # used, or spelled in a string or comment: the visitor must look
+    from libcst.codemod.visitors import RemoveImportsVisitor
+
+    for start, end in sorted(spans, reverse=True):
+        piece = _PLACEHOLDER + data[start:end].decode("utf-8")
+        done = RemoveImportsVisitor(context).transform_module(cst.parse_module(piece)).code
+        if not done.startswith(_PLACEHOLDER):  # pragma: no cover - the stand-in is never removed
+            return None
+        data = data[:start] + done[len(_PLACEHOLDER) :].encode("utf-8") + data[end:]
+    return data.decode("utf-8")
+
+
+_COMPOUND = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.If, ast.For, ast.AsyncFor, ast.While, ast.With,
+             ast.AsyncWith, ast.Try, ast.Match) + ((ast.TryStar,) if hasattr(ast, "TryStar") else ())
+
+
+def _binds_any(stmt: ast.Import | ast.ImportFrom, names: set[str]) -> bool:
+    return any((alias.asname or alias.name.split(".")[0]) in names for alias in stmt.names)
 
 
 def _add_imports(ctx: FileContext, module: cst.Module) -> cst.Module:
