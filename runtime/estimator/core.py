@@ -17,7 +17,12 @@ Estimator did, so its numbers are TF1's:
   * evaluation adds `loss` as `tf.compat.v1.metrics.mean(loss)` over the batches, reports
     `global_step`, restores the latest (or given) checkpoint, and writes the results as events in
     `model_dir/eval` (or `eval_<name>`);
-  * `warm_start_from` goes through `tf.compat.v1.train.warm_start` when no checkpoint exists.
+  * `warm_start_from` goes through `tf.compat.v1.train.warm_start` when no checkpoint exists;
+  * outside a distribution strategy, the variables `model_fn` makes without asking for a kind
+    are TF 1.x's reference variables (`tf1_variables`), as the program's own TF made them: the
+    same numbers as resource variables, and each step runs fewer ops (a resource variable adds a
+    read op per use, which made a tiny ALBERT step 1.6x slower than on TF 2.15 with TF 1.x's
+    behaviour). `get_variable(use_resource=True)` still gets a resource variable.
 """
 
 from __future__ import annotations
@@ -42,6 +47,19 @@ from .spec import LOSS_METRIC_KEY, EstimatorSpec
 __all__ = ["Estimator", "WarmStartSettings", "VocabInfo"]
 
 VocabInfo = tf.compat.v1.train.VocabInfo
+
+
+@contextlib.contextmanager
+def tf1_variables() -> Iterator[None]:
+    """Variables made inside are TF 1.x's reference variables unless they ask for a kind (the root
+    variable scope re-entered with `use_resource=False`, which `get_variable`, `compat.v1.Variable`
+    and the legacy layers read). Under a distribution strategy, whose variables must be resource
+    variables, nothing changes."""
+    if tf.distribute.has_strategy():
+        yield
+        return
+    with tf.compat.v1.variable_scope(tf.compat.v1.get_variable_scope(), use_resource=False):
+        yield
 
 
 class WarmStartSettings(
@@ -301,7 +319,8 @@ class Estimator(CheckpointReader):
 
     def _call_model_fn(self, features: Any, labels: Any, mode: str, config: Any, is_export: bool = False) -> EstimatorSpec:
         kwargs = self._model_fn_kwargs(labels, mode, config)
-        spec = self._model_fn(features=features, **kwargs)
+        with tf1_variables():
+            spec = self._model_fn(features=features, **kwargs)
         return self._as_estimator_spec(spec)
 
     def _as_estimator_spec(self, spec: Any) -> EstimatorSpec:

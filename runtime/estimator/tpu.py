@@ -23,7 +23,7 @@ import tensorflow as tf
 from .._logging import logger, warn_once
 from ..config import InputPipelineConfig, RunConfig, TPUConfig
 from ..inputs import ModeKeys, _named_parameters
-from .core import Estimator
+from .core import Estimator, tf1_variables
 from .spec import EstimatorSpec, TPUEstimatorSpec
 
 __all__ = ["InputPipelineConfig", "RunConfig", "TPUConfig", "TPUEstimator", "TPUEstimatorSpec", "ExportSavedModelApiVersion"]
@@ -130,7 +130,8 @@ class TPUEstimator(Estimator):
             params["batch_size"] = self._batch_sizes[mode]
         params["use_tpu"] = False
         logger.info("Running %s on CPU/GPU", mode)
-        spec = self._model_fn(features=features, **kwargs)
+        with tf1_variables():
+            spec = self._model_fn(features=features, **kwargs)
         if isinstance(spec, TPUEstimatorSpec):
             return spec.as_estimator_spec()
         return self._as_estimator_spec(spec)
