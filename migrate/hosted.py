@@ -59,10 +59,49 @@ _CONTRIB_RNN_FUNCTIONS = frozenset({"static_rnn", "static_bidirectional_rnn", "s
 _CONTRIB_LAYERS = {"contrib.layers.layer_norm": "tf1.layer_norm"}
 
 
+# TF1's `tf.contrib.slim` and the layer functions of `tf.contrib.layers` went to tf-slim, which runs
+# them in TF1 graph mode on current TF (`tfm.legacy.slim`): what `tf.contrib.layers` also held
+# (feature columns, `optimize_loss`, summaries) tf-slim does not have, and keeps its TODO.
+_SLIM_LAYERS = frozenset(
+    {
+        "avg_pool2d", "avg_pool3d", "batch_norm", "bias_add", "conv1d", "conv2d", "conv2d_in_plane",
+        "conv2d_transpose", "conv3d", "conv3d_transpose", "convolution", "convolution1d", "convolution2d",
+        "convolution2d_in_plane", "convolution2d_transpose", "convolution3d", "convolution3d_transpose", "dropout",
+        "elu", "flatten", "fully_connected", "gdn", "images_to_sequence", "linear", "max_pool2d", "max_pool3d",
+        "maxout", "one_hot_encoding", "pool", "relu", "relu6", "repeat", "separable_conv2d",
+        "separable_convolution2d", "softmax", "spatial_softmax", "stack", "unit_norm", "l1_regularizer",
+        "l2_regularizer", "l1_l2_regularizer", "sum_regularizer", "apply_regularization", "arg_scope",
+        "add_arg_scope",
+    }
+)
+_SLIM_HOMES = ("contrib.layers.", "contrib.layers.python.layers.layers.", "contrib.framework.",
+               "contrib.framework.python.ops.")
+
+
+def _slim_symbol(parts: list[str]) -> tuple[str, str] | None:
+    """`tfm.legacy.slim[.X]` for a TF1 slim chain (`contrib.slim...`, a slim layer of `contrib.layers`)."""
+    if parts[:2] == ["contrib", "slim"]:
+        return f"{RUNTIME_ALIAS}.legacy.slim", ".".join(parts[2:])
+    for home in _SLIM_HOMES:
+        prefix = home.rstrip(".").split(".")
+        if parts[: len(prefix)] == prefix and len(parts) > len(prefix) and parts[len(prefix)] in _SLIM_LAYERS:
+            name = parts[len(prefix)]
+            if home.startswith("contrib.framework") and name not in ("arg_scope", "add_arg_scope"):
+                return None
+            return f"{RUNTIME_ALIAS}.legacy.slim.{name}", ".".join(parts[len(prefix) + 1 :])
+    return None
+
+
 def hosted_symbol(canonical: str) -> tuple[str, str] | None:
     """(new head, rest) for a canonical TF1 chain the hosted tier spells from the runtime (or from
     current TF's `tf.compat.v1`, as `tf:compat.v1...`), longest prefix first; else None."""
     parts = canonical.split(".")
+    if canonical in _CONTRIB_LAYERS or canonical.startswith(tuple(f"{key}." for key in _CONTRIB_LAYERS)):
+        pass  # the runtime's own (tfm.tf1) wins over tf-slim's
+    elif parts[0] == "contrib":
+        slim = _slim_symbol(parts)
+        if slim is not None:
+            return slim
     for end in range(len(parts), 0, -1):
         head, rest = ".".join(parts[:end]), ".".join(parts[end:])
         if head in _CONTRIB_LAYERS:

@@ -98,10 +98,21 @@ def _summarise(results: dict[str, Any]) -> None:
     writer.flush()
 
 
+# Calls in progress: an `evaluate`/`predict` reached from a recorded one (TF 2.15's TPUEstimator
+# calls Estimator's, both wrapped) is not recorded again.
+_ACTIVE = {"evaluate": 0, "predict": 0}
+
+
 def _record_predictions(predictions: Any):
-    for prediction in predictions:
-        _write({"kind": "predict", "values": _plain(prediction if isinstance(prediction, dict) else {"": prediction})})
-        yield prediction
+    nested = _ACTIVE["predict"] > 0
+    _ACTIVE["predict"] += 1
+    try:
+        for prediction in predictions:
+            if not nested:
+                _write({"kind": "predict", "values": _plain(prediction if isinstance(prediction, dict) else {"": prediction})})
+            yield prediction
+    finally:
+        _ACTIVE["predict"] -= 1
 
 
 def _wrap_evaluate(owner: Any, name: str = "evaluate") -> None:
@@ -109,8 +120,14 @@ def _wrap_evaluate(owner: Any, name: str = "evaluate") -> None:
 
     @functools.wraps(original)
     def evaluate(*args, **kwargs):
-        results = original(*args, **kwargs)
-        _record_evaluation(results)
+        nested = _ACTIVE["evaluate"] > 0
+        _ACTIVE["evaluate"] += 1
+        try:
+            results = original(*args, **kwargs)
+        finally:
+            _ACTIVE["evaluate"] -= 1
+        if not nested:
+            _record_evaluation(results)
         return results
 
     setattr(owner, name, evaluate)
@@ -302,6 +319,14 @@ def as_tf1() -> None:
         import tf_slim
 
         submodules["layers"] = {name: getattr(tf_slim.layers, name) for name in dir(tf_slim.layers) if not name.startswith("_")}
+        # ...and contrib.layers' regularizers and initializers, which tf_slim keeps at its top level.
+        submodules["layers"].update(
+            (name, getattr(tf_slim, name))
+            for name in ("l1_regularizer", "l2_regularizer", "l1_l2_regularizer", "sum_regularizer",
+                         "apply_regularization", "variance_scaling_initializer", "xavier_initializer",
+                         "xavier_initializer_conv2d")
+            if hasattr(tf_slim, name)
+        )
         submodules["metrics"] = {name: getattr(tf_slim.metrics, name) for name in dir(tf_slim.metrics) if not name.startswith("_")}
         setattr(contrib, "slim", tf_slim)
         sys.modules["tensorflow.contrib.slim"] = tf_slim

@@ -85,3 +85,24 @@ def test_program_arguments_after_double_dash(tmp_path: Path) -> None:
     program.write_text(text, encoding="utf-8")
     proc = _verify("args.py", "--", "--steps", "5", cwd=tmp_path)
     assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+SLIM_PROGRAM = Path(__file__).parent / "data" / "tf1_programs" / "slim_tpu_cnn.py"
+
+
+def test_a_tf1_slim_program_runs_hosted_on_tf_slim_with_the_oracles_numbers(tmp_path: Path) -> None:
+    """A TF 1.x TPUEstimator whose model_fn is `tf.contrib.slim` code (arg_scope, conv/pool/fully
+    connected layers, `contrib.layers.l2_regularizer`): hosted, its slim spelled `tfm.legacy.slim`
+    (tf-slim), no TODO left, and evaluate and every prediction equal to TF 1.x's on the oracle.
+    TF 2.15's TPUEstimator.evaluate/predict call Estimator's, also recorded: each is counted once."""
+    shutil.copy(SLIM_PROGRAM, tmp_path / "trainer.py")
+    migrated = tmp_path / "migrated"
+    run = subprocess.run([*TFMIGRATE, str(tmp_path / "trainer.py"), "--out-dir", str(migrated)],
+                         capture_output=True, text=True, cwd=tmp_path)
+    assert "estimators: 1 hosted" in run.stdout and "0 TODOs" in run.stdout, run.stdout + run.stderr
+    text = (migrated / "trainer.py").read_text(encoding="utf-8")
+    assert "tfm.legacy.slim.arg_scope([tfm.legacy.slim.conv2d, tfm.legacy.slim.fully_connected]" in text
+    assert "tfm.legacy.slim.l2_regularizer(1e-3)" in text and "contrib" not in text.split('"""', 2)[2]
+    proc = _verify("trainer.py", str(migrated / "trainer.py"), cwd=tmp_path)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert proc.stdout.splitlines()[-1] == "tfmigrate verify: equivalent: 15 values agree within rtol=1e-05"
