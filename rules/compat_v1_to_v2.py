@@ -363,12 +363,29 @@ class CompatV1ToV2(Rule):
         # uses get a TODO), and the imports the runtime replaces whole (rewritten in leave_ImportFrom).
         self._contrib_locals: dict[str, str] = {}
         self._in_import = 0
+        self._not_references: set[int] = set()  # ids of Names that are attribute/keyword/parameter names
         for imp in _contrib_from_imports(node):
             if _runtime_import(imp) is None:
                 module = _dotted_text(imp.module)  # type: ignore[arg-type]
                 for alias in imp.names:  # type: ignore[union-attr]
                     local = _dotted_text(alias.asname.name) if alias.asname else _dotted_text(alias.name)  # type: ignore[arg-type]
                     self._contrib_locals[local] = f"{module}.{_dotted_text(alias.name)}"
+
+    def leave_Module(self, original: cst.Module, updated: cst.Module) -> cst.Module:
+        """A module-level `from tensorflow.contrib... import x` whose `x` is still used after the
+        respelling fails the whole module at import on TF2: its own TODO (the uses have theirs)."""
+        kept = [index for index, stmt in enumerate(updated.body) if _kept_contrib_import(stmt)]
+        if not kept:
+            return updated
+        used = {node.id for node in ast.walk(ast.parse(updated.code)) if isinstance(node, ast.Name)}
+        body = list(updated.body)
+        for index in kept:
+            statement = body[index]
+            node = statement.body[0]  # type: ignore[attr-defined]
+            if _bound_locals(node) & used:
+                text = cst.Module(body=[]).code_for_node(node)
+                body[index] = self._attach(statement, [_removed("contrib", text) + "; then remove this import"])
+        return updated.with_changes(body=body)
 
     def visit_Import(self, node: cst.Import) -> None:
         self._in_import += 1
@@ -409,7 +426,17 @@ class CompatV1ToV2(Rule):
     def visit_Attribute(self, node: cst.Attribute) -> bool:
         # A dotted chain is handled whole, in leave_Attribute; `f(x).attr` is descended into
         # (`tf.train.AdamOptimizer(lr).minimize`, `ds.make_one_shot_iterator().get_next`).
-        return not _is_chain(node)
+        if _is_chain(node):
+            return False
+        self._not_references.add(id(node.attr))
+        return True
+
+    def visit_Arg(self, node: cst.Arg) -> None:
+        if node.keyword is not None:
+            self._not_references.add(id(node.keyword))
+
+    def visit_Param(self, node: cst.Param) -> None:
+        self._not_references.add(id(node.name))
 
     def visit_Call(self, node: cst.Call) -> bool:
         full = self.ctx.names.qualify(node.func) if isinstance(node.func, cst.Attribute) else None
@@ -434,8 +461,12 @@ class CompatV1ToV2(Rule):
         # Bare names bound by `from tensorflow.compat.v1 import X` are left to the import's owner;
         # one bound by `from tensorflow.contrib.X import Y` names something TF2 lacks.
         full = self._contrib_locals.get(original.value) if not self._in_import else None
-        if full is not None:
-            self.todo(_removed("contrib", f"{original.value}`: `{full.replace('tensorflow.', 'tf.', 1)}"))
+        if full is None or id(original) in self._not_references:
+            return updated
+        text, todo = plan_chain(full, self.ctx.tf2_alias, self._under_store(), self.ctx.tf1_program)
+        if text is not None and todo is None and text.startswith(RUNTIME_ALIAS + "."):
+            return self._emit(updated, text)  # `arg_scope` from contrib.framework -> tfm.legacy.slim's
+        self.todo(_removed("contrib", f"{original.value}`: `{full.replace('tensorflow.', 'tf.', 1)}"))
         return updated
 
     def _rewrite(self, full: str, node: cst.BaseExpression) -> cst.BaseExpression:
@@ -597,6 +628,27 @@ class CompatV1ToV2(Rule):
 
 _ITERATOR_METHODS = ("make_one_shot_iterator", "make_initializable_iterator")
 _ITERATOR_CALL = re.compile(r"\.\s*make_(?:one_shot|initializable)_iterator\b")
+
+
+def _kept_contrib_import(statement: cst.CSTNode) -> bool:
+    """A one-import line `from tensorflow.contrib... import names` (or `import tensorflow.contrib.x
+    as y`) that no runtime module replaces."""
+    if not isinstance(statement, cst.SimpleStatementLine) or len(statement.body) != 1:
+        return False
+    node = statement.body[0]
+    if isinstance(node, cst.ImportFrom):
+        return (node.module is not None and not node.relative and not isinstance(node.names, cst.ImportStar)
+                and _dotted_text(node.module).startswith("tensorflow.contrib") and _runtime_import(node) is None)
+    return isinstance(node, cst.Import) and all(
+        alias.asname is not None and _dotted_text(alias.name).startswith("tensorflow.contrib.") for alias in node.names
+    )
+
+
+def _bound_locals(node: cst.Import | cst.ImportFrom) -> set[str]:
+    return {
+        _dotted_text(alias.asname.name) if alias.asname else _dotted_text(alias.name)  # type: ignore[arg-type]
+        for alias in node.names  # type: ignore[union-attr]
+    }
 
 
 def _contrib_from_imports(module: cst.Module) -> list[cst.ImportFrom]:
