@@ -270,6 +270,9 @@ def plan_chain(full: str, tf: str, scope_module: bool = False, tf1_program: bool
     if found is None:
         if _v1_only_module(path.split(".")[0]):
             return f"{tf}.compat.v1.{path}", None  # `tf.compat.v1.logging.__dict__` stays
+        if path.split(".")[0] == "estimator":
+            # An Estimator name the hosted namespace lacks (`estimator.tpu.experimental.EmbeddingConfigSpec`).
+            return f"{tf}.compat.v1.{path}", _removed("estimator", f"tf.compat.v1.{path}")
         # A module (`tf.nn`) or something the table does not know: same spelling under tf.
         return f"{tf}.{path}", None
     symbol, rest = found
@@ -372,20 +375,13 @@ class CompatV1ToV2(Rule):
                     self._contrib_locals[local] = f"{module}.{_dotted_text(alias.name)}"
 
     def leave_Module(self, original: cst.Module, updated: cst.Module) -> cst.Module:
-        """A module-level `from tensorflow.contrib... import x` whose `x` is still used after the
-        respelling fails the whole module at import on TF2: its own TODO (the uses have theirs)."""
-        kept = [index for index, stmt in enumerate(updated.body) if _kept_contrib_import(stmt)]
-        if not kept:
+        """A `from tensorflow.contrib... import x` whose `x` is still used after the respelling fails
+        (the whole module, or the function holding it) at import on TF2: its own TODO (the uses
+        have theirs)."""
+        if not (_contrib_from_imports(original) or any(_kept_contrib_import(stmt) for stmt in original.body)):
             return updated
         used = {node.id for node in ast.walk(ast.parse(updated.code)) if isinstance(node, ast.Name)}
-        body = list(updated.body)
-        for index in kept:
-            statement = body[index]
-            node = statement.body[0]  # type: ignore[attr-defined]
-            if _bound_locals(node) & used:
-                text = cst.Module(body=[]).code_for_node(node)
-                body[index] = self._attach(statement, [_removed("contrib", text) + "; then remove this import"])
-        return updated.with_changes(body=body)
+        return updated.visit(_ContribImportTodos(self, used))
 
     def visit_Import(self, node: cst.Import) -> None:
         self._in_import += 1
@@ -642,6 +638,26 @@ def _kept_contrib_import(statement: cst.CSTNode) -> bool:
     return isinstance(node, cst.Import) and all(
         alias.asname is not None and _dotted_text(alias.name).startswith("tensorflow.contrib.") for alias in node.names
     )
+
+
+class _ContribImportTodos(cst.CSTTransformer):
+    """Puts the rule's TODO above each kept contrib import line (any depth) that binds a used name."""
+
+    def __init__(self, rule: "CompatV1ToV2", used: set[str]) -> None:
+        super().__init__()
+        self.rule, self.used = rule, used
+
+    def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> bool:
+        return False  # an import line holds no statement
+
+    def leave_SimpleStatementLine(self, original: cst.SimpleStatementLine, updated: cst.SimpleStatementLine):
+        if not _kept_contrib_import(updated):
+            return updated
+        node = updated.body[0]
+        if not _bound_locals(node) & self.used:  # type: ignore[arg-type]
+            return updated
+        text = cst.Module(body=[]).code_for_node(node)
+        return self.rule._attach(updated, [_removed("contrib", text) + "; then remove this import"])  # noqa: SLF001
 
 
 def _bound_locals(node: cst.Import | cst.ImportFrom) -> set[str]:
