@@ -203,7 +203,21 @@ class EstimatorSiteRule(Rule):
             self.plans[name] = analyzer.analyze()
             self.plans[name].closure = name in self.builders.values()
         except Unsupported as exc:
-            self.plan_failures[name] = str(exc)
+            self.plan_failures[name] = str(exc) + self._where(self.functions[name], exc.node)
+
+    def _where(self, function: cst.CSTNode, node: cst.CSTNode | None) -> str:
+        """` (line N: `if init_checkpoint:`)`: the statement that declined, for the note's reader."""
+        if node is None:
+            return ""
+        lines = [line.strip() for line in self.module.code_for_node(node).splitlines()]
+        first = next((line for line in lines if line and not line.startswith("#")), "")
+        if not first:
+            return ""
+        code = self.module.code
+        start = code.find(self.module.code_for_node(function))
+        at = code.find(first, start) if start >= 0 else -1
+        where = f"line {code.count(chr(10), 0, at) + 1}: " if at >= 0 else ""
+        return f" ({where}`{first}`)"
 
     # -- discovery ------------------------------------------------------------------------
     def _find_sites(self, scope: cst.CSTNode, body) -> None:

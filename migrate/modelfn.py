@@ -29,7 +29,12 @@ _BUILTINS = set(dir(builtins))
 
 
 class Unsupported(Exception):
-    """The model_fn has a construct this version cannot migrate; the message says which."""
+    """The model_fn has a construct this version cannot migrate; the message says which, and
+    `node`, when known, is the statement that declined (diagnostics point there)."""
+
+    def __init__(self, message: str, node: cst.CSTNode | None = None) -> None:
+        super().__init__(message)
+        self.node = node
 
 
 # -- name collection ----------------------------------------------------------------------
@@ -956,97 +961,104 @@ class ModelFnAnalyzer:
     # -- statement flattening ---------------------------------------------------------------
     def _flatten(self, body: list[cst.BaseStatement], out: list[cst.SimpleStatementLine], scope: str = "") -> None:
         for stmt in body:
-            if isinstance(stmt, cst.SimpleStatementLine):
-                if self.arg_scopes:
-                    stmt = stmt.visit(_ArgScopeDefaults(self))
-                split = self._split_chained_minimize(stmt)
-                if split is not None:
-                    self._flatten(split, out, scope)
-                    continue
-                inlined = self._inline_helper(stmt)
-                if inlined is not None:
-                    self._inlining.append(inlined[0])
-                    self._flatten(inlined[1], out, scope)
-                    self._inlining.pop()
-                    continue
-                small = stmt.body[0] if len(stmt.body) == 1 else None
-                if isinstance(small, cst.Del) and names_in(small.target) <= {self.params, self.labels, self.mode} - {None}:
-                    continue  # `del params`: the TPU reference models' "unused argument"
-                target = _single_target(stmt) if small is not None else None
-                if target is not None:
-                    if isinstance(small.value, cst.Dict):  # type: ignore[union-attr]
-                        self.dict_literals[target] = small.value  # type: ignore[union-attr]
-                    mode = self.is_mode_compare(small.value)  # type: ignore[union-attr]
-                    if mode is not None:
-                        self.mode_aliases[target] = mode
-                if scope:
-                    self.scope_of[id(stmt)] = scope
-                out.append(stmt)
-                continue
-            if isinstance(stmt, cst.FunctionDef):
-                self.local_fns[stmt.name.value] = stmt  # e.g. a metric_fn defined inside model_fn
-                continue
-            if _logging_only(stmt, self):
-                continue  # `for var in tvars: tf.logging.info(...)`: nothing the model computes
-            if isinstance(stmt, cst.If):
-                if self._skippable_tpu_branch(stmt):
-                    continue
-                if stmt.orelse is None and self._bert_init_block(stmt):
-                    continue
-                if isinstance(stmt.test, cst.Name) and stmt.test.value in ("True", "False"):
-                    # A helper inlined with a constant flag (`encode(ids, mask, False)`).
-                    if stmt.test.value == "True":
-                        self._flatten(list(stmt.body.body), out, scope)  # type: ignore[attr-defined]
-                    elif isinstance(stmt.orelse, cst.If):
-                        self._flatten([stmt.orelse], out, scope)
-                    elif stmt.orelse is not None:
-                        self._flatten(list(stmt.orelse.body.body), out, scope)  # type: ignore[attr-defined]
-                    continue
-                mode = self._mode_test(stmt.test)
-                if mode == (True, "estimator.ModeKeys.TRAIN") and stmt.orelse is None:
-                    inner_lines: list[cst.SimpleStatementLine] = []
-                    self._flatten(list(stmt.body.body), inner_lines, scope)  # type: ignore[attr-defined]
-                    self._extend_conditional(out, inner_lines, stmt.test)
-                    continue
-                if mode == (True, "estimator.ModeKeys.EVAL") and stmt.orelse is None:
-                    inner: list[cst.SimpleStatementLine] = []
-                    self._flatten(list(stmt.body.body), inner, scope)  # type: ignore[attr-defined]
-                    if not inner or not isinstance(inner[-1].body[0], cst.Return) or self.eval_return is not None:
-                        raise Unsupported("a `mode == ModeKeys.EVAL` branch that does not end with `return <spec>`")
-                    self.eval_return = inner[-1].body[0]  # type: ignore[assignment]
-                    out.extend(inner[:-1])
-                    continue
-                if mode == (True, "estimator.ModeKeys.PREDICT") and stmt.orelse is None and self.predict_return is None:
-                    inner = []
-                    self._flatten(list(stmt.body.body), inner, scope)  # type: ignore[attr-defined]
-                    if not inner or not isinstance(inner[-1].body[0], cst.Return):
-                        raise Unsupported("a `mode == ModeKeys.PREDICT` branch that does not end with `return <spec>`")
-                    self.predict_return = inner[-1].body[0]  # type: ignore[assignment]
-                    self.predict_stmts = inner[:-1]
-                    continue
-                if mode is None and self._init_checkpoint_block(stmt):
-                    continue
+            try:
+                self._flatten_statement(stmt, out, scope)
+            except Unsupported as why:
+                why.node = why.node or stmt  # the innermost statement that declined
+                raise
+
+    def _flatten_statement(self, stmt: cst.BaseStatement, out: list[cst.SimpleStatementLine], scope: str) -> None:
+        if isinstance(stmt, cst.SimpleStatementLine):
+            if self.arg_scopes:
+                stmt = stmt.visit(_ArgScopeDefaults(self))
+            split = self._split_chained_minimize(stmt)
+            if split is not None:
+                self._flatten(split, out, scope)
+                return
+            inlined = self._inline_helper(stmt)
+            if inlined is not None:
+                self._inlining.append(inlined[0])
+                self._flatten(inlined[1], out, scope)
+                self._inlining.pop()
+                return
+            small = stmt.body[0] if len(stmt.body) == 1 else None
+            if isinstance(small, cst.Del) and names_in(small.target) <= {self.params, self.labels, self.mode} - {None}:
+                return  # `del params`: the TPU reference models' "unused argument"
+            target = _single_target(stmt) if small is not None else None
+            if target is not None:
+                if isinstance(small.value, cst.Dict):  # type: ignore[union-attr]
+                    self.dict_literals[target] = small.value  # type: ignore[union-attr]
+                mode = self.is_mode_compare(small.value)  # type: ignore[union-attr]
                 if mode is not None:
-                    op = "==" if mode[0] else "!="
-                    raise Unsupported(f"a `mode {op} ModeKeys.{mode[1].rsplit('.', 1)[-1]}` branch in model_fn")
-                if self._python_switch(stmt, out, scope):
-                    continue
-                raise Unsupported("an `if` in model_fn that is not a TRAIN-mode or use_tpu switch")
-            if isinstance(stmt, cst.With):
-                scoped = self._arg_scope(stmt)
-                if scoped is not None:
-                    self.arg_scopes.append(scoped)
+                    self.mode_aliases[target] = mode
+            if scope:
+                self.scope_of[id(stmt)] = scope
+            out.append(stmt)
+            return
+        if isinstance(stmt, cst.FunctionDef):
+            self.local_fns[stmt.name.value] = stmt  # e.g. a metric_fn defined inside model_fn
+            return
+        if _logging_only(stmt, self):
+            return  # `for var in tvars: tf.logging.info(...)`: nothing the model computes
+        if isinstance(stmt, cst.If):
+            if self._skippable_tpu_branch(stmt):
+                return
+            if stmt.orelse is None and self._bert_init_block(stmt):
+                return
+            if isinstance(stmt.test, cst.Name) and stmt.test.value in ("True", "False"):
+                # A helper inlined with a constant flag (`encode(ids, mask, False)`).
+                if stmt.test.value == "True":
                     self._flatten(list(stmt.body.body), out, scope)  # type: ignore[attr-defined]
-                    self.arg_scopes.pop()
-                    continue
-                if self._update_ops_block(stmt):
-                    self._flatten(list(stmt.body.body), out, scope)  # type: ignore[attr-defined]
-                    continue
-                inner_scope = self._scope_block(stmt, scope)
-                if inner_scope is not None:
-                    self._flatten(list(stmt.body.body), out, inner_scope)  # type: ignore[attr-defined]
-                    continue
-            raise Unsupported(f"`{type(stmt).__name__}` statement in model_fn")
+                elif isinstance(stmt.orelse, cst.If):
+                    self._flatten([stmt.orelse], out, scope)
+                elif stmt.orelse is not None:
+                    self._flatten(list(stmt.orelse.body.body), out, scope)  # type: ignore[attr-defined]
+                return
+            mode = self._mode_test(stmt.test)
+            if mode == (True, "estimator.ModeKeys.TRAIN") and stmt.orelse is None:
+                inner_lines: list[cst.SimpleStatementLine] = []
+                self._flatten(list(stmt.body.body), inner_lines, scope)  # type: ignore[attr-defined]
+                self._extend_conditional(out, inner_lines, stmt.test)
+                return
+            if mode == (True, "estimator.ModeKeys.EVAL") and stmt.orelse is None:
+                inner: list[cst.SimpleStatementLine] = []
+                self._flatten(list(stmt.body.body), inner, scope)  # type: ignore[attr-defined]
+                if not inner or not isinstance(inner[-1].body[0], cst.Return) or self.eval_return is not None:
+                    raise Unsupported("a `mode == ModeKeys.EVAL` branch that does not end with `return <spec>`")
+                self.eval_return = inner[-1].body[0]  # type: ignore[assignment]
+                out.extend(inner[:-1])
+                return
+            if mode == (True, "estimator.ModeKeys.PREDICT") and stmt.orelse is None and self.predict_return is None:
+                inner = []
+                self._flatten(list(stmt.body.body), inner, scope)  # type: ignore[attr-defined]
+                if not inner or not isinstance(inner[-1].body[0], cst.Return):
+                    raise Unsupported("a `mode == ModeKeys.PREDICT` branch that does not end with `return <spec>`")
+                self.predict_return = inner[-1].body[0]  # type: ignore[assignment]
+                self.predict_stmts = inner[:-1]
+                return
+            if mode is None and self._init_checkpoint_block(stmt):
+                return
+            if mode is not None:
+                op = "==" if mode[0] else "!="
+                raise Unsupported(f"a `mode {op} ModeKeys.{mode[1].rsplit('.', 1)[-1]}` branch in model_fn")
+            if self._python_switch(stmt, out, scope):
+                return
+            raise Unsupported("an `if` in model_fn that is not a TRAIN-mode or use_tpu switch")
+        if isinstance(stmt, cst.With):
+            scoped = self._arg_scope(stmt)
+            if scoped is not None:
+                self.arg_scopes.append(scoped)
+                self._flatten(list(stmt.body.body), out, scope)  # type: ignore[attr-defined]
+                self.arg_scopes.pop()
+                return
+            if self._update_ops_block(stmt):
+                self._flatten(list(stmt.body.body), out, scope)  # type: ignore[attr-defined]
+                return
+            inner_scope = self._scope_block(stmt, scope)
+            if inner_scope is not None:
+                self._flatten(list(stmt.body.body), out, inner_scope)  # type: ignore[attr-defined]
+                return
+        raise Unsupported(f"`{type(stmt).__name__}` statement in model_fn")
 
     def _arg_scope(self, stmt: cst.With) -> tuple[set[str], list[cst.Arg]] | None:
         """`with slim.arg_scope([slim.conv2d, slim.fully_connected], activation_fn=..., ...):` ->
@@ -1655,12 +1667,12 @@ class ModelFnAnalyzer:
         stmts: list[_Stmt] = []
         for line in lines[:-1]:
             if len(line.body) != 1:
-                raise Unsupported("several statements on one line in model_fn")
+                raise Unsupported("several statements on one line in model_fn", line)
             small = line.body[0]
             if isinstance(small, cst.Return):
-                raise Unsupported("more than one `return` in model_fn")
+                raise Unsupported("more than one `return` in model_fn", line)
             if not isinstance(small, (cst.Assign, cst.AnnAssign, cst.AugAssign, cst.Expr)):
-                raise Unsupported(f"`{type(small).__name__}` statement in model_fn")
+                raise Unsupported(f"`{type(small).__name__}` statement in model_fn", line)
             value = getattr(small, "value", None)
             uses = names_in(value) if value is not None else set()
             if isinstance(small, cst.AugAssign):
