@@ -440,3 +440,35 @@ def test_a_named_directory_with_everything_excluded_says_so(tmp_path: Path) -> N
     code, _, err = invoke(str(root))
     assert code == 0
     assert f"{root}: note: nothing to migrate: 1 path(s) below it excluded" in err
+
+
+# -- 13. a declined model_fn's note points at the statement that blocked it ---------------------------
+
+
+def test_a_declined_model_fn_names_the_blocking_statement_and_its_line(tmp_path: Path) -> None:
+    """The note of a model_fn the Keras rewrite declines names the statement (and its line), not
+    only the `def` many lines above it."""
+    body = "".join(f"  net = tf.layers.dense(net, {8 + i}, activation=tf.nn.relu)\n" for i in range(20))
+    source = (
+        "import tensorflow as tf\n\n\n"
+        "def model_fn(features, labels, mode, params):\n"
+        "  net = features['x']\n"
+        f"{body}"
+        "  while net.shape.rank > 2:\n"
+        "    net = tf.reduce_mean(net, axis=1)\n"
+        "  logits = tf.layers.dense(net, 2)\n"
+        "  loss = tf.losses.sparse_softmax_cross_entropy(labels, logits)\n"
+        "  train_op = tf.train.AdamOptimizer().minimize(loss, tf.train.get_global_step())\n"
+        "  return tf.estimator.EstimatorSpec(mode, loss=loss, train_op=train_op)\n\n\n"
+        "def main():\n"
+        "  estimator = tf.estimator.Estimator(model_fn, params={'extra_layer': True})\n"
+        "  estimator.train(lambda: None, steps=1)\n"
+    )
+    path = tmp_path / "trainer.py"
+    path.write_text(source, encoding="utf-8")
+    blocking = source.splitlines().index("  while net.shape.rank > 2:") + 1
+    assert blocking == 26
+    result = CliRunner().invoke(main, [str(path)])
+    assert result.exit_code in (0, 1), result.output
+    migrated = path.read_text(encoding="utf-8")
+    assert f"(line {blocking}: `while net.shape.rank > 2:`)" in migrated, migrated
