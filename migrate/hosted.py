@@ -78,6 +78,13 @@ _SLIM_HOMES = ("contrib.layers.", "contrib.layers.python.layers.layers.", "contr
                "contrib.framework.python.ops.")
 
 
+def _contrib_summary_symbol(parts: list[str]) -> tuple[str, str] | None:
+    """`tfm.legacy.contrib_summary[.X]` for `contrib.summary[.X]` (TF 1.15's names, same functions)."""
+    if parts[:2] == ["contrib", "summary"]:
+        return f"{RUNTIME_ALIAS}.legacy.contrib_summary", ".".join(parts[2:])
+    return None
+
+
 def _slim_symbol(parts: list[str]) -> tuple[str, str] | None:
     """`tfm.legacy.slim[.X]` for a TF1 slim chain (`contrib.slim...`, a slim layer of `contrib.layers`)."""
     if parts[:2] == ["contrib", "slim"]:
@@ -99,9 +106,9 @@ def hosted_symbol(canonical: str) -> tuple[str, str] | None:
     if canonical in _CONTRIB_LAYERS or canonical.startswith(tuple(f"{key}." for key in _CONTRIB_LAYERS)):
         pass  # the runtime's own (tfm.tf1) wins over tf-slim's
     elif parts[0] == "contrib":
-        slim = _slim_symbol(parts)
-        if slim is not None:
-            return slim
+        found = _slim_symbol(parts) or _contrib_summary_symbol(parts)
+        if found is not None:
+            return found
     for end in range(len(parts), 0, -1):
         head, rest = ".".join(parts[:end]), ".".join(parts[end:])
         if head in _CONTRIB_LAYERS:

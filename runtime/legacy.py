@@ -1,4 +1,4 @@
-"""`tfm.legacy`: TF1's `tf.layers`, `tf.nn.rnn_cell` and `tf.contrib.slim`, for hosted TF1 graph-mode model code.
+"""`tfm.legacy`: TF1's `tf.layers`, `tf.nn.rnn_cell`, `tf.contrib.slim` and `tf.contrib.summary`, for hosted TF1 graph-mode model code.
 
 TF 2.16+ dropped `tf.compat.v1.layers` and `tf.compat.v1.nn.rnn_cell`; tf-keras (Keras 2) still
 ships them as its legacy modules, with TF1's variable names and `get_variable` scoping. The codemod
@@ -11,6 +11,12 @@ respells `tf.layers.X` to `tfm.legacy.layers.X` and `tf.nn.rnn_cell.X` / `tf.con
 normalization layer through the module path `tf_keras.legacy_tf_layers.normalization`, which
 tf-keras ships as `tf_keras.src.legacy_tf_layers.normalization`; the loader aliases that path.
 
+`tfm.legacy.contrib_summary` is TF 1.15's `tf.contrib.summary`: the names it re-exported from
+TensorFlow's `summary_ops_v2`, which current TF still has with the same signatures
+(`scalar(name, tensor, family=None, step=None)`, `always_record_summaries()`,
+`all_summary_ops()`...), as TPU programs' `host_call` functions use them (the hosted
+TPUEstimator initializes and flushes their writers as TF1's did).
+
 tf_keras is imported on first attribute access, so `import tfmigrate.runtime` stays cheap.
 """
 
@@ -19,7 +25,7 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-__all__ = ["layers", "rnn_cell", "slim"]
+__all__ = ["layers", "rnn_cell", "slim", "contrib_summary"]
 
 _MODULES = {
     "layers": "tf_keras.api._v1.keras.__internal__.legacy.layers",
@@ -27,6 +33,23 @@ _MODULES = {
     "slim": "tf_slim",
 }
 _PACKAGES = {"layers": "tf-keras", "rnn_cell": "tf-keras", "slim": "tf-slim"}
+# TF 1.15's tf.contrib.summary: these names of summary_ops_v2 (`all_summary_ops` under its v2 name).
+_CONTRIB_SUMMARY = (
+    "always_record_summaries", "audio", "create_db_writer", "create_file_writer", "eval_dir", "flush",
+    "generic", "graph", "histogram", "image", "import_event", "initialize", "never_record_summaries",
+    "record_summaries_every_n_global_steps", "scalar", "should_record_summaries", "summary_writer_initializer_op",
+)
+
+
+def _contrib_summary() -> Any:
+    import types
+
+    from tensorflow.python.ops import summary_ops_v2
+
+    module = types.ModuleType(f"{__name__}.contrib_summary", "TF 1.15's tf.contrib.summary (see tfm.legacy).")
+    module.__dict__.update({name: getattr(summary_ops_v2, name) for name in _CONTRIB_SUMMARY if hasattr(summary_ops_v2, name)})
+    module.all_summary_ops = summary_ops_v2.all_v2_summary_ops
+    return module
 
 
 def _alias_legacy_tf_layers() -> None:
@@ -42,6 +65,9 @@ def _alias_legacy_tf_layers() -> None:
 
 
 def __getattr__(name: str) -> Any:
+    if name == "contrib_summary":
+        globals()[name] = module = _contrib_summary()
+        return module
     if name not in _MODULES:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     try:

@@ -291,7 +291,12 @@ def as_tf1() -> None:
     sys.modules["tensorflow"] = tf
     contrib = _module("tensorflow.contrib")
     contrib.__path__ = []  # a package: `import tensorflow.contrib.tpu` finds the submodules below
+    from tensorflow.python.ops import summary_ops_v2
+
     submodules: dict[str, dict[str, Any]] = {
+        # TF 1.15's tf.contrib.summary re-exported summary_ops_v2 (all_summary_ops = all_v2_summary_ops).
+        "summary": {name: getattr(summary_ops_v2, name) for name in dir(summary_ops_v2) if not name.startswith("_")}
+        | {"all_summary_ops": summary_ops_v2.all_v2_summary_ops},
         "tpu": dict(
             TPUEstimator=tf.estimator.tpu.TPUEstimator,
             TPUEstimatorSpec=tf.estimator.tpu.TPUEstimatorSpec,

@@ -106,3 +106,47 @@ def test_a_tf1_slim_program_runs_hosted_on_tf_slim_with_the_oracles_numbers(tmp_
     proc = _verify("trainer.py", str(migrated / "trainer.py"), cwd=tmp_path)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert proc.stdout.splitlines()[-1] == "tfmigrate verify: equivalent: 15 values agree within rtol=1e-05"
+
+
+HOST_CALL_PROGRAM = Path(__file__).parent / "data" / "tf1_programs" / "host_call_summaries.py"
+LAUNCHER = Path(__file__).parent / "real_programs" / "tf1_launcher.py"
+
+
+def _scalars(model_dir: Path) -> list[tuple[str, int, float]]:
+    """(tag, step, value) of every scalar the host_call wrote (a simple value or a scalar tensor)."""
+    import tensorflow as tf
+
+    found = []
+    for path in sorted(model_dir.glob("events.out.tfevents.*")):
+        for event in tf.compat.v1.train.summary_iterator(str(path)):
+            for value in event.summary.value:
+                if value.tag in ("loss", "learning_rate"):
+                    number = value.simple_value if value.HasField("simple_value") else tf.make_ndarray(value.tensor)
+                    found.append((value.tag, event.step, float(number)))
+    return sorted(found)
+
+
+def test_a_tf1_host_call_with_contrib_summary_writes_the_oracles_scalars(tmp_path: Path) -> None:
+    """TPU programs' `host_call` writing `tf.contrib.summary` scalars: `tfm.legacy.contrib_summary`,
+    hosted, the same evaluation and the same (tag, step, value) per training step as TF 1.x."""
+    from equivalence.oracle import oracle_python, quiet_env
+
+    original, migrated = tmp_path / "original", tmp_path / "migrated"
+    original.mkdir()
+    shutil.copy(HOST_CALL_PROGRAM, original / "trainer.py")
+    run = subprocess.run([*TFMIGRATE, str(original / "trainer.py"), "--out-dir", str(migrated)],
+                         capture_output=True, text=True, cwd=tmp_path)
+    assert "estimators: 1 hosted" in run.stdout and "(0 TODOs left)" in run.stdout, run.stdout + run.stderr
+    text = (migrated / "trainer.py").read_text(encoding="utf-8")
+    assert "tfm.legacy.contrib_summary.scalar('loss', loss[0], step=gs)" in text
+    assert "from tensorflow.contrib" not in text.split('"""', 2)[2]
+    proc = _verify("trainer.py", str(migrated / "trainer.py"), cwd=original)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    for python, program, cwd in ((oracle_python(), [str(LAUNCHER), "trainer.py"], original),
+                                 (sys.executable, ["trainer.py"], migrated)):
+        done = subprocess.run([str(python), *program], cwd=cwd, capture_output=True, text=True, env=quiet_env(), timeout=600)
+        assert done.returncode == 0, done.stderr[-3000:]
+    want, got = _scalars(original / "host_call_model"), _scalars(migrated / "host_call_model")
+    assert [(tag, step) for tag, step, _ in want] == [(tag, step) for tag, step, _ in got]
+    assert len(want) == 24  # loss and learning rate at each of the 12 steps
+    assert all(abs(a[2] - b[2]) <= 1e-5 * max(abs(a[2]), 1e-6) for a, b in zip(want, got)), [(a, b) for a, b in zip(want, got) if a != b]
