@@ -71,11 +71,32 @@ _SLIM_LAYERS = frozenset(
         "maxout", "one_hot_encoding", "pool", "relu", "relu6", "repeat", "separable_conv2d",
         "separable_convolution2d", "softmax", "spatial_softmax", "stack", "unit_norm", "l1_regularizer",
         "l2_regularizer", "l1_l2_regularizer", "sum_regularizer", "apply_regularization", "arg_scope",
-        "add_arg_scope",
+        "add_arg_scope", "current_arg_scope",
+        # slim's variable helpers (tf_slim.ops.variables)
+        "get_variables", "get_model_variables", "get_local_variables", "get_trainable_variables",
+        "get_variables_to_restore", "get_variables_by_suffix", "get_variables_by_name", "get_unique_variable",
+        "variable", "model_variable", "local_variable", "global_variable", "add_model_variable",
+        "assign_from_checkpoint", "assign_from_checkpoint_fn", "assign_from_values", "assign_from_values_fn",
+        "get_variable_full_name", "filter_variables",
+        # slim's modules: data decoding and providers, nets (tfm.legacy.slim imports tf_slim.nets), training
+        "tfexample_decoder", "data_decoder", "data_provider", "dataset", "dataset_data_provider",
+        "parallel_reader", "prefetch_queue", "nets", "losses", "learning", "evaluation", "summaries", "queues",
     }
 )
-_SLIM_HOMES = ("contrib.layers.", "contrib.layers.python.layers.layers.", "contrib.framework.",
-               "contrib.framework.python.ops.")
+# What tf.contrib.framework shared with slim: arg scopes and the variable helpers.
+_FRAMEWORK_NAMES = frozenset(
+    {
+        "arg_scope", "add_arg_scope", "current_arg_scope", "get_variables", "get_model_variables",
+        "get_local_variables", "get_trainable_variables", "get_variables_to_restore", "get_variables_by_suffix",
+        "get_variables_by_name", "get_unique_variable", "variable", "model_variable", "local_variable",
+        "global_variable", "add_model_variable", "assign_from_checkpoint", "assign_from_checkpoint_fn",
+        "assign_from_values", "assign_from_values_fn", "filter_variables",
+    }
+)
+# (`canonical_name` folds `contrib.slim` into `contrib.layers`, so slim's own names are looked up there;
+# `contrib.slim.python.slim.X` arrives as `contrib.layers.python.slim.X`.)
+_SLIM_HOMES = ("contrib.layers.", "contrib.layers.python.layers.layers.", "contrib.layers.python.slim.",
+               "contrib.framework.", "contrib.framework.python.ops.")
 
 
 def _contrib_summary_symbol(parts: list[str]) -> tuple[str, str] | None:
@@ -93,7 +114,7 @@ def _slim_symbol(parts: list[str]) -> tuple[str, str] | None:
         prefix = home.rstrip(".").split(".")
         if parts[: len(prefix)] == prefix and len(parts) > len(prefix) and parts[len(prefix)] in _SLIM_LAYERS:
             name = parts[len(prefix)]
-            if home.startswith("contrib.framework") and name not in ("arg_scope", "add_arg_scope"):
+            if home.startswith("contrib.framework") and name not in _FRAMEWORK_NAMES:
                 return None
             return f"{RUNTIME_ALIAS}.legacy.slim.{name}", ".".join(parts[len(prefix) + 1 :])
     return None

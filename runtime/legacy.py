@@ -74,6 +74,8 @@ def __getattr__(name: str) -> Any:
         if name == "slim":
             _alias_legacy_tf_layers()
         module = importlib.import_module(_MODULES[name])
+        if name == "slim":
+            importlib.import_module("tf_slim.nets")  # `slim.nets.inception...`, as contrib.slim had it
     except ImportError as error:  # pragma: no cover - depends on the installation
         raise ImportError(
             f"tfm.legacy.{name} needs {_PACKAGES[name]} (TF1's legacy layers): pip install 'tfmigrate[runtime]'"
