@@ -97,6 +97,19 @@ def oracle_tf_upgrade_v2(build: bool) -> Path | None:
     return script if script.exists() else None
 
 
+def time_tf_upgrade_v2(script: Path, tree: Path, scratch: Path, repeats: int, env: dict[str, str]) -> tuple[float, list[float]]:
+    """`tf_upgrade_v2 --intree tree` (best of `repeats`, fresh output each time)."""
+    out = scratch / "out-tf_upgrade_v2"
+
+    def upgrade_cmd():
+        shutil.rmtree(out, ignore_errors=True)
+        cmd = [str(script), "--intree", str(tree), "--outtree", str(out), "--reportfile", str(scratch / "report.txt")]
+        return cmd, lambda: shutil.rmtree(out, ignore_errors=True)
+
+    best, runs, _ = _best("upgrade", repeats, upgrade_cmd, env)
+    return best, runs
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="small corpus, one run each (smoke test)")
@@ -147,14 +160,7 @@ def main(argv: list[str] | None = None) -> int:
         upgrade = None
         script = None if args.no_oracle else oracle_tf_upgrade_v2(args.build_oracle)
         if script is not None:
-            out = scratch / "out-tf_upgrade_v2"
-
-            def upgrade_cmd():
-                shutil.rmtree(out, ignore_errors=True)
-                cmd = [str(script), "--intree", str(corpus), "--outtree", str(out), "--reportfile", str(scratch / "report.txt")]
-                return cmd, lambda: shutil.rmtree(out, ignore_errors=True)
-
-            upgrade, upgrade_runs, _ = _best("upgrade", oracle_repeats, upgrade_cmd, env)
+            upgrade, upgrade_runs = time_tf_upgrade_v2(script, corpus, scratch, oracle_repeats, env)
             tf_import, _ = _timed([str(script.parent / "python"), "-c", "import tensorflow.tools.compatibility.tf_upgrade_v2_main"], env)
             _row("tf_upgrade_v2 --intree", upgrade, lines, upgrade_runs, f"TF 2.15; of which importing it: {tf_import:.1f} s")
         else:

@@ -142,14 +142,7 @@ def main(argv: list[str] | None = None) -> int:
         upgrade = None
         script = None if args.no_oracle else codemod.oracle_tf_upgrade_v2(build=False)
         if script is not None:
-            out = scratch / "out-tf_upgrade_v2"
-
-            def upgrade_cmd():
-                shutil.rmtree(out, ignore_errors=True)
-                cmd = [str(script), "--intree", str(tree), "--outtree", str(out), "--reportfile", str(scratch / "report.txt")]
-                return cmd, lambda: shutil.rmtree(out, ignore_errors=True)
-
-            upgrade, upgrade_runs, _ = codemod._best("upgrade", args.repeats, upgrade_cmd, env)
+            upgrade, upgrade_runs = codemod.time_tf_upgrade_v2(script, tree, scratch, args.repeats, env)
             codemod._row("tf_upgrade_v2 --intree", upgrade, lines, upgrade_runs, "TF 2.15")
         else:
             print("tf_upgrade_v2 --intree      skipped (no oracle venv)")
