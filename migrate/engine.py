@@ -611,6 +611,10 @@ class _Pipeline:
         view = SourceView(code, parse(code))
         entries = self.ctx.codemod.scratch[REMOVE_IMPORTS]
         pending = [entry for entry in entries if not view.certainly_used(entry[2] or entry[1] or entry[0])]
+        if any(obj is not None for _, obj, _ in pending):
+            # `from m import x` used in every scope that imports it (in a function, say): kept.
+            referenced = _referenced_where_imported(code)
+            pending = [entry for entry in pending if entry[1] is None or (entry[2] or entry[1]) not in referenced]
         if pending and "\r" not in code and len({entry[0] for entry in pending}) == len(pending):
             # `import a.b as x` whose `x` appears nowhere else: the visitor deletes just its line
             # (one entry per module: the visitor keeps only the last alias asked of a module).
@@ -634,6 +638,27 @@ class _Pipeline:
 
 
 _PLACEHOLDER = "pass\n"
+
+
+def _referenced_where_imported(code: str) -> set[str]:
+    """Names that every scope importing them also reads (the stdlib `symtable`): RemoveImportsVisitor
+    would find such an import used and keep it, so it need not be asked."""
+    import symtable
+
+    try:
+        top = symtable.symtable(code, "<module>", "exec")
+    except (SyntaxError, ValueError, RecursionError):  # pragma: no cover - the module parsed before
+        return set()
+    verdict: dict[str, bool] = {}
+    tables = [top]
+    while tables:
+        table = tables.pop()
+        tables.extend(table.get_children())
+        for symbol in table.get_symbols():
+            if symbol.is_imported():
+                name = symbol.get_name()
+                verdict[name] = verdict.get(name, True) and symbol.is_referenced()
+    return {name for name, used in verdict.items() if used}
 
 
 def _remove_unused_top_level_imports(code: str, view: SourceView, pending: list, context) -> str | None:
