@@ -375,10 +375,10 @@ class CompatV1ToV2(Rule):
                     self._contrib_locals[local] = f"{module}.{_dotted_text(alias.name)}"
 
     def leave_Module(self, original: cst.Module, updated: cst.Module) -> cst.Module:
-        """A `from tensorflow.contrib... import x` whose `x` is still used after the respelling fails
-        (the whole module, or the function holding it) at import on TF2: its own TODO (the uses
-        have theirs)."""
-        if not (_contrib_from_imports(original) or any(_kept_contrib_import(stmt) for stmt in original.body)):
+        """A `from tensorflow.contrib... import x` (or from a TF1 estimator module) whose `x` is still
+        used after the respelling fails (the whole module, or the function holding it) at import
+        on TF2: its own TODO (the uses have theirs)."""
+        if not _has_removed_imports(original):
             return updated
         used = {node.id for node in ast.walk(ast.parse(updated.code)) if isinstance(node, ast.Name)}
         return updated.visit(_ContribImportTodos(self, used))
@@ -626,22 +626,40 @@ _ITERATOR_METHODS = ("make_one_shot_iterator", "make_initializable_iterator")
 _ITERATOR_CALL = re.compile(r"\.\s*make_(?:one_shot|initializable)_iterator\b")
 
 
-def _kept_contrib_import(statement: cst.CSTNode) -> bool:
-    """A one-import line `from tensorflow.contrib... import names` (or `import tensorflow.contrib.x
-    as y`) that no runtime module replaces."""
+# Where removed TF1 modules were imported from, and the `_REMOVED` entry saying what to do.
+_REMOVED_IMPORT_HOMES = (("tensorflow.contrib", "contrib"), ("tensorflow_estimator", "estimator"),
+                         ("tensorflow.python.estimator", "estimator"))
+
+
+def _kept_removed_import(statement: cst.CSTNode) -> str | None:
+    """For a one-import line `from tensorflow.contrib... import names` (also from `tensorflow_estimator`
+    or `tensorflow.python.estimator`; or `import tensorflow.contrib.x as y`) that no runtime module
+    replaces: its `_REMOVED` key; else None."""
     if not isinstance(statement, cst.SimpleStatementLine) or len(statement.body) != 1:
-        return False
+        return None
     node = statement.body[0]
     if isinstance(node, cst.ImportFrom):
-        return (node.module is not None and not node.relative and not isinstance(node.names, cst.ImportStar)
-                and _dotted_text(node.module).startswith("tensorflow.contrib") and _runtime_import(node) is None)
-    return isinstance(node, cst.Import) and all(
+        if node.module is None or node.relative or isinstance(node.names, cst.ImportStar) or _runtime_import(node):
+            return None
+        module = _dotted_text(node.module)
+        return next((head for home, head in _REMOVED_IMPORT_HOMES if module == home or module.startswith(home + ".")), None)
+    if isinstance(node, cst.Import) and all(
         alias.asname is not None and _dotted_text(alias.name).startswith("tensorflow.contrib.") for alias in node.names
-    )
+    ):
+        return "contrib"
+    return None
+
+
+def _has_removed_imports(module: cst.Module) -> bool:
+    return any(
+        isinstance(imp, cst.ImportFrom) and imp.module is not None and not imp.relative
+        and _dotted_text(imp.module).startswith(tuple(home for home, _ in _REMOVED_IMPORT_HOMES))
+        for imp in iter_imports(module)
+    ) or any(_kept_removed_import(stmt) for stmt in module.body)
 
 
 class _ContribImportTodos(cst.CSTTransformer):
-    """Puts the rule's TODO above each kept contrib import line (any depth) that binds a used name."""
+    """Puts the rule's TODO above each kept contrib/estimator import line (any depth) binding a used name."""
 
     def __init__(self, rule: "CompatV1ToV2", used: set[str]) -> None:
         super().__init__()
@@ -651,13 +669,14 @@ class _ContribImportTodos(cst.CSTTransformer):
         return False  # an import line holds no statement
 
     def leave_SimpleStatementLine(self, original: cst.SimpleStatementLine, updated: cst.SimpleStatementLine):
-        if not _kept_contrib_import(updated):
+        head = _kept_removed_import(updated)
+        if head is None:
             return updated
         node = updated.body[0]
         if not _bound_locals(node) & self.used:  # type: ignore[arg-type]
             return updated
         text = cst.Module(body=[]).code_for_node(node)
-        return self.rule._attach(updated, [_removed("contrib", text) + "; then remove this import"])  # noqa: SLF001
+        return self.rule._attach(updated, [_removed(head, text) + "; then remove this import"])  # noqa: SLF001
 
 
 def _bound_locals(node: cst.Import | cst.ImportFrom) -> set[str]:
