@@ -9,7 +9,9 @@ they handle and how its arguments map.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import libcst as cst
 
@@ -19,6 +21,9 @@ from .estimator_surface import EARLY_STOPPING, RECEIVERS, SURFACE_SYMBOLS, Surfa
 from .keras_codegen import render
 from .modelfn import ModelFnAnalyzer, Plan, Unsupported, names_in
 from .rule import Rule
+
+if TYPE_CHECKING:
+    from libcst.metadata import CodeRange
 
 # Statements that switch a TF1 program to graph mode (TF 2.x ran it eagerly otherwise).
 _GRAPH_MODE_SWITCHES = frozenset({"disable_eager_execution", "disable_v2_behavior"})
@@ -51,6 +56,32 @@ MODEL_FN_DECLINES = (
     ("`--target ctl --standalone` and the program needs hooks, listeners or export (the runtime's EstimatorLoop)",
      "migrate without `--standalone`"),
 )
+
+
+@dataclass
+class _Decline:
+    """Why a model_fn is not migrated, and the statement of its body that declined (None when
+    unknown, or when it was the `def` itself): its line in the file and its first line of code."""
+
+    reason: str
+    statement: cst.CSTNode | None = None
+    line: int = 0
+    code: str = ""
+
+    def with_line(self) -> str:
+        """`reason (line 15: `if init_checkpoint:`)`, for a note: a note is written once (the
+        hosted site it explains is not analysed again), so its line number stays right."""
+        return f"{self.reason} (line {self.line}: `{self.code}`)" if self.statement is not None else self.reason
+
+    def with_code(self) -> str:
+        """`reason (`if init_checkpoint:`)`, for a TODO: every later pass and run derives a TODO
+        again, and a line number that TODOs above the statement shift would make it a new one."""
+        return f"{self.reason} (`{self.code}`)" if self.statement is not None else self.reason
+
+
+def _first_line(code: str) -> str:
+    """The first line of a statement's code that is not blank or a comment, stripped."""
+    return next((line.strip() for line in code.splitlines() if line.strip() and not line.strip().startswith("#")), "")
 
 
 @dataclass
@@ -118,7 +149,8 @@ class EstimatorSiteRule(Rule):
         self.call_rewrites: dict[int, tuple[_Site, str]] = {}
         self.other_uses: dict[int, str] = {}
         self.plans: dict[str, Plan] = {}
-        self.plan_failures: dict[str, str] = {}
+        self.plan_failures: dict[str, _Decline] = {}
+        self._positions: Mapping[cst.CSTNode, CodeRange] | None = None
         self.spec_calls: dict[int, tuple[_Site, str]] = {}
         self._find_sites(node, node.body)
         for site in self.sites:
@@ -195,6 +227,7 @@ class EstimatorSiteRule(Rule):
     def _analyze(self, name: str) -> None:
         if name in self.plans or name in self.plan_failures:
             return
+        analyzer = None
         try:
             analyzer = ModelFnAnalyzer(self.functions[name], self.ctx.names, self.module, self.ctx.tf2_alias, "tfm")
             # `feature_column.input_layer`/`linear_model` -> tfm.feature_columns layers, whose
@@ -203,21 +236,28 @@ class EstimatorSiteRule(Rule):
             self.plans[name] = analyzer.analyze()
             self.plans[name].closure = name in self.builders.values()
         except Unsupported as exc:
-            self.plan_failures[name] = str(exc) + self._where(self.functions[name], exc.node)
+            statement = analyzer.blocking_statement(exc) if analyzer is not None else None
+            self.plan_failures[name] = self._decline(str(exc), statement)
 
-    def _where(self, function: cst.CSTNode, node: cst.CSTNode | None) -> str:
-        """` (line N: `if init_checkpoint:`)`: the statement that declined, for the note's reader."""
-        if node is None:
-            return ""
-        lines = [line.strip() for line in self.module.code_for_node(node).splitlines()]
-        first = next((line for line in lines if line and not line.startswith("#")), "")
-        if not first:
-            return ""
-        code = self.module.code
-        start = code.find(self.module.code_for_node(function))
-        at = code.find(first, start) if start >= 0 else -1
-        where = f"line {code.count(chr(10), 0, at) + 1}: " if at >= 0 else ""
-        return f" ({where}`{first}`)"
+    def _decline(self, reason: str, statement: cst.CSTNode | None) -> _Decline:
+        """`reason`, at `statement` (a statement of this module as parsed) when there is one."""
+        if statement is None:
+            return _Decline(reason)
+        code = _first_line(self.module.code_for_node(statement))
+        return _Decline(reason, statement, self._line_of(statement), code) if code else _Decline(reason)
+
+    def _line_of(self, node: cst.CSTNode) -> int:
+        """`node`'s first line in this module (positions worked out once, when first asked for)."""
+        if self._positions is None:
+            from libcst.metadata import MetadataWrapper, PositionProvider
+
+            self._positions = MetadataWrapper(self.module, unsafe_skip_copy=True).resolve(PositionProvider)
+        return self._positions[node].start.line
+
+    def _failure(self, name: str) -> str:
+        """Why model_fn `name` is not migrated, said as the site's note (with the line) or TODO (without)."""
+        decline = self.plan_failures[name]
+        return decline.with_line() if self._hosted else decline.with_code()
 
     # -- discovery ------------------------------------------------------------------------
     def _find_sites(self, scope: cst.CSTNode, body) -> None:
@@ -282,7 +322,7 @@ class EstimatorSiteRule(Rule):
         else:
             self._analyze(name)
             if name in self.plan_failures:
-                site.problems.append(f"`{name}` cannot be migrated automatically yet: {self.plan_failures[name]}")
+                site.problems.append(f"`{name}` cannot be migrated automatically yet: {self._failure(name)}")
             else:
                 site.plan = self.plans[name]
         for arg, message in _TODO_ARGS.items():
@@ -415,13 +455,6 @@ class EstimatorSiteRule(Rule):
             return cst.RemovalSentinel.REMOVE
         plan = self.plans.get(original.name.value)
         if plan is None or not any(s.plan is plan and id(s.stmt) in self.site_by_stmt for s in self.sites):
-            name = original.name.value
-            referenced = name in self.loose_fns or any(
-                isinstance(s.args.get("model_fn"), cst.Name) and s.args["model_fn"].value == name  # type: ignore[union-attr]
-                for s in self.sites
-            )
-            if name in self.plan_failures and referenced and not self._hosted:
-                self.todo(f"`{name}` cannot be migrated automatically yet: {self.plan_failures[name]}: rewrite that construct (the docs entry lists what each case needs) and run tfmigrate again, or migrate `{name}` by hand", at=original)
             return updated
         self.mark_changed()
         tfm = self.ctx.need_runtime()
@@ -548,7 +581,26 @@ class EstimatorSiteRule(Rule):
             return False
         if self.surface is not None and id(node) in self._receiver_ids:
             self._receiver_fns += 1
+        self._mark_declined_model_fn(node)
         return True
+
+    def _mark_declined_model_fn(self, fn: cst.FunctionDef) -> None:
+        """A model_fn a site uses that the analysis declined, not hosted: a TODO above the statement
+        that declined (above the `def` when that is unknown), marked before the body is walked."""
+        name = fn.name.value
+        decline = self.plan_failures.get(name)
+        if decline is None or self.functions.get(name) is not fn or self._hosted:
+            return
+        referenced = name in self.loose_fns or any(
+            isinstance(s.args.get("model_fn"), cst.Name) and s.args["model_fn"].value == name  # type: ignore[union-attr]
+            for s in self.sites
+        )
+        if referenced:
+            self.todo(
+                f"`{name}` cannot be migrated automatically yet: {decline.reason}: rewrite that construct (the docs "
+                f"entry lists what each case needs) and run tfmigrate again, or migrate `{name}` by hand",
+                at=decline.statement or fn,
+            )
 
     def leave_ClassDef(self, original: cst.ClassDef, updated: cst.ClassDef):
         if self.surface is not None and base_kind(self.canonical, original) is not None:
@@ -651,7 +703,7 @@ class EstimatorSiteRule(Rule):
         )
         fn = (self._bind(call) or {}).get("model_fn")
         if isinstance(fn, cst.Name) and fn.value in self.plan_failures:
-            reason += f"; `{fn.value}`: {self.plan_failures[fn.value]}"
+            reason += f"; `{fn.value}`: {self._failure(fn.value)}"
         return reason
 
     @property

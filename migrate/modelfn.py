@@ -17,6 +17,8 @@ from __future__ import annotations
 
 import builtins
 import re
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 import libcst as cst
@@ -29,12 +31,30 @@ _BUILTINS = set(dir(builtins))
 
 
 class Unsupported(Exception):
-    """The model_fn has a construct this version cannot migrate; the message says which, and
-    `node`, when known, is the statement that declined (diagnostics point there)."""
+    """The model_fn has a construct this version cannot migrate; the message says which.
+
+    `statements`: the statement that declined, when known, then the statements around it that
+    the analysis was in (innermost first), for `ModelFnAnalyzer.blocking_statement`."""
 
     def __init__(self, message: str, node: cst.CSTNode | None = None) -> None:
         super().__init__(message)
-        self.node = node
+        self.statements: list[cst.CSTNode] = [node] if node is not None else []
+
+    @property
+    def node(self) -> cst.CSTNode | None:
+        """The innermost statement known to have declined."""
+        return self.statements[0] if self.statements else None
+
+
+@contextmanager
+def declining_at(statement: cst.CSTNode) -> Iterator[None]:
+    """Adds `statement` to the statements of an `Unsupported` raised inside (as the one that
+    declined when the raise named none, else as one around it)."""
+    try:
+        yield
+    except Unsupported as why:
+        why.statements.append(statement)
+        raise
 
 
 # -- name collection ----------------------------------------------------------------------
@@ -665,6 +685,10 @@ class _Stmt:
     defs: set[str]
     uses: set[str]
     kind: str = ""  # pure | forward | loss | optimizer | drop
+    line: cst.SimpleStatementLine = field(init=False)  # the line `_flatten` put out (`node` may be rewritten)
+
+    def __post_init__(self) -> None:
+        self.line = self.node
 
 
 def camel(name: str) -> str:
@@ -680,6 +704,20 @@ def camel(name: str) -> str:
     elif not base.endswith("Model"):
         base += "Model"
     return lead + base
+
+
+def _statement_ids(fn: cst.FunctionDef) -> set[int]:
+    """The ids of the statements inside `fn` (at any depth), not `fn` itself."""
+    found: set[int] = set()
+
+    class Statements(cst.CSTVisitor):
+        def on_visit(self, node: cst.CSTNode) -> bool:
+            if isinstance(node, (cst.SimpleStatementLine, cst.BaseCompoundStatement)):
+                found.add(id(node))
+            return not isinstance(node, cst.BaseExpression)
+
+    fn.body.visit(Statements())
+    return found
 
 
 class ModelFnAnalyzer:
@@ -744,12 +782,46 @@ class ModelFnAnalyzer:
         # being flattened, outermost first: (the functions' canonical names, default arguments).
         self.arg_scopes: list[tuple[set[str], list[cst.Arg]]] = []
         self.dict_literals: dict[str, cst.Dict] = {}  # `batch_norm_params = {...}`
+        # A statement the analysis made or passed on (a line `_flatten` put out, a branch
+        # `_spec_chain` rebuilt): (it, the statements it came from, innermost first).
+        self._origins: dict[int, tuple[cst.CSTNode, list[cst.CSTNode]]] = {}
         # Optimizer classes the program defines that are a known algorithm (BERT's AdamW).
         self.user_optimizers = {
             s.name.value: key
             for s in module.body
             if isinstance(s, cst.ClassDef) and (key := recognise(s, module, self.canonical)) is not None
         }
+
+    # -- where a decline is ---------------------------------------------------------------
+    def blocking_statement(self, why: Unsupported) -> cst.CSTNode | None:
+        """The statement of the model_fn as written that `why` declined at: the innermost of its
+        statements, or of those they came from, that is one of the model_fn's own (None: none is,
+        as when the `def` itself declined)."""
+        own = _statement_ids(self.fn)
+        return next((statement for statement in self._with_origins(why.statements) if id(statement) in own), None)
+
+    def _rewritten(self, st: "_Stmt", rewriter: cst.CSTTransformer) -> cst.SimpleStatementLine:
+        """`st`'s statement through `rewriter`; an `Unsupported` the rewriter raises names it."""
+        with declining_at(st.line):
+            return st.node.visit(rewriter)  # type: ignore[return-value]
+
+    def _came_from(self, statement: cst.CSTNode, origin: cst.CSTNode) -> None:
+        """Records that the analysis made or passed on `statement` from `origin` (innermost first)."""
+        self._origins.setdefault(id(statement), (statement, []))[1].append(origin)
+
+    def _with_origins(self, statements: list[cst.CSTNode]) -> Iterator[cst.CSTNode]:
+        """Each of `statements`, each followed by the statements it came from, each once."""
+        seen: set[int] = set()
+        pending = list(reversed(statements))
+        while pending:
+            statement = pending.pop()
+            if id(statement) in seen:
+                continue
+            seen.add(id(statement))
+            yield statement
+            entry = self._origins.get(id(statement))
+            if entry is not None and entry[0] is statement:
+                pending.extend(reversed(entry[1]))
 
     # -- helpers --------------------------------------------------------------------------
     def dict_value(self, node: cst.BaseExpression) -> cst.Dict | None:
@@ -961,11 +1033,11 @@ class ModelFnAnalyzer:
     # -- statement flattening ---------------------------------------------------------------
     def _flatten(self, body: list[cst.BaseStatement], out: list[cst.SimpleStatementLine], scope: str = "") -> None:
         for stmt in body:
-            try:
+            start = len(out)
+            with declining_at(stmt):
                 self._flatten_statement(stmt, out, scope)
-            except Unsupported as why:
-                why.node = why.node or stmt  # the innermost statement that declined
-                raise
+            for line in out[start:]:
+                self._came_from(line, stmt)
 
     def _flatten_statement(self, stmt: cst.BaseStatement, out: list[cst.SimpleStatementLine], scope: str) -> None:
         if isinstance(stmt, cst.SimpleStatementLine):
@@ -1230,7 +1302,7 @@ class ModelFnAnalyzer:
                         out.append(_called_with(schedule_nodes[id(st)], param))
                         step_used = True
                     else:
-                        out.append(st.node.visit(steps))
+                        out.append(self._rewritten(st, steps))
                         step_used = step_used or st.kind == "stepfn" or bool(st.uses & global_steps)
                 elif id(st.node) in after:
                     out.append(st.node)
@@ -1587,20 +1659,20 @@ class ModelFnAnalyzer:
         ):
             return body
         var = ret.body[0].value.value
-        branches: list[tuple[str | None, cst.BaseExpression | None, list[cst.BaseStatement]]] = []
+        branches: list[tuple[str | None, cst.BaseExpression | None, list[cst.BaseStatement], cst.CSTNode]] = []
         node: cst.If | cst.Else | None = chain
         template: cst.BaseExpression | None = None
         while node is not None:
             if isinstance(node, cst.Else):
-                branches.append((None, None, list(node.body.body)))  # type: ignore[attr-defined]
+                branches.append((None, None, list(node.body.body), chain))  # type: ignore[attr-defined]
                 break
             mode = self.is_mode_compare(node.test)
             if mode is None or not mode[0]:
                 return body
             template = node.test
-            branches.append((mode[1], node.test, list(node.body.body)))  # type: ignore[attr-defined]
+            branches.append((mode[1], node.test, list(node.body.body), node))  # type: ignore[attr-defined]
             node = node.orelse  # type: ignore[assignment]
-        keys = [key for key, _, _ in branches if key is not None]
+        keys = [key for key, _, _, _ in branches if key is not None]
         rest = [k for k in ("estimator.ModeKeys.TRAIN", "estimator.ModeKeys.EVAL", "estimator.ModeKeys.PREDICT") if k not in keys]
         if branches[-1][0] is None:
             if len(rest) != 1:
@@ -1611,10 +1683,10 @@ class ModelFnAnalyzer:
             test = template.with_changes(  # type: ignore[union-attr]
                 comparisons=[template.comparisons[0].with_changes(comparator=comparator.with_changes(attr=cst.Name(rest[0].rsplit(".", 1)[1])))]  # type: ignore[union-attr]
             )
-            branches[-1] = (rest[0], test, branches[-1][2])
+            branches[-1] = (rest[0], test, branches[-1][2], chain)
         early: list[cst.BaseStatement] = []
         train: list[cst.BaseStatement] = []
-        for key, test, inner in branches:
+        for key, test, inner, branch in branches:
             last = inner[-1] if inner else None
             small = last.body[0] if isinstance(last, cst.SimpleStatementLine) and len(last.body) == 1 else None
             if not (
@@ -1625,10 +1697,12 @@ class ModelFnAnalyzer:
             ):
                 return body
             returned = last.with_changes(body=[cst.Return(value=small.value)])  # type: ignore[union-attr]
+            self._came_from(returned, last)  # type: ignore[arg-type]
             if key == "estimator.ModeKeys.TRAIN":
                 train = inner[:-1] + [returned]
             else:
                 early.append(cst.If(test=test, body=cst.IndentedBlock(body=inner[:-1] + [returned])))  # type: ignore[arg-type]
+                self._came_from(early[-1], branch)
         if not train:
             return body
         before = [
@@ -1663,7 +1737,7 @@ class ModelFnAnalyzer:
         self._flatten(body, lines)
         plan.absorbed_functions.extend(self.inlined)
         if not lines or not isinstance(lines[-1].body[0], cst.Return):
-            raise Unsupported("model_fn does not end with `return <EstimatorSpec>`")
+            raise Unsupported("model_fn does not end with `return <EstimatorSpec>`", lines[-1] if lines else None)
         stmts: list[_Stmt] = []
         for line in lines[:-1]:
             if len(line.body) != 1:
@@ -1678,7 +1752,8 @@ class ModelFnAnalyzer:
             if isinstance(small, cst.AugAssign):
                 uses |= names_in(small.target)
             stmts.append(_Stmt(line, small, _assigned(small), uses))
-        spec = self._spec(lines[-1].body[0])  # type: ignore[arg-type]
+        with declining_at(lines[-1]):
+            spec = self._spec(lines[-1].body[0])  # type: ignore[arg-type]
         if self.eval_return is not None:
             eval_spec = self._spec(self.eval_return)
             if eval_spec.get("loss") != spec["loss"]:
@@ -1690,7 +1765,7 @@ class ModelFnAnalyzer:
                 if st.defs & metric_names:
                     st.kind = "drop"
                     if not isinstance(st.small, cst.Assign):
-                        raise Unsupported("`eval_metrics` is not assigned a `(metric_fn, tensors)` tuple")
+                        raise Unsupported("`eval_metrics` is not assigned a `(metric_fn, tensors)` tuple", st.line)
                     self.eval_metrics_expr = st.small.value
         if self.scaffold_fn is not None:
             self._scaffold_fn(self.scaffold_fn, plan)
@@ -1719,53 +1794,54 @@ class ModelFnAnalyzer:
         weights: list[tuple[str, list[str], set[str]]] = []
         minimized = False  # TF1 made the optimizer's slots at `minimize`
         for st in stmts:
-            value = getattr(st.small, "value", None)
-            if isinstance(value, cst.Call):
-                key = self.call_key(value)
-                if isinstance(st.small, cst.Expr) and key in SUMMARY_FNS:
-                    st.kind = "summary"
-                    continue
-                if isinstance(st.small, cst.Expr) and self._init_from_checkpoint(value, None, after_optimizer=minimized):
-                    st.kind = "drop"
-                    continue
-                if key == "get_variable":
-                    st.kind = "variable"
-                    weights.append(self._variable(st, value))
-                    continue
-                if key in METRICS and isinstance(st.small, cst.Assign):
-                    st.kind = "metricop"
-                    continue
-                if self._is_update_ops(value):
-                    st.kind = "drop"
-                    update_ops_defined = st.defs
-                    continue
-                if key in SCHEDULES and isinstance(st.small, cst.Assign):
-                    st.kind = "schedule"
-                    schedule_nodes[id(st)] = self._schedule(st, key, value, global_step_names)
-                    self.schedule_names |= st.defs
-                    st.uses -= global_step_names
-                elif key in OPTIMIZERS:
-                    if optimizer_stmt is not None:
-                        raise Unsupported("more than one optimizer in model_fn")
-                    optimizer_stmt, st.kind = st, "optimizer"
-                    optimizer_names |= st.defs
-                elif key is not None and key.startswith("train.") and key.endswith("Optimizer"):
-                    raise Unsupported(f"`tf.{key}` (its TF1-faithful Keras form comes with the fidelity work)")
-                elif key == "tpu.CrossShardOptimizer":
-                    st.kind = "drop"
-                    optimizer_names |= st.defs
-                elif key in GLOBAL_STEP_FNS:
-                    st.kind = "drop"
-                    global_step_names |= st.defs
-                elif (
-                    isinstance(value.func, cst.Attribute)
-                    and value.func.attr.value == "minimize"
-                    and isinstance(value.func.value, cst.Name)
-                    and value.func.value.value in optimizer_names
-                ):
-                    self._check_minimize(value, loss_name, global_step_names)
-                    st.kind = "drop"
-                    minimized = True
+            with declining_at(st.line):
+                value = getattr(st.small, "value", None)
+                if isinstance(value, cst.Call):
+                    key = self.call_key(value)
+                    if isinstance(st.small, cst.Expr) and key in SUMMARY_FNS:
+                        st.kind = "summary"
+                        continue
+                    if isinstance(st.small, cst.Expr) and self._init_from_checkpoint(value, None, after_optimizer=minimized):
+                        st.kind = "drop"
+                        continue
+                    if key == "get_variable":
+                        st.kind = "variable"
+                        weights.append(self._variable(st, value))
+                        continue
+                    if key in METRICS and isinstance(st.small, cst.Assign):
+                        st.kind = "metricop"
+                        continue
+                    if self._is_update_ops(value):
+                        st.kind = "drop"
+                        update_ops_defined = st.defs
+                        continue
+                    if key in SCHEDULES and isinstance(st.small, cst.Assign):
+                        st.kind = "schedule"
+                        schedule_nodes[id(st)] = self._schedule(st, key, value, global_step_names)
+                        self.schedule_names |= st.defs
+                        st.uses -= global_step_names
+                    elif key in OPTIMIZERS:
+                        if optimizer_stmt is not None:
+                            raise Unsupported("more than one optimizer in model_fn")
+                        optimizer_stmt, st.kind = st, "optimizer"
+                        optimizer_names |= st.defs
+                    elif key is not None and key.startswith("train.") and key.endswith("Optimizer"):
+                        raise Unsupported(f"`tf.{key}` (its TF1-faithful Keras form comes with the fidelity work)")
+                    elif key == "tpu.CrossShardOptimizer":
+                        st.kind = "drop"
+                        optimizer_names |= st.defs
+                    elif key in GLOBAL_STEP_FNS:
+                        st.kind = "drop"
+                        global_step_names |= st.defs
+                    elif (
+                        isinstance(value.func, cst.Attribute)
+                        and value.func.attr.value == "minimize"
+                        and isinstance(value.func.value, cst.Name)
+                        and value.func.value.value in optimizer_names
+                    ):
+                        self._check_minimize(value, loss_name, global_step_names)
+                        st.kind = "drop"
+                        minimized = True
         if optimizer_stmt is None:
             raise Unsupported("no `tf.train.*Optimizer(...).minimize(loss)` found in model_fn")
         deferred = self._defer_shaped_weights(stmts, weights)
@@ -1796,7 +1872,7 @@ class ModelFnAnalyzer:
                 step_names |= st.defs
         for st in stmts:
             if st.kind == "" and st.uses & (step_names | optimizer_names):
-                raise Unsupported("the optimizer or global step is used beyond `minimize`/`apply_gradients`")
+                raise Unsupported("the optimizer or global step is used beyond `minimize`/`apply_gradients`", st.line)
 
         self._loss_collection(stmts)
 
@@ -1826,7 +1902,7 @@ class ModelFnAnalyzer:
                 if isinstance(value, cst.Call) and _is_logging_call(value, self):
                     st.kind = "drop"  # `tf.logging.info(...)`: a message, no number
                     continue
-                raise Unsupported(f"expression statement `{self.code(st.small).strip()}` in model_fn")
+                raise Unsupported(f"expression statement `{self.code(st.small).strip()}` in model_fn", st.line)
             if st.uses & label_names:
                 st.kind = "loss"
                 label_names |= st.defs
@@ -1840,14 +1916,14 @@ class ModelFnAnalyzer:
                     key = self.canonical(value.func) if isinstance(value, cst.Call) else None
                     is_class = key in LAYER_CLASSES or (key or "").startswith("keras.layers.")
                     if not (isinstance(st.small, cst.Assign) and len(st.defs) == 1 and is_class):
-                        raise Unsupported("a layer object is created apart from its call; build it once in the model")
+                        raise Unsupported("a layer object is created apart from its call; build it once in the model", st.line)
                     # `head = tf.keras.layers.Dense(2)` ... `head(net)`: one model attribute, built once
                     # (called twice, it shares its weights, as in TF1).
                     st.kind = "layerobj"
                     self.layer_objects[next(iter(st.defs))] = value  # type: ignore[assignment]
         for st in stmts:
             if st.kind not in ("forward", "layerobj") and st.uses & set(self.layer_objects):
-                raise Unsupported("a layer object is used outside the forward pass")
+                raise Unsupported("a layer object is used outside the forward pass", st.line)
         if loss_name not in label_names:
             raise Unsupported("the loss does not depend on labels")
 
@@ -1908,7 +1984,7 @@ class ModelFnAnalyzer:
                     call_lines.append(scoped_lines[id(st)])
             elif st.kind == "forward":
                 rewriter.scope = self.scope_of.get(id(st.node), "")
-                call_lines.append(st.node.visit(rewriter))
+                call_lines.append(self._rewritten(st, rewriter))
             elif st.kind == "pure" and any(st in needed_pure(f.uses) for f in forward_stmts):
                 call_lines.append(st.node)
         if rewriter.pending_ctors:
@@ -1935,9 +2011,9 @@ class ModelFnAnalyzer:
             raise Unsupported(f"`tf.get_variable` arguments depend on tensors ({', '.join(sorted(bad))})")
         plan.tf1_names = dict(self.tf1_names)
         init_rewriter = _InitializerRewriter(self)
-        plan.init_stmts = [st.node.visit(init_rewriter) for st in needed_pure(layer_uses)]
+        plan.init_stmts = [self._rewritten(st, init_rewriter) for st in needed_pure(layer_uses)]
         weight_stmts = needed_pure(weight_uses)
-        plan.weight_stmts = [st.node.visit(init_rewriter) for st in weight_stmts]
+        plan.weight_stmts = [self._rewritten(st, init_rewriter) for st in weight_stmts]
         plan.weights_use_params = self.params in weight_uses | set().union(set(), *(st.uses for st in weight_stmts))
         call_lines = _drop_folded_locals(call_lines, {plan.output})
         plan.call_stmts = call_lines
@@ -1972,7 +2048,7 @@ class ModelFnAnalyzer:
             lines_out = [st.node for st in loss_pure] if not model_side else model_side
             for st in loss_stmts:
                 loss_rewriter.collection = self.loss_collection_at.get(id(st.node), [])
-                lines_out.append(st.node.visit(loss_rewriter))
+                lines_out.append(self._rewritten(st, loss_rewriter))
             plan.loss_stmts = lines_out
             plan.keras_loss = None
             plan.loss_uses_params = self.params in set().union(*(s.uses for s in loss_stmts + loss_pure))
@@ -2006,7 +2082,7 @@ class ModelFnAnalyzer:
             steps = _GlobalStepRewriter(self, param)
             inside = {id(st) for st in in_schedule} | {id(st) for st in needed_pure(set().union(*(st.uses for st in in_schedule)))}
             plan.step_fn_stmts = [
-                _called_with(schedule_nodes[id(st)], param) if st.kind == "schedule" else st.node.visit(steps)
+                _called_with(schedule_nodes[id(st)], param) if st.kind == "schedule" else self._rewritten(st, steps)
                 for st in stmts
                 if id(st) in inside
             ]
@@ -2032,7 +2108,7 @@ class ModelFnAnalyzer:
             plan.gradient_uses_params = self.params in uses | set().union(set(), *(st.uses for st in gradient_pure))
         for st in stmts:
             if st.kind == "pure" and st.uses & mode_names:
-                raise Unsupported("a statement uses `mode`")
+                raise Unsupported("a statement uses `mode`", st.line)
         return plan
 
     def _foreign_outside_forward(self, stmts: list["_Stmt"], plan: "Plan") -> None:
@@ -2054,7 +2130,7 @@ class ModelFnAnalyzer:
             if st.kind not in ("forward", "pure", "drop") and _foreign_calls(st.small, self.foreign):
                 call = _foreign_calls(st.small, self.foreign)[0]
                 raise Unsupported(
-                    f"`{self.code(call.func)}(...)` outside the forward pass: the TF1 code behind it is not migrated"
+                    f"`{self.code(call.func)}(...)` outside the forward pass: the TF1 code behind it is not migrated", st.line
                 )
             if st.kind != "forward" or not isinstance(st.small, cst.Assign) or len(st.defs) != 1:
                 continue
@@ -2066,7 +2142,8 @@ class ModelFnAnalyzer:
                     if other.kind not in ("forward", "dead") and other.uses & st.defs:
                         raise Unsupported(
                             f"`{self.code(value.func)}(...)`: the object it returns is used outside the forward pass "
-                            "(only the outputs it computes can be)"
+                            "(only the outputs it computes can be)",
+                            other.line,
                         )
 
     def _scoped(
@@ -2102,7 +2179,7 @@ class ModelFnAnalyzer:
         inputs = sorted((uses & local) - defs)
         for bad in (self.labels, self.mode):
             if bad and bad in inputs:
-                raise Unsupported(f"`{described}(...)` reads `{bad}`: not migrated")
+                raise Unsupported(f"`{described}(...)` reads `{bad}`: not migrated", first.line)
         later = {
             name
             for st in stmts
@@ -2114,17 +2191,19 @@ class ModelFnAnalyzer:
             if id(st) in members or not st.defs & set(inputs):
                 continue
             if position[id(st)] > position[id(first)]:
-                raise Unsupported(f"`{described}(...)`: its inputs are computed after it ({', '.join(sorted(st.defs & set(inputs)))})")
+                raise Unsupported(
+                    f"`{described}(...)`: its inputs are computed after it ({', '.join(sorted(st.defs & set(inputs)))})", st.line
+                )
         if objects & later:
-            raise Unsupported(f"`{described}(...)`: the object it returns is used beyond reading its outputs")
+            raise Unsupported(f"`{described}(...)`: the object it returns is used beyond reading its outputs", first.line)
         outputs = sorted((defs - objects) & later)
         if not outputs:
-            raise Unsupported(f"`{described}(...)`: nothing the model computes reads its result")
+            raise Unsupported(f"`{described}(...)`: nothing the model computes reads its result", first.line)
         base = _snake(described.rsplit(".", 1)[-1]) or "tf1_model"
         attr = self.unique_attr(base)
         method = f"_{attr}_tf1"
         rewriter = _ScopedRewriter(self)
-        body = [st.node.visit(rewriter) for st in group]
+        body = [self._rewritten(st, rewriter) for st in group]
         params = inputs + (["training"] if rewriter.training else [])
         plan.scoped.append((attr, method, params, body, outputs))
         target = ", ".join(outputs)
@@ -2243,7 +2322,7 @@ class ModelFnAnalyzer:
             raise Unsupported(f"{what} read tensors the model does not return ({', '.join(sorted(bad))})")
         # The migrated model's labels are the features dict these statements read them from.
         rename = RenameNames({self.features: plan.labels_name})
-        return [st.node.visit(rename) if st.kind == "labelsrc" else st.node for st in chosen]
+        return [self._rewritten(st, rename) if st.kind == "labelsrc" else st.node for st in chosen]
 
     def _defer_shaped_weights(self, stmts: list["_Stmt"], weights: list[tuple[str, list[str], set[str]]]) -> list:
         """`hidden_size = output_layer.shape[-1].value` then `tf.get_variable(..., [n, hidden_size])`:
@@ -2277,7 +2356,7 @@ class ModelFnAnalyzer:
             self.tf1_names[f"{attr}/{leaf}"] = tf1
             method = f"_{attr}_arguments"
             strip = _ShapeValue()
-            out.append((attr, method, tensor, [x.node.visit(strip) for x in shape_stmts], args, uses))
+            out.append((attr, method, tensor, [self._rewritten(x, strip) for x in shape_stmts], args, uses))
             line = cst.parse_statement(f"{name} = self.{attr}({tensor})")
             st.node = line  # type: ignore[misc]
             st.small = line.body[0]  # type: ignore[attr-defined,misc]
@@ -2350,7 +2429,7 @@ class ModelFnAnalyzer:
                 grad_names |= st.defs
                 section.append(st)
         rewriter = _GradientRewriter(self, optimizers, global_steps)
-        plan.gradient_stmts = [st.node.visit(rewriter) for st in section]
+        plan.gradient_stmts = [self._rewritten(st, rewriter) for st in section]
         plan.gradient_scale_loss = not rewriter.uses_tf_gradients
         plan.gradient_loss_name = loss_name
         self.gradient_uses = set().union(*(st.uses for st in section)) - grad_names

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -472,3 +473,70 @@ def test_a_declined_model_fn_names_the_blocking_statement_and_its_line(tmp_path:
     assert result.exit_code in (0, 1), result.output
     migrated = path.read_text(encoding="utf-8")
     assert f"(line {blocking}: `while net.shape.rank > 2:`)" in migrated, migrated
+
+
+def _late_init_checkpoint_program() -> str:
+    """A model_fn whose `if init_checkpoint:` (which the Keras rewrite declines) is 23 lines below its `def`."""
+    body = "".join(f"  net = tf.layers.dense(net, {8 + i}, activation=tf.nn.relu)\n" for i in range(20))
+    return (
+        "import tensorflow as tf\n\n\n"
+        "def model_fn(features, labels, mode, params):\n"
+        "  init_checkpoint = params['init_checkpoint']\n"
+        "  net = features['x']\n"
+        f"{body}"
+        "  if init_checkpoint:\n"
+        "    tf.logging.info('warm start from %s', init_checkpoint)\n"
+        "    net = tf.stop_gradient(net)\n"
+        "  logits = tf.layers.dense(net, 2)\n"
+        "  loss = tf.losses.sparse_softmax_cross_entropy(labels, logits)\n"
+        "  train_op = tf.train.AdamOptimizer().minimize(loss, tf.train.get_global_step())\n"
+        "  return tf.estimator.EstimatorSpec(mode, loss=loss, train_op=train_op)\n\n\n"
+        "def main():\n"
+        "  estimator = tf.estimator.Estimator(model_fn=model_fn, model_dir='out')\n"
+        "  estimator.train(lambda: None, steps=1)\n"
+    )
+
+
+REASON = "`model_fn` cannot be migrated automatically yet: an `if` in model_fn that is not a TRAIN-mode or use_tpu switch"
+DECLINED = f"TFM201 TODO: {REASON}: rewrite that construct"
+
+
+def test_a_declined_model_fn_todo_is_reported_at_the_blocking_statement(tmp_path: Path) -> None:
+    """Without the hosted tier (TFM101 not run) the declined model_fn gets a TODO: the text output,
+    the JSON report and the SARIF log give the line of the `if` that declined, not the `def`'s."""
+    source = _late_init_checkpoint_program()
+    path = tmp_path / "trainer.py"
+    path.write_text(source, encoding="utf-8")
+    lines = source.splitlines()
+    blocking = lines.index("  if init_checkpoint:") + 1
+    assert blocking - (lines.index("def model_fn(features, labels, mode, params):") + 1) > 20
+    report, sarif = tmp_path / "report.json", tmp_path / "report.sarif"
+    code, out, _ = invoke("--check", "--select", "TFM201", "--report", str(report), "--sarif", str(sarif), str(path))
+    assert code == 1, out
+    assert f"{path}:{blocking}: {DECLINED}" in out, out
+    todos = json.loads(report.read_text(encoding="utf-8"))["files"][0]["todos"]
+    assert [t["line"] for t in todos if "rewrite that construct" in t["message"]] == [blocking], todos
+    results = json.loads(sarif.read_text(encoding="utf-8"))["runs"][0]["results"]
+    declined = [r for r in results if "rewrite that construct" in r["message"]["text"]]
+    assert [r["locations"][0]["physicalLocation"]["region"]["startLine"] for r in declined] == [blocking], results
+    # The site's own TODO stays at the site, naming the statement (no line number: see the next test).
+    site = lines.index("  estimator = tf.estimator.Estimator(model_fn=model_fn, model_dir='out')") + 1
+    assert f"{path}:{site}: TFM201 TODO: {REASON} (`if init_checkpoint:`)" in out, out
+
+
+def test_a_declined_model_fn_todo_is_written_above_the_blocking_statement_once(tmp_path: Path) -> None:
+    """Written, the TODO sits right above the `if` and is reported on its own line; running again (or
+    the engine's second pass) finds the same TODOs and adds none (a line number in them did)."""
+    path = tmp_path / "trainer.py"
+    path.write_text(_late_init_checkpoint_program(), encoding="utf-8")
+    code, out, _ = invoke("--select", "TFM201", str(path))
+    assert code == 1, out
+    written = path.read_text(encoding="utf-8")
+    lines = written.splitlines()
+    at = lines.index("  if init_checkpoint:")  # the 0-based index of the `if` is the 1-based line of the TODO above it
+    assert lines[at - 1].startswith(f"  # TODO(tfmigrate TFM201): {REASON}: rewrite that construct"), written
+    assert f"{path}:{at}: {DECLINED}" in out, out
+    assert written.count("# TODO(tfmigrate TFM201)") == 2, written
+    code, again, _ = invoke("--select", "TFM201", str(path))
+    assert path.read_text(encoding="utf-8") == written
+    assert f"{path}:{at}: {DECLINED}" in again, again
