@@ -23,6 +23,13 @@ _REMOVED = {
 }
 
 
+_KERAS_ESTIMATOR_TODO = (
+    "tf.keras.estimator was removed with tf.estimator in TF 2.16 (`{symbol}`): train and evaluate the Keras "
+    "model itself (`model.fit`/`model.evaluate`, or `tfm.fit`/`tfm.evaluate` with the RunConfig for Estimator's "
+    "model_dir checkpoints and steps) and drop the estimator, or keep this program on TF <= 2.15"
+)
+
+
 def _removed(head: str, symbol: str) -> str:
     """A removed module's TODO: what is gone (`symbol`) and what to do instead."""
     what, action = _REMOVED[head]
@@ -257,6 +264,9 @@ def plan_chain(full: str, tf: str, scope_module: bool = False, tf1_program: bool
         path, bare = folded, False
     else:
         return None, None
+    if path == "keras.estimator" or path.startswith("keras.estimator."):
+        # Keras's bridge to Estimator went with it (TF 2.16): nothing hosts a Keras model as one.
+        return None, _KERAS_ESTIMATOR_TODO.format(symbol=f"tf.{path}")
     if path.startswith("keras."):
         return None, None
     found = lookup(path)
@@ -339,6 +349,8 @@ class CompatV1ToV2(Rule):
          "replace it with its TF2 counterpart (core TF, Keras, tf_slim or TensorFlow Addons) or your own code"),
         ("`tf.estimator.*` left after the structural rules (TF 2.16 removed it)",
          "migrate the Estimator program with TFM201/TFM301, or use the hosted tier's `tfm.estimator`"),
+        ("`tf.keras.estimator.model_to_estimator`: removed with tf.estimator (TF 2.16)",
+         "train and evaluate the Keras model itself (`model.fit`, or `tfm.fit`/`tfm.evaluate` with the RunConfig)"),
         ("`tf.compat.v1.layers` outside TF1 variable-scope model code (it raises under Keras 3)",
          "use `tf.keras.layers` inside a Keras model"),
         ("a TF1 symbol with no TF2 equivalent that current TF no longer provides",
