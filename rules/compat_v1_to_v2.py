@@ -66,6 +66,17 @@ RUNTIME_SYMBOLS: dict[str, str] = {
     "contrib.training.HParams": "HParams",
     "contrib.training.python.training.hparam.HParams": "HParams",
     "contrib.framework.nest": "tf:nest",
+    # tf.contrib.learn's mode keys are the strings Estimator's are ('train', 'eval', 'infer').
+    "contrib.learn.ModeKeys.TRAIN": "estimator.ModeKeys.TRAIN",
+    "contrib.learn.ModeKeys.EVAL": "estimator.ModeKeys.EVAL",
+    "contrib.learn.ModeKeys.INFER": "estimator.ModeKeys.PREDICT",
+    # tf.contrib.framework's checkpoint readers and contrib.training's checkpoints_iterator moved to
+    # tf.train (checkpoint_utils) with the same arguments and behaviour.
+    "contrib.framework.list_variables": "tf:train.list_variables",
+    "contrib.framework.load_checkpoint": "tf:train.load_checkpoint",
+    "contrib.framework.load_variable": "tf:train.load_variable",
+    "contrib.training.checkpoints_iterator": "tf:train.checkpoints_iterator",
+    "contrib.training.python.training.evaluation.checkpoints_iterator": "tf:train.checkpoints_iterator",
     # (slim's `slim.initializers.X` spelling too.)
     **{
         f"contrib.layers.{module}{name}": f"initializers.{name}"
