@@ -97,6 +97,9 @@ class _Site:
     params_var: str | None = None
     config_var: str | None = None
     prelude: list[str] = field(default_factory=list)
+    # Statements (by id) that use the estimator beyond train/evaluate/predict/export -> the TODO.
+    other_uses: dict[int, str] = field(default_factory=dict)
+    uses_at: list[cst.CSTNode] = field(default_factory=list)
 
 
 class EstimatorSiteRule(Rule):
@@ -155,6 +158,10 @@ class EstimatorSiteRule(Rule):
         self._find_sites(node, node.body)
         for site in self.sites:
             self._prepare(site)
+        self._host_shared_model_fns()
+        for site in self.sites:
+            if id(site.stmt) in self.site_by_stmt:
+                self.other_uses.update(site.other_uses)
         # Hooks, exporters, receivers and specs are rewritten file-wide by the first rule that
         # migrates an estimator here.
         self.surface: SurfaceRewriter | None = None
@@ -307,7 +314,39 @@ class EstimatorSiteRule(Rule):
         if site.problems:
             return
         self._find_uses(site)
+        if site.other_uses and self._hosted and self._can_host(site.stmt.body[0].value):  # type: ignore[attr-defined]
+            # The hosted estimator is the estimator itself: whatever else the program does with it
+            # (returns it, passes it on, reads its model_dir, exports it) keeps working.
+            site.problems.append(
+                f"`{site.est_name}` is used beyond train/evaluate/predict/export{self._use_where(site)}, which "
+                "the hosted estimator keeps as written"
+            )
+            return
         self.site_by_stmt[id(site.stmt)] = site
+
+    def _use_where(self, site: _Site) -> str:
+        """` (line N: `return estimator`)`: the first statement that uses the estimator otherwise."""
+        first = site.uses_at[0] if site.uses_at else None
+        return self._where(site.scope, first) if first is not None else ""
+
+    def _host_shared_model_fns(self) -> None:
+        """A site whose model_fn a hosted site also uses goes to the hosted tier too (the Keras
+        rewrite replaces the model_fn, which the hosted estimator runs as written)."""
+        if not self._hosted:
+            return
+        changed = True
+        while changed:
+            changed = False
+            hosted_plans = {id(s.plan) for s in self.sites if s.problems and s.plan is not None}
+            for site in self.sites:
+                if id(site.stmt) in self.site_by_stmt and site.plan is not None and id(site.plan) in hosted_plans:
+                    if not self._can_host(site.stmt.body[0].value):  # type: ignore[attr-defined]
+                        continue
+                    del self.site_by_stmt[id(site.stmt)]
+                    site.problems.append(
+                        f"its model_fn `{site.plan.fn_name}` is also used by an estimator kept on the hosted tier"
+                    )
+                    changed = True
 
     # -- hooks for estimator classes without a model_fn (TFM401's canned estimators) ------------
     def _prepare_model(self, site: _Site) -> None:
@@ -425,8 +464,10 @@ class EstimatorSiteRule(Rule):
                 return True
 
             def visit_Name(self, node: cst.Name) -> None:
-                if node.value == site.est_name and self.stmt:
-                    rule.other_uses[id(self.stmt[-1])] = (
+                if node.value == site.est_name and self.stmt and self.stmt[-1] is not site.stmt:
+                    if id(self.stmt[-1]) not in site.other_uses:
+                        site.uses_at.append(self.stmt[-1])
+                    site.other_uses[id(self.stmt[-1])] = (
                         f"`{site.est_name}` is used here beyond train/evaluate: the estimator is now the Keras "
                         f"model `{site.model_var}`; migrate this use by hand"
                     )
@@ -442,8 +483,6 @@ class EstimatorSiteRule(Rule):
         site_value = site.stmt.body[0].value  # type: ignore[attr-defined]
         spec_assigns: dict[str, cst.Call] = {}
         site.scope.visit(Uses())
-        # The assignment target itself is the definition, not a use.
-        self.other_uses.pop(id(site.stmt), None)
 
     # -- rewriting ------------------------------------------------------------------------
     def leave_FunctionDef(self, original: cst.FunctionDef, updated: cst.FunctionDef):

@@ -100,10 +100,19 @@ _SLIM_HOMES = ("contrib.layers.", "contrib.layers.python.layers.layers.", "contr
 
 
 def _contrib_summary_symbol(parts: list[str]) -> tuple[str, str] | None:
-    """`tfm.legacy.contrib_summary[.X]` for `contrib.summary[.X]` (TF 1.15's names, same functions)."""
+    """`tfm.legacy.contrib_summary[.X]` for `contrib.summary[.X]` (TF 1.15's names, same functions), and
+    `tfm.legacy.contrib_deprecated[.X]` for `contrib.deprecated[.X]` (the pre-1.0 `*_summary` functions)."""
     if parts[:2] == ["contrib", "summary"]:
         return f"{RUNTIME_ALIAS}.legacy.contrib_summary", ".".join(parts[2:])
+    if parts[:2] == ["contrib", "deprecated"] and (len(parts) == 2 or parts[2] in _CONTRIB_DEPRECATED):
+        return f"{RUNTIME_ALIAS}.legacy.contrib_deprecated", ".".join(parts[2:])
     return None
+
+
+# (runtime/legacy.py's CONTRIB_DEPRECATED: the codemod never imports the runtime.)
+_CONTRIB_DEPRECATED = frozenset(
+    {"audio_summary", "histogram_summary", "image_summary", "merge_all_summaries", "merge_summary", "scalar_summary"}
+)
 
 
 def _slim_symbol(parts: list[str]) -> tuple[str, str] | None:

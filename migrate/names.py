@@ -34,6 +34,8 @@ _CONTRIB_FOLDS = {
     "tensorflow.contrib.tpu.python.tpu.tpu_config.RunConfig": "estimator.tpu.RunConfig",
     "tensorflow.contrib.tpu.python.tpu.tpu_config.TPUConfig": "estimator.tpu.TPUConfig",
     "tensorflow.contrib.tpu.python.tpu.tpu_optimizer.CrossShardOptimizer": "tpu.CrossShardOptimizer",
+    "tensorflow.contrib.tpu.python.tpu.tpu_config.InputPipelineConfig": "estimator.tpu.InputPipelineConfig",
+    "tensorflow.contrib.tpu.python.tpu.bfloat16.bfloat16_scope": "tpu.bfloat16_scope",
     # tf.contrib.framework's global-step functions were tf.train's.
     "tensorflow.contrib.framework.get_or_create_global_step": "train.get_or_create_global_step",
     "tensorflow.contrib.framework.get_global_step": "train.get_global_step",

@@ -23,6 +23,13 @@ _REMOVED = {
 }
 
 
+_KERAS_ESTIMATOR_TODO = (
+    "tf.keras.estimator was removed with tf.estimator in TF 2.16 (`{symbol}`): train and evaluate the Keras "
+    "model itself (`model.fit`/`model.evaluate`, or `tfm.fit`/`tfm.evaluate` with the RunConfig for Estimator's "
+    "model_dir checkpoints and steps) and drop the estimator, or keep this program on TF <= 2.15"
+)
+
+
 def _removed(head: str, symbol: str) -> str:
     """A removed module's TODO: what is gone (`symbol`) and what to do instead."""
     what, action = _REMOVED[head]
@@ -59,6 +66,17 @@ RUNTIME_SYMBOLS: dict[str, str] = {
     "contrib.training.HParams": "HParams",
     "contrib.training.python.training.hparam.HParams": "HParams",
     "contrib.framework.nest": "tf:nest",
+    # tf.contrib.learn's mode keys are the strings Estimator's are ('train', 'eval', 'infer').
+    "contrib.learn.ModeKeys.TRAIN": "estimator.ModeKeys.TRAIN",
+    "contrib.learn.ModeKeys.EVAL": "estimator.ModeKeys.EVAL",
+    "contrib.learn.ModeKeys.INFER": "estimator.ModeKeys.PREDICT",
+    # tf.contrib.framework's checkpoint readers and contrib.training's checkpoints_iterator moved to
+    # tf.train (checkpoint_utils) with the same arguments and behaviour.
+    "contrib.framework.list_variables": "tf:train.list_variables",
+    "contrib.framework.load_checkpoint": "tf:train.load_checkpoint",
+    "contrib.framework.load_variable": "tf:train.load_variable",
+    "contrib.training.checkpoints_iterator": "tf:train.checkpoints_iterator",
+    "contrib.training.python.training.evaluation.checkpoints_iterator": "tf:train.checkpoints_iterator",
     # (slim's `slim.initializers.X` spelling too.)
     **{
         f"contrib.layers.{module}{name}": f"initializers.{name}"
@@ -257,6 +275,9 @@ def plan_chain(full: str, tf: str, scope_module: bool = False, tf1_program: bool
         path, bare = folded, False
     else:
         return None, None
+    if path == "keras.estimator" or path.startswith("keras.estimator."):
+        # Keras's bridge to Estimator went with it (TF 2.16): nothing hosts a Keras model as one.
+        return None, _KERAS_ESTIMATOR_TODO.format(symbol=f"tf.{path}")
     if path.startswith("keras."):
         return None, None
     found = lookup(path)
@@ -339,6 +360,8 @@ class CompatV1ToV2(Rule):
          "replace it with its TF2 counterpart (core TF, Keras, tf_slim or TensorFlow Addons) or your own code"),
         ("`tf.estimator.*` left after the structural rules (TF 2.16 removed it)",
          "migrate the Estimator program with TFM201/TFM301, or use the hosted tier's `tfm.estimator`"),
+        ("`tf.keras.estimator.model_to_estimator`: removed with tf.estimator (TF 2.16)",
+         "train and evaluate the Keras model itself (`model.fit`, or `tfm.fit`/`tfm.evaluate` with the RunConfig)"),
         ("`tf.compat.v1.layers` outside TF1 variable-scope model code (it raises under Keras 3)",
          "use `tf.keras.layers` inside a Keras model"),
         ("a TF1 symbol with no TF2 equivalent that current TF no longer provides",

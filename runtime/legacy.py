@@ -17,6 +17,12 @@ TensorFlow's `summary_ops_v2`, which current TF still has with the same signatur
 `all_summary_ops()`...), as TPU programs' `host_call` functions use them (the hosted
 TPUEstimator initializes and flushes their writers as TF1's did).
 
+`tfm.legacy.contrib_deprecated` is TF 1.x's `tf.contrib.deprecated`: the pre-1.0 summary functions
+(`scalar_summary(tags, values)`, `histogram_summary`, `image_summary`, `audio_summary`,
+`merge_summary`, `merge_all_summaries`) it re-exported from TensorFlow's `logging_ops`, which
+current TF still has unchanged: the tags stay as given (no name scope, several tags per op), unlike
+`tf.compat.v1.summary.*`, which names the tag after the op.
+
 tf_keras is imported on first attribute access, so `import tfmigrate.runtime` stays cheap.
 """
 
@@ -25,7 +31,7 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-__all__ = ["layers", "rnn_cell", "slim", "contrib_summary"]
+__all__ = ["layers", "rnn_cell", "slim", "contrib_summary", "contrib_deprecated"]
 
 _MODULES = {
     "layers": "tf_keras.api._v1.keras.__internal__.legacy.layers",
@@ -52,6 +58,22 @@ def _contrib_summary() -> Any:
     return module
 
 
+# TF 1.x's tf.contrib.deprecated: these functions of logging_ops.
+CONTRIB_DEPRECATED = (
+    "audio_summary", "histogram_summary", "image_summary", "merge_all_summaries", "merge_summary", "scalar_summary",
+)
+
+
+def _contrib_deprecated() -> Any:
+    import types
+
+    from tensorflow.python.ops import logging_ops
+
+    module = types.ModuleType(f"{__name__}.contrib_deprecated", "TF 1.x's tf.contrib.deprecated (see tfm.legacy).")
+    module.__dict__.update({name: getattr(logging_ops, name) for name in CONTRIB_DEPRECATED})
+    return module
+
+
 def _alias_legacy_tf_layers() -> None:
     """`tf_keras.legacy_tf_layers[.normalization]` (where TF's own module points) as tf-keras has them."""
     import sys
@@ -67,6 +89,9 @@ def _alias_legacy_tf_layers() -> None:
 def __getattr__(name: str) -> Any:
     if name == "contrib_summary":
         globals()[name] = module = _contrib_summary()
+        return module
+    if name == "contrib_deprecated":
+        globals()[name] = module = _contrib_deprecated()
         return module
     if name not in _MODULES:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
