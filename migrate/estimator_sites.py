@@ -327,7 +327,8 @@ class EstimatorSiteRule(Rule):
     def _use_where(self, site: _Site) -> str:
         """` (line N: `return estimator`)`: the first statement that uses the estimator otherwise."""
         first = site.uses_at[0] if site.uses_at else None
-        return self._where(site.scope, first) if first is not None else ""
+        code = _first_line(self.module.code_for_node(first)) if first is not None else ""
+        return f" (line {self._line_of(first)}: `{code}`)" if code else ""
 
     def _host_shared_model_fns(self) -> None:
         """A site whose model_fn a hosted site also uses goes to the hosted tier too (the Keras
