@@ -375,19 +375,22 @@ class Estimator(CheckpointReader):
         global_step = tf.compat.v1.train.get_global_step(graph)
         return self._train_with_spec(spec, list(input_hooks), hooks, global_step, listeners)
 
-    def _training_hooks(self, spec, worker_hooks, hooks, global_step):
+    def _training_hooks(self, spec, worker_hooks, hooks, global_step, steps_per_run=1):
         worker_hooks.extend(hooks)
         worker_hooks.append(tf.compat.v1.train.NanTensorHook(spec.loss))
         if self._config.log_step_count_steps is not None:
             worker_hooks.append(
                 tf.compat.v1.train.LoggingTensorHook(
-                    {"loss": spec.loss, "step": global_step}, every_n_iter=self._config.log_step_count_steps
+                    {"loss": spec.loss, "step": global_step},
+                    every_n_iter=max(1, self._config.log_step_count_steps // steps_per_run),
                 )
             )
         worker_hooks.extend(spec.training_hooks)
         return worker_hooks
 
-    def _train_with_spec(self, spec, worker_hooks, hooks, global_step, listeners):
+    def _train_with_spec(self, spec, worker_hooks, hooks, global_step, listeners, steps_per_run=1):
+        """Runs `spec.train_op` until a hook stops. `steps_per_run` > 1: each run is a loop of up to
+        that many steps (`tpu_loop`), whose hooks write the summaries."""
         config = self._config
         if self._warm_start_settings and not tf.train.latest_checkpoint(self._model_dir):
             logger.info("Warm-starting with WarmStartSettings: %s", self._warm_start_settings)
@@ -396,7 +399,7 @@ class Estimator(CheckpointReader):
         if not any(summary.op.name == "loss" for summary in summaries):
             tf.compat.v1.summary.scalar("loss", spec.loss)
         tf.compat.v1.add_to_collection(tf.compat.v1.GraphKeys.LOSSES, spec.loss)
-        worker_hooks = self._training_hooks(spec, worker_hooks, hooks, global_step)
+        worker_hooks = self._training_hooks(spec, worker_hooks, hooks, global_step, steps_per_run)
         if not (spec.scaffold.saver or tf.compat.v1.get_collection(tf.compat.v1.GraphKeys.SAVERS)):
             tf.compat.v1.add_to_collection(
                 tf.compat.v1.GraphKeys.SAVERS,
@@ -439,7 +442,7 @@ class Estimator(CheckpointReader):
             hooks=worker_hooks,
             chief_only_hooks=tuple(chief_hooks) + tuple(spec.training_chief_hooks),
             save_checkpoint_secs=0,
-            save_summaries_steps=config.save_summary_steps,
+            save_summaries_steps=config.save_summary_steps if steps_per_run == 1 else 0,
             config=self._session_config,
             max_wait_secs=config.session_creation_timeout_secs,
             log_step_count_steps=config.log_step_count_steps,

@@ -9,22 +9,29 @@ This runtime runs on CPUs/GPUs only. `TPUEstimator(use_tpu=False)` behaves as TF
   * the global step is TPUEstimator's resource variable;
   * a `TPUEstimatorSpec` is run as its CPU form (`as_estimator_spec`): `eval_metrics`' metric_fn
     called on its tensors, `host_call`'s ops run with every step, `scaffold_fn()` called;
-  * `iterations_per_loop`, `num_shards`, `batch_axis`, `eval_on_tpu`, `export_to_tpu` (the
+  * training runs `iterations_per_loop` steps per `session.run` in an in-graph loop, as on TPU,
+    wherever that gives the per-step numbers, and step by step as TF 2.15 did otherwise
+    (`tpu_loop`);
+  * `num_shards`, `batch_axis`, `eval_on_tpu`, `export_to_tpu` (the
     `{serve, tpu}` MetaGraph is not written) and the embedding config have no effect off TPU.
 """
 
 from __future__ import annotations
 
 import copy
+import random
 from typing import Any
 
+import numpy as np
 import tensorflow as tf
+from tensorflow.python.training import training_util
 
 from .._logging import logger, warn_once
 from ..config import InputPipelineConfig, RunConfig, TPUConfig
 from ..inputs import ModeKeys, _named_parameters
 from .core import Estimator, tf1_variables
 from .spec import EstimatorSpec, TPUEstimatorSpec
+from .tpu_loop import LoopStepsHook, NotLoopable, build_train_loop
 
 __all__ = ["InputPipelineConfig", "RunConfig", "TPUConfig", "TPUEstimator", "TPUEstimatorSpec", "ExportSavedModelApiVersion"]
 
@@ -91,6 +98,44 @@ class TPUEstimator(Estimator):
                 initializer=tf.compat.v1.initializers.zeros(), trainable=False, use_resource=True,
                 collections=[tf.compat.v1.GraphKeys.GLOBAL_VARIABLES, tf.compat.v1.GraphKeys.GLOBAL_STEP],
             )
+
+    def train(self, input_fn, hooks=None, steps=None, max_steps=None, saving_listeners=None):
+        self._train_request = (steps, max_steps, bool(hooks))
+        return super().train(input_fn, hooks=hooks, steps=steps, max_steps=max_steps, saving_listeners=saving_listeners)
+
+    def _train_in_graph(self, graph, input_fn, hooks, listeners):
+        iterations = self._config.iterations_per_loop
+        steps, max_steps, user_hooks = getattr(self, "_train_request", (None, None, bool(hooks)))
+        if iterations > 1 and not user_hooks:
+            loop_graph = tf.Graph()
+            random_states = random.getstate(), np.random.get_state()
+            try:
+                with loop_graph.as_default(), loop_graph.device(self._config.device_fn):
+                    loop = self._build_train_loop(loop_graph, input_fn, iterations, steps, max_steps)
+            except NotLoopable as reason:
+                # The step-by-step graph must draw what the attempt drew (tf.layers seed from `random`).
+                random.setstate(random_states[0])
+                np.random.set_state(random_states[1])
+                logger.info("Training one step per session.run: %s.", reason)
+            else:
+                spec, input_hooks, global_step = loop
+                with loop_graph.as_default(), loop_graph.device(self._config.device_fn):
+                    return self._train_with_spec(spec, input_hooks, hooks, global_step, listeners, iterations)
+        return super()._train_in_graph(graph, input_fn, hooks, listeners)
+
+    def _build_train_loop(self, graph, input_fn, iterations, steps, max_steps):
+        self._start_graph(graph)
+        training_util._get_or_create_global_step_read(graph)  # noqa: SLF001 - Estimator's step read
+        dataset = self._call_input_fn(input_fn, ModeKeys.TRAIN)
+        spec, count, input_hooks, step_after = build_train_loop(
+            graph, dataset, lambda features, labels: self._call_model_fn(features, labels, ModeKeys.TRAIN, self._config),
+            iterations,
+        )
+        config = self._config
+        loop_hook = LoopStepsHook(count, step_after, iterations, steps, max_steps, config.save_checkpoints_steps,
+                                  config.save_summary_steps, self._model_dir)
+        logger.info("Training %d steps per session.run (iterations_per_loop) in an in-graph loop.", iterations)
+        return spec, input_hooks + [loop_hook], tf.compat.v1.train.get_global_step(graph)
 
     def _input_fn_kwargs(self, input_fn: Any, mode: str) -> dict:
         args = _named_parameters(input_fn)
