@@ -1,0 +1,163 @@
+"""`tfm.estimator.tpu.TPUEstimator` trains `iterations_per_loop` steps per session.run in an in-graph
+loop where that keeps the per-step numbers (`runtime/estimator/tpu_loop.py`), and step by step
+otherwise. The numbers of both ways are compared here bit for bit; the oracle comparison is
+`hosted_programs/tpu_loop.py` in test_hosted_estimator."""
+
+from __future__ import annotations
+
+import logging
+
+import numpy as np
+import pytest
+import tensorflow as tf
+
+import tfmigrate.runtime as tfm
+from tfmigrate.runtime.estimator.tpu_loop import NotLoopable, order_reads_before_writes
+
+pytestmark = pytest.mark.tf
+
+rng = np.random.RandomState(1)
+X = rng.randn(64, 5).astype(np.float32)
+Y = (X[:, 0] > 0).astype(np.int32)
+LOOP_LOG = "in an in-graph loop"
+
+
+def input_fn(params):
+    return tf.data.Dataset.from_tensor_slices(({"x": X}, Y)).repeat().batch(params["batch_size"], drop_remainder=True)
+
+
+def bert_style_model_fn(features, labels, mode, params):
+    """Warm-up read of the global step beside a `global_step.assign(global_step + 1)` in train_op, a
+    hand-written optimizer assigning reference variables, an UPDATE_OPS-style side assignment."""
+    w = tf.compat.v1.get_variable("w", [5, 2], initializer=tf.compat.v1.glorot_uniform_initializer(seed=1))
+    b = tf.compat.v1.get_variable("b", [2], initializer=tf.compat.v1.zeros_initializer())
+    logits = tf.matmul(features["x"], w) + b
+    loss = tf.reduce_mean(tf.nn.sparse_softmax_cross_entropy_with_logits(labels=labels, logits=logits))
+    if params.get("summary"):
+        tf.compat.v1.summary.scalar("my_loss", loss)
+    global_step = tf.compat.v1.train.get_or_create_global_step()
+    warm = tf.cast(global_step, tf.float32) / 4.0
+    rate = tf.where(warm < 1.0, 0.5 * warm + 0.01, 0.5)
+    grads = tf.gradients(loss, [w, b])
+    updates = [var.assign(var - rate * grad) for var, grad in zip([w, b], grads)]
+    train_op = tf.group(updates, [global_step.assign(global_step + 1)])
+    host_call = None
+    if params.get("host_call"):
+        host_call = (lambda step: [tf.no_op()], [tf.reshape(global_step, [1])])
+    return tfm.estimator.tpu.TPUEstimatorSpec(mode, loss=loss, train_op=train_op, host_call=host_call)
+
+
+def train(tmp_path, iterations, steps=11, input_fn=input_fn, model_fn=bert_style_model_fn, **params):
+    config = tfm.estimator.tpu.RunConfig(
+        model_dir=str(tmp_path / f"model_{iterations}"), save_checkpoints_steps=4, save_summary_steps=3,
+        tpu_config=tfm.estimator.tpu.TPUConfig(iterations_per_loop=iterations))
+    estimator = tfm.estimator.tpu.TPUEstimator(model_fn, config=config, use_tpu=False, train_batch_size=8, params=params)
+    estimator.train(input_fn, steps=steps)
+    return estimator
+
+
+def values(estimator):
+    return {name: estimator.get_variable_value(name) for name in estimator.get_variable_names()}
+
+
+def test_loop_gives_the_step_by_step_numbers(tmp_path, caplog) -> None:
+    with caplog.at_level(logging.INFO, logger="tfmigrate.runtime"):
+        looped = train(tmp_path, 5)
+    assert LOOP_LOG in caplog.text
+    caplog.clear()
+    with caplog.at_level(logging.INFO, logger="tfmigrate.runtime"):
+        stepped = train(tmp_path, 1)
+    assert LOOP_LOG not in caplog.text
+    expected, actual = values(stepped), values(looped)
+    assert actual.keys() == expected.keys() and actual["global_step"] == 11
+    for name in expected:
+        np.testing.assert_array_equal(actual[name], expected[name], err_msg=name)
+    checkpoints = [path.rsplit("-", 1)[1] for path in tf.train.get_checkpoint_state(looped.model_dir).all_model_checkpoint_paths]
+    assert checkpoints == ["0", "4", "8", "11"]
+
+
+@pytest.mark.parametrize(
+    ("params", "reason"),
+    [({"host_call": True}, "the spec has training hooks (or a host_call)"), ({"summary": True}, "model_fn makes summaries")],
+)
+def test_what_a_loop_would_change_trains_step_by_step(tmp_path, caplog, params, reason) -> None:
+    with caplog.at_level(logging.INFO, logger="tfmigrate.runtime"):
+        estimator = train(tmp_path, 5, steps=6, **params)
+    assert f"Training one step per session.run: {reason}" in caplog.text
+    assert estimator.get_variable_value("global_step") == 6
+
+
+def test_tensor_input_and_user_hooks_train_step_by_step(tmp_path, caplog) -> None:
+    def tensor_input_fn(params):
+        return tf.compat.v1.data.make_one_shot_iterator(input_fn(params)).get_next()
+
+    with caplog.at_level(logging.INFO, logger="tfmigrate.runtime"):
+        train(tmp_path, 5, steps=3, input_fn=tensor_input_fn)
+    assert "input_fn returns tensors, not a Dataset" in caplog.text
+    caplog.clear()
+    config = tfm.estimator.tpu.RunConfig(model_dir=str(tmp_path / "hooked"), tpu_config=tfm.estimator.tpu.TPUConfig(iterations_per_loop=5))
+    estimator = tfm.estimator.tpu.TPUEstimator(bert_style_model_fn, config=config, use_tpu=False, train_batch_size=8)
+    with caplog.at_level(logging.INFO, logger="tfmigrate.runtime"):
+        estimator.train(input_fn, steps=3, hooks=[tf.compat.v1.train.StepCounterHook(every_n_steps=1, output_dir=str(tmp_path))])
+    assert LOOP_LOG not in caplog.text
+    assert estimator.get_variable_value("global_step") == 3
+
+
+def _loop_body_ops(build):
+    graph = tf.Graph()
+    with graph.as_default():
+        contexts, first = [], len(graph.get_operations())
+
+        def body(i):
+            contexts.append(graph._get_control_flow_context())
+            with tf.control_dependencies(build()):
+                return i + 1
+
+        from tfmigrate.runtime.estimator.tpu_loop import _tf1_control_flow
+
+        with _tf1_control_flow():
+            tf.compat.v1.while_loop(lambda i: i < 3, body, [tf.constant(0)], parallel_iterations=1)
+        return graph.get_operations()[first:], contexts[0]
+
+
+def test_reads_are_ordered_before_writes_unless_the_program_orders_them() -> None:
+    made = {}
+
+    def build():
+        with tf.compat.v1.variable_scope("v", use_resource=False, reuse=tf.compat.v1.AUTO_REUSE):
+            ref = tf.compat.v1.get_variable("ref", [2], initializer=tf.compat.v1.zeros_initializer())
+        res = tf.compat.v1.get_variable("res", [], initializer=tf.compat.v1.zeros_initializer(), use_resource=True)
+        made["read"] = tf.reduce_sum(ref)  # reads the reference variable's buffer
+        made["write"] = ref.assign(ref + 1.0)
+        made["res_read"] = res.read_value()
+        made["res_write"] = res.assign_add(1.0)
+        with tf.control_dependencies([made["res_write"]]):
+            made["after"] = res.read_value()  # the program orders this read after the write
+        return [made["read"], made["write"], made["res_read"].op, made["after"].op]
+
+    ops, context = _loop_body_ops(build)
+    assert order_reads_before_writes(ops, context) >= 2
+    write, res_write = made["write"].op, made["res_write"].op
+    assert made["read"].op in write.control_inputs or any(op.type == "Sum" for op in write.control_inputs)
+    read_op = made["res_read"].op.inputs[0].op  # read_value() is an identity of the ReadVariableOp
+    assert read_op.type == "ReadVariableOp" and read_op in res_write.control_inputs
+    assert made["after"].op.inputs[0].op not in res_write.control_inputs
+
+
+def test_an_ordering_cycle_is_refused() -> None:
+    made = {}
+
+    def build():
+        a = tf.compat.v1.get_variable("a", [], initializer=tf.compat.v1.zeros_initializer(), use_resource=True)
+        b = tf.compat.v1.get_variable("b", [], initializer=tf.compat.v1.zeros_initializer(), use_resource=True)
+        write_a = a.assign_add(1.0)
+        write_b = b.assign_add(1.0)
+        with tf.control_dependencies([write_a]):
+            read_b = b.read_value()  # b read after a is written ...
+        with tf.control_dependencies([write_b]):
+            read_a = a.read_value()  # ... and a read after b is written
+        return [read_a.op, read_b.op]
+
+    ops, context = _loop_body_ops(build)
+    with pytest.raises(NotLoopable, match="cycle"):
+        order_reads_before_writes(ops, context)
