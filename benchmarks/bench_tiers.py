@@ -37,7 +37,7 @@ sys.path.insert(0, str(ROOT / "tests"))
 
 from equivalence.oracle import oracle_python, quiet_env  # noqa: E402
 
-SIZES = {"small": (64, 32, 200, 4000), "large": (1024, 256, 50, 500)}  # hidden, batch, base steps, extra steps
+SIZES = {"small": (64, 32, 200, 20000), "large": (1024, 256, 50, 500)}  # hidden, batch, base steps, extra steps
 
 
 def migrate(work: Path, tier: str) -> Path:

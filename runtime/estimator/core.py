@@ -121,7 +121,7 @@ def _config_with_model_dir(config: Any, model_dir: Any) -> RunConfig:
     return config
 
 
-class _DatasetInitializerHook(tf.compat.v1.train.SessionRunHook):
+class DatasetInitializerHook(tf.compat.v1.train.SessionRunHook):
     """Initializes the input_fn's Dataset iterator when the session is created."""
 
     def __init__(self, iterator: Any) -> None:
@@ -139,7 +139,7 @@ def parse_input_fn_result(result: Any) -> tuple[Any, Any, list]:
     hooks = []
     if isinstance(result, tf.data.Dataset):
         iterator = tf.compat.v1.data.make_initializable_iterator(result)
-        hooks.append(_DatasetInitializerHook(iterator))
+        hooks.append(DatasetInitializerHook(iterator))
         result = iterator.get_next()
     if isinstance(result, (list, tuple)):
         if len(result) != 2:

@@ -42,7 +42,7 @@ import tensorflow as tf
 from tensorflow.python.ops import control_flow_util
 from tensorflow.python.training import checkpoint_utils
 
-from .core import _DatasetInitializerHook
+from .core import DatasetInitializerHook
 from .spec import EstimatorSpec
 
 __all__ = ["NotLoopable", "build_train_loop", "LoopStepsHook"]
@@ -260,7 +260,7 @@ def build_train_loop(
     with tf.control_dependencies([loss]):
         step_after = tf.identity(global_step.read_value() if hasattr(global_step, "read_value") else global_step)
     loop_spec = EstimatorSpec(mode=spec.mode, loss=loss, train_op=tf.group(loss), scaffold=spec.scaffold)
-    return loop_spec, count, [_DatasetInitializerHook(iterator)], step_after
+    return loop_spec, count, [DatasetInitializerHook(iterator)], step_after
 
 
 def _next_boundary(step: int, first: int, every: int | None) -> int | None:
