@@ -355,6 +355,7 @@ def _transform(source: str, filename: str, options: Options, *, reference: bool)
         if view is None:
             return _Pipeline(source, None, ctx, options, module=module, reference=reference).run(rules)
         symbols = view.symbols()
+        ctx.source, ctx.source_symbols = source, frozenset(symbols)
         sites = _estimator_sites(source, view, symbols)
         rules = [rule for rule in rules if type(rule).triggered(symbols)]
         if not rules:

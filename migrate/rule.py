@@ -110,6 +110,14 @@ class FileContext:
     hosted: bool = False
     # A TF 1.x program (`tfmigrate.tf1_program`): bare `tf.estimator` canned estimators are v1.
     tf1_program: bool = False
+    # The pass's input text and its canonical symbols (`SourceView.symbols`; None on the LibCST-only
+    # path): while no rule has changed the file, what a rule would compute from the CST again.
+    source: str = ""
+    source_symbols: frozenset[str] | None = None
+
+    def unchanged_source(self) -> str | None:
+        """The file's text while no rule has changed it yet, else None."""
+        return self.source if not self.applied and self.source_symbols is not None else None
 
     def need_tf2(self) -> str:
         """The local name of `import tensorflow`, scheduling the import if the file lacks one."""

@@ -380,8 +380,14 @@ class CompatV1ToV2(Rule):
     _scope_module = False
 
     def visit_Module(self, node: cst.Module) -> None:
-        self._scope_module = self._scoped(lambda: SourceView(node.code, parse(node.code), names=self.ctx.names))
-        self._store_fns = _store_functions(node)
+        source = self.ctx.unchanged_source()
+        if source is not None:  # the CST is the pass's input: its symbols are known, no code to generate
+            self._scope_module = is_scope_module(set(self.ctx.source_symbols or ()))
+            self._store_fns = _store_functions(node) if "VariableScopeLayer" in source else set()
+        else:
+            code = node.code  # generating the code once is cheaper than walking the CST for a name
+            self._scope_module = self._scoped(lambda: SourceView(code, parse(code), names=self.ctx.names))
+            self._store_fns = _store_functions(node) if "VariableScopeLayer" in code else set()
         self._fn_stack: list[str] = []
         self._v1_calls: dict[int, str] = {}  # id(func) -> TF1 path of a call the TF2 function would not take
         self._dead_aliases = _dead_module_aliases(node, self.ctx.names, self.ctx.tf2_alias)
