@@ -22,6 +22,9 @@ What keeps the numbers the per-step ones:
     variable's reads alias the buffer its update writes in place. Run step by step, TF's executor
     happens to run the reads first (TF 2.15's and this one); in a loop, the iteration's ops become
     ready in another order, so the order is made explicit;
+  * an iteration reads its batch after its ops that do not need the batch have run, so the
+    iteration that finds the input ended runs what TF 1.x's last run did (see
+    `batch_after_data_free_ops`);
   * a loop ends at every step where the per-step run would have saved a checkpoint or written the
     `loss` summary, and at the last step, so both land on the same steps with the same values.
 
@@ -206,6 +209,40 @@ def _check_acyclic(ops: list) -> None:
         raise NotLoopable("ordering the variables' reads before their writes would make a cycle")
 
 
+_LOOP_STRUCTURE = frozenset({"Enter", "RefEnter", "Merge", "RefMerge", "Switch", "RefSwitch", "NextIteration",
+                             "RefNextIteration", "Exit", "RefExit", "LoopCond"})
+
+
+def _consumers(op: Any) -> list:
+    return [c for t in op.outputs for c in t.consumers()] + list(op._control_outputs)  # noqa: SLF001
+
+
+def batch_after_data_free_ops(ops: list, context: Any, batch: Any) -> None:
+    """Makes the iteration's `get_next` wait for the iteration's ops that do not depend on the
+    batch. Step by step, TF 1.x ran those in the run that found the input ended (a
+    `global_step.assign(global_step + 1)` beside the train_op counts that run, TF 2.15's
+    TPUEstimator gives 9 steps for 8 batches) and nothing that needs the batch; the loop's last
+    iteration then does the same."""
+    members = {op for op in ops if op._get_control_flow_context() is context}  # noqa: SLF001
+    downstream, todo = {batch}, [batch]
+    while todo:
+        for consumer in _consumers(todo.pop()):
+            if consumer in members and consumer not in downstream:
+                downstream.add(consumer)
+                todo.append(consumer)
+    upstream, todo = {batch}, [batch]
+    while todo:
+        op = todo.pop()
+        for source in [t.op for t in op.inputs] + list(op.control_inputs):
+            if source in members and source not in upstream:
+                upstream.add(source)
+                todo.append(source)
+    free = {op for op in members if op not in downstream and op not in upstream and op.type not in _LOOP_STRUCTURE}
+    for op in free:
+        if not any(consumer in free for consumer in _consumers(op)):  # a sink: the rest of `free` comes before it
+            batch._add_control_input(op)  # noqa: SLF001 - the graph is being built
+
+
 def _split(result: Any) -> tuple[Any, Any]:
     if isinstance(result, (list, tuple)):
         if len(result) != 2:
@@ -228,11 +265,14 @@ def build_train_loop(
     count = tf.compat.v1.placeholder_with_default(tf.constant(iterations, tf.int32), shape=[], name="iterations_per_loop")
     specs: list[EstimatorSpec] = []
     contexts: list[Any] = []
+    batches: list[Any] = []
 
     def body(step: Any, _loss: Any) -> tuple[Any, Any]:
         contexts.append(graph._get_control_flow_context())  # noqa: SLF001 - the loop body's
         with tf.control_dependencies([step]):  # the next batch is read after the previous update
-            features, labels = _split(iterator.get_next())
+            batch = iterator.get_next()
+        batches.append(tf.nest.flatten(batch)[0].op)
+        features, labels = _split(batch)
         spec = call_model_fn(features, labels)
         specs.append(spec)
         if spec.train_op is None:
@@ -255,7 +295,10 @@ def build_train_loop(
     blocker = _blocker(graph, spec)
     if blocker:
         raise NotLoopable(blocker)
-    order_reads_before_writes(graph.get_operations()[first:], contexts[0])
+    body = graph.get_operations()[first:]
+    order_reads_before_writes(body, contexts[0])
+    batch_after_data_free_ops(body, contexts[0], batches[0])
+    _check_acyclic(body)
     global_step = tf.compat.v1.train.get_global_step(graph)
     with tf.control_dependencies([loss]):
         step_after = tf.identity(global_step.read_value() if hasattr(global_step, "read_value") else global_step)
