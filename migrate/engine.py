@@ -667,7 +667,7 @@ def _remove_unused_top_level_imports(code: str, view: SourceView, pending: list,
 
     The visitor's scope analysis of the whole module is the codemod's dearest step on large files.
     When every name to remove is bound only by module-level import statements that follow a simple
-    statement, and is spelled nowhere else in the file (so the visitor would find it unused), the
+    statement, and is used as a name nowhere else and in no string (so the visitor finds it unused), the
     visitor gives the same result run on each such statement alone, with the comment and blank
     lines above it that LibCST attaches to it (a `pass` line stands in for the statement before).
     """
@@ -694,11 +694,13 @@ def _remove_unused_top_level_imports(code: str, view: SourceView, pending: list,
         stop = body[index].end_lineno
         end = lines.starts[stop] if stop < len(lines.starts) else len(data)
         spans.append((start, end))
+    # Unused as the visitor sees it: no name node anywhere (attributes such as `tf.io.gfile` are not
+    # names; comments are not code) and no string that may be an export or an annotation.
+    referenced = {node.id for node in ast.walk(view.tree) if isinstance(node, ast.Name)}
+    strings = [node.value for node in ast.walk(view.tree) if isinstance(node, ast.Constant) and isinstance(node.value, str)]
     for name in names:
-        pattern = re.compile(rb"\b" + re.escape(name.encode()) + rb"\b")
-        inside = sum(len(pattern.findall(data[start:end])) for start, end in spans)
-        if len(pattern.findall(data)) != inside:
-            return None  # used, or spelled in a string or comment: the visitor must look
+        if name in referenced or any(name in string for string in strings):
+            return None  # used, or perhaps named in a string: the visitor must look
     from libcst.codemod.visitors import RemoveImportsVisitor
 
     for start, end in sorted(spans, reverse=True):
