@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 import libcst as cst
 
 from . import tiers
+from .exports import module_exports
 from .tf1_program import is_tf1_source
 from .names import AliasTable, SourceLines
 from .registry import all_rules
@@ -211,6 +212,9 @@ class Options:
     # The file belongs to a TF 1.x project (`tf1_program.is_tf1_project`; the runner decides for a
     # run's files): bare `tf.estimator` canned estimators are the v1 ones.
     tf1_program: bool = False
+    # Module-level names other modules of the program import from this one (`exports.imported_names`;
+    # the runner finds them for a run's files): never deleted as unused here.
+    exported: frozenset[str] = frozenset()
 
 
 def transform_source(source: str, *, filename: str = "<string>", options: Options = Options()) -> TransformResult:
@@ -349,6 +353,7 @@ def _transform(source: str, filename: str, options: Options, *, reference: bool)
         ctx = FileContext(
             filename=filename, target=options.target, names=names, tf2_alias=_tf2_alias(names), standalone=options.standalone,
             tf1_program=options.tf1_program or is_tf1_source(source, tree),
+            exported=options.exported | module_exports(tree),
         )
         rules = _rules(ctx, options)
         ctx.hosted = any(rule.CODE == "TFM101" for rule in rules)

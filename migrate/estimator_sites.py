@@ -100,6 +100,10 @@ class _Site:
     # Statements (by id) that use the estimator beyond train/evaluate/predict/export -> the TODO.
     other_uses: dict[int, str] = field(default_factory=dict)
     uses_at: list[cst.CSTNode] = field(default_factory=list)
+    # The innermost `if`/`elif`/`else` (or `case`) block holding the site, and the blocks of the
+    # same chain, which never run with it (None, () at the top of its scope).
+    branch: cst.IndentedBlock | None = None
+    exclusive: tuple[cst.IndentedBlock, ...] = ()
 
 
 class EstimatorSiteRule(Rule):
@@ -267,7 +271,7 @@ class EstimatorSiteRule(Rule):
         return decline.with_line() if self._hosted else decline.with_code()
 
     # -- discovery ------------------------------------------------------------------------
-    def _find_sites(self, scope: cst.CSTNode, body) -> None:
+    def _find_sites(self, scope: cst.CSTNode, body, branch: tuple = (None, ())) -> None:
         for stmt in body:
             if isinstance(stmt, cst.SimpleStatementLine):
                 for small in stmt.body:
@@ -279,7 +283,7 @@ class EstimatorSiteRule(Rule):
                         and self.canonical(small.value.func) in self.ESTIMATOR_KEYS
                     ):
                         args = self._bind(small.value)
-                        site = _Site(stmt, scope, small.targets[0].target.value, args or {})
+                        site = _Site(stmt, scope, small.targets[0].target.value, args or {}, branch=branch[0], exclusive=branch[1])
                         if args is None or len(stmt.body) != 1:
                             site.problems.append(
                                 f"{self.ESTIMATOR_NAME} is constructed with arguments tfmigrate cannot read: pass them as "
@@ -288,8 +292,11 @@ class EstimatorSiteRule(Rule):
                         self.sites.append(site)
             elif isinstance(stmt, cst.FunctionDef):
                 self._find_sites(stmt, stmt.body.body)  # type: ignore[attr-defined]
-            elif isinstance(stmt, (cst.If, cst.With, cst.For, cst.While, cst.Try)):
-                self._find_sites(scope, stmt.body.body)  # type: ignore[attr-defined]
+            elif isinstance(stmt, cst.BaseCompoundStatement) and not isinstance(stmt, cst.ClassDef):
+                blocks = _blocks(stmt)
+                for block in blocks:
+                    inner = (block, tuple(b for b in blocks if b is not block)) if isinstance(stmt, _CHAINS) else branch
+                    self._find_sites(scope, block.body, inner)
 
     def _bind(self, call: cst.Call) -> dict[str, cst.BaseExpression] | None:
         out: dict[str, cst.BaseExpression] = {}
@@ -317,18 +324,24 @@ class EstimatorSiteRule(Rule):
         if site.other_uses and self._hosted and self._can_host(site.stmt.body[0].value):  # type: ignore[attr-defined]
             # The hosted estimator is the estimator itself: whatever else the program does with it
             # (returns it, passes it on, reads its model_dir, exports it) keeps working.
+            if _inside(site.uses_at, site.exclusive):
+                site.problems.append(
+                    f"another branch of its `if` binds `{site.est_name}` too{self._use_where(site.uses_at[0])} and "
+                    "the branches use it after they join, where either estimator may be the one called"
+                )
+                return
+            first = next((use for use in site.uses_at if not _inside([use], site.exclusive)), None)
             site.problems.append(
-                f"`{site.est_name}` is used beyond train/evaluate/predict/export{self._use_where(site)}, which "
+                f"`{site.est_name}` is used beyond train/evaluate/predict/export{self._use_where(first)}, which "
                 "the hosted estimator keeps as written"
             )
             return
         self.site_by_stmt[id(site.stmt)] = site
 
-    def _use_where(self, site: _Site) -> str:
-        """` (line N: `return estimator`)`: the first statement that uses the estimator otherwise."""
-        first = site.uses_at[0] if site.uses_at else None
-        code = _first_line(self.module.code_for_node(first)) if first is not None else ""
-        return f" (line {self._line_of(first)}: `{code}`)" if code else ""
+    def _use_where(self, use: cst.CSTNode | None) -> str:
+        """` (line N: `return estimator`)`: where a statement uses the estimator otherwise."""
+        code = _first_line(self.module.code_for_node(use)) if use is not None else ""
+        return f" (line {self._line_of(use)}: `{code}`)" if code else ""
 
     def _host_shared_model_fns(self) -> None:
         """A site whose model_fn a hosted site also uses goes to the hosted tier too (the Keras
@@ -404,6 +417,8 @@ class EstimatorSiteRule(Rule):
                 self.stmt: list[cst.CSTNode] = []
 
             def on_visit(self, node: cst.CSTNode) -> bool:
+                if id(node) in elsewhere:
+                    return False
                 if isinstance(node, (cst.SimpleStatementLine, cst.BaseCompoundStatement)):
                     self.stmt.append(node)
                 return super().on_visit(node)
@@ -483,6 +498,14 @@ class EstimatorSiteRule(Rule):
 
         site_value = site.stmt.body[0].value  # type: ignore[attr-defined]
         spec_assigns: dict[str, cst.Call] = {}
+        # `if use_tpu: est = TPUEstimator(...); est.train(...)` / `else: est = Estimator(...); ...`:
+        # the other branches never run with this one, so what they bind to the name is another
+        # estimator, unless the name is also used after the branches join (then either may reach it).
+        elsewhere: set[int] = set()
+        if site.branch is not None:
+            others = {id(block) for block in site.exclusive}
+            if not _mentions(site.scope, site.est_name, others | {id(site.branch)}):
+                elsewhere = others
         site.scope.visit(Uses())
 
     # -- rewriting ------------------------------------------------------------------------
@@ -985,6 +1008,65 @@ def _returned_closure(fn: cst.FunctionDef) -> cst.FunctionDef | None:
         return None
     name = last.body[0].value.value
     return next((s for s in body if isinstance(s, cst.FunctionDef) and s.name.value == name), None)
+
+
+# The parts of a compound statement that hold further blocks: `else:`, `elif` (an If), `except`,
+# `finally:`, `case`.
+_CLAUSES = (cst.Else, cst.If, cst.ExceptHandler, cst.ExceptStarHandler, cst.Finally, cst.MatchCase)
+# Compound statements whose blocks exclude each other: one run takes one branch.
+_CHAINS = (cst.If, cst.Match)
+
+
+def _blocks(stmt: cst.CSTNode) -> list[cst.IndentedBlock]:
+    """Every indented block of a compound statement, in source order: its body and each
+    `elif`/`else`/`except`/`finally`/`case` clause's (a one-line suite holds no site)."""
+    out = []
+    for child in stmt.children:
+        if isinstance(child, cst.IndentedBlock):
+            out.append(child)
+        elif isinstance(child, _CLAUSES):
+            out += _blocks(child)
+    return out
+
+
+def _inside(nodes: list[cst.CSTNode], blocks: tuple[cst.CSTNode, ...]) -> bool:
+    """Whether every one of `nodes` (at least one) lies in one of `blocks`."""
+    within: set[int] = set()
+
+    class Collect(cst.CSTVisitor):
+        def on_visit(self, node: cst.CSTNode) -> bool:
+            within.add(id(node))
+            return True
+
+    for block in blocks:
+        block.visit(Collect())
+    return bool(nodes) and all(id(node) in within for node in nodes)
+
+
+def _mentions(node: cst.CSTNode, name: str, skip: set[int]) -> bool:
+    """Whether `name` is referred to in `node` outside the subtrees whose ids are in `skip`
+    (an attribute or keyword spelled `name` is not a reference)."""
+
+    class Find(cst.CSTVisitor):
+        found = False
+
+        def on_visit(self, node: cst.CSTNode) -> bool:
+            return id(node) not in skip and not self.found and super().on_visit(node)
+
+        def visit_Name(self, node: cst.Name) -> None:
+            self.found = self.found or node.value == name
+
+        def visit_Attribute(self, node: cst.Attribute) -> bool:
+            node.value.visit(self)
+            return False
+
+        def visit_Arg(self, node: cst.Arg) -> bool:
+            node.value.visit(self)
+            return False
+
+    finder = Find()
+    node.visit(finder)
+    return finder.found
 
 
 def _assigned_call(scope: cst.CSTNode, name: str) -> str | None:

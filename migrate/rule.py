@@ -110,6 +110,8 @@ class FileContext:
     hosted: bool = False
     # A TF 1.x program (`tfmigrate.tf1_program`): bare `tf.estimator` canned estimators are v1.
     tf1_program: bool = False
+    # Module-level names another module imports or `__all__` lists: kept even when unused here.
+    exported: frozenset[str] = frozenset()
     # The pass's input text and its canonical symbols (`SourceView.symbols`; None on the LibCST-only
     # path): while no rule has changed the file, what a rule would compute from the CST again.
     source: str = ""
@@ -134,6 +136,8 @@ class FileContext:
         return bool(self.codemod.scratch.get(ADD_IMPORTS))
 
     def drop_import_if_unused(self, module: str, obj: str | None = None, asname: str | None = None) -> None:
+        if (asname or obj or module.split(".")[0]) in self.exported:
+            return  # another module imports it from here
         self.codemod.remove(module, obj, asname)
 
 

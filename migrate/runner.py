@@ -21,6 +21,7 @@ from . import __version__
 from .config import PathFilter
 from .discovery import SOURCE_SUFFIXES, Discovery, discover, discover_all  # noqa: F401 - re-exported
 from .engine import ERROR, MIGRATED, TODO, UNCHANGED, Finding, Options, transform_source
+from .exports import imported_names, module_name
 from .tf1_program import is_tf1_project
 from .fileio import FileChanged, NotRegularFile, atomic_write, read_source, replace_file  # noqa: F401
 from .notebook import transform_notebook
@@ -272,6 +273,8 @@ def plan(
     found = found or discover_all(paths, path_filter, force_exclude=force_exclude)
     work = []
     dests: dict[str, str] = {}
+    modules = {path: module_name(path, root) for path, root in found.files if path.endswith(".py")}
+    exported = imported_names((modules[path], text) for path, text in zip(modules, _texts(modules))) if len(modules) > 1 else {}
     for path, root in found.files:
         dest: str | None = path if mode == WRITE else None
         if mode == WRITE and out_dir is not None:
@@ -280,7 +283,10 @@ def plan(
             if key in dests:
                 raise OutDirCollision(f"--out-dir: {dests[key]} and {path} would both be written to {dest}")
             dests[key] = path
-        work.append(Job(path, dest, mode, _file_options(options, path_filter.ignored_codes(path)), changes, timeout))
+        file_options = _file_options(options, path_filter.ignored_codes(path))
+        if exported.get(modules.get(path, "")):
+            file_options = replace(file_options, exported=exported[modules[path]])
+        work.append(Job(path, dest, mode, file_options, changes, timeout))
     return work
 
 

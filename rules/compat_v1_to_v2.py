@@ -390,7 +390,7 @@ class CompatV1ToV2(Rule):
             self._store_fns = _store_functions(node) if "VariableScopeLayer" in code else set()
         self._fn_stack: list[str] = []
         self._v1_calls: dict[int, str] = {}  # id(func) -> TF1 path of a call the TF2 function would not take
-        self._dead_aliases = _dead_module_aliases(node, self.ctx.names, self.ctx.tf2_alias)
+        self._dead_aliases = _dead_module_aliases(node, self.ctx.names, self.ctx.tf2_alias, self.ctx.exported)
         # `from tensorflow.contrib.X import Y`: locals that name removed contrib objects (their bare
         # uses get a TODO), and the imports the runtime replaces whole (rewritten in leave_ImportFrom).
         self._contrib_locals: dict[str, str] = {}
@@ -410,7 +410,7 @@ class CompatV1ToV2(Rule):
         if not _has_removed_imports(original):
             return updated
         used = {node.id for node in ast.walk(ast.parse(updated.code)) if isinstance(node, ast.Name)}
-        return updated.visit(_ContribImportTodos(self, used))
+        return updated.visit(_ContribImportTodos(self, used | self.ctx.exported))
 
     def visit_Import(self, node: cst.Import) -> None:
         self._in_import += 1
@@ -820,8 +820,9 @@ class _NameUses(cst.CSTVisitor):
         self.counts[node.value] = self.counts.get(node.value, 0) + 1
 
 
-def _dead_module_aliases(module: cst.Module, names, tf: str) -> set[int]:
-    """Module-level `alias = tf.contrib.X` (or tf_slim) statements whose alias nothing will mention."""
+def _dead_module_aliases(module: cst.Module, names, tf: str, exported: frozenset[str] = frozenset()) -> set[int]:
+    """Module-level `alias = tf.contrib.X` (or tf_slim) statements whose alias nothing will mention
+    (not one another module imports or `__all__` lists: TFM101 respells it)."""
     found: dict[str, int] = {}
     for stmt in module.body:
         if isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1 and isinstance(stmt.body[0], cst.Assign):
@@ -830,7 +831,7 @@ def _dead_module_aliases(module: cst.Module, names, tf: str) -> set[int]:
                 target = assign.targets[0].target.value
                 if isinstance(assign.value, (cst.Name, cst.Attribute)) and _removed_module_alias(
                     target, names.qualify(assign.value)
-                ):
+                ) and target not in exported:
                     found[target] = id(stmt)
     if not found:
         return set()

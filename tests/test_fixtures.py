@@ -11,6 +11,7 @@ no-op case whose `.out.py` equals its `.in.py`, the file must come out unchanged
 from __future__ import annotations
 
 import ast
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -18,6 +19,7 @@ import pytest
 from conftest import FIXTURES as FIXTURES_DIR
 from conftest import fixture_id, fixture_pairs
 from tfmigrate.engine import Options, transform_source
+from tfmigrate.exports import imported_names
 
 PAIRS = fixture_pairs()
 CTL = Options(target="ctl")
@@ -37,6 +39,20 @@ def standalone_out(path: Path) -> Path:
     return path.with_name(path.name[: -len(".in.py")] + ".ctl-standalone.out.py")
 
 
+def program_options(case: Path, options: Options = Options()) -> Options:
+    """`options` with the names the other modules of `case`'s program (`<program>.in.py` and its
+    `<program>__<module>.in.py`, as tests/equivalence/harness.py lays them out) import from it."""
+    stem = case.name[: -len(".in.py")]
+    program = stem.split("__", 1)[0]
+    group = {program: case.with_name(program + ".in.py")}
+    group.update({p.name[len(program) + 2 : -len(".in.py")]: p for p in case.parent.glob(f"{program}__*.in.py")})
+    if len(group) == 1 or not group[program].exists():
+        return options
+    exported = imported_names((name, path.read_text(encoding="utf-8")) for name, path in group.items())
+    names = exported.get(stem.split("__", 1)[1] if "__" in stem else program, frozenset())
+    return replace(options, exported=names) if names else options
+
+
 def _rule_code(case: Path) -> str:
     """The rule a fixture exercises: its directory's, or TFM101 for a program's own module
     (`<program>__<module>.in.py`, see tests/equivalence/harness.py), which TFM101 migrates."""
@@ -49,7 +65,7 @@ def _rule_code(case: Path) -> str:
 @pytest.mark.parametrize("case", PAIRS, ids=[fixture_id(p) for p in PAIRS])
 def test_fixture(case: Path, request: pytest.FixtureRequest) -> None:
     source = case.read_text(encoding="utf-8")
-    result = transform_source(source, filename=str(case))
+    result = transform_source(source, filename=str(case), options=program_options(case))
     assert result.error is None, result.error
     expected_path = _out(case)
     if request.config.getoption("--update-fixtures"):
@@ -73,8 +89,8 @@ def test_fixture(case: Path, request: pytest.FixtureRequest) -> None:
 
 @pytest.mark.parametrize("case", PAIRS, ids=[fixture_id(p) for p in PAIRS])
 def test_fixture_idempotent(case: Path) -> None:
-    once = transform_source(case.read_text(encoding="utf-8"), filename=str(case))
-    twice = transform_source(once.output, filename=str(case))
+    once = transform_source(case.read_text(encoding="utf-8"), filename=str(case), options=program_options(case))
+    twice = transform_source(once.output, filename=str(case), options=program_options(case))
     assert twice.error is None
     assert twice.output == once.output
     assert [t.as_dict() for t in twice.todos] == [t.as_dict() for t in once.todos]
@@ -95,7 +111,7 @@ CTL_CASES = [p for p in PAIRS if p.parent.name.startswith(CTL_CODES)]
 @pytest.mark.parametrize("case", CTL_CASES, ids=[fixture_id(p) for p in CTL_CASES])
 def test_ctl_fixture(case: Path, request: pytest.FixtureRequest) -> None:
     source = case.read_text(encoding="utf-8")
-    result = transform_source(source, filename=str(case), options=CTL)
+    result = transform_source(source, filename=str(case), options=program_options(case, CTL))
     assert result.error is None, result.error
     expected_path = ctl_out(case)
     if request.config.getoption("--update-fixtures"):
@@ -110,8 +126,8 @@ def test_ctl_fixture(case: Path, request: pytest.FixtureRequest) -> None:
 
 @pytest.mark.parametrize("case", CTL_CASES, ids=[fixture_id(p) for p in CTL_CASES])
 def test_ctl_fixture_idempotent(case: Path) -> None:
-    once = transform_source(case.read_text(encoding="utf-8"), filename=str(case), options=CTL)
-    twice = transform_source(once.output, filename=str(case), options=CTL)
+    once = transform_source(case.read_text(encoding="utf-8"), filename=str(case), options=program_options(case, CTL))
+    twice = transform_source(once.output, filename=str(case), options=program_options(case, CTL))
     assert twice.error is None
     assert twice.output == once.output
     assert [t.as_dict() for t in twice.todos] == [t.as_dict() for t in once.todos]

@@ -1,0 +1,80 @@
+"""Module-level names other modules of the program read: kept when a rule finds them unused here.
+
+The runner migrates a tree as one program: `from layers_lib import slim` in one module keeps
+`slim = tf.contrib.slim` (or `from tensorflow.contrib import slim`) in `layers_lib`, which TFM101
+then respells instead of deleting. A module's own `__all__` counts the same way.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterable
+
+from .names import ast_dotted
+
+
+def module_exports(tree: ast.Module | None) -> frozenset[str]:
+    """The names a module's `__all__ = [...]` (or `+= [...]`, tuples too) lists."""
+    out: set[str] = set()
+    for stmt in tree.body if tree is not None else ():
+        targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target] if isinstance(stmt, ast.AugAssign) else []
+        if any(isinstance(t, ast.Name) and t.id == "__all__" for t in targets) and isinstance(stmt.value, (ast.List, ast.Tuple)):
+            out |= {e.value for e in stmt.value.elts if isinstance(e, ast.Constant) and isinstance(e.value, str)}
+    return frozenset(out)
+
+
+def imported_names(modules: Iterable[tuple[str, str]]) -> dict[str, frozenset[str]]:
+    """For (dotted module name, source) pairs of one program: module name -> the names other modules
+    import from it (`from m import x`, relative imports too) or read as `m.x` after `import m`. A
+    module is also reachable by each tail of its name (`pkg.m` as `m`, the program run from `pkg/`)."""
+    modules = list(modules)
+    by_tail: dict[str, list[str]] = {}
+    for name, _ in modules:
+        parts = name.split(".")
+        for start in range(len(parts)):
+            by_tail.setdefault(".".join(parts[start:]), []).append(name)
+    out: dict[str, set[str]] = {}
+
+    def add(target: str, names: Iterable[str], importer: str) -> None:
+        for module in by_tail.get(target, ()):
+            if module != importer:
+                out.setdefault(module, set()).update(names)
+
+    for importer, source in modules:
+        try:
+            tree = ast.parse(source)
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            continue
+        bound: dict[str, str] = {}  # local dotted name -> the module it is
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom):
+                target = node.module or ""
+                if node.level:
+                    package = importer.split(".")[: -node.level]
+                    target = ".".join([*package, *([target] if target else [])])
+                names = [alias.name for alias in node.names if alias.name != "*"]
+                add(target, names, importer)
+                for alias in node.names:  # `from pkg import m` binds a module
+                    bound[alias.asname or alias.name] = f"{target}.{alias.name}" if target else alias.name
+            elif isinstance(node, ast.Import):
+                for alias in node.names:
+                    bound[alias.asname or alias.name] = alias.name
+        if not bound:
+            continue
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Attribute):
+                dotted = ast_dotted(node.value)
+                if dotted in bound:
+                    add(bound[dotted], [node.attr], importer)
+    return {name: frozenset(names) for name, names in out.items()}
+
+
+def module_name(path: str, root: str) -> str:
+    """`pkg/m.py` under `root` -> `pkg.m` (`pkg/__init__.py` -> `pkg`)."""
+    import os
+
+    rel = os.path.relpath(path, root) if os.path.isdir(root) else os.path.basename(path)
+    parts = rel[: -len(".py")].replace(os.sep, "/").split("/") if rel.endswith(".py") else rel.split(os.sep)
+    if parts[-1] == "__init__" and len(parts) > 1:
+        parts = parts[:-1]
+    return ".".join(part for part in parts if part not in ("", "."))
