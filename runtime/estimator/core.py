@@ -141,11 +141,16 @@ def parse_input_fn_result(result: Any) -> tuple[Any, Any, list]:
         iterator = tf.compat.v1.data.make_initializable_iterator(result)
         hooks.append(DatasetInitializerHook(iterator))
         result = iterator.get_next()
+    return (*split_features_labels(result), hooks)
+
+
+def split_features_labels(result: Any) -> tuple[Any, Any]:
+    """(features, labels) from one element an input_fn gives: a pair, or features alone."""
     if isinstance(result, (list, tuple)):
         if len(result) != 2:
             raise ValueError("input_fn should return (features, labels) as a len 2 tuple.")
-        return result[0], result[1], hooks
-    return result, None, hooks
+        return result[0], result[1]
+    return result, None
 
 
 def _global_step_from_checkpoint(model_dir: str) -> int:

@@ -45,7 +45,7 @@ import tensorflow as tf
 from tensorflow.python.ops import control_flow_util
 from tensorflow.python.training import checkpoint_utils
 
-from .core import DatasetInitializerHook
+from .core import DatasetInitializerHook, split_features_labels
 from .spec import EstimatorSpec
 
 __all__ = ["NotLoopable", "build_train_loop", "LoopStepsHook"]
@@ -206,7 +206,7 @@ def _check_acyclic(ops: list) -> None:
             if pending[consumer] == 0:
                 ready.append(consumer)
     if done != len(ops):
-        raise NotLoopable("ordering the variables' reads before their writes would make a cycle")
+        raise NotLoopable("ordering the iteration's reads, writes and batch would make a cycle")
 
 
 _LOOP_STRUCTURE = frozenset({"Enter", "RefEnter", "Merge", "RefMerge", "Switch", "RefSwitch", "NextIteration",
@@ -243,14 +243,6 @@ def batch_after_data_free_ops(ops: list, context: Any, batch: Any) -> None:
             batch._add_control_input(op)  # noqa: SLF001 - the graph is being built
 
 
-def _split(result: Any) -> tuple[Any, Any]:
-    if isinstance(result, (list, tuple)):
-        if len(result) != 2:
-            raise ValueError("input_fn should return (features, labels) as a len 2 tuple.")
-        return result[0], result[1]
-    return result, None
-
-
 def build_train_loop(
     graph: tf.Graph, dataset: Any, call_model_fn: Callable[[Any, Any], EstimatorSpec], iterations: int
 ) -> tuple[EstimatorSpec, Any, list, Any]:
@@ -260,7 +252,6 @@ def build_train_loop(
     `loss` is the last step's (as float32), its scaffold `model_fn`'s. Raises `NotLoopable`."""
     if not isinstance(dataset, tf.data.Dataset):
         raise NotLoopable("input_fn returns tensors, not a Dataset")
-    # Reading ahead while a step runs changes no element (TPUEstimator's infeed did the same).
     iterator = tf.compat.v1.data.make_initializable_iterator(dataset)
     count = tf.compat.v1.placeholder_with_default(tf.constant(iterations, tf.int32), shape=[], name="iterations_per_loop")
     specs: list[EstimatorSpec] = []
@@ -272,7 +263,7 @@ def build_train_loop(
         with tf.control_dependencies([step]):  # the next batch is read after the previous update
             batch = iterator.get_next()
         batches.append(tf.nest.flatten(batch)[0].op)
-        features, labels = _split(batch)
+        features, labels = split_features_labels(batch)
         spec = call_model_fn(features, labels)
         specs.append(spec)
         if spec.train_op is None:
