@@ -580,6 +580,7 @@ class CompatV1ToV2(Rule):
             return None  # bare uses of contrib objects and runtime imports: the CST pass
         plan = TextPlan()
         dropped: dict[str, int] = {}
+        to_tf2 = False  # an edit spells `tf.`: `import tensorflow as tf` if the file lacks it
         data = view.lines.data
         calls: dict[int, ast.Call] | None = None
         for chain in view.chains:
@@ -602,9 +603,8 @@ class CompatV1ToV2(Rule):
                     text, todo = f"{tf}.compat.v1.{path}", None
             if chain.under_attribute and (todo is not None or (text is not None and text != chain.dotted)):
                 return None  # inside `f(x).attr`: the CST pass (its edits nest)
-            if text is not None and text.startswith(RUNTIME_ALIAS + "."):
-                return None  # a tfmigrate.runtime import to add: the CST pass's import visitors
             edit = text is not None and text != chain.dotted
+            runtime = edit and text.startswith(RUNTIME_ALIAS + ".")  # type: ignore[union-attr]
             if (edit or todo) and (chain.in_import or chain.in_fstring):
                 return None
             if todo is not None:
@@ -616,6 +616,10 @@ class CompatV1ToV2(Rule):
                 root = chain.dotted.partition(".")[0]
                 dropped[root] = dropped.get(root, 0) + 1
                 plan.changed = True
+                if runtime:
+                    plan.needs_runtime = True  # `import tfmigrate.runtime as tfm`, as `_emit` schedules it
+                else:
+                    to_tf2 = True
         # leave_Import / leave_ImportFrom: (module, obj, local) that RemoveImportsVisitor is asked about.
         scheduled: list[tuple[str, str | None, str | None]] = []
         for imp, _ in view.imports:
@@ -634,15 +638,15 @@ class CompatV1ToV2(Rule):
                         scheduled.append((alias.name, None, alias.asname))  # as leave_Import does
             elif imp.module and not imp.level and imp.names[0].name != "*" and imp.module.startswith("tensorflow"):
                 scheduled.extend((imp.module, alias.name, alias.asname) for alias in imp.names)
-        plan.needs_tf2 = bool(dropped) and tf not in names.tf_roots and tf not in names.tf1_roots
+        plan.needs_tf2 = to_tf2 and tf not in names.tf_roots and tf not in names.tf1_roots
         if plan.changed or self.ctx.applied:  # the import visitors will run
             for module, obj, asname in scheduled:
                 local = asname or obj or module
-                added = 1 if local == tf and plan.replacements else 0
+                added = 1 if local == tf and to_tf2 else 0
                 if view.certainly_used(local, dropped.get(local, 0), added):
                     continue  # RemoveImportsVisitor would keep it
                 removal = None
-                if obj is None and not added and not plan.needs_tf2 and not self.ctx.adds_imports():
+                if obj is None and not added and not (plan.needs_tf2 or plan.needs_runtime) and not self.ctx.adds_imports():
                     removal = view.removable_import(local, dropped.get(local, 0))
                 if removal is not None:
                     plan.replacements.append((*removal, ""))
