@@ -103,6 +103,12 @@ class TextPlan:
             ctx.drop_import_if_unused(module, obj, asname)
 
 
+def heeded_removals(entries: list[tuple[str, str | None, str | None]]) -> list[tuple[str, str | None, str | None]]:
+    """The removal requests LibCST's RemoveImportsVisitor acts on: of the aliases asked of one
+    `import module`, only the last (it keeps one per module); every `from module import name`."""
+    return list({(module, obj, asname if obj else None): (module, obj, asname) for module, obj, asname in entries}.values())
+
+
 def parse(source: str) -> ast.Module:
     """`ast.parse`, without the cyclic GC: an ast has no cycles, and collections triggered by
     its allocations would otherwise take most of the parse time."""
@@ -134,6 +140,7 @@ class SourceView:
         imports: list[tuple[ast.Import | ast.ImportFrom, bool]] = []
         bare: set[str] = set()
         loads: dict[str, int] = {}
+        top_loads: dict[str, int] = {}  # the first line a module-scope statement loads a name on
         binds: dict[str, int] = {}
         offset = self.lines.offset
         # (node, innermost statement, inside an f-string, at module scope, under an attribute)
@@ -153,6 +160,8 @@ class SourceView:
                     bare.add(name)
                     if type(node.ctx) is Load:  # type: ignore[attr-defined]
                         loads[name] = loads.get(name, 0) + 1
+                        if top and node.lineno < top_loads.get(name, 1 << 30):  # type: ignore[attr-defined]
+                            top_loads[name] = node.lineno  # type: ignore[attr-defined]
                     else:
                         binds[name] = binds.get(name, 0) + 1
                     if id(node) in funcs:
@@ -165,6 +174,8 @@ class SourceView:
                     root = dotted.partition(".")[0]
                     if root in roots:
                         loads[root] = loads.get(root, 0) + 1
+                        if top and node.lineno < top_loads.get(root, 1 << 30):  # type: ignore[attr-defined]
+                            top_loads[root] = node.lineno  # type: ignore[attr-defined]
                         start = offset(node.lineno, node.col_offset)  # type: ignore[attr-defined]
                         end = offset(node.end_lineno, node.end_col_offset)  # type: ignore[attr-defined]
                         chains.append(Chain(dotted, start, end, stmt, fstr, False, under, node, id(node) in funcs))  # type: ignore[arg-type]
@@ -219,6 +230,7 @@ class SourceView:
         self._imports = imports
         self._bare = bare
         self._loads = loads
+        self._top_loads = top_loads
         self._binds = binds
 
     def _import_chains(self, node: ast.Import | ast.ImportFrom, chains: list[Chain], binds: dict[str, int]) -> None:
@@ -321,8 +333,11 @@ class SourceView:
             self._scan()
         if self._binds.get(local, 0) != 1:
             return False
-        if not any(top and _binds(imp, local) for imp, top in self._imports):
+        bound = next((imp for imp, top in self._imports if top and _binds(imp, local)), None)
+        if bound is None:
             return False
+        if self._top_loads.get(local, 1 << 30) < bound.lineno:
+            return False  # read at module level above its import: LibCST ties no such read to it
         return self._loads.get(local, 0) - dropped_loads + added_loads > 0
 
     def removable_import(self, local: str, dropped_loads: int, module: str | None = None) -> tuple[int, int] | None:

@@ -13,7 +13,7 @@ import libcst as cst
 from tfmigrate.hosted import hosted_symbol
 from tfmigrate.names import canonical_name, iter_imports
 from tfmigrate.rule import RUNTIME_ALIAS, Rule
-from tfmigrate.textpass import SourceView, TextPlan, parse
+from tfmigrate.textpass import SourceView, TextPlan, heeded_removals, parse
 
 # Namespaces that are gone from TF >= 2.16 with Keras 3 even under tf.compat.v1.
 _REMOVED = {
@@ -574,10 +574,13 @@ class CompatV1ToV2(Rule):
             return None  # functions run under a variable store: the CST pass knows which
         if _has_module_alias(view.tree, names):
             return None  # the CST pass decides whether it is dead
-        if _ITERATOR_CALL.search(view.source):
-            return None  # `ds.make_one_shot_iterator()` -> a function call: the CST pass
-        if any(isinstance(imp, ast.ImportFrom) and not imp.level and (imp.module or "").startswith(_CST_IMPORTS) for imp, _ in view.imports):
-            return None  # bare uses of contrib objects and runtime imports: the CST pass
+        estimator_imports = [
+            imp for imp, _ in view.imports
+            if isinstance(imp, ast.ImportFrom) and not imp.level and (imp.module or "").startswith(_CST_IMPORTS)
+            and imp.names[0].name != "*"
+        ]
+        if any(imp.module.startswith("tensorflow.contrib") for imp in estimator_imports):  # type: ignore[union-attr]
+            return None  # bare uses of contrib objects and contrib imports the runtime replaces: the CST pass
         plan = TextPlan()
         dropped: dict[str, int] = {}
         to_tf2 = False  # an edit spells `tf.`: `import tensorflow as tf` if the file lacks it
@@ -620,9 +623,31 @@ class CompatV1ToV2(Rule):
                     plan.needs_runtime = True  # `import tfmigrate.runtime as tfm`, as `_emit` schedules it
                 else:
                     to_tf2 = True
+        if _ITERATOR_CALL.search(view.source):
+            iterators = _iterator_edits(view, names, tf)
+            if iterators is None:
+                return None
+            if iterators:
+                if any(start == edit[0] for edit in plan.replacements for start, _, _ in iterators):
+                    return None  # two edits starting together: the CST pass orders them
+                plan.replacements.extend(iterators)
+                plan.changed = to_tf2 = True
+        # leave_ImportFrom: `from <TF1 estimator module> import ModeKeys` -> from the hosted module.
+        rewritten: set[int] = set()
+        for imp in estimator_imports:
+            home = _estimator_import(imp.module, [alias.name for alias in imp.names])  # type: ignore[arg-type]
+            if home is not None:
+                span = _import_module_span(view, imp)
+                if span is None:
+                    return None
+                plan.replacements.append((*span, f"tfmigrate.runtime.{home}"))
+                plan.changed = True
+                rewritten.add(id(imp))
         # leave_Import / leave_ImportFrom: (module, obj, local) that RemoveImportsVisitor is asked about.
         scheduled: list[tuple[str, str | None, str | None]] = []
         for imp, _ in view.imports:
+            if id(imp) in rewritten:
+                continue
             if isinstance(imp, ast.Import):
                 for alias in imp.names:
                     if alias.name == "tensorflow.compat.v1" and alias.asname == tf:
@@ -640,7 +665,7 @@ class CompatV1ToV2(Rule):
                 scheduled.extend((imp.module, alias.name, alias.asname) for alias in imp.names)
         plan.needs_tf2 = to_tf2 and tf not in names.tf_roots and tf not in names.tf1_roots
         if plan.changed or self.ctx.applied:  # the import visitors will run
-            for module, obj, asname in scheduled:
+            for module, obj, asname in heeded_removals(scheduled):  # as the visitor will read them
                 local = asname or obj or module
                 added = 1 if local == tf and to_tf2 else 0
                 if view.certainly_used(local, dropped.get(local, 0), added):
@@ -652,16 +677,103 @@ class CompatV1ToV2(Rule):
                     plan.replacements.append((*removal, ""))
                 else:  # let RemoveImportsVisitor decide, as the CST pass does
                     plan.removals.append((module, obj, asname))
+        kept = [imp for imp in estimator_imports if id(imp) not in rewritten and _removed_import_head(imp.module) is not None]  # type: ignore[arg-type]
+        if kept and not self._kept_import_todos(view, plan, kept):
+            return None
         return plan
+
+    def _kept_import_todos(self, view: SourceView, plan: TextPlan, kept: list[ast.ImportFrom]) -> bool:
+        """`leave_Module`'s TODO above each kept import from a TF1 estimator module whose names the
+        respelled code still reads; False where the CST pass must place them."""
+        preview = view.apply(TextPlan(replacements=list(plan.replacements)), self.CODE)
+        if preview is None:
+            return False
+        used = {node.id for node in ast.walk(parse(preview)) if isinstance(node, ast.Name)} | self.ctx.exported
+        lines, data = view.lines, view.lines.data
+        for imp in kept:
+            if not {alias.asname or alias.name for alias in imp.names} & used:
+                continue
+            if imp.end_lineno is None or imp.end_col_offset is None or not lines.starts_line(imp):
+                return False
+            start, end = lines.offset(imp.lineno, imp.col_offset), lines.offset(imp.end_lineno, imp.end_col_offset)
+            after = data[end : data.find(b"\n", end) if b"\n" in data[end:] else len(data)].strip()
+            text = data[start:end].decode("utf-8")
+            if (after and not after.startswith(b"#")) or "\n" in text:
+                return False  # `import ...; x` or a multi-line import: the CST pass
+            plan.todos.append((imp, _removed(_removed_import_head(imp.module), text) + "; then remove this import"))  # type: ignore[arg-type]
+        return True
 
 
 _ITERATOR_METHODS = ("make_one_shot_iterator", "make_initializable_iterator")
 _ITERATOR_CALL = re.compile(r"\.\s*make_(?:one_shot|initializable)_iterator\b")
 
 
+def _iterator_edits(view: SourceView, names, tf: str) -> list[tuple[int, int, str]] | None:
+    """`leave_Call`'s `ds.make_one_shot_iterator()` -> `tf.compat.v1.data.make_one_shot_iterator(ds)`
+    as two text edits per call (the function's head before `ds`, `)` for the method's tail), so
+    respellings inside `ds` still apply; None when LibCST's output could differ (parentheses,
+    spacing or comments around the method, calls nested in one another, f-strings)."""
+    data = view.lines.data
+    in_fstring = {id(n) for s in ast.walk(view.tree) if isinstance(s, ast.JoinedStr) for n in ast.walk(s)}
+    edits: list[tuple[int, int, str]] = []
+    spans: list[tuple[int, int]] = []
+    for node in ast.walk(view.tree):
+        if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in _ITERATOR_METHODS):
+            continue
+        if node.args or node.keywords:
+            continue
+        dotted = _ast_dotted(node.func)
+        if dotted is not None and names.qualify_dotted(dotted) is not None:
+            continue  # a TF path: respelled as a chain
+        if id(node) in in_fstring or node.end_lineno is None or node.end_col_offset is None:
+            return None
+        start = view.lines.offset(node.lineno, node.col_offset)
+        end = view.lines.offset(node.end_lineno, node.end_col_offset)
+        tail = f".{node.func.attr}()".encode()
+        if not data[start:end].endswith(tail) or view.wrapped_in_parens(start, end) is not False:
+            return None
+        spans.append((start, end))
+        edits.append((start, start, f"{tf}.compat.v1.data.{node.func.attr}("))
+        edits.append((end - len(tail), end, ")"))
+    spans.sort()
+    if any(b[0] < a[1] for a, b in zip(spans, spans[1:])):
+        return None
+    return edits
+
+
+def _ast_dotted(node: ast.expr) -> str | None:
+    parts = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if not isinstance(node, ast.Name):
+        return None
+    parts.append(node.id)
+    return ".".join(reversed(parts))
+
+
 # Where removed TF1 modules were imported from, and the `_REMOVED` entry saying what to do.
 _REMOVED_IMPORT_HOMES = (("tensorflow.contrib", "contrib"), ("tensorflow_estimator", "estimator"),
                          ("tensorflow.python.estimator", "estimator"))
+
+
+def _removed_import_head(module: str) -> str | None:
+    """The `_REMOVED` key of a module TF1 programs imported removed names from, else None."""
+    return next((head for home, head in _REMOVED_IMPORT_HOMES if module == home or module.startswith(home + ".")), None)
+
+
+def _import_module_span(view: SourceView, imp: ast.ImportFrom) -> tuple[int, int] | None:
+    """The byte range of `module` in `from module import ...` when it is spelled plainly."""
+    data = view.lines.data
+    start = view.lines.offset(imp.lineno, imp.col_offset)
+    head = re.compile(rb"from[ \t]+").match(data, start)
+    if head is None:
+        return None
+    module = (imp.module or "").encode("utf-8")
+    end = head.end() + len(module)
+    if data[head.end() : end] != module or data[end : end + 1] not in (b" ", b"\t"):
+        return None
+    return head.end(), end
 
 
 def _kept_removed_import(statement: cst.CSTNode) -> str | None:
@@ -674,8 +786,7 @@ def _kept_removed_import(statement: cst.CSTNode) -> str | None:
     if isinstance(node, cst.ImportFrom):
         if node.module is None or node.relative or isinstance(node.names, cst.ImportStar) or _runtime_import(node):
             return None
-        module = _dotted_text(node.module)
-        return next((head for home, head in _REMOVED_IMPORT_HOMES if module == home or module.startswith(home + ".")), None)
+        return _removed_import_head(_dotted_text(node.module))
     if isinstance(node, cst.Import) and all(
         alias.asname is not None and _dotted_text(alias.name).startswith("tensorflow.contrib.") for alias in node.names
     ):

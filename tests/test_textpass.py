@@ -110,6 +110,60 @@ CASES = {
     "import inside one-line suite": "try: import tensorflow.compat.v1 as tf\nexcept ImportError: tf = None\nx = tf.gfile.Exists('x')\n",
     "contrib import": "import tensorflow\nimport tensorflow.contrib.slim as slim\nx = tensorflow.gfile.Exists('a')\n",
     "keras and modules": "import tensorflow.compat.v1 as tf\nx = tf.keras.layers.Dense(3)\ny = tf.nn\nz = tf.logging\n",
+    # Import removal read from `symtable` (engine._remove_unused_top_level_imports) vs LibCST's scopes.
+    "one alias of two used, the other asked last": (
+        "import tensorflow as tf\nimport tensorflow.compat.v1 as tfv1\nimport tensorflow.compat.v1 as tf1\n"
+        "x = tf1.ConfigProto(tfv1.GraphOptions())\ndef f():\n  return tf1\n"
+    ),
+    "unused import next to a try-import read in a function": (
+        "import tensorflow as tf\nfrom tensorflow.python.ops import array_ops\ntry:\n  from tensorflow.python.ops import math_ops\n"
+        "except ImportError:\n  math_ops = None\nx = tf.gfile.Exists('a')\ndef f():\n  return math_ops\n"
+    ),
+    "import read only at module level before it": (
+        "import tensorflow as tf\nprint(array_ops)\nfrom tensorflow.python.ops import array_ops\nx = tf.gfile.Exists('a')\n"
+    ),
+    "import read by a class before its own binding": (
+        "import tensorflow as tf\nfrom tensorflow.python.ops import array_ops\nx = tf.gfile.Exists('a')\n"
+        "class A:\n  y = array_ops\n  array_ops = 1\n"
+    ),
+    "import read by a function before its own binding": (
+        "import tensorflow as tf\nfrom tensorflow.python.ops import array_ops\nx = tf.gfile.Exists('a')\n"
+        "def f():\n  y = array_ops\n  array_ops = 1\n"
+    ),
+    "import shadowed by a parameter": (
+        "import tensorflow as tf\nfrom tensorflow.python.ops import array_ops\nx = tf.gfile.Exists('a')\n"
+        "def f(array_ops):\n  return array_ops\n"
+    ),
+    "import named in an annotation string": (
+        "import tensorflow as tf\nfrom tensorflow.python.ops import array_ops\nx = tf.gfile.Exists('a')\n"
+        "def f(a: 'array_ops.X'):\n  return a\n"
+    ),
+    "import named in __all__": (
+        "import tensorflow as tf\nfrom tensorflow.python.ops import array_ops\n__all__ = ['array_ops']\nx = tf.gfile.Exists('a')\n"
+    ),
+    "import named in a docstring": (
+        '"""Uses array_ops."""\nimport tensorflow as tf\nfrom tensorflow.python.ops import array_ops\nx = tf.gfile.Exists(\'a\')\n'
+    ),
+    "global read in a nested function, free read elsewhere": (
+        "import tensorflow as tf\nfrom tensorflow.python.ops import array_ops\nx = tf.gfile.Exists('a')\n"
+        "def f():\n  def g():\n    return array_ops\n  return g\ndef h():\n  array_ops = 2\n  return lambda: array_ops\n"
+    ),
+    "dataset iterator methods": (
+        "import tensorflow as tf\nit = ds.make_one_shot_iterator()\nx = f(d.batch(\n  2).make_initializable_iterator()).get_next()\n"
+        "y = (ds).make_one_shot_iterator()\nz = (ds.make_one_shot_iterator())\nw = a.make_one_shot_iterator().b.make_one_shot_iterator()\n"
+        "v = g(tf.train.get_global_step()).make_one_shot_iterator()\nu = ds.make_one_shot_iterator( )\nt = f'{ds.make_one_shot_iterator()}'\n"
+    ),
+    "estimator imports kept and rewritten": (
+        "import tensorflow as tf\nfrom tensorflow_estimator.python.estimator import model_fn as model_fn_lib\n"
+        "from tensorflow_estimator.python.estimator import run_config\nfrom tensorflow.python.estimator.model_fn import ModeKeys\n"
+        "from  tensorflow.estimator  import RunConfig\nx = model_fn_lib.EstimatorSpec(ModeKeys.TRAIN, RunConfig)\ny = tf.gfile.Exists('a')\n"
+    ),
+    "estimator imports in functions, with comments and semicolons": (
+        "import tensorflow as tf\nfrom tensorflow_estimator.python.estimator import util  # c\ndef f():\n"
+        "  from tensorflow_estimator.python.estimator import util as u2\n  return u2.x\nx = util.fn_args(tf.gfile.Exists)\n"
+        "from tensorflow_estimator.python.estimator import export; y = export\n"
+    ),
+    "contrib module imported as an alias and used": "import tensorflow as tf\nimport tensorflow.contrib.slim as slim\nx = slim.conv2d(tf.gfile.Exists)\n",
     "non-ascii": "import tensorflow as tf\n\ns = 'héllo wörld'; t = tf.gfile.Exists(s)\nu = 'ü' + str(tf.gfile.Exists('ä'))\n",
     "crlf": "import tensorflow as tf\r\nx = tf.gfile.Exists('a')\r\ntf.logging.info('b')\r\n",
     "estimator": textwrap.dedent(
