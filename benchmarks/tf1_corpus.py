@@ -682,7 +682,8 @@ def _fill(template: str, rng: random.Random, n: int, **extra: str) -> str:
     return template.format(n=n, **digits, **extra)
 
 
-def make_file(kind: str, rng: random.Random, target_lines: int = 340) -> str:
+def make_file(kind: str, rng: random.Random, target_lines: int = 340, functions: int | None = None) -> str:
+    """One module of `kind`, about `target_lines` long, or of exactly `functions` blocks when given."""
     parts = [_LICENSE, f'"""{_HEADER_DOCS[kind]}"""\n\n']
     tf_import = ""
     if kind == "plain":
@@ -704,7 +705,7 @@ def make_file(kind: str, rng: random.Random, target_lines: int = 340) -> str:
         parts.append(_fill(template, rng, 0, loss=rng.choice(LOSSES), optimizer=optimizer, classes=str(rng.randint(2, 9))))
     blocks = _BLOCKS[kind]
     n = 1
-    while sum(p.count("\n") for p in parts) < target_lines:
+    while (n <= functions) if functions is not None else (sum(p.count("\n") for p in parts) < target_lines):
         block = _fill(rng.choice(blocks), rng, n)
         parts.append("\n" + block)
         n += 1

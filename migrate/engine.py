@@ -754,10 +754,10 @@ def _remove_unused_top_level_imports(code: str, view: SourceView, pending: list,
     body = view.tree.body
     top = {id(stmt) for stmt in body}
     module_scope = {id(node) for node in _module_scope_statements(body)}
-    for node in ast.walk(view.tree):
-        if isinstance(node, (ast.Import, ast.ImportFrom)) and id(node) not in module_scope and _binds_any(node, names):
+    for node in view.nodes_of(ast.Import, ast.ImportFrom):
+        if id(node) not in module_scope and _binds_any(node, names):
             return None  # an import in a function or class: its scope is the visitor's to judge
-    strings = _strings_read_as_names(view.tree)
+    strings = _strings_read_as_names(view)
     if any(name in string for name in names for string in strings):
         return None  # perhaps named in an annotation or `__all__`: the visitor must look
     if reads is None:
@@ -814,25 +814,21 @@ def _module_scope_statements(body: list[ast.stmt]):
             stack.extend(case.body)
 
 
-def _strings_read_as_names(tree: ast.Module) -> list[str]:
+def _strings_read_as_names(view: SourceView) -> list[str]:
     """Strings LibCST's import visitors may read names from: in annotations, in `TypeVar(...)`
     calls and in statements about `__all__` (a superset: every string under such a node)."""
-    roots: list[ast.AST] = []
-    for node in ast.walk(tree):
-        if isinstance(node, ast.arg) and node.annotation is not None:
-            roots.append(node.annotation)
-        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.returns is not None:
-            roots.append(node.returns)
-        elif isinstance(node, ast.AnnAssign):
+    roots: list[ast.AST] = [node.annotation for node in view.nodes_of(ast.arg) if node.annotation is not None]
+    roots += [node.returns for node in view.nodes_of(ast.FunctionDef, ast.AsyncFunctionDef) if node.returns is not None]
+    roots += view.nodes_of(ast.AnnAssign)
+    for node in view.nodes_of(ast.Call):
+        func = node.func
+        if (isinstance(func, ast.Name) and func.id == "TypeVar") or (isinstance(func, ast.Attribute) and func.attr == "TypeVar"):
             roots.append(node)
-        elif isinstance(node, ast.Call):
-            func = node.func
-            if (isinstance(func, ast.Name) and func.id == "TypeVar") or (isinstance(func, ast.Attribute) and func.attr == "TypeVar"):
-                roots.append(node)
-        elif isinstance(node, (ast.Assign, ast.AugAssign, ast.Expr)) and "__all__" in {
-            n.id for n in ast.walk(node) if isinstance(n, ast.Name)
-        }:
-            roots.append(node)
+    if "__all__" in view.source:
+        roots += [
+            node for node in view.nodes_of(ast.Assign, ast.AugAssign, ast.Expr)
+            if any(isinstance(n, ast.Name) and n.id == "__all__" for n in ast.walk(node))
+        ]
     return [n.value for root in roots for n in ast.walk(root) if isinstance(n, ast.Constant) and isinstance(n.value, str)]
 
 

@@ -103,6 +103,37 @@ class TextPlan:
             ctx.drop_import_if_unused(module, obj, asname)
 
 
+def index_by_type(tree: ast.AST) -> dict[type, list[ast.AST]]:
+    """The tree's nodes grouped by exact type, each group in depth-first order."""
+    by_type: dict[type, list[ast.AST]] = {}
+    AST, fields = ast.AST, _FIELDS
+    stack = [tree]
+    pop, push = stack.pop, stack.append
+    while stack:
+        node = pop()
+        kind = type(node)
+        group = by_type.get(kind)
+        if group is None:
+            group = by_type[kind] = []
+        group.append(node)
+        names = fields.get(kind) or _child_fields(kind)
+        for name in reversed(names):
+            value = getattr(node, name, None)
+            if value is None:
+                continue
+            if type(value) is list:
+                for item in reversed(value):
+                    if isinstance(item, AST):
+                        push(item)
+            elif isinstance(value, AST):
+                push(value)
+    return by_type
+
+
+def _position(node: ast.AST) -> tuple[int, int]:
+    return getattr(node, "lineno", 0), getattr(node, "col_offset", 0)
+
+
 def heeded_removals(entries: list[tuple[str, str | None, str | None]]) -> list[tuple[str, str | None, str | None]]:
     """The removal requests LibCST's RemoveImportsVisitor acts on: of the aliases asked of one
     `import module`, only the last (it keeps one per module); every `from module import name`."""
@@ -131,6 +162,19 @@ class SourceView:
         self.lines = SourceLines(source)
         self.names = names if names is not None else AliasTable.from_ast(tree, self.lines)
         self._scanned = False
+        self._by_type: dict[type, list[ast.AST]] | None = None
+
+    def nodes_of(self, *kinds: type) -> list:
+        """Every node of the tree of one of these exact types (one type: depth-first order; several:
+        by position). The tree is walked
+        once for all the rules that share this view (an `ast.walk` per rule cost more than the rules)."""
+        if self._by_type is None:
+            self._by_type = index_by_type(self.tree)
+        if len(kinds) == 1:
+            return self._by_type.get(kinds[0], [])
+        found = [node for kind in kinds for node in self._by_type.get(kind, ())]
+        found.sort(key=_position)
+        return found
 
     # -- the one walk -----------------------------------------------------------------------
     def _scan(self) -> None:

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import ast
+
 import libcst as cst
 
 from tfmigrate import ctl_codegen
 from tfmigrate.hosted import HOSTED_CANNED, canned_note
 from tfmigrate.estimator_sites import EstimatorSiteRule, _fresh, _Site
 from tfmigrate.modelfn import OPTIMIZERS, _OPTIMIZER_DROP, names_in
-from tfmigrate.names import dotted
+from tfmigrate.names import ast_dotted, dotted
 from tfmigrate.rule import RUNTIME_ALIAS, RUNTIME_MODULE
 
 _DNN_V2 = ("hidden_units", "feature_columns", "model_dir")
@@ -173,8 +175,25 @@ class CannedEstimatorsToKeras(EstimatorSiteRule):
         self.builds: dict[int, str] = {}
         # TFM201 built `tfm.feature_columns.InputLayer`/`LinearModel` from a model_fn's
         # `input_layer`/`linear_model`: the columns they are given must be the runtime's too.
-        self.runtime_column_layers = _calls_runtime_column_layer(node, self.ctx.names)
+        self.runtime_column_layers = self._calls_runtime_column_layer(node)
         return super().visit_Module(node)
+
+    def _calls_runtime_column_layer(self, node: cst.Module) -> bool:
+        """`_calls_runtime_column_layer`, read from the pass's input text while no model_fn rule
+        (the rules that build the column layers) has changed the module: a CST walk of a large
+        module costs a second, `ast` a few milliseconds."""
+        source = self.ctx.source
+        if not source or {"TFM201", "TFM301"} & set(self.ctx.applied):
+            return _calls_runtime_column_layer(node, self.ctx.names)
+        if "InputLayer" not in source and "LinearModel" not in source:
+            return False
+        names = self.ctx.names
+        for call in ast.walk(ast.parse(source)):
+            if isinstance(call, ast.Call):
+                name = ast_dotted(call.func)
+                if name is not None and _qualified_column_layer(name, names):
+                    return True
+        return False
 
     # -- the estimator class at a call ---------------------------------------------------------
     def _class_of(self, call: cst.Call) -> tuple[str, str] | None:
@@ -291,22 +310,26 @@ class CannedEstimatorsToKeras(EstimatorSiteRule):
         return updated
 
 
+_COLUMN_LAYERS = frozenset(f"{RUNTIME_MODULE}.feature_columns.{cls}" for cls in ("InputLayer", "LinearModel"))
+
+
+def _qualified_column_layer(name: str, names) -> bool:
+    """Whether the dotted callee `name` is the runtime's `InputLayer` or `LinearModel`."""
+    if name.startswith(RUNTIME_ALIAS + ".") and RUNTIME_ALIAS not in names.aliases:
+        # The runtime import an earlier rule scheduled is not in the alias table yet.
+        return RUNTIME_MODULE + name[len(RUNTIME_ALIAS):] in _COLUMN_LAYERS
+    return names.qualify_dotted(name) in _COLUMN_LAYERS
+
+
 def _calls_runtime_column_layer(module: cst.Module, names) -> bool:
     """Whether `module` calls `tfmigrate.runtime.feature_columns.InputLayer` or `LinearModel`."""
-    wanted = {f"{RUNTIME_MODULE}.feature_columns.{cls}" for cls in ("InputLayer", "LinearModel")}
     found = False
-
-    def qualified(func: cst.BaseExpression) -> str | None:
-        name = dotted(func) or ""
-        if name.startswith(RUNTIME_ALIAS + ".") and RUNTIME_ALIAS not in names.aliases:
-            # The runtime import an earlier rule scheduled is not in the alias table yet.
-            return RUNTIME_MODULE + name[len(RUNTIME_ALIAS):]
-        return names.qualify(func)
 
     class _Finder(cst.CSTVisitor):
         def visit_Call(self, call: cst.Call) -> None:
             nonlocal found
-            found = found or qualified(call.func) in wanted
+            name = dotted(call.func)
+            found = found or (name is not None and _qualified_column_layer(name, names))
 
     module.visit(_Finder())
     return found

@@ -595,7 +595,7 @@ class CompatV1ToV2(Rule):
             text, todo = plan_chain(full, tf, scope_module, self.ctx.tf1_program)
             if chain.call and _signature_changes().get(_v1_path(full) or ""):
                 if calls is None:
-                    calls = {id(node.func): node for node in ast.walk(view.tree) if isinstance(node, ast.Call)}
+                    calls = {id(node.func): node for node in view.nodes_of(ast.Call)}
                 call = calls.get(id(chain.node))
                 if call is None:
                     return None
@@ -714,11 +714,11 @@ def _iterator_edits(view: SourceView, names, tf: str) -> list[tuple[int, int, st
     respellings inside `ds` still apply; None when LibCST's output could differ (parentheses,
     spacing or comments around the method, calls nested in one another, f-strings)."""
     data = view.lines.data
-    in_fstring = {id(n) for s in ast.walk(view.tree) if isinstance(s, ast.JoinedStr) for n in ast.walk(s)}
+    in_fstring = {id(n) for s in view.nodes_of(ast.JoinedStr) for n in ast.walk(s)}
     edits: list[tuple[int, int, str]] = []
     spans: list[tuple[int, int]] = []
-    for node in ast.walk(view.tree):
-        if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in _ITERATOR_METHODS):
+    for node in view.nodes_of(ast.Call):
+        if not (isinstance(node.func, ast.Attribute) and node.func.attr in _ITERATOR_METHODS):
             continue
         if node.args or node.keywords:
             continue
@@ -739,17 +739,6 @@ def _iterator_edits(view: SourceView, names, tf: str) -> list[tuple[int, int, st
     if any(b[0] < a[1] for a, b in zip(spans, spans[1:])):
         return None
     return edits
-
-
-def _ast_dotted(node: ast.expr) -> str | None:
-    parts = []
-    while isinstance(node, ast.Attribute):
-        parts.append(node.attr)
-        node = node.value
-    if not isinstance(node, ast.Name):
-        return None
-    parts.append(node.id)
-    return ".".join(reversed(parts))
 
 
 # Where removed TF1 modules were imported from, and the `_REMOVED` entry saying what to do.

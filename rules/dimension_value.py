@@ -64,8 +64,8 @@ class DimensionValue(Rule):
         plan = TextPlan()
         lines = view.lines
         tf = self.ctx.tf2_alias
-        for node in ast.walk(view.tree):
-            if not (isinstance(node, ast.Attribute) and node.attr == "value" and _is_shape_item(node.value)):
+        for node in view.nodes_of(ast.Attribute):
+            if not (node.attr == "value" and _is_shape_item(node.value)):
                 continue
             item = node.value
             if getattr(item, "end_lineno", None) is None or node.end_lineno is None:
