@@ -39,18 +39,11 @@ TF1 Estimator/TPUEstimator behaviour on TF2 + Keras 3:
   * `losses`: TF1-faithful `tf.compat.v1.losses` (weights and `Reduction`s), and
     `scale_loss_for_replicas` for the loss a Keras `compute_loss` returns under a strategy.
 
-Custom training loops, layered like Orbit:
+Custom training loops:
 
-  * `Trainer` / `Evaluator`: the inner loop, `train(num_steps)` / `evaluate(num_steps)`.
-  * `StandardTrainer` / `StandardEvaluator` (+ their frozen `*Options`): those as per-step hooks,
-    run as one `tf.while_loop` per loop or one `tf.function` call per step;
-    `KerasModelTrainer` / `KerasModelEvaluator`: the step of a compiled Keras model, with
-    `model.fit`'s numbers.
-  * `Controller`: the outer loop (`steps_per_loop`, checkpoints, summaries, actions, chief-only
-    writes).
-  * `create_loop_fn` / `create_one_step_fn` / `create_tf_while_loop_fn`: the loop functions.
   * `ctl.EstimatorLoop`: the host side (Estimator's `train`/`evaluate`/`predict` contract) of the
-    custom training loops `tfmigrate --target ctl` writes.
+    custom training loops `tfmigrate --target ctl` writes; `engine` runs their inner loops.
+  * `is_chief`: whether this process is the chief of a strategy's cluster (the one that writes).
 """
 
 from . import (
@@ -59,24 +52,12 @@ from . import (
 )
 from . import estimator
 from .checkpoints import CHECKPOINT_NAME, is_tf1_checkpoint, latest_checkpoint
-from .cluster import TFConfig, parse_tf_config
+from .cluster import TFConfig, is_chief, parse_tf_config
 from .config import InputPipelineConfig, RunConfig, TPUConfig
 from .hparams import HParams
-from .controller import Controller, is_chief
 from .inputs import InputFnData, ModeKeys, input_fn_data
-from .interfaces import Evaluator, Trainer
 from .keras_compat import evaluate, fit, predict, seed_from_config
-from .loops import LoopOutput, create_loop_fn, create_one_step_fn, create_tf_while_loop_fn
 from .losses import Reduction, scale_loss_for_replicas
-from .standard import (
-    KerasModelEvaluator,
-    KerasModelTrainer,
-    StandardEvaluator,
-    StandardEvaluatorOptions,
-    StandardTrainer,
-    StandardTrainerOptions,
-    distribute_dataset,
-)
 from .predictions import predict_examples
 from .export import export_saved_model
 from .training import EvalSpec, TrainSpec, train_and_evaluate
@@ -135,20 +116,5 @@ __all__ = [
     "tf1",
     "strategy_from_config",
     "train_step",
-    # Custom training loops.
-    "Controller",
-    "Evaluator",
-    "KerasModelEvaluator",
-    "KerasModelTrainer",
-    "LoopOutput",
-    "StandardEvaluator",
-    "StandardEvaluatorOptions",
-    "StandardTrainer",
-    "StandardTrainerOptions",
-    "Trainer",
-    "create_loop_fn",
-    "create_one_step_fn",
-    "create_tf_while_loop_fn",
-    "distribute_dataset",
     "is_chief",
 ]

@@ -47,6 +47,7 @@ from typing import Any, Callable, Iterable, Mapping, NamedTuple
 import numpy as np
 import tensorflow as tf
 
+from . import summary
 from ._logging import logger
 
 keras = tf.keras
@@ -413,9 +414,7 @@ class SessionRunHook(keras.callbacks.Callback):
 
 
 def _write_scalar(name: str, value: float, step: int) -> None:
-    from .controller import write_scalar
-
-    write_scalar(name, value, step)
+    summary.scalar(name, value, step)
 
 
 # -- TF1's hooks ---------------------------------------------------------------------------------
