@@ -622,7 +622,7 @@ class CannedModel(keras.Model):
                 optimizers.append(optimizer)
                 if not optimizer.built:
                     optimizer.build([v for v in self._part_variables[part] if v.trainable])
-                for attr, suffix, scale in tf1._slot_map(optimizer):  # noqa: SLF001
+                for attr, suffix, scale in tf1.slot_map(optimizer):
                     if self.api == "v2":
                         scale = 1.0  # Keras 2 kept Keras's own slot values
                     slots = getattr(optimizer, attr)

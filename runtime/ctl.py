@@ -52,7 +52,7 @@ import tensorflow as tf
 from . import checkpoints, cluster, engine
 from . import hooks as hooks_lib
 from ._logging import logger
-from .keras_compat import _DataSource, _check_steps, _ensure_built, seed_from_config, training_summaries
+from .keras_compat import DataSource, check_steps, ensure_built, seed_from_config, training_summaries
 from .strategy import cluster_coordinator
 
 __all__ = ["CannedLoop", "EstimatorLoop"]
@@ -131,7 +131,7 @@ class EstimatorLoop:
     def _build_variables(self, data: Any) -> None:
         """Creates the model's and the optimizer's variables (the model from the data's first batch)."""
         if not self.model.built:
-            features, _, _ = keras.utils.unpack_x_y_sample_weight(_DataSource(data, self.strategy).first_batch())
+            features, _, _ = keras.utils.unpack_x_y_sample_weight(DataSource(data, self.strategy).first_batch())
             with self.strategy.scope():
                 self.model(features, training=False)
         if not self.optimizer.built:
@@ -181,7 +181,7 @@ class EstimatorLoop:
 
     def distribute(self, data: Any, limit: int | None = None) -> Any:
         """`data` (a dataset, an `InputFnData` or a dataset function) distributed over the replicas."""
-        return _DataSource(data, self.strategy).distributed(limit)
+        return DataSource(data, self.strategy).distributed(limit)
 
     # -- train ---------------------------------------------------------------------------------
 
@@ -218,8 +218,8 @@ class EstimatorLoop:
         """
         if steps is not None and max_steps is not None:
             raise ValueError("Can not provide both `steps` and `max_steps`.")
-        steps = _check_steps(steps, "steps")
-        max_steps = _check_steps(max_steps, "max_steps")
+        steps = check_steps(steps, "steps")
+        max_steps = check_steps(max_steps, "max_steps")
         self._prepare(data)
         start = self.global_step
         if max_steps is not None and start >= max_steps:
@@ -273,7 +273,7 @@ class EstimatorLoop:
         """Session runs of `per_run` steps (under ParameterServerStrategy, waves of one per worker)."""
         if _is_parameter_server(self.strategy):
             coordinator = cluster_coordinator(self.strategy)
-            iterator = iter(coordinator.create_per_worker_dataset(_DataSource(data, self.strategy).per_worker()))
+            iterator = iter(coordinator.create_per_worker_dataset(DataSource(data, self.strategy).per_worker()))
         else:
             iterator = iter(self.distribute(data, limit))
         done = 0
@@ -343,7 +343,7 @@ class EstimatorLoop:
             ValueError: If `steps` is not positive, or `model_dir` has no checkpoint for a loop
                 that never trained (as TF1 raised).
         """
-        steps = _check_steps(steps, "steps")
+        steps = check_steps(steps, "steps")
         if checkpoint_path is None:
             self._check_trained("evaluate")
         self._prepare(data)
@@ -356,7 +356,7 @@ class EstimatorLoop:
         for metric in self.eval_metrics:
             metric.reset_state()
         if _is_parameter_server(self.strategy):
-            iterator = iter(_DataSource(data, self.strategy).local(steps))  # On the coordinator.
+            iterator = iter(DataSource(data, self.strategy).local(steps))  # On the coordinator.
         else:
             iterator = iter(self.distribute(data, steps))
         loss_sum, batches = 0.0, 0
@@ -437,7 +437,7 @@ class EstimatorLoop:
         if isinstance(predict_keys, str):
             predict_keys = [predict_keys]
         if _is_parameter_server(self.strategy):
-            batches, step = _DataSource(data, self.strategy).local(None), tf.function(self.predict_step)
+            batches, step = DataSource(data, self.strategy).local(None), tf.function(self.predict_step)
         else:
             batches, step = self.distribute(data), self.distributed_predict_step
         run_hooks = self._hooks(hooks, "infer", "predict")
@@ -560,7 +560,7 @@ class CannedLoop(EstimatorLoop):
 
     def _build_variables(self, data: Any) -> None:
         # As `tfm.fit` builds it: every layer, the optimizer, the TF-native increments some strategies need.
-        _ensure_built(self.model, _DataSource(data, self.strategy), with_labels=False)
+        ensure_built(self.model, DataSource(data, self.strategy), with_labels=False)
 
     def restore_path(self, path: str) -> str:
         """Restores the checkpoint `path` (the runtime's, or the canned estimator's TF1 one) as

@@ -4,7 +4,7 @@ Keras 3 model, under every `tf.distribute` strategy kind.
 Separation of concerns:
   * `fit`/`evaluate`/`predict` own the *outer* TF1 contract: `steps` vs `max_steps`, the global step
     (`model.optimizer.iterations`), restoring from and saving to `model_dir`, the random seed.
-  * `_DataSource` owns how the data reaches the loop: a `tf.data.Dataset` is given as is (Keras splits
+  * `DataSource` owns how the data reaches the loop: a `tf.data.Dataset` is given as is (Keras splits
     its global batches across replicas); an `InputFnData` with `per_replica=False` becomes the
     dataset of one input pipeline; a per-replica `InputFnData` or any function of
     `tf.distribute.InputContext` goes through `strategy.distribute_datasets_from_function`. For the
@@ -75,7 +75,7 @@ _KERAS_EPOCH_KWARGS = ("epochs", "steps_per_epoch", "initial_epoch")
 # -- data ----------------------------------------------------------------------------------------
 
 
-class _DataSource:
+class DataSource:
     """`fit`/`evaluate`'s `data`, turned into what Keras consumes for a given strategy."""
 
     def __init__(self, data: Any, strategy: tf.distribute.Strategy, *, argument: str = "data") -> None:
@@ -94,7 +94,7 @@ class _DataSource:
                 f"or a function of tf.distribute.InputContext, got {type(data).__name__}."
             )
 
-    def with_class_weight(self, class_weight: Mapping[int, float] | None) -> "_DataSource":
+    def with_class_weight(self, class_weight: Mapping[int, float] | None) -> "DataSource":
         """This data with Keras's `class_weight` turned into per-example sample weights.
 
         Keras's own map (`make_class_weight_map_fn`, what `model.fit(class_weight=...)` applies to a
@@ -107,7 +107,7 @@ class _DataSource:
             raise TypeError(f"`class_weight` must be a dict of class index -> weight, got {type(class_weight).__name__}.")
         from keras.src.trainers.data_adapters.tf_dataset_adapter import make_class_weight_map_fn
 
-        weighted = _DataSource(self.data, self.strategy)
+        weighted = DataSource(self.data, self.strategy)
         weighted._map = make_class_weight_map_fn(dict(class_weight))
         return weighted
 
@@ -211,7 +211,7 @@ def _check_model(model: Any, caller: str, *, compiled: bool = True) -> None:
         )
 
 
-def _ensure_built(model: keras.Model, source: _DataSource, *, with_labels: bool = True) -> None:
+def ensure_built(model: keras.Model, source: DataSource, *, with_labels: bool = True) -> None:
     """Creates every model, optimizer and compiled-metric variable before any step runs.
 
     A checkpoint can then be restored into them, and no variable is created inside a step: under
@@ -331,14 +331,14 @@ def seed_from_config(config: Any) -> None:
 
 
 def _prepare(
-    model: keras.Model, source: _DataSource, config: Any, model_dir: str | None, *, with_labels: bool = True
+    model: keras.Model, source: DataSource, config: Any, model_dir: str | None, *, with_labels: bool = True
 ) -> ModelState:
     """Seeds, builds and (once per model object) restores `model`; returns its runtime state."""
     state = model_state(model)
     if getattr(config, "tf_random_seed", None) is not None and not state.seeded:
         seed_from_config(config)
         state.seeded = True
-    _ensure_built(model, source, with_labels=with_labels)
+    ensure_built(model, source, with_labels=with_labels)
     restored = None
     if model_dir is not None and not state.restored:
         restored = checkpoints.restore_latest(model, model_dir)
@@ -357,7 +357,7 @@ def _global_step(model: keras.Model) -> int:
     return int(model.optimizer.iterations.numpy())
 
 
-def _check_steps(value: Any, name: str) -> int | None:
+def check_steps(value: Any, name: str) -> int | None:
     if value is None:
         return None
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
@@ -633,8 +633,8 @@ def fit(
     _check_model(model, "fit")
     if steps is not None and max_steps is not None:
         raise ValueError("Can not provide both `steps` and `max_steps`.")
-    steps = _check_steps(steps, "steps")
-    max_steps = _check_steps(max_steps, "max_steps")
+    steps = check_steps(steps, "steps")
+    max_steps = check_steps(max_steps, "max_steps")
     reserved = sorted(set(fit_kwargs) & set(_RESERVED_FIT_KWARGS))
     if reserved:
         raise TypeError(
@@ -645,7 +645,7 @@ def fit(
     validation = _validation_arguments(fit_kwargs, model.distribute_strategy)
     class_weight = fit_kwargs.pop("class_weight", None)
     model_dir = _resolve_model_dir(model_dir, config)
-    source = _DataSource(data, model.distribute_strategy)
+    source = DataSource(data, model.distribute_strategy)
     state = _prepare(model, source, config, model_dir)
     train_source = source.with_class_weight(class_weight)
 
@@ -748,8 +748,8 @@ def _epoch_arguments(
             f"{', '.join(f'`{key}`' for key in given)} (epochs x steps_per_epoch), not both: "
             f"{estimator} counts global steps across `fit` calls, Keras's epochs count within one call."
         )
-    epochs = _check_steps(given.get("epochs", 1), "epochs")
-    steps_per_epoch = _check_steps(given.get("steps_per_epoch"), "steps_per_epoch")
+    epochs = check_steps(given.get("epochs", 1), "epochs")
+    steps_per_epoch = check_steps(given.get("steps_per_epoch"), "steps_per_epoch")
     initial_epoch = given.get("initial_epoch", 0)
     if isinstance(initial_epoch, bool) or not isinstance(initial_epoch, (int, np.integer)):
         raise TypeError(f"`initial_epoch` must be an int, got {initial_epoch!r}.")
@@ -761,13 +761,13 @@ def _epoch_arguments(
 def _validation_arguments(fit_kwargs: dict[str, Any], strategy: tf.distribute.Strategy) -> engine.Validation | None:
     """Pops Keras's `validation_data`/`validation_steps`/`validation_freq` (data as for `fit`)."""
     data = fit_kwargs.pop("validation_data", None)
-    steps = _check_steps(fit_kwargs.pop("validation_steps", None), "validation_steps")
+    steps = check_steps(fit_kwargs.pop("validation_steps", None), "validation_steps")
     freq = fit_kwargs.pop("validation_freq", 1)
     if data is None:
         if steps is not None:
             raise ValueError("tfmigrate.runtime.fit: `validation_steps` needs `validation_data`.")
         return None
-    return engine.Validation(_DataSource(data, strategy, argument="validation_data"), steps, freq)
+    return engine.Validation(DataSource(data, strategy, argument="validation_data"), steps, freq)
 
 
 class _EpochBudget(keras.callbacks.Callback):
@@ -884,12 +884,12 @@ def evaluate(
             does not take.
     """
     _check_model(model, "evaluate")
-    steps = _check_steps(steps, "steps")
+    steps = check_steps(steps, "steps")
     for key in ("x", "y", "batch_size", "return_dict"):
         if key in kwargs:
             raise TypeError(f"tfmigrate.runtime.evaluate sets `{key}` itself.")
     model_dir = _resolve_model_dir(model_dir, config)
-    source = _DataSource(data, model.distribute_strategy)
+    source = DataSource(data, model.distribute_strategy)
     if checkpoint_path is None:
         _check_trained(model, model_dir, "evaluate")
     _prepare(model, source, config, model_dir)
@@ -1006,12 +1006,12 @@ def predict(
         TypeError: For `data` of an unsupported type or a reserved keyword.
     """
     _check_model(model, "predict", compiled=False)
-    steps = _check_steps(steps, "steps")
+    steps = check_steps(steps, "steps")
     for key in ("x", "batch_size"):
         if key in kwargs:
             raise TypeError(f"tfmigrate.runtime.predict sets `{key}` itself.")
     model_dir = _resolve_model_dir(model_dir, config)
-    source = _DataSource(data, model.distribute_strategy)
+    source = DataSource(data, model.distribute_strategy)
     if checkpoint_path is None:
         _check_trained(model, model_dir, "predict")
     _prepare(model, source, config, model_dir, with_labels=False)

@@ -28,7 +28,7 @@ import tensorflow as tf
 from .. import canned as _canned
 from .. import feature_columns as _fc
 from ..checkpoints import latest_checkpoint as _latest_checkpoint
-from .core import CheckpointReader, _config_with_model_dir
+from .core import CheckpointReader, config_with_model_dir
 
 __all__ = [
     "BaselineClassifier", "BaselineRegressor", "DNNClassifier", "DNNLinearCombinedClassifier",
@@ -139,7 +139,7 @@ class _CannedEstimator(CheckpointReader):
             raise TypeError(f"{type(self).__name__}() ({api}) got unexpected keyword arguments {unknown}")
         for name in _IGNORED:
             kwargs.pop(name, None)
-        self._config = _config_with_model_dir(kwargs.pop("config", None), kwargs.pop("model_dir", None))
+        self._config = config_with_model_dir(kwargs.pop("config", None), kwargs.pop("model_dir", None))
         self._model_dir = self._config.model_dir
         self._api = api
         memo: dict = {}
