@@ -39,6 +39,7 @@ from typing import Any, Callable, Mapping
 import tensorflow as tf
 
 from . import cluster
+from .early_stopping import read_eval_metrics
 from ._logging import logger, warn_once
 
 keras = tf.keras
@@ -613,8 +614,6 @@ class BestExporter(_SavedModelExporter):
         return export_result
 
     def _best_from_events(self, pattern: str) -> Any:
-        from .hooks import read_eval_metrics
-
         best = None
         directories = sorted({os.path.dirname(p) for p in tf.io.gfile.glob(pattern)})
         for directory in directories:

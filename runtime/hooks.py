@@ -38,7 +38,6 @@ Separation of concerns:
 from __future__ import annotations
 
 import collections
-import operator
 import os
 import time
 import weakref
@@ -47,8 +46,9 @@ from typing import Any, Callable, Iterable, Mapping, NamedTuple
 import numpy as np
 import tensorflow as tf
 
-from . import summary
+from . import early_stopping, summary
 from ._logging import logger
+from .early_stopping import eval_dir, read_eval_metrics, write_eval_results
 
 keras = tf.keras
 
@@ -749,52 +749,6 @@ class ProfilerHook(SessionRunHook):
 # -- early stopping (tf.estimator.experimental) --------------------------------------------------
 
 
-def eval_dir(model_dir: str | os.PathLike, name: str | None = None) -> str:
-    """Where TF1 `Estimator.evaluate(name=...)` wrote its results: `model_dir/eval[_name]`."""
-    return os.path.join(os.fspath(model_dir), "eval" if not name else "eval_" + name)
-
-
-def write_eval_results(directory: str, results: Mapping[str, Any], step: int) -> None:
-    """Writes evaluation results as TF1 did: one scalar summary per metric at `step` (simple values)."""
-    os.makedirs(directory, exist_ok=True)
-    writer = tf.summary.create_file_writer(directory)
-    with writer.as_default(step=step):
-        for key, value in sorted(results.items()):
-            array = np.asarray(value)
-            if key == "global_step" or array.size != 1 or not np.issubdtype(array.dtype, np.number):
-                continue
-            _write_scalar(key, float(array), step)
-    writer.flush()
-    writer.close()
-
-
-def read_eval_metrics(directory: str) -> "collections.OrderedDict[int, dict[str, float]]":
-    """`{global_step: {metric: value}}` from the event files in `directory`, sorted by step.
-
-    Reads TF1's `simple_value` summaries and TF2's scalar tensors alike, so a model directory
-    evaluated by the original program counts too.
-    """
-    metrics: dict[int, dict[str, float]] = collections.defaultdict(dict)
-    if tf.io.gfile.exists(directory):
-        for path in sorted(tf.io.gfile.glob(os.path.join(directory, "*.tfevents.*"))):
-            try:
-                for record in tf.data.TFRecordDataset(path):
-                    event = tf.compat.v1.Event.FromString(record.numpy())
-                    if not event.HasField("summary"):
-                        continue
-                    found = {}
-                    for value in event.summary.value:
-                        if value.HasField("simple_value"):
-                            found[value.tag] = value.simple_value
-                        elif value.HasField("tensor") and value.tensor.dtype == tf.float32.as_datatype_enum:
-                            found[value.tag] = float(tf.make_ndarray(value.tensor))
-                    if found:
-                        metrics[event.step].update(found)
-            except tf.errors.DataLossError:
-                logger.warning("Skipping the rest of the corrupted event file %s.", path)
-    return collections.OrderedDict(sorted(metrics.items()))
-
-
 class _StopOnPredicateHook(SessionRunHook):
     def __init__(self, should_stop_fn: Callable[[], bool], run_every_secs=60, run_every_steps=None) -> None:
         super().__init__()
@@ -835,37 +789,13 @@ def _model_dir_of(model_dir: Any) -> str:
 
 def _threshold_hook(model_dir, metric_name, threshold, higher_is_better, eval_dir_, min_steps, run_every_secs, run_every_steps):
     directory = eval_dir_ if eval_dir_ is not None else eval_dir(_model_dir_of(model_dir))
-    better = operator.gt if higher_is_better else operator.lt
-
-    def should_stop() -> bool:
-        for step, metrics in read_eval_metrics(directory).items():
-            if step < min_steps:
-                continue
-            if better(metrics[metric_name], threshold):
-                logger.info("At step %s, metric %r has value %s: early stopping.", step, metric_name, metrics[metric_name])
-                return True
-        return False
-
+    should_stop = early_stopping.threshold_crossed(directory, metric_name, threshold, higher_is_better, min_steps)
     return make_early_stopping_hook(model_dir, should_stop, run_every_secs, run_every_steps)
 
 
 def _no_improvement_hook(model_dir, metric_name, max_steps, higher_is_better, eval_dir_, min_steps, run_every_secs, run_every_steps):
     directory = eval_dir_ if eval_dir_ is not None else eval_dir(_model_dir_of(model_dir))
-    better = operator.gt if higher_is_better else operator.lt
-
-    def should_stop() -> bool:
-        best = best_step = None
-        for step, metrics in read_eval_metrics(directory).items():
-            if step < min_steps:
-                continue
-            value = metrics[metric_name]
-            if best is None or better(value, best):
-                best, best_step = value, step
-            if step - best_step >= max_steps:
-                logger.info("No improvement in metric %r for %s steps: early stopping.", metric_name, step - best_step)
-                return True
-        return False
-
+    should_stop = early_stopping.no_improvement(directory, metric_name, max_steps, higher_is_better, min_steps)
     return make_early_stopping_hook(model_dir, should_stop, run_every_secs, run_every_steps)
 
 

@@ -60,7 +60,7 @@ import keras
 import numpy as np
 import tensorflow as tf
 
-from . import checkpoints, cluster, engine
+from . import checkpoints, cluster, early_stopping, engine
 from ._state import ModelState, model_state
 from ._logging import logger
 from .inputs import InputFnData
@@ -954,9 +954,7 @@ def _evaluate_logs(model, source, steps, model_dir, hooks, name, kwargs) -> dict
     results = {key: _to_python(value) for key, value in logs.items()}
     results["global_step"] = _global_step(model)
     if model_dir is not None and cluster.is_chief(model.distribute_strategy):
-        from .hooks import eval_dir, write_eval_results
-
-        write_eval_results(eval_dir(model_dir, name), results, results["global_step"])
+        early_stopping.write_eval_results(early_stopping.eval_dir(model_dir, name), results, results["global_step"])
     return results
 
 
