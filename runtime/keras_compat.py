@@ -17,8 +17,8 @@ Separation of concerns:
       kind                    fit                          evaluate / predict
       default, one_device     Keras                        Keras
       mirrored                Keras, with the runtime's    Keras
-                              device loop (`_device_loop`)
-      central_storage         Keras (+ `_use_native_increments`)
+                              device loop (`keras_workarounds.device_loop`)
+      central_storage         Keras (+ `keras_workarounds.use_native_increments`)
       tpu                     Keras (untested here: no TPU)
       multi_worker_mirrored   engine (keras-team/keras#20585)
       parameter_server        engine (no Keras 3 support): steps scheduled on the workers;
@@ -34,7 +34,7 @@ device loops, ending at the next multiple of k (measured: n=5, k=4 -> 8 steps), 
 shortened the last loop. The runtime therefore also cuts the data to n batches (`take`), and Keras's
 device loop stops when its input ends (n=5, k=4 -> 4 + 1 steps).
 
-Under MirroredStrategy `fit` runs its own training loop instead of Keras's (`_device_loop`):
+Under MirroredStrategy `fit` runs its own training loop instead of Keras's (`keras_workarounds.device_loop`):
 Keras 3.15's loop calls `strategy.run` inside a `tf.cond` and fails with "You must feed a value for
 placeholder tensor" when `steps_per_execution > 1` (keras-team/keras#19246, measured on 2 CPUs),
 and at the end of a finite `distribute_datasets_from_function` dataset it starts one more step
@@ -44,13 +44,12 @@ global step 6). The runtime's loop (the engine's `multi_step_function`) asks
 (measured: identical weights and logs to Keras's loop with `steps_per_execution=1`).
 
 Under CentralStorageStrategy and ParameterServerStrategy Keras's `Variable.assign_add` (a read,
-then an assignment) counts wrongly; `_use_native_increments` explains and fixes it.
+then an assignment) counts wrongly; `keras_workarounds.use_native_increments` explains and fixes it.
 """
 
 from __future__ import annotations
 
 import contextlib
-import functools
 import os
 import threading
 import warnings
@@ -60,7 +59,7 @@ import keras
 import numpy as np
 import tensorflow as tf
 
-from . import checkpoints, cluster, early_stopping, engine
+from . import checkpoints, cluster, early_stopping, engine, keras_workarounds
 from ._state import ModelState, model_state
 from ._logging import logger
 from .inputs import InputFnData
@@ -236,51 +235,7 @@ def ensure_built(model: keras.Model, source: DataSource, *, with_labels: bool = 
         # What Keras's own `fit` does before its first step (symbolic: no data is computed on).
         with strategy.scope():
             model._symbolic_build(data_batch=source.first_batch() if batch is None else batch)  # noqa: SLF001
-    _use_native_increments(model)
-
-
-def _native_assign_add(variable: Any, value: Any) -> Any:
-    return variable.value.assign_add(tf.cast(value, variable.value.dtype))
-
-
-def _native_assign_sub(variable: Any, value: Any) -> Any:
-    return variable.value.assign_sub(tf.cast(value, variable.value.dtype))
-
-
-def _use_native_increments(model: keras.Model) -> None:
-    """Makes `assign_add`/`assign_sub` of the model's Keras variables one TF operation where needed.
-
-    Keras 3's `Variable.assign_add(d)` is `assign(self + d)`, a read then a write
-    (keras/src/backend/common/variables.py). Two strategies break on that:
-
-      * CentralStorageStrategy: a metric's `total`/`count` is one `AggregatingVariable` with SUM
-        aggregation, so the replicas' *assignments* are summed: R * v + sum(d) instead of
-        v + sum(d) (measured on 2 CPUs: a `Mean`'s total went 3 -> 9 -> 21 for updates of 1 and 2
-        per call; the logged loss was 0.4546 instead of 0.4376 after 10 steps, the weights agreed).
-      * ParameterServerStrategy with several workers: workers read and write the same variable on a
-        parameter server concurrently, so increments are lost (measured: `optimizer.iterations` 31
-        after 40 steps on 2 workers; the metrics lose updates the same way).
-
-    The TF variable's own `assign_add` merges the replicas' deltas (CentralStorage) and is a single
-    operation on the parameter server, so those variables use it. (The optimizer's weight updates
-    already call TF's `assign_sub` directly.) Weights and optimizer state under CentralStorage are
-    not SUM-aggregated and are left alone.
-    """
-    strategy = model.distribute_strategy
-    central = isinstance(strategy, tf.distribute.experimental.CentralStorageStrategy)
-    if not central and not isinstance(strategy, tf.distribute.experimental.ParameterServerStrategy):
-        return
-    optimizer = getattr(model, "optimizer", None)
-    variables = list(model.variables) + list(model.metrics_variables)
-    if optimizer is not None:
-        variables += list(optimizer.variables)
-    for variable in variables:
-        if not isinstance(variable, keras.Variable) or "assign_add" in vars(variable):
-            continue
-        if central and getattr(variable.value, "aggregation", None) != tf.VariableAggregation.SUM:
-            continue
-        variable.assign_add = functools.partial(_native_assign_add, variable)
-        variable.assign_sub = functools.partial(_native_assign_sub, variable)
+    keras_workarounds.use_native_increments(model)
 
 
 def _resolve_model_dir(model_dir: Any, config: Any) -> str | None:
@@ -365,79 +320,6 @@ def check_steps(value: Any, name: str) -> int | None:
     if value <= 0:
         raise ValueError(f"Must specify `{name}` > 0, given: {value}.")
     return int(value)
-
-
-# -- the device loop under MirroredStrategy ------------------------------------------------------
-
-
-def _needs_own_loop(model: keras.Model) -> bool:
-    """Whether Keras's device loop is replaced: under MirroredStrategy (see the module docstring)."""
-    return not model.run_eagerly and isinstance(model.distribute_strategy, tf.distribute.MirroredStrategy)
-
-
-def _multi_step_function(model: keras.Model, step_name: str, budget: "_EpochBudget | None" = None) -> Callable[[Any], Any]:
-    """A Keras `train_function` running up to `steps_per_execution` steps of `step_name` per call.
-
-    The engine's inner loop (`engine.multi_step_function`): unlike Keras 3.15's, it never wraps
-    `strategy.run` in a `tf.cond`, and checks `get_next_as_optional().has_value()` before each step,
-    so no step starts on exhausted input. Logs are averaged over replicas, as Keras's "auto"
-    reduction does off TPU. The function holds the model weakly (it is kept in the model's runtime
-    state).
-    """
-    multi_step = engine.multi_step_function(engine.step_on_replicas(model, step_name, gather=False))
-    steps_per_execution = int(model.steps_per_execution)
-
-    def function(iterator: Any) -> Any:
-        wanted = steps_per_execution if budget is None else budget.take(steps_per_execution)
-        steps, outputs = multi_step(iterator, tf.constant(wanted))
-        if budget is not None:
-            budget.done += int(steps)
-        if not outputs.has_value():
-            raise StopIteration
-        return outputs.get_value()
-
-    return function
-
-
-def _function_key(model: keras.Model) -> tuple[Any, ...]:
-    return (
-        int(model.steps_per_execution),
-        id(model.optimizer),
-        id(getattr(model, "_compile_loss", None)),
-        id(getattr(model, "_compile_metrics", None)),
-        model.jit_compile,
-    )
-
-
-@contextlib.contextmanager
-def _device_loop(model: keras.Model, budget: _EpochBudget | None = None) -> Iterator[None]:
-    """Installs the runtime's training loop for one `model.fit` call when Keras's cannot be used,
-    or when epochs must end at `steps_per_epoch` exactly (`_EpochBudget`).
-
-    Keras's evaluation loop works under MirroredStrategy (an extra step on exhausted input only
-    adds an empty batch to the metrics), so `evaluate` keeps it.
-    """
-    budget = budget if budget is not None and budget.needed else None
-    if not _needs_own_loop(model) and budget is None:
-        yield
-        return
-    if budget is not None:
-        # The budget changes from fit to fit; the traced step function is shared with the cache.
-        function = _multi_step_function(model, "train_step", budget)
-    else:
-        state = model_state(model)
-        key = _function_key(model)
-        cached = state.device_loop
-        if cached is None or cached[0] != key:
-            cached = (key, _multi_step_function(model, "train_step"))
-            state.device_loop = cached
-        function = cached[1]
-    saved = model.train_function
-    model.train_function = function
-    try:
-        yield
-    finally:
-        model.train_function = saved
 
 
 @contextlib.contextmanager
@@ -562,7 +444,7 @@ def fit(
 
     Which loop runs (the results are the default strategy's on the same global batches):
       * Keras's `model.fit`: default, one-device, central-storage (its metric sums fixed, see
-        `_use_native_increments`) and TPU strategies, and mirrored with `steps_per_execution=1`.
+        `use_native_increments`) and TPU strategies, and mirrored with `steps_per_execution=1`.
       * Keras's `model.fit` with the runtime's device loop: mirrored with `steps_per_execution > 1`
         (keras-team/keras#19246).
       * The runtime's engine (`engine.train`), calling the model's own `train_step` under
@@ -714,7 +596,7 @@ def fit(
         budget = _EpochBudget(model, steps_per_epoch, epochs - initial_epoch)
         if budget.needed:
             all_callbacks.append(budget)
-        with _session_runs(model, hooks, listeners), _device_loop(model, budget), _quiet_end_of_input(), training_summaries(
+        with _session_runs(model, hooks, listeners), keras_workarounds.device_loop(model, budget), _quiet_end_of_input(), training_summaries(
             model, model_dir, config
         ):
             history = model.fit(
@@ -776,7 +658,7 @@ class _EpochBudget(keras.callbacks.Callback):
     Keras 3.15 runs whole device loops of `steps_per_execution` steps (steps_per_epoch=5,
     steps_per_execution=4: 8 steps an epoch, see the module docstring); cutting the data fixes only
     the last epoch. When several epochs run and `steps_per_epoch` is not a multiple of
-    `steps_per_execution`, `_device_loop` installs the runtime's loop, which runs
+    `steps_per_execution`, `device_loop` installs the runtime's loop, which runs
     `min(steps_per_execution, what is left of the epoch)` steps per call.
     """
 
