@@ -49,7 +49,7 @@ import keras
 import numpy as np
 import tensorflow as tf
 
-from . import checkpoints, cluster, engine
+from . import checkpoints, cluster, early_stopping, engine, session_run
 from . import hooks as hooks_lib
 from ._logging import logger
 from .keras_compat import DataSource, check_steps, ensure_built, seed_from_config, training_summaries
@@ -254,10 +254,10 @@ class EstimatorLoop:
         logger.info("tfmigrate.runtime.ctl: global step %d -> %d.", start, self.global_step)
         return self
 
-    def _hooks(self, hooks: Any, mode: str, caller: str) -> hooks_lib.LoopHooks:
+    def _hooks(self, hooks: Any, mode: str, caller: str) -> session_run.LoopHooks:
         """The caller's hooks and the loop's own (`training_hooks()`...), driven by this loop."""
-        found = hooks_lib.check_hooks(hooks, f"ctl.EstimatorLoop.{caller}") + hooks_lib.model_hooks(self, mode)
-        return hooks_lib.LoopHooks(
+        found = session_run.check_hooks(hooks, f"ctl.EstimatorLoop.{caller}") + session_run.model_hooks(self, mode)
+        return session_run.LoopHooks(
             found, self.model, mode, global_step=lambda: self.global_step, checkpoint=self.checkpoint
         )
 
@@ -268,7 +268,7 @@ class EstimatorLoop:
         return self.steps_per_loop
 
     def _train(
-        self, data: Any, limit: int | None, per_run: int, saver: checkpoints.SaveSchedule | None, run_hooks: hooks_lib.LoopHooks
+        self, data: Any, limit: int | None, per_run: int, saver: checkpoints.SaveSchedule | None, run_hooks: session_run.LoopHooks
     ) -> None:
         """Session runs of `per_run` steps (under ParameterServerStrategy, waves of one per worker)."""
         if _is_parameter_server(self.strategy):
@@ -377,7 +377,7 @@ class EstimatorLoop:
         results["global_step"] = self.global_step
         if self.model_dir is not None:
             if cluster.is_chief(self.strategy):
-                hooks_lib.write_eval_results(hooks_lib.eval_dir(self.model_dir, name), results, results["global_step"])
+                early_stopping.write_eval_results(early_stopping.eval_dir(self.model_dir, name), results, results["global_step"])
             cluster.chief_value(self.strategy, 0.0)  # Other workers' early-stopping hooks read them next.
         return results
 

@@ -59,7 +59,8 @@ import keras
 import numpy as np
 import tensorflow as tf
 
-from . import checkpoints, cluster, early_stopping, engine, keras_workarounds
+from . import checkpoints, cluster, early_stopping, engine, keras_workarounds, session_run
+from . import hooks as hooks_lib
 from ._state import ModelState, model_state
 from ._logging import logger
 from .inputs import InputFnData
@@ -375,20 +376,16 @@ class _CheckpointSaver(keras.callbacks.Callback):
 
 def _hooks(model: keras.Model, hooks: Any, mode: str, caller: str) -> list[keras.callbacks.Callback]:
     """The caller's hooks plus the model's own (`training_hooks()`...), ready to run as callbacks."""
-    from . import hooks as hooks_lib
-
-    out = hooks_lib.check_hooks(hooks, caller) + hooks_lib.model_hooks(model, mode)
-    if any(hooks_lib.is_hook(h) for h in out) and mode != "infer":
-        hooks_lib.record_losses(model)
+    out = session_run.check_hooks(hooks, caller) + session_run.model_hooks(model, mode)
+    if any(session_run.is_hook(h) for h in out) and mode != "infer":
+        session_run.record_losses(model)
     return out
 
 
 @contextlib.contextmanager
 def _session_runs(model: keras.Model, hooks: list[Any], listeners: list[Any] | None = None) -> Iterator[None]:
     """One step per Keras batch while TF1 hooks or saving listeners run, except on a TPU (see `hooks`)."""
-    from . import hooks as hooks_lib
-
-    if not (listeners or any(hooks_lib.is_hook(h) for h in hooks)) or isinstance(
+    if not (listeners or any(session_run.is_hook(h) for h in hooks)) or isinstance(
         model.distribute_strategy, tf.distribute.TPUStrategy
     ):
         yield
@@ -400,19 +397,17 @@ def _session_runs(model: keras.Model, hooks: list[Any], listeners: list[Any] | N
 @contextlib.contextmanager
 def one_step_per_run(model: keras.Model) -> Iterator[None]:
     """Runs `model`'s Keras loops with `steps_per_execution=1` inside (the numbers do not change)."""
-    from . import hooks as hooks_lib
-
     if int(model.steps_per_execution) == 1:
         yield
         return
     saved = model.steps_per_execution
     model.steps_per_execution = 1
-    hooks_lib._retrace(model)  # noqa: SLF001
+    session_run.retrace(model)
     try:
         yield
     finally:
         model.steps_per_execution = saved
-        hooks_lib._retrace(model)  # noqa: SLF001
+        session_run.retrace(model)
 
 
 # -- the API -------------------------------------------------------------------------------------
@@ -548,11 +543,9 @@ def fit(
         # TF1's `train` call is one Keras epoch of `limit` steps.
         epochs, initial_epoch, steps_per_epoch = 1, 0, limit
 
-    from .hooks import CheckpointSaverHook
-
     hooks = _hooks(model, hooks, "train", "fit")
     listeners = list(saving_listeners or [])
-    user_saver = next((h for h in hooks if isinstance(h, CheckpointSaverHook)), None)
+    user_saver = next((h for h in hooks if isinstance(h, hooks_lib.CheckpointSaverHook)), None)
     # TF1's order: the checkpoint saver (a chief hook), the step counter and summaries, then the
     # worker hooks (the caller's, then the model_fn's); Keras callbacks last.
     all_callbacks: list[keras.callbacks.Callback] = []
