@@ -28,7 +28,7 @@ def test_codemod_runs_without_importing_tensorflow() -> None:
 
 
 def test_runtime_never_imports_the_codemod() -> None:
-    for path in sorted((ROOT / "runtime").glob("*.py")):
+    for path in sorted((ROOT / "runtime").rglob("*.py")):
         tree = ast.parse(path.read_text(encoding="utf-8"))
         for node in ast.walk(tree):
             if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:

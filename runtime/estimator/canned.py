@@ -126,7 +126,7 @@ class _CannedEstimator(CheckpointReader):
     _V2: tuple[str, ...] = ()
 
     def __init__(self, *args: Any, api: str = "v1", **kwargs: Any) -> None:
-        api = _canned._check_api(api)  # noqa: SLF001
+        api = _canned.check_api(api)
         names = self._V1 if api == "v1" else self._V2
         if len(args) > len(names):
             raise TypeError(f"{type(self).__name__}() takes {len(names)} positional arguments, {len(args)} given")
