@@ -54,6 +54,9 @@ from . import hooks as hooks_lib
 from ._logging import logger
 from .keras_compat import DataSource, check_steps, ensure_built, seed_from_config, training_summaries
 from .strategy import cluster_coordinator
+from .tf1_checkpoint import apply_init_checkpoints
+from .tf1_checkpoint import load_tf1_checkpoint
+from .export import export_saved_model
 
 __all__ = ["CannedLoop", "EstimatorLoop"]
 
@@ -123,8 +126,6 @@ class EstimatorLoop:
         restored = self.restore(self.model_dir) if self.model_dir is not None else None
         if restored is None and self.global_step == 0:
             # A fresh start: TF1's `init_from_checkpoint` initializers apply.
-            from .tf1_checkpoint import apply_init_checkpoints
-
             apply_init_checkpoints(self.model, optimizer=self.optimizer)
         self._prepared = True
 
@@ -162,8 +163,6 @@ class EstimatorLoop:
             learning_rate = None
         kept = None if learning_rate is None else learning_rate.numpy()
         if checkpoints.is_tf1_checkpoint(path):
-            from .tf1_checkpoint import load_tf1_checkpoint
-
             load_tf1_checkpoint(self.model, path, optimizer=self.optimizer)
         else:
             status = self.checkpoint.restore(path)
@@ -478,8 +477,6 @@ class EstimatorLoop:
         Returns:
             The timestamped export directory, as bytes.
         """
-        from .export import export_saved_model
-
         return export_saved_model(
             self,
             export_dir_base,

@@ -41,6 +41,10 @@ import tensorflow as tf
 from . import cluster
 from .early_stopping import read_eval_metrics
 from ._logging import logger, warn_once
+from .feature_columns import lookup_tables
+from .checkpoints import model_checkpoint
+from . import checkpoints
+from ._state import model_state
 
 keras = tf.keras
 
@@ -391,8 +395,6 @@ def export_saved_model(
     if experimental_mode not in (None, "infer", "predict", "PREDICT"):
         raise NotImplementedError("tfmigrate.runtime.export_saved_model exports the PREDICT graph only.")
     if checkpoint_path is not None:
-        from .checkpoints import model_checkpoint
-
         checkpoint = model_checkpoint(model) if isinstance(model, keras.Model) else model.checkpoint
         checkpoint.restore(os.fspath(checkpoint_path)).expect_partial()
     else:
@@ -411,8 +413,6 @@ def export_saved_model(
     tf.io.gfile.makedirs(write_base)
     module = tf.Module()
     module.model = model if isinstance(model, keras.Model) else model.model  # an `EstimatorLoop`'s model
-    from .feature_columns import lookup_tables
-
     module.lookup_tables = lookup_tables(module.model)  # vocabulary columns' tables (not Keras-tracked)
     if isinstance(strategy, (tf.distribute.TPUStrategy, tf.distribute.experimental.TPUStrategy)):
         warn_once(
@@ -448,9 +448,6 @@ def export_saved_model(
 
 
 def _restore_latest(model: keras.Model, config: Any, model_dir: Any) -> None:
-    from . import checkpoints
-    from ._state import model_state
-
     if not isinstance(model, keras.Model):  # an `EstimatorLoop`: restored when it first ran
         if model._prepared or model.model_dir is None:  # noqa: SLF001
             return

@@ -62,6 +62,7 @@ from .session_run import (
     global_step_tensor,
 )
 from .session_run import LoopHooks, check_hooks, is_hook, model_hooks, record_losses  # used as hooks.* before the split
+from .checkpoints import CHECKPOINT_NAME
 
 keras = tf.keras
 
@@ -267,8 +268,6 @@ class CheckpointSaverHook(SessionRunHook):
         for listener in self._listeners:
             listener.before_save(self._session, step)
         if self._manager is None or self._manager_model is not self.model:
-            from .checkpoints import CHECKPOINT_NAME
-
             self._manager = tf.train.CheckpointManager(
                 self._checkpoint(), self._checkpoint_dir, max_to_keep=self.keep_checkpoint_max,
                 checkpoint_name=CHECKPOINT_NAME,

@@ -64,6 +64,9 @@ from . import hooks as hooks_lib
 from ._state import ModelState, model_state
 from ._logging import logger
 from .inputs import InputFnData
+from .tf1_checkpoint import apply_init_checkpoints
+from .callbacks import StepLogger, SummarySaver
+from .cluster import is_chief
 
 __all__ = ["evaluate", "fit", "predict", "seed_from_config"]
 
@@ -302,8 +305,6 @@ def _prepare(
     if state.init_checkpoints:
         if restored is None and (getattr(model, "optimizer", None) is None or _global_step(model) == 0):
             # A fresh start: TF1's init_from_checkpoint initializers apply.
-            from .tf1_checkpoint import apply_init_checkpoints
-
             apply_init_checkpoints(model)
         state.init_checkpoints = []
     return state
@@ -336,9 +337,6 @@ def _quiet_end_of_input() -> Iterator[None]:
 
 def _config_callbacks(model: keras.Model, config: Any, model_dir: Any) -> list[keras.callbacks.Callback]:
     """RunConfig's `log_step_count_steps` and `save_summary_steps` (TF1 defaults: 100 each)."""
-    from .callbacks import StepLogger, SummarySaver
-    from .cluster import is_chief
-
     log_steps = getattr(config, "log_step_count_steps", 100) if config is not None else 100
     summary_steps = getattr(config, "save_summary_steps", 100) if config is not None else 100
     out: list[keras.callbacks.Callback] = []

@@ -21,6 +21,8 @@ from typing import Any, Callable, Iterable, Mapping, NamedTuple
 
 import numpy as np
 import tensorflow as tf
+from ._state import model_state
+from .checkpoints import model_checkpoint
 
 
 keras = tf.keras
@@ -204,8 +206,6 @@ def retrace(model: keras.Model) -> None:
     for name in ("train_function", "test_function", "predict_function"):
         if hasattr(model, name):
             setattr(model, name, None)
-    from ._state import model_state
-
     model_state(model).device_loop = None
 
 
@@ -249,8 +249,6 @@ class SessionRunHook(keras.callbacks.Callback):
         """What a `CheckpointSaverHook` saves: the loop's checkpoint, or the model's and its optimizer's."""
         if self._loop_hooks is not None and self._loop_hooks.checkpoint is not None:
             return self._loop_hooks.checkpoint
-        from .checkpoints import model_checkpoint
-
         return model_checkpoint(self.model)
 
     # -- the TF1 interface (no-ops by default) --

@@ -30,6 +30,7 @@ import numpy as np
 import tensorflow as tf
 
 from .tf1_names import tf1_variable_names
+from ._state import model_state
 
 keras = tf.keras
 logger = logging.getLogger("tfmigrate.runtime")
@@ -308,8 +309,6 @@ def warm_start(model: keras.Model, warm_start_from: "str | WarmStartSettings") -
     """TF1's `Estimator(warm_start_from=...)`: on a fresh start (no checkpoint in `model_dir`),
     the trainable variables start from another checkpoint; optimizer slots and the global step
     start fresh. A path warm-starts every trainable variable, under the same names."""
-    from ._state import model_state
-
     settings = warm_start_from if isinstance(warm_start_from, WarmStartSettings) else WarmStartSettings(warm_start_from)
     model_state(model).init_checkpoints.append((settings.ckpt_to_initialize_from, settings, False))
     return model
@@ -338,8 +337,6 @@ def init_from_checkpoint(
     Returns:
       `model`.
     """
-    from ._state import model_state
-
     if not assignment_map:
         raise ValueError("init_from_checkpoint needs a non-empty assignment_map")
     amap = assignment_map if assignment_map == MATCHING_VARIABLES else dict(assignment_map)
@@ -361,8 +358,6 @@ def _resolved_map(model: keras.Model, path: str, amap: Any) -> dict[str, str]:
 def apply_init_checkpoints(model: keras.Model, optimizer: Any = None) -> list[LoadReport]:
     """Loads the pending `init_from_checkpoint` requests of a built `model` (then forgets them);
     `optimizer` when its slots are not `model.optimizer`'s (a custom training loop's)."""
-    from ._state import model_state
-
     state = model_state(model)
     reports = [
         load_tf1_checkpoint(
