@@ -25,7 +25,7 @@ import keras
 
 from . import checkpoints
 from .inputs import input_fn_data
-from .keras_compat import DataSource, ensure_built
+from .data_source import DataSource, ensure_built
 from .tf1_checkpoint import LoadReport, load_tf1_checkpoint
 
 __all__ = ["convert_tf1_checkpoint", "main"]

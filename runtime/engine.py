@@ -58,7 +58,7 @@ __all__ = ["EngineDataSource", "Validation", "predict", "test", "train", "uses_e
 
 
 class EngineDataSource(Protocol):
-    """What the engine needs from `fit`'s data (implemented by `keras_compat.DataSource`)."""
+    """What the engine needs from `fit`'s data (implemented by `data_source.DataSource`)."""
 
     def distributed(self, limit: int | None) -> Any:
         """A `tf.distribute.DistributedDataset` for a synchronous strategy, cut to `limit` steps."""
@@ -465,7 +465,7 @@ def train(
 
     Args:
         model: A built, compiled model whose strategy `uses_engine`.
-        source: The data (`keras_compat.DataSource`).
+        source: The data (`data_source.DataSource`).
         limit: At most this many steps are read from the data over all epochs (None: no limit).
         epochs: Keras's `epochs`: the index of the epoch to stop before.
         initial_epoch: Keras's `initial_epoch`: the first epoch's index.
