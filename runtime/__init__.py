@@ -39,6 +39,22 @@ TF1 Estimator/TPUEstimator behaviour on TF2 + Keras 3:
   * `losses`: TF1-faithful `tf.compat.v1.losses` (weights and `Reduction`s), and
     `scale_loss_for_replicas` for the loss a Keras `compute_loss` returns under a strategy.
 
+Layers (lowest first; a module imports only from its own layer or lower ones, which
+tests/test_layering.py checks, with no import cycles and no private names across modules):
+
+  * base: `_logging`, `_state`, `summary` (the one scalar/histogram/... summary writer), `hparams`.
+  * distribution: `cluster` (TF_CONFIG, the one `is_chief`), `config`, `strategy`.
+  * TF1-faithful numerics: `optimizers` (which declare their TF1 slot names), `losses`, `metrics`,
+    `layers`, `initializers`, `schedules`, `lookup`, `tf1` (the variable-scope host), `tf1_names`,
+    `feature_columns`, `train_step`, `legacy`.
+  * the Estimator-compatible host side: `inputs`, `data_source`, `keras_compat` (fit/evaluate/
+    predict), `keras_workarounds` (the Keras 3 workarounds, each citing its upstream issue),
+    `engine` (the one inner loop, for fit/evaluate/predict and `--target ctl`), `ctl`,
+    `session_run` + `hooks` + `callbacks`, `early_stopping` (eval results on disk and the one
+    early-stopping rule set), `checkpoints`, `tf1_checkpoint`, `export`, `predictions`,
+    `training`, `convert`.
+  * models: `canned` (package: optimizers, heads, model, builders) and `estimator` (the hosted tier).
+
 Custom training loops:
 
   * `ctl.EstimatorLoop`: the host side (Estimator's `train`/`evaluate`/`predict` contract) of the

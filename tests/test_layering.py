@@ -102,3 +102,39 @@ def test_runtime_modules_import_no_cycle() -> None:
 def test_runtime_modules_import_no_private_names_from_each_other() -> None:
     _, private = _runtime_imports()
     assert not private, "private names imported across runtime modules:\n" + "\n".join(private)
+
+
+#: The runtime's layers, lowest first; a module imports only from its own layer or lower ones.
+#: (runtime/__init__.py describes them; a new module must be placed here.)
+RUNTIME_LAYERS: dict[str, tuple[str, ...]] = {
+    "base": ("_logging", "_state", "summary", "hparams", "proof"),
+    "distribution": ("cluster", "config", "strategy"),
+    "numerics": (
+        "feature_columns", "tf1_names", "optimizers", "losses", "metrics", "layers", "initializers", "schedules",
+        "lookup", "tf1", "train_step", "legacy",
+    ),
+    "host": (
+        "inputs", "tf1_checkpoint", "checkpoints", "engine", "keras_workarounds", "data_source", "session_run",
+        "early_stopping", "callbacks", "hooks", "keras_compat", "export", "predictions", "ctl", "training", "convert",
+    ),
+    "models": ("canned", "estimator"),  # canned estimators (Keras) and the hosted TF1 Estimator tier, with their submodules
+}
+
+
+def test_runtime_modules_import_only_their_layer_or_lower() -> None:
+    edges, _ = _runtime_imports()
+    rank = {module: index for index, modules in enumerate(RUNTIME_LAYERS.values()) for module in modules}
+
+    def layer(name: str) -> int | None:
+        return rank.get(name, rank.get(name.split(".")[0]))
+
+    unplaced = sorted(name for name in edges if name and layer(name) is None)
+    assert not unplaced, f"runtime modules in no layer of RUNTIME_LAYERS: {unplaced}"
+    upward = sorted(
+        f"{name} ({list(RUNTIME_LAYERS)[layer(name)]}) imports {target} ({list(RUNTIME_LAYERS)[layer(target)]})"
+        for name, targets in edges.items()
+        if name
+        for target in targets
+        if target and layer(target) > layer(name)
+    )
+    assert not upward, "runtime imports that go up a layer:\n" + "\n".join(upward)
