@@ -1,16 +1,15 @@
-"""Training speed of Keras `fit`, `tfmigrate.runtime.fit` and the Controller, with and without multi-step loops.
+"""Training speed of Keras `fit`, `tfmigrate.runtime.fit`, with and without multi-step loops.
 
 Not a test: a script printing a table. A small MLP (32 -> 64 -> 64 -> 10, batch 64, synthetic data)
 is trained for a fixed number of steps under
 
   (a) plain Keras `model.fit`, `steps_per_execution=1`;
   (b) plain Keras `model.fit`, `steps_per_execution=N`;
-  (c) `tfmigrate.runtime.fit`, the same model compiled the same way as (b);
-  (d) `tfmigrate.runtime.Controller` + `KerasModelTrainer`, `steps_per_loop=N`.
+  (c) `tfmigrate.runtime.fit`, the same model compiled the same way as (b).
 
 Each variant is warmed up (traced) first; then the variants run interleaved (the order rotated
 every round), `--repeats` times, and the median steps/s of each is reported with the ratios (c)/(b)
-(the runtime must stay within 10% of Keras), (b)/(a) (the multi-step speed-up) and (d)/(b). The
+(the runtime must stay within 10% of Keras), (b)/(a) (the multi-step speed-up). The
 ratios of the best runs are printed too: on a machine whose CPU is throttled now and then (as the
 2-vCPU machine in benchmarks/README.md is: runs drop to a fixed, halved rate for seconds at a time)
 a median of 3 can land on a throttled run for one variant and not another, while throttling never
@@ -120,20 +119,6 @@ def runtime_fit_variant(label: str, steps_per_execution: int) -> Variant:
     return Variant(label, train, model)
 
 
-def controller_variant(label: str, steps_per_loop: int) -> Variant:
-    model = make_model(steps_per_loop)
-    strategy = tf.distribute.get_strategy()
-    trainer = tfm.KerasModelTrainer(model, make_dataset(), strategy=strategy)
-    controller = tfm.Controller(
-        strategy=strategy, trainer=trainer, global_step=trainer.global_step, steps_per_loop=steps_per_loop
-    )
-
-    def train(steps: int) -> None:
-        controller.train(int(trainer.global_step.numpy()) + steps)
-
-    return Variant(label, train, model)
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--steps-per-execution", "-n", type=int, default=50, help="N (default 50)")
@@ -149,7 +134,6 @@ def main(argv: list[str] | None = None) -> int:
         keras_fit_variant("(a) keras fit, steps_per_execution=1", 1),
         keras_fit_variant(f"(b) keras fit, steps_per_execution={n}", n),
         runtime_fit_variant(f"(c) tfmigrate.runtime.fit, steps_per_execution={n}", n),
-        controller_variant(f"(d) Controller + KerasModelTrainer, steps_per_loop={n}", n),
     ]
     for variant in variants:  # Warm-up: trace the functions and fill the input pipelines.
         variant.run(2 * n)
@@ -169,13 +153,12 @@ def main(argv: list[str] | None = None) -> int:
     for variant in variants:
         runs = ", ".join(f"{value:.0f}" for value in variant.steps_per_second)
         print(f"{variant.label:<{width}}  {variant.median:>7.0f}  {variant.best:>7.0f}  {runs}")
-    a, b, c, d = variants
+    a, b, c = variants
     median_ratio, best_ratio = c.median / b.median, c.best / b.best
     ok = median_ratio >= MIN_RUNTIME_VS_KERAS or best_ratio >= MIN_RUNTIME_VS_KERAS
     print(f"\n{'ratio':<48}  {'medians':>7}  {'best':>7}")
     print(f"{'(c)/(b) tfmigrate.runtime.fit vs Keras':<48}  {median_ratio:>7.2f}  {best_ratio:>7.2f}")
     print(f"{f'(b)/(a) steps_per_execution={n} speed-up':<48}  {b.median / a.median:>7.2f}  {b.best / a.best:>7.2f}")
-    print(f"{'(d)/(b) Controller + KerasModelTrainer vs Keras':<48}  {d.median / b.median:>7.2f}  {d.best / b.best:>7.2f}")
     print(
         f"\n(c)/(b) must be >= {MIN_RUNTIME_VS_KERAS} (within 10% of Keras): "
         + ("ok" if ok else "FAILED")

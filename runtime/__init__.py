@@ -39,18 +39,27 @@ TF1 Estimator/TPUEstimator behaviour on TF2 + Keras 3:
   * `losses`: TF1-faithful `tf.compat.v1.losses` (weights and `Reduction`s), and
     `scale_loss_for_replicas` for the loss a Keras `compute_loss` returns under a strategy.
 
-Custom training loops, layered like Orbit:
+Layers (lowest first; a module imports only from its own layer or lower ones, which
+tests/test_layering.py checks, with no import cycles and no private names across modules):
 
-  * `Trainer` / `Evaluator`: the inner loop, `train(num_steps)` / `evaluate(num_steps)`.
-  * `StandardTrainer` / `StandardEvaluator` (+ their frozen `*Options`): those as per-step hooks,
-    run as one `tf.while_loop` per loop or one `tf.function` call per step;
-    `KerasModelTrainer` / `KerasModelEvaluator`: the step of a compiled Keras model, with
-    `model.fit`'s numbers.
-  * `Controller`: the outer loop (`steps_per_loop`, checkpoints, summaries, actions, chief-only
-    writes).
-  * `create_loop_fn` / `create_one_step_fn` / `create_tf_while_loop_fn`: the loop functions.
+  * base: `_logging`, `_state`, `summary` (the one scalar/histogram/... summary writer), `hparams`.
+  * distribution: `cluster` (TF_CONFIG, the one `is_chief`), `config`, `strategy`.
+  * TF1-faithful numerics: `optimizers` (which declare their TF1 slot names), `losses`, `metrics`,
+    `layers`, `initializers`, `schedules`, `lookup`, `tf1` (the variable-scope host), `tf1_names`,
+    `feature_columns`, `train_step`, `legacy`.
+  * the Estimator-compatible host side: `inputs`, `data_source`, `keras_compat` (fit/evaluate/
+    predict), `keras_workarounds` (the Keras 3 workarounds, each citing its upstream issue),
+    `engine` (the one inner loop, for fit/evaluate/predict and `--target ctl`), `ctl`,
+    `session_run` + `hooks` + `callbacks`, `early_stopping` (eval results on disk and the one
+    early-stopping rule set), `checkpoints`, `tf1_checkpoint`, `export`, `predictions`,
+    `training`, `convert`.
+  * models: `canned` (package: optimizers, heads, model, builders) and `estimator` (the hosted tier).
+
+Custom training loops:
+
   * `ctl.EstimatorLoop`: the host side (Estimator's `train`/`evaluate`/`predict` contract) of the
-    custom training loops `tfmigrate --target ctl` writes.
+    custom training loops `tfmigrate --target ctl` writes; `engine` runs their inner loops.
+  * `is_chief`: whether this process is the chief of a strategy's cluster (the one that writes).
 """
 
 from . import (
@@ -59,24 +68,12 @@ from . import (
 )
 from . import estimator
 from .checkpoints import CHECKPOINT_NAME, is_tf1_checkpoint, latest_checkpoint
-from .cluster import TFConfig, parse_tf_config
+from .cluster import TFConfig, is_chief, parse_tf_config
 from .config import InputPipelineConfig, RunConfig, TPUConfig
 from .hparams import HParams
-from .controller import Controller, is_chief
 from .inputs import InputFnData, ModeKeys, input_fn_data
-from .interfaces import Evaluator, Trainer
 from .keras_compat import evaluate, fit, predict, seed_from_config
-from .loops import LoopOutput, create_loop_fn, create_one_step_fn, create_tf_while_loop_fn
 from .losses import Reduction, scale_loss_for_replicas
-from .standard import (
-    KerasModelEvaluator,
-    KerasModelTrainer,
-    StandardEvaluator,
-    StandardEvaluatorOptions,
-    StandardTrainer,
-    StandardTrainerOptions,
-    distribute_dataset,
-)
 from .predictions import predict_examples
 from .export import export_saved_model
 from .training import EvalSpec, TrainSpec, train_and_evaluate
@@ -135,20 +132,5 @@ __all__ = [
     "tf1",
     "strategy_from_config",
     "train_step",
-    # Custom training loops.
-    "Controller",
-    "Evaluator",
-    "KerasModelEvaluator",
-    "KerasModelTrainer",
-    "LoopOutput",
-    "StandardEvaluator",
-    "StandardEvaluatorOptions",
-    "StandardTrainer",
-    "StandardTrainerOptions",
-    "Trainer",
-    "create_loop_fn",
-    "create_one_step_fn",
-    "create_tf_while_loop_fn",
-    "distribute_dataset",
     "is_chief",
 ]

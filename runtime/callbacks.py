@@ -18,6 +18,8 @@ import time
 
 import tensorflow as tf
 
+from . import summary
+
 keras = tf.keras
 logger = logging.getLogger("tfmigrate.runtime")
 
@@ -80,12 +82,10 @@ class SummarySaver(_EveryNSteps):
             self._writer = tf.summary.create_file_writer(self.log_dir)
 
     def _emit(self, step, steps_per_sec, logs):
-        from .controller import write_scalar
-
         with self._writer.as_default(step=step):
             for name, value in sorted(logs.items()):
-                write_scalar(name, float(value), step)
-            write_scalar("global_step/sec", steps_per_sec, step)
+                summary.scalar(name, float(value), step)
+            summary.scalar("global_step/sec", steps_per_sec, step)
         self._writer.flush()
 
     def on_train_end(self, logs=None):

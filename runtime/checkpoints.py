@@ -23,6 +23,8 @@ import keras
 import tensorflow as tf
 
 from ._logging import logger
+from .tf1_checkpoint import load_tf1_checkpoint
+from . import cluster
 
 __all__ = [
     "CHECKPOINT_NAME",
@@ -172,8 +174,6 @@ def restore_path(model: keras.Model, path: str, *, where: str = "") -> str:
     compiled_learning_rate = None if learning_rate is None else learning_rate.numpy()
     if is_tf1_checkpoint(path):
         # An Estimator's model_dir: map TF1 names and optimizer slots onto the Keras model.
-        from .tf1_checkpoint import load_tf1_checkpoint
-
         load_tf1_checkpoint(model, path)
         if learning_rate is not None:
             learning_rate.assign(compiled_learning_rate)
@@ -247,8 +247,6 @@ class SaveSchedule:
         listeners: list[Any] | None = None,
     ) -> None:
         import time
-
-        from . import cluster
 
         self._time = time.monotonic
         self._cluster = cluster

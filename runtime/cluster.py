@@ -206,18 +206,35 @@ def is_multi_worker(strategy: Any) -> bool:
 
 
 def is_chief(strategy: Any) -> bool:
-    """Whether this process writes checkpoints and summaries for `strategy`.
+    """Whether this process is the chief of `strategy`'s cluster: the one that writes checkpoints and summaries.
 
-    True for every single-process strategy and for a ParameterServerStrategy coordinator; for a
-    multi-worker MultiWorkerMirroredStrategy, True on the "chief" task, or on worker 0 when the
-    cluster has no chief (TensorFlow's convention).
+    True for a ParameterServerStrategy coordinator (workers and ps run bare servers, no Python), for
+    a strategy without a cluster resolver (default, one-device, mirrored) or with a TPU one (one
+    client), and for a MultiWorkerMirroredStrategy that is not in multi-worker mode. In a cluster,
+    the chief is the task of type "chief", or worker 0 when the cluster has no "chief" job
+    (TensorFlow's convention).
+
+    Args:
+        strategy: A `tf.distribute.Strategy` (or anything with a `cluster_resolver` attribute).
     """
     import tensorflow as tf
 
     if isinstance(strategy, tf.distribute.experimental.ParameterServerStrategy):
         return True  # Only the coordinator runs Python; workers and ps run bare servers.
-    task = _task_of(strategy)
-    return True if task is None else _is_chief(*task)
+    if isinstance(strategy, tf.distribute.MultiWorkerMirroredStrategy):
+        task = _task_of(strategy)
+        return True if task is None else _is_chief(*task)
+    resolver = getattr(strategy, "cluster_resolver", None)
+    if resolver is None or isinstance(resolver, tf.distribute.cluster_resolver.TPUClusterResolver):
+        return True
+    task_type, task_id = getattr(resolver, "task_type", None), getattr(resolver, "task_id", None)
+    if task_type is None:
+        return True
+    try:
+        jobs = resolver.cluster_spec().as_dict()
+    except (ValueError, RuntimeError, OSError):  # No cluster spec to read: a lone worker.
+        jobs = {}
+    return _is_chief(jobs, task_type, 0 if task_id is None else task_id)
 
 
 def on_any_worker(strategy: Any, flag: bool) -> bool:

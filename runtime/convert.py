@@ -25,7 +25,7 @@ import keras
 
 from . import checkpoints
 from .inputs import input_fn_data
-from .keras_compat import _DataSource, _ensure_built
+from .data_source import DataSource, ensure_built
 from .tf1_checkpoint import LoadReport, load_tf1_checkpoint
 
 __all__ = ["convert_tf1_checkpoint", "main"]
@@ -54,7 +54,7 @@ def convert_tf1_checkpoint(
     output_dir = os.fspath(output_dir)
     if checkpoints.latest_checkpoint(output_dir) is not None:
         raise ValueError(f"{output_dir!r} already holds a checkpoint; convert into an empty directory")
-    _ensure_built(model, _DataSource(data, model.distribute_strategy))
+    ensure_built(model, DataSource(data, model.distribute_strategy))
     report = load_tf1_checkpoint(model, os.fspath(tf1_checkpoint), assignment_map=assignment_map)
     step = int(model.optimizer.iterations.numpy()) if getattr(model, "optimizer", None) is not None else 0
     path = checkpoints.checkpoint_manager(model, output_dir, None).save(checkpoint_number=step)

@@ -49,11 +49,15 @@ import keras
 import numpy as np
 import tensorflow as tf
 
-from . import checkpoints, cluster, engine
+from . import checkpoints, cluster, early_stopping, engine, session_run
 from . import hooks as hooks_lib
 from ._logging import logger
-from .keras_compat import _DataSource, _check_steps, _ensure_built, seed_from_config, training_summaries
+from .data_source import DataSource, check_steps, ensure_built
+from .keras_compat import seed_from_config, training_summaries
 from .strategy import cluster_coordinator
+from .tf1_checkpoint import apply_init_checkpoints
+from .tf1_checkpoint import load_tf1_checkpoint
+from .export import export_saved_model
 
 __all__ = ["CannedLoop", "EstimatorLoop"]
 
@@ -123,15 +127,13 @@ class EstimatorLoop:
         restored = self.restore(self.model_dir) if self.model_dir is not None else None
         if restored is None and self.global_step == 0:
             # A fresh start: TF1's `init_from_checkpoint` initializers apply.
-            from .tf1_checkpoint import apply_init_checkpoints
-
             apply_init_checkpoints(self.model, optimizer=self.optimizer)
         self._prepared = True
 
     def _build_variables(self, data: Any) -> None:
         """Creates the model's and the optimizer's variables (the model from the data's first batch)."""
         if not self.model.built:
-            features, _, _ = keras.utils.unpack_x_y_sample_weight(_DataSource(data, self.strategy).first_batch())
+            features, _, _ = keras.utils.unpack_x_y_sample_weight(DataSource(data, self.strategy).first_batch())
             with self.strategy.scope():
                 self.model(features, training=False)
         if not self.optimizer.built:
@@ -162,8 +164,6 @@ class EstimatorLoop:
             learning_rate = None
         kept = None if learning_rate is None else learning_rate.numpy()
         if checkpoints.is_tf1_checkpoint(path):
-            from .tf1_checkpoint import load_tf1_checkpoint
-
             load_tf1_checkpoint(self.model, path, optimizer=self.optimizer)
         else:
             status = self.checkpoint.restore(path)
@@ -181,7 +181,7 @@ class EstimatorLoop:
 
     def distribute(self, data: Any, limit: int | None = None) -> Any:
         """`data` (a dataset, an `InputFnData` or a dataset function) distributed over the replicas."""
-        return _DataSource(data, self.strategy).distributed(limit)
+        return DataSource(data, self.strategy).distributed(limit)
 
     # -- train ---------------------------------------------------------------------------------
 
@@ -218,8 +218,8 @@ class EstimatorLoop:
         """
         if steps is not None and max_steps is not None:
             raise ValueError("Can not provide both `steps` and `max_steps`.")
-        steps = _check_steps(steps, "steps")
-        max_steps = _check_steps(max_steps, "max_steps")
+        steps = check_steps(steps, "steps")
+        max_steps = check_steps(max_steps, "max_steps")
         self._prepare(data)
         start = self.global_step
         if max_steps is not None and start >= max_steps:
@@ -254,10 +254,10 @@ class EstimatorLoop:
         logger.info("tfmigrate.runtime.ctl: global step %d -> %d.", start, self.global_step)
         return self
 
-    def _hooks(self, hooks: Any, mode: str, caller: str) -> hooks_lib.LoopHooks:
+    def _hooks(self, hooks: Any, mode: str, caller: str) -> session_run.LoopHooks:
         """The caller's hooks and the loop's own (`training_hooks()`...), driven by this loop."""
-        found = hooks_lib.check_hooks(hooks, f"ctl.EstimatorLoop.{caller}") + hooks_lib.model_hooks(self, mode)
-        return hooks_lib.LoopHooks(
+        found = session_run.check_hooks(hooks, f"ctl.EstimatorLoop.{caller}") + session_run.model_hooks(self, mode)
+        return session_run.LoopHooks(
             found, self.model, mode, global_step=lambda: self.global_step, checkpoint=self.checkpoint
         )
 
@@ -268,12 +268,12 @@ class EstimatorLoop:
         return self.steps_per_loop
 
     def _train(
-        self, data: Any, limit: int | None, per_run: int, saver: checkpoints.SaveSchedule | None, run_hooks: hooks_lib.LoopHooks
+        self, data: Any, limit: int | None, per_run: int, saver: checkpoints.SaveSchedule | None, run_hooks: session_run.LoopHooks
     ) -> None:
         """Session runs of `per_run` steps (under ParameterServerStrategy, waves of one per worker)."""
         if _is_parameter_server(self.strategy):
             coordinator = cluster_coordinator(self.strategy)
-            iterator = iter(coordinator.create_per_worker_dataset(_DataSource(data, self.strategy).per_worker()))
+            iterator = iter(coordinator.create_per_worker_dataset(DataSource(data, self.strategy).per_worker()))
         else:
             iterator = iter(self.distribute(data, limit))
         done = 0
@@ -343,7 +343,7 @@ class EstimatorLoop:
             ValueError: If `steps` is not positive, or `model_dir` has no checkpoint for a loop
                 that never trained (as TF1 raised).
         """
-        steps = _check_steps(steps, "steps")
+        steps = check_steps(steps, "steps")
         if checkpoint_path is None:
             self._check_trained("evaluate")
         self._prepare(data)
@@ -356,7 +356,7 @@ class EstimatorLoop:
         for metric in self.eval_metrics:
             metric.reset_state()
         if _is_parameter_server(self.strategy):
-            iterator = iter(_DataSource(data, self.strategy).local(steps))  # On the coordinator.
+            iterator = iter(DataSource(data, self.strategy).local(steps))  # On the coordinator.
         else:
             iterator = iter(self.distribute(data, steps))
         loss_sum, batches = 0.0, 0
@@ -377,7 +377,7 @@ class EstimatorLoop:
         results["global_step"] = self.global_step
         if self.model_dir is not None:
             if cluster.is_chief(self.strategy):
-                hooks_lib.write_eval_results(hooks_lib.eval_dir(self.model_dir, name), results, results["global_step"])
+                early_stopping.write_eval_results(early_stopping.eval_dir(self.model_dir, name), results, results["global_step"])
             cluster.chief_value(self.strategy, 0.0)  # Other workers' early-stopping hooks read them next.
         return results
 
@@ -437,7 +437,7 @@ class EstimatorLoop:
         if isinstance(predict_keys, str):
             predict_keys = [predict_keys]
         if _is_parameter_server(self.strategy):
-            batches, step = _DataSource(data, self.strategy).local(None), tf.function(self.predict_step)
+            batches, step = DataSource(data, self.strategy).local(None), tf.function(self.predict_step)
         else:
             batches, step = self.distribute(data), self.distributed_predict_step
         run_hooks = self._hooks(hooks, "infer", "predict")
@@ -478,8 +478,6 @@ class EstimatorLoop:
         Returns:
             The timestamped export directory, as bytes.
         """
-        from .export import export_saved_model
-
         return export_saved_model(
             self,
             export_dir_base,
@@ -560,7 +558,7 @@ class CannedLoop(EstimatorLoop):
 
     def _build_variables(self, data: Any) -> None:
         # As `tfm.fit` builds it: every layer, the optimizer, the TF-native increments some strategies need.
-        _ensure_built(self.model, _DataSource(data, self.strategy), with_labels=False)
+        ensure_built(self.model, DataSource(data, self.strategy), with_labels=False)
 
     def restore_path(self, path: str) -> str:
         """Restores the checkpoint `path` (the runtime's, or the canned estimator's TF1 one) as

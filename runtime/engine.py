@@ -14,7 +14,7 @@ predict` then call `train`/`test`/`predict` here instead of Keras's loops.
 
 Separation of concerns:
   * `keras_compat` owns the TF1 contract (`steps` vs `max_steps`, the global step, `model_dir`,
-    restoring, checkpoint callbacks) and what the data is (`_DataSource`): this module asks the
+    restoring, checkpoint callbacks) and what the data is (`DataSource`): this module asks the
     source for a distributed dataset, a per-worker dataset, or a local one.
   * The model owns the step: `model.train_step`/`test_step`/`predict_step`, called unchanged, so
     an overridden step or `compute_loss`, `optimizer.apply` and the metrics' updates behave as
@@ -58,7 +58,7 @@ __all__ = ["EngineDataSource", "Validation", "predict", "test", "train", "uses_e
 
 
 class EngineDataSource(Protocol):
-    """What the engine needs from `fit`'s data (implemented by `keras_compat._DataSource`)."""
+    """What the engine needs from `fit`'s data (implemented by `data_source.DataSource`)."""
 
     def distributed(self, limit: int | None) -> Any:
         """A `tf.distribute.DistributedDataset` for a synchronous strategy, cut to `limit` steps."""
@@ -465,7 +465,7 @@ def train(
 
     Args:
         model: A built, compiled model whose strategy `uses_engine`.
-        source: The data (`keras_compat._DataSource`).
+        source: The data (`data_source.DataSource`).
         limit: At most this many steps are read from the data over all epochs (None: no limit).
         epochs: Keras's `epochs`: the index of the epoch to stop before.
         initial_epoch: Keras's `initial_epoch`: the first epoch's index.

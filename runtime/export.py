@@ -39,7 +39,12 @@ from typing import Any, Callable, Mapping
 import tensorflow as tf
 
 from . import cluster
+from .early_stopping import read_eval_metrics
 from ._logging import logger, warn_once
+from .feature_columns import lookup_tables
+from .checkpoints import model_checkpoint
+from . import checkpoints
+from ._state import model_state
 
 keras = tf.keras
 
@@ -390,8 +395,6 @@ def export_saved_model(
     if experimental_mode not in (None, "infer", "predict", "PREDICT"):
         raise NotImplementedError("tfmigrate.runtime.export_saved_model exports the PREDICT graph only.")
     if checkpoint_path is not None:
-        from .checkpoints import model_checkpoint
-
         checkpoint = model_checkpoint(model) if isinstance(model, keras.Model) else model.checkpoint
         checkpoint.restore(os.fspath(checkpoint_path)).expect_partial()
     else:
@@ -410,8 +413,6 @@ def export_saved_model(
     tf.io.gfile.makedirs(write_base)
     module = tf.Module()
     module.model = model if isinstance(model, keras.Model) else model.model  # an `EstimatorLoop`'s model
-    from .feature_columns import lookup_tables
-
     module.lookup_tables = lookup_tables(module.model)  # vocabulary columns' tables (not Keras-tracked)
     if isinstance(strategy, (tf.distribute.TPUStrategy, tf.distribute.experimental.TPUStrategy)):
         warn_once(
@@ -447,9 +448,6 @@ def export_saved_model(
 
 
 def _restore_latest(model: keras.Model, config: Any, model_dir: Any) -> None:
-    from . import checkpoints
-    from ._state import model_state
-
     if not isinstance(model, keras.Model):  # an `EstimatorLoop`: restored when it first ran
         if model._prepared or model.model_dir is None:  # noqa: SLF001
             return
@@ -613,8 +611,6 @@ class BestExporter(_SavedModelExporter):
         return export_result
 
     def _best_from_events(self, pattern: str) -> Any:
-        from .hooks import read_eval_metrics
-
         best = None
         directories = sorted({os.path.dirname(p) for p in tf.io.gfile.glob(pattern)})
         for directory in directories:

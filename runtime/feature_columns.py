@@ -1,5 +1,8 @@
 """`tf.feature_column.*` on TF2 + Keras 3, with TF1's numbers and TF1's variable names.
 
+(One file of ~850 lines on purpose: it is the one namespace `tfm.feature_columns.*` the codemod
+writes, and its column classes share the input conversion and the naming rules below.)
+
 Keras 3 has no `DenseFeatures`, and its preprocessing layers do not keep feature-column semantics
 (`StringLookup` puts out-of-vocabulary indices *before* the vocabulary, `Embedding` has no
 combiner and another initializer). The columns here keep the TF1 constructors' signatures and

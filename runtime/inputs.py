@@ -39,7 +39,7 @@ class ModeKeys:
 _MODES = {"train": ModeKeys.TRAIN, "eval": ModeKeys.EVAL, "infer": ModeKeys.PREDICT, "predict": ModeKeys.PREDICT}
 
 
-def _named_parameters(fn: Callable[..., Any]) -> frozenset[str]:
+def named_parameters(fn: Callable[..., Any]) -> frozenset[str]:
     """The parameter names TF1's `fn_args` reported: named ones, minus those a `partial` binds."""
     bound: set[str] = set()
     target = fn
@@ -141,7 +141,7 @@ class InputFnData:
         """
         if input_context is None:
             input_context = tf.distribute.InputContext()
-        wanted = _named_parameters(self.input_fn)
+        wanted = named_parameters(self.input_fn)
         kwargs: dict[str, Any] = {}
         if "params" in wanted:
             kwargs["params"] = self.call_params(input_context)

@@ -4,7 +4,7 @@ Keras 3 model, under every `tf.distribute` strategy kind.
 Separation of concerns:
   * `fit`/`evaluate`/`predict` own the *outer* TF1 contract: `steps` vs `max_steps`, the global step
     (`model.optimizer.iterations`), restoring from and saving to `model_dir`, the random seed.
-  * `_DataSource` owns how the data reaches the loop: a `tf.data.Dataset` is given as is (Keras splits
+  * `DataSource` (data_source.py) owns how the data reaches the loop: a `tf.data.Dataset` is given as is (Keras splits
     its global batches across replicas); an `InputFnData` with `per_replica=False` becomes the
     dataset of one input pipeline; a per-replica `InputFnData` or any function of
     `tf.distribute.InputContext` goes through `strategy.distribute_datasets_from_function`. For the
@@ -17,8 +17,8 @@ Separation of concerns:
       kind                    fit                          evaluate / predict
       default, one_device     Keras                        Keras
       mirrored                Keras, with the runtime's    Keras
-                              device loop (`_device_loop`)
-      central_storage         Keras (+ `_use_native_increments`)
+                              device loop (`keras_workarounds.device_loop`)
+      central_storage         Keras (+ `keras_workarounds.use_native_increments`)
       tpu                     Keras (untested here: no TPU)
       multi_worker_mirrored   engine (keras-team/keras#20585)
       parameter_server        engine (no Keras 3 support): steps scheduled on the workers;
@@ -34,7 +34,7 @@ device loops, ending at the next multiple of k (measured: n=5, k=4 -> 8 steps), 
 shortened the last loop. The runtime therefore also cuts the data to n batches (`take`), and Keras's
 device loop stops when its input ends (n=5, k=4 -> 4 + 1 steps).
 
-Under MirroredStrategy `fit` runs its own training loop instead of Keras's (`_device_loop`):
+Under MirroredStrategy `fit` runs its own training loop instead of Keras's (`keras_workarounds.device_loop`):
 Keras 3.15's loop calls `strategy.run` inside a `tf.cond` and fails with "You must feed a value for
 placeholder tensor" when `steps_per_execution > 1` (keras-team/keras#19246, measured on 2 CPUs),
 and at the end of a finite `distribute_datasets_from_function` dataset it starts one more step
@@ -44,156 +44,35 @@ global step 6). The runtime's loop (the engine's `multi_step_function`) asks
 (measured: identical weights and logs to Keras's loop with `steps_per_execution=1`).
 
 Under CentralStorageStrategy and ParameterServerStrategy Keras's `Variable.assign_add` (a read,
-then an assignment) counts wrongly; `_use_native_increments` explains and fixes it.
+then an assignment) counts wrongly; `keras_workarounds.use_native_increments` explains and fixes it.
 """
 
 from __future__ import annotations
 
 import contextlib
-import functools
 import os
 import threading
 import warnings
-from typing import Any, Callable, Iterator, Mapping
+from typing import Any, Iterator, Mapping
 
 import keras
 import numpy as np
 import tensorflow as tf
 
-from . import checkpoints, cluster, engine
+from . import checkpoints, cluster, early_stopping, engine, keras_workarounds, session_run
+from . import hooks as hooks_lib
 from ._state import ModelState, model_state
 from ._logging import logger
-from .inputs import InputFnData
+from .data_source import DataSource, check_steps, ensure_built
+from .tf1_checkpoint import apply_init_checkpoints
+from .callbacks import StepLogger, SummarySaver
+from .cluster import is_chief
 
 __all__ = ["evaluate", "fit", "predict", "seed_from_config"]
 
 _RAN_OUT_OF_DATA = "Your input ran out of data"
 _RESERVED_FIT_KWARGS = ("x", "y", "batch_size", "validation_split")
 _KERAS_EPOCH_KWARGS = ("epochs", "steps_per_epoch", "initial_epoch")
-
-
-# -- data ----------------------------------------------------------------------------------------
-
-
-class _DataSource:
-    """`fit`/`evaluate`'s `data`, turned into what Keras consumes for a given strategy."""
-
-    def __init__(self, data: Any, strategy: tf.distribute.Strategy, *, argument: str = "data") -> None:
-        self.strategy = strategy
-        self.data = data
-        self._map: Callable[..., Any] | None = None  # Applied to every batch (`with_class_weight`).
-        if isinstance(data, tf.data.Dataset):
-            self.kind = "dataset"
-        elif isinstance(data, InputFnData):
-            self.kind = "per_replica_fn" if data.per_replica else "global_fn"
-        elif callable(data):
-            self.kind = "per_replica_fn"
-        else:
-            raise TypeError(
-                f"`{argument}` must be a tf.data.Dataset, an InputFnData (tfmigrate.runtime.input_fn_data) "
-                f"or a function of tf.distribute.InputContext, got {type(data).__name__}."
-            )
-
-    def with_class_weight(self, class_weight: Mapping[int, float] | None) -> "_DataSource":
-        """This data with Keras's `class_weight` turned into per-example sample weights.
-
-        Keras's own map (`make_class_weight_map_fn`, what `model.fit(class_weight=...)` applies to a
-        dataset), applied to every batch of every input pipeline, so that every loop (Keras's, the
-        runtime's device loop and engine) and every kind of data gets the same weights.
-        """
-        if not class_weight:
-            return self
-        if not isinstance(class_weight, Mapping):
-            raise TypeError(f"`class_weight` must be a dict of class index -> weight, got {type(class_weight).__name__}.")
-        from keras.src.trainers.data_adapters.tf_dataset_adapter import make_class_weight_map_fn
-
-        weighted = _DataSource(self.data, self.strategy)
-        weighted._map = make_class_weight_map_fn(dict(class_weight))
-        return weighted
-
-    def _mapped(self, dataset: tf.data.Dataset) -> tf.data.Dataset:
-        return dataset if self._map is None else dataset.map(self._map)
-
-    def _single_pipeline_context(self) -> tf.distribute.InputContext:
-        return tf.distribute.InputContext(
-            num_input_pipelines=1, input_pipeline_id=0, num_replicas_in_sync=self.strategy.num_replicas_in_sync
-        )
-
-    def _call_fn(self, input_context: tf.distribute.InputContext) -> tf.data.Dataset:
-        dataset = self.data(input_context)
-        if not isinstance(dataset, tf.data.Dataset):
-            raise TypeError(
-                f"The dataset function returned {type(dataset).__name__}, not a tf.data.Dataset."
-            )
-        return self._mapped(dataset)
-
-    def _single_dataset(self) -> tf.data.Dataset:
-        """The dataset of a single input pipeline feeding every replica: global batches."""
-        if self.kind == "dataset":
-            return self._mapped(self.data)
-        if self.kind == "global_fn":
-            return self._mapped(self.data.global_dataset(self.strategy.num_replicas_in_sync))
-        return self._call_fn(self._single_pipeline_context())
-
-    def first_batch(self) -> Any:
-        """One element of the (single-pipeline) dataset, to build the model with."""
-        for element in self._single_dataset().take(1):
-            return element
-        raise ValueError("The input data is empty: cannot build the model from its first batch.")
-
-    def keras_input(self, limit: int | None) -> Any:
-        """The `x` for Keras, cut to `limit` steps when not None."""
-        if self.kind in ("dataset", "global_fn"):
-            dataset = self._single_dataset()
-            return dataset if limit is None else dataset.take(limit)
-
-        def dataset_fn(input_context: tf.distribute.InputContext) -> tf.data.Dataset:
-            dataset = self._call_fn(input_context)
-            if limit is None:
-                return dataset
-            # One step takes one element per replica fed by this pipeline.
-            per_step = max(1, input_context.num_replicas_in_sync // input_context.num_input_pipelines)
-            return dataset.take(limit * per_step)
-
-        return self.strategy.distribute_datasets_from_function(dataset_fn)
-
-    # What the runtime's engine (`engine.py`) asks for.
-
-    def distributed(self, limit: int | None) -> Any:
-        """A distributed dataset of `limit` steps for a synchronous strategy (MultiWorkerMirrored).
-
-        A dataset of global batches is split as Keras splits it, and sharded across workers by data
-        (`AutoShardPolicy.DATA`, unless the dataset sets a policy itself), so that every step sees
-        the global batch one worker would see: `AUTO` would shard a file-based dataset by files.
-        """
-        data = self.keras_input(limit)
-        if isinstance(data, tf.distribute.DistributedDataset):
-            return data
-        if data.options().experimental_distribute.auto_shard_policy == tf.data.experimental.AutoShardPolicy.AUTO:
-            options = tf.data.Options()
-            options.experimental_distribute.auto_shard_policy = tf.data.experimental.AutoShardPolicy.DATA
-            data = data.with_options(options)
-        return self.strategy.experimental_distribute_dataset(data)
-
-    def per_worker(self) -> Any:
-        """For `ClusterCoordinator.create_per_worker_dataset`: each worker builds its own input.
-
-        A dataset is copied to every worker as is; a dataset function is called on every worker
-        (through `distribute_datasets_from_function`, with that worker's `InputContext`).
-        """
-        if self.kind == "dataset":
-            return self._mapped(self.data)
-        strategy = self.strategy
-
-        def per_worker_dataset_fn() -> Any:
-            return strategy.distribute_datasets_from_function(self._call_fn)
-
-        return per_worker_dataset_fn
-
-    def local(self, limit: int | None) -> tf.data.Dataset:
-        """The single-pipeline dataset (global batches) cut to `limit` batches, for this process alone."""
-        dataset = self._single_dataset()
-        return dataset if limit is None else dataset.take(limit)
 
 
 # -- model preparation ---------------------------------------------------------------------------
@@ -209,78 +88,6 @@ def _check_model(model: Any, caller: str, *, compiled: bool = True) -> None:
             f"tfmigrate.runtime.{caller}: compile the model first (model.compile(optimizer=..., loss=..., "
             "steps_per_execution=config.iterations_per_loop))."
         )
-
-
-def _ensure_built(model: keras.Model, source: _DataSource, *, with_labels: bool = True) -> None:
-    """Creates every model, optimizer and compiled-metric variable before any step runs.
-
-    A checkpoint can then be restored into them, and no variable is created inside a step: under
-    ParameterServerStrategy a step runs on a worker, where no variable may be created. The compiled
-    loss and metrics are built only `with_labels` (not for `predict`, whose data may have none).
-    """
-    strategy = model.distribute_strategy
-    layers = model._flatten_layers() if hasattr(model, "_flatten_layers") else model.layers  # noqa: SLF001
-    unbuilt = not model.built or not all(layer.built for layer in layers)
-    batch = None
-    if unbuilt:
-        batch = source.first_batch()
-        x, _, _ = keras.utils.unpack_x_y_sample_weight(batch)
-        with strategy.scope():
-            model(x, training=False)
-    if getattr(model, "optimizer", None) is not None and not model.optimizer.built:
-        with strategy.scope():
-            model.optimizer.build(model.trainable_variables)
-    compile_state = [getattr(model, "_compile_metrics", None), getattr(model, "_compile_loss", None)]
-    unbuilt_state = any(state is not None and not state.built for state in compile_state)
-    if with_labels and unbuilt_state and hasattr(model, "_symbolic_build"):
-        # What Keras's own `fit` does before its first step (symbolic: no data is computed on).
-        with strategy.scope():
-            model._symbolic_build(data_batch=source.first_batch() if batch is None else batch)  # noqa: SLF001
-    _use_native_increments(model)
-
-
-def _native_assign_add(variable: Any, value: Any) -> Any:
-    return variable.value.assign_add(tf.cast(value, variable.value.dtype))
-
-
-def _native_assign_sub(variable: Any, value: Any) -> Any:
-    return variable.value.assign_sub(tf.cast(value, variable.value.dtype))
-
-
-def _use_native_increments(model: keras.Model) -> None:
-    """Makes `assign_add`/`assign_sub` of the model's Keras variables one TF operation where needed.
-
-    Keras 3's `Variable.assign_add(d)` is `assign(self + d)`, a read then a write
-    (keras/src/backend/common/variables.py). Two strategies break on that:
-
-      * CentralStorageStrategy: a metric's `total`/`count` is one `AggregatingVariable` with SUM
-        aggregation, so the replicas' *assignments* are summed: R * v + sum(d) instead of
-        v + sum(d) (measured on 2 CPUs: a `Mean`'s total went 3 -> 9 -> 21 for updates of 1 and 2
-        per call; the logged loss was 0.4546 instead of 0.4376 after 10 steps, the weights agreed).
-      * ParameterServerStrategy with several workers: workers read and write the same variable on a
-        parameter server concurrently, so increments are lost (measured: `optimizer.iterations` 31
-        after 40 steps on 2 workers; the metrics lose updates the same way).
-
-    The TF variable's own `assign_add` merges the replicas' deltas (CentralStorage) and is a single
-    operation on the parameter server, so those variables use it. (The optimizer's weight updates
-    already call TF's `assign_sub` directly.) Weights and optimizer state under CentralStorage are
-    not SUM-aggregated and are left alone.
-    """
-    strategy = model.distribute_strategy
-    central = isinstance(strategy, tf.distribute.experimental.CentralStorageStrategy)
-    if not central and not isinstance(strategy, tf.distribute.experimental.ParameterServerStrategy):
-        return
-    optimizer = getattr(model, "optimizer", None)
-    variables = list(model.variables) + list(model.metrics_variables)
-    if optimizer is not None:
-        variables += list(optimizer.variables)
-    for variable in variables:
-        if not isinstance(variable, keras.Variable) or "assign_add" in vars(variable):
-            continue
-        if central and getattr(variable.value, "aggregation", None) != tf.VariableAggregation.SUM:
-            continue
-        variable.assign_add = functools.partial(_native_assign_add, variable)
-        variable.assign_sub = functools.partial(_native_assign_sub, variable)
 
 
 def _resolve_model_dir(model_dir: Any, config: Any) -> str | None:
@@ -331,14 +138,14 @@ def seed_from_config(config: Any) -> None:
 
 
 def _prepare(
-    model: keras.Model, source: _DataSource, config: Any, model_dir: str | None, *, with_labels: bool = True
+    model: keras.Model, source: DataSource, config: Any, model_dir: str | None, *, with_labels: bool = True
 ) -> ModelState:
     """Seeds, builds and (once per model object) restores `model`; returns its runtime state."""
     state = model_state(model)
     if getattr(config, "tf_random_seed", None) is not None and not state.seeded:
         seed_from_config(config)
         state.seeded = True
-    _ensure_built(model, source, with_labels=with_labels)
+    ensure_built(model, source, with_labels=with_labels)
     restored = None
     if model_dir is not None and not state.restored:
         restored = checkpoints.restore_latest(model, model_dir)
@@ -346,8 +153,6 @@ def _prepare(
     if state.init_checkpoints:
         if restored is None and (getattr(model, "optimizer", None) is None or _global_step(model) == 0):
             # A fresh start: TF1's init_from_checkpoint initializers apply.
-            from .tf1_checkpoint import apply_init_checkpoints
-
             apply_init_checkpoints(model)
         state.init_checkpoints = []
     return state
@@ -355,89 +160,6 @@ def _prepare(
 
 def _global_step(model: keras.Model) -> int:
     return int(model.optimizer.iterations.numpy())
-
-
-def _check_steps(value: Any, name: str) -> int | None:
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
-        raise TypeError(f"`{name}` must be an int or None, got {value!r}.")
-    if value <= 0:
-        raise ValueError(f"Must specify `{name}` > 0, given: {value}.")
-    return int(value)
-
-
-# -- the device loop under MirroredStrategy ------------------------------------------------------
-
-
-def _needs_own_loop(model: keras.Model) -> bool:
-    """Whether Keras's device loop is replaced: under MirroredStrategy (see the module docstring)."""
-    return not model.run_eagerly and isinstance(model.distribute_strategy, tf.distribute.MirroredStrategy)
-
-
-def _multi_step_function(model: keras.Model, step_name: str, budget: "_EpochBudget | None" = None) -> Callable[[Any], Any]:
-    """A Keras `train_function` running up to `steps_per_execution` steps of `step_name` per call.
-
-    The engine's inner loop (`engine.multi_step_function`): unlike Keras 3.15's, it never wraps
-    `strategy.run` in a `tf.cond`, and checks `get_next_as_optional().has_value()` before each step,
-    so no step starts on exhausted input. Logs are averaged over replicas, as Keras's "auto"
-    reduction does off TPU. The function holds the model weakly (it is kept in the model's runtime
-    state).
-    """
-    multi_step = engine.multi_step_function(engine.step_on_replicas(model, step_name, gather=False))
-    steps_per_execution = int(model.steps_per_execution)
-
-    def function(iterator: Any) -> Any:
-        wanted = steps_per_execution if budget is None else budget.take(steps_per_execution)
-        steps, outputs = multi_step(iterator, tf.constant(wanted))
-        if budget is not None:
-            budget.done += int(steps)
-        if not outputs.has_value():
-            raise StopIteration
-        return outputs.get_value()
-
-    return function
-
-
-def _function_key(model: keras.Model) -> tuple[Any, ...]:
-    return (
-        int(model.steps_per_execution),
-        id(model.optimizer),
-        id(getattr(model, "_compile_loss", None)),
-        id(getattr(model, "_compile_metrics", None)),
-        model.jit_compile,
-    )
-
-
-@contextlib.contextmanager
-def _device_loop(model: keras.Model, budget: _EpochBudget | None = None) -> Iterator[None]:
-    """Installs the runtime's training loop for one `model.fit` call when Keras's cannot be used,
-    or when epochs must end at `steps_per_epoch` exactly (`_EpochBudget`).
-
-    Keras's evaluation loop works under MirroredStrategy (an extra step on exhausted input only
-    adds an empty batch to the metrics), so `evaluate` keeps it.
-    """
-    budget = budget if budget is not None and budget.needed else None
-    if not _needs_own_loop(model) and budget is None:
-        yield
-        return
-    if budget is not None:
-        # The budget changes from fit to fit; the traced step function is shared with the cache.
-        function = _multi_step_function(model, "train_step", budget)
-    else:
-        state = model_state(model)
-        key = _function_key(model)
-        cached = state.device_loop
-        if cached is None or cached[0] != key:
-            cached = (key, _multi_step_function(model, "train_step"))
-            state.device_loop = cached
-        function = cached[1]
-    saved = model.train_function
-    model.train_function = function
-    try:
-        yield
-    finally:
-        model.train_function = saved
 
 
 @contextlib.contextmanager
@@ -453,9 +175,6 @@ def _quiet_end_of_input() -> Iterator[None]:
 
 def _config_callbacks(model: keras.Model, config: Any, model_dir: Any) -> list[keras.callbacks.Callback]:
     """RunConfig's `log_step_count_steps` and `save_summary_steps` (TF1 defaults: 100 each)."""
-    from .callbacks import StepLogger, SummarySaver
-    from .cluster import is_chief
-
     log_steps = getattr(config, "log_step_count_steps", 100) if config is not None else 100
     summary_steps = getattr(config, "save_summary_steps", 100) if config is not None else 100
     out: list[keras.callbacks.Callback] = []
@@ -493,20 +212,16 @@ class _CheckpointSaver(keras.callbacks.Callback):
 
 def _hooks(model: keras.Model, hooks: Any, mode: str, caller: str) -> list[keras.callbacks.Callback]:
     """The caller's hooks plus the model's own (`training_hooks()`...), ready to run as callbacks."""
-    from . import hooks as hooks_lib
-
-    out = hooks_lib.check_hooks(hooks, caller) + hooks_lib.model_hooks(model, mode)
-    if any(hooks_lib.is_hook(h) for h in out) and mode != "infer":
-        hooks_lib.record_losses(model)
+    out = session_run.check_hooks(hooks, caller) + session_run.model_hooks(model, mode)
+    if any(session_run.is_hook(h) for h in out) and mode != "infer":
+        session_run.record_losses(model)
     return out
 
 
 @contextlib.contextmanager
 def _session_runs(model: keras.Model, hooks: list[Any], listeners: list[Any] | None = None) -> Iterator[None]:
     """One step per Keras batch while TF1 hooks or saving listeners run, except on a TPU (see `hooks`)."""
-    from . import hooks as hooks_lib
-
-    if not (listeners or any(hooks_lib.is_hook(h) for h in hooks)) or isinstance(
+    if not (listeners or any(session_run.is_hook(h) for h in hooks)) or isinstance(
         model.distribute_strategy, tf.distribute.TPUStrategy
     ):
         yield
@@ -518,19 +233,17 @@ def _session_runs(model: keras.Model, hooks: list[Any], listeners: list[Any] | N
 @contextlib.contextmanager
 def one_step_per_run(model: keras.Model) -> Iterator[None]:
     """Runs `model`'s Keras loops with `steps_per_execution=1` inside (the numbers do not change)."""
-    from . import hooks as hooks_lib
-
     if int(model.steps_per_execution) == 1:
         yield
         return
     saved = model.steps_per_execution
     model.steps_per_execution = 1
-    hooks_lib._retrace(model)  # noqa: SLF001
+    session_run.retrace(model)
     try:
         yield
     finally:
         model.steps_per_execution = saved
-        hooks_lib._retrace(model)  # noqa: SLF001
+        session_run.retrace(model)
 
 
 # -- the API -------------------------------------------------------------------------------------
@@ -562,7 +275,7 @@ def fit(
 
     Which loop runs (the results are the default strategy's on the same global batches):
       * Keras's `model.fit`: default, one-device, central-storage (its metric sums fixed, see
-        `_use_native_increments`) and TPU strategies, and mirrored with `steps_per_execution=1`.
+        `use_native_increments`) and TPU strategies, and mirrored with `steps_per_execution=1`.
       * Keras's `model.fit` with the runtime's device loop: mirrored with `steps_per_execution > 1`
         (keras-team/keras#19246).
       * The runtime's engine (`engine.train`), calling the model's own `train_step` under
@@ -633,8 +346,8 @@ def fit(
     _check_model(model, "fit")
     if steps is not None and max_steps is not None:
         raise ValueError("Can not provide both `steps` and `max_steps`.")
-    steps = _check_steps(steps, "steps")
-    max_steps = _check_steps(max_steps, "max_steps")
+    steps = check_steps(steps, "steps")
+    max_steps = check_steps(max_steps, "max_steps")
     reserved = sorted(set(fit_kwargs) & set(_RESERVED_FIT_KWARGS))
     if reserved:
         raise TypeError(
@@ -645,7 +358,7 @@ def fit(
     validation = _validation_arguments(fit_kwargs, model.distribute_strategy)
     class_weight = fit_kwargs.pop("class_weight", None)
     model_dir = _resolve_model_dir(model_dir, config)
-    source = _DataSource(data, model.distribute_strategy)
+    source = DataSource(data, model.distribute_strategy)
     state = _prepare(model, source, config, model_dir)
     train_source = source.with_class_weight(class_weight)
 
@@ -666,11 +379,9 @@ def fit(
         # TF1's `train` call is one Keras epoch of `limit` steps.
         epochs, initial_epoch, steps_per_epoch = 1, 0, limit
 
-    from .hooks import CheckpointSaverHook
-
     hooks = _hooks(model, hooks, "train", "fit")
     listeners = list(saving_listeners or [])
-    user_saver = next((h for h in hooks if isinstance(h, CheckpointSaverHook)), None)
+    user_saver = next((h for h in hooks if isinstance(h, hooks_lib.CheckpointSaverHook)), None)
     # TF1's order: the checkpoint saver (a chief hook), the step counter and summaries, then the
     # worker hooks (the caller's, then the model_fn's); Keras callbacks last.
     all_callbacks: list[keras.callbacks.Callback] = []
@@ -714,7 +425,7 @@ def fit(
         budget = _EpochBudget(model, steps_per_epoch, epochs - initial_epoch)
         if budget.needed:
             all_callbacks.append(budget)
-        with _session_runs(model, hooks, listeners), _device_loop(model, budget), _quiet_end_of_input(), training_summaries(
+        with _session_runs(model, hooks, listeners), keras_workarounds.device_loop(model, budget), _quiet_end_of_input(), training_summaries(
             model, model_dir, config
         ):
             history = model.fit(
@@ -748,8 +459,8 @@ def _epoch_arguments(
             f"{', '.join(f'`{key}`' for key in given)} (epochs x steps_per_epoch), not both: "
             f"{estimator} counts global steps across `fit` calls, Keras's epochs count within one call."
         )
-    epochs = _check_steps(given.get("epochs", 1), "epochs")
-    steps_per_epoch = _check_steps(given.get("steps_per_epoch"), "steps_per_epoch")
+    epochs = check_steps(given.get("epochs", 1), "epochs")
+    steps_per_epoch = check_steps(given.get("steps_per_epoch"), "steps_per_epoch")
     initial_epoch = given.get("initial_epoch", 0)
     if isinstance(initial_epoch, bool) or not isinstance(initial_epoch, (int, np.integer)):
         raise TypeError(f"`initial_epoch` must be an int, got {initial_epoch!r}.")
@@ -761,13 +472,13 @@ def _epoch_arguments(
 def _validation_arguments(fit_kwargs: dict[str, Any], strategy: tf.distribute.Strategy) -> engine.Validation | None:
     """Pops Keras's `validation_data`/`validation_steps`/`validation_freq` (data as for `fit`)."""
     data = fit_kwargs.pop("validation_data", None)
-    steps = _check_steps(fit_kwargs.pop("validation_steps", None), "validation_steps")
+    steps = check_steps(fit_kwargs.pop("validation_steps", None), "validation_steps")
     freq = fit_kwargs.pop("validation_freq", 1)
     if data is None:
         if steps is not None:
             raise ValueError("tfmigrate.runtime.fit: `validation_steps` needs `validation_data`.")
         return None
-    return engine.Validation(_DataSource(data, strategy, argument="validation_data"), steps, freq)
+    return engine.Validation(DataSource(data, strategy, argument="validation_data"), steps, freq)
 
 
 class _EpochBudget(keras.callbacks.Callback):
@@ -776,7 +487,7 @@ class _EpochBudget(keras.callbacks.Callback):
     Keras 3.15 runs whole device loops of `steps_per_execution` steps (steps_per_epoch=5,
     steps_per_execution=4: 8 steps an epoch, see the module docstring); cutting the data fixes only
     the last epoch. When several epochs run and `steps_per_epoch` is not a multiple of
-    `steps_per_execution`, `_device_loop` installs the runtime's loop, which runs
+    `steps_per_execution`, `device_loop` installs the runtime's loop, which runs
     `min(steps_per_execution, what is left of the epoch)` steps per call.
     """
 
@@ -884,12 +595,12 @@ def evaluate(
             does not take.
     """
     _check_model(model, "evaluate")
-    steps = _check_steps(steps, "steps")
+    steps = check_steps(steps, "steps")
     for key in ("x", "y", "batch_size", "return_dict"):
         if key in kwargs:
             raise TypeError(f"tfmigrate.runtime.evaluate sets `{key}` itself.")
     model_dir = _resolve_model_dir(model_dir, config)
-    source = _DataSource(data, model.distribute_strategy)
+    source = DataSource(data, model.distribute_strategy)
     if checkpoint_path is None:
         _check_trained(model, model_dir, "evaluate")
     _prepare(model, source, config, model_dir)
@@ -954,9 +665,7 @@ def _evaluate_logs(model, source, steps, model_dir, hooks, name, kwargs) -> dict
     results = {key: _to_python(value) for key, value in logs.items()}
     results["global_step"] = _global_step(model)
     if model_dir is not None and cluster.is_chief(model.distribute_strategy):
-        from .hooks import eval_dir, write_eval_results
-
-        write_eval_results(eval_dir(model_dir, name), results, results["global_step"])
+        early_stopping.write_eval_results(early_stopping.eval_dir(model_dir, name), results, results["global_step"])
     return results
 
 
@@ -1006,12 +715,12 @@ def predict(
         TypeError: For `data` of an unsupported type or a reserved keyword.
     """
     _check_model(model, "predict", compiled=False)
-    steps = _check_steps(steps, "steps")
+    steps = check_steps(steps, "steps")
     for key in ("x", "batch_size"):
         if key in kwargs:
             raise TypeError(f"tfmigrate.runtime.predict sets `{key}` itself.")
     model_dir = _resolve_model_dir(model_dir, config)
-    source = _DataSource(data, model.distribute_strategy)
+    source = DataSource(data, model.distribute_strategy)
     if checkpoint_path is None:
         _check_trained(model, model_dir, "predict")
     _prepare(model, source, config, model_dir, with_labels=False)

@@ -30,6 +30,8 @@ from __future__ import annotations
 
 import tensorflow as tf
 
+from .tf1_names import tf1_variable_names
+
 
 def _sparse(gradient):
     """(summed values, unique indices) of an IndexedSlices gradient, as TF1 deduplicated them."""
@@ -62,6 +64,15 @@ class Adam(tf.keras.optimizers.Adam):
       **kwargs: the other Keras optimizer arguments (name, clipnorm, ...). `amsgrad` is not
         supported: TF1's AdamOptimizer has none.
     """
+
+    #: (attribute holding per-variable slots, TF1 slot suffix, scale): `<v>/Adam`, `<v>/Adam_1`.
+    TF1_SLOTS = (("_momentums", "Adam", 1.0), ("_velocities", "Adam_1", 1.0))
+    #: (attribute holding the variables, TF1 name) of TF1 state outside the slots.
+    TF1_NON_SLOT_VARIABLES = (("_beta_1_powers", "beta1_power"), ("_beta_2_powers", "beta2_power"))
+
+    def tf1_slots(self):
+        """What a TF1 checkpoint calls this optimizer's slots (read by `tf1_checkpoint`)."""
+        return list(self.TF1_SLOTS)
 
     def __init__(self, learning_rate=0.001, beta_1=0.9, beta_2=0.999, epsilon=1e-8, **kwargs):
         if kwargs.pop("amsgrad", False):
@@ -130,6 +141,12 @@ class Momentum(tf.keras.optimizers.Optimizer):
       **kwargs: other Keras optimizer arguments.
     """
 
+    TF1_SLOTS = (("_accumulators", "Momentum", 1.0),)  # `<v>/Momentum`
+
+    def tf1_slots(self):
+        """What a TF1 checkpoint calls this optimizer's slots (read by `tf1_checkpoint`)."""
+        return list(self.TF1_SLOTS)
+
     def __init__(self, learning_rate, momentum, use_nesterov=False, name="momentum", **kwargs):
         super().__init__(learning_rate=learning_rate, name=name, **kwargs)
         self.momentum = float(momentum)
@@ -178,6 +195,14 @@ class RMSProp(tf.keras.optimizers.Optimizer):
       centered: TF1 `centered`.
       **kwargs: other Keras optimizer arguments.
     """
+
+    TF1_SLOTS = (("_mean_squares", "RMSProp", 1.0), ("_moms", "RMSProp_1", 1.0))
+    #: centered: TF1's `mg` slot comes second, momentum third.
+    TF1_SLOTS_CENTERED = (("_mean_squares", "RMSProp", 1.0), ("_mean_grads", "RMSProp_1", 1.0), ("_moms", "RMSProp_2", 1.0))
+
+    def tf1_slots(self):
+        """What a TF1 checkpoint calls this optimizer's slots (read by `tf1_checkpoint`)."""
+        return list(self.TF1_SLOTS_CENTERED if self.centered else self.TF1_SLOTS)
 
     def __init__(self, learning_rate, decay=0.9, momentum=0.0, epsilon=1e-10, centered=False, name="rmsprop", **kwargs):
         super().__init__(learning_rate=learning_rate, name=name, **kwargs)
@@ -259,6 +284,12 @@ class AdamWeightDecay(tf.keras.optimizers.Optimizer):
         against. Without it, a variable's Keras path is.
     """
 
+    TF1_SLOTS = (("_m", "adam_m", 1.0), ("_v", "adam_v", 1.0))  # BERT named its slots by hand
+
+    def tf1_slots(self):
+        """What a TF1 checkpoint calls this optimizer's slots (read by `tf1_checkpoint`)."""
+        return list(self.TF1_SLOTS)
+
     def __init__(
         self,
         learning_rate,
@@ -292,8 +323,6 @@ class AdamWeightDecay(tf.keras.optimizers.Optimizer):
         if self._tf1_names is None:
             self._tf1_names = {}
             if self._model is not None:
-                from .tf1_checkpoint import tf1_variable_names
-
                 for name, weight in tf1_variable_names(self._model).items():
                     # Keras hands update_step the tf.Variable under a Keras variable: both keys.
                     self._tf1_names[weight.path] = name

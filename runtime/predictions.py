@@ -11,6 +11,8 @@ from __future__ import annotations
 from typing import Any, Iterator, Sequence
 
 import numpy as np
+from . import engine
+from .keras_compat import one_step_per_run, predict
 
 
 def predict_examples(
@@ -38,9 +40,6 @@ def predict_examples(
     Raises:
       ValueError: a `predict_keys` entry the predictions do not have.
     """
-    from . import engine
-    from .keras_compat import one_step_per_run, predict
-
     sizes: list[int] = []
     if not yield_single_examples and not engine.uses_engine(model):
         # Estimator yielded the batches as the input_fn made them: record each batch's size.

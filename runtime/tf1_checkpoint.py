@@ -29,6 +29,9 @@ from typing import Any
 import numpy as np
 import tensorflow as tf
 
+from .tf1_names import tf1_variable_names
+from ._state import model_state
+
 keras = tf.keras
 logger = logging.getLogger("tfmigrate.runtime")
 
@@ -41,39 +44,6 @@ class LoadReport:
     assigned: dict[str, str] = field(default_factory=dict)
     unused: list[str] = field(default_factory=list)
     global_step: int | None = None
-
-
-def tf1_variable_names(model: keras.Model) -> dict[str, Any]:
-    """TF1 name -> model variable, from the model's layer and weight attributes (see the module
-    docstring), renamed by the model's `TF1_NAMES` where the codemod recorded other TF1 names."""
-    own = getattr(model, "tf1_variable_names", None)
-    if callable(own):  # Models that know their TF1 names (runtime.canned's canned estimators).
-        return own()
-    names: dict[str, Any] = {}
-    renames: dict[str, str] = dict(getattr(type(model), "TF1_NAMES", {}) or {})
-    attrs = [(attr, value) for attr, value in vars(model).items() if not attr.startswith("_")]
-    layers = [(attr, value) for attr, value in attrs if isinstance(value, keras.layers.Layer)]
-    weights = [(attr, value) for attr, value in attrs if isinstance(value, keras.Variable)]
-    if not layers and not weights:  # Sequential/functional models: the layers' own names are the scopes.
-        layers = [(layer.name, layer) for layer in model.layers]
-    for attr, layer in layers:
-        scope = renames.get(attr, attr)
-        absolute = getattr(layer, "tf1_absolute_names", None)
-        if isinstance(absolute, dict):  # tf1.VariableScopeLayer: the TF1 names its function's scopes gave
-            names.update(absolute)
-            continue
-        own_names = getattr(layer, "tf1_names", None)
-        if isinstance(own_names, dict):  # feature_columns.InputLayer/LinearModel: TF1 names under their scope
-            from .feature_columns import scoped_tf1_names
-
-            names.update(scoped_tf1_names(scope, own_names))
-            continue
-        for weight in layer.weights:
-            leaf = weight.name.split("/")[-1]
-            names[renames.get(f"{attr}/{leaf}", f"{scope}/{leaf}")] = weight
-    for attr, weight in weights:  # `tf.get_variable`s, migrated to `add_weight`
-        names[renames.get(attr, attr)] = weight
-    return names
 
 
 def _mapped_name(name: str, assignment_map: dict[str, str]) -> str | None:
@@ -127,20 +97,17 @@ def _read(reader, name: str, partitioned: dict[str, list[str]]) -> np.ndarray:
     return np.concatenate(pieces, axis=axis)
 
 
-def _slot_map(optimizer: Any) -> list[tuple[str, str, float]]:
-    """(optimizer attribute holding per-variable slots, TF1 slot suffix, scale) for `optimizer`."""
-    from . import optimizers as tf1_optimizers
+def slot_map(optimizer: Any) -> list[tuple[str, str, float]]:
+    """(optimizer attribute holding per-variable slots, TF1 slot suffix, scale) for `optimizer`.
 
-    if isinstance(optimizer, tf1_optimizers.Adam) or isinstance(optimizer, keras.optimizers.Adam):
+    The runtime's own optimizers (`optimizers.Adam`, `Momentum`, `RMSProp`, `AdamWeightDecay`)
+    declare theirs (`tf1_slots()`); Keras's are mapped here.
+    """
+    declared = getattr(optimizer, "tf1_slots", None)
+    if callable(declared):
+        return list(declared())
+    if isinstance(optimizer, keras.optimizers.Adam):
         return [("_momentums", "Adam", 1.0), ("_velocities", "Adam_1", 1.0)]
-    if isinstance(optimizer, tf1_optimizers.AdamWeightDecay):
-        return [("_m", "adam_m", 1.0), ("_v", "adam_v", 1.0)]  # BERT named its slots by hand
-    if isinstance(optimizer, tf1_optimizers.Momentum):
-        return [("_accumulators", "Momentum", 1.0)]
-    if isinstance(optimizer, tf1_optimizers.RMSProp):
-        if optimizer.centered:
-            return [("_mean_squares", "RMSProp", 1.0), ("_mean_grads", "RMSProp_1", 1.0), ("_moms", "RMSProp_2", 1.0)]
-        return [("_mean_squares", "RMSProp", 1.0), ("_moms", "RMSProp_1", 1.0)]
     if isinstance(optimizer, keras.optimizers.RMSprop):
         # A v2 canned estimator's Keras 2 RMSprop (`rms`, `momentum`; TF1's `RMSProp`, `RMSProp_1`).
         if optimizer.centered:
@@ -221,7 +188,7 @@ def load_tf1_checkpoint(
         optimizer = None
     step = None
     if optimizer is not None:
-        for attr, suffix, scale in _slot_map(optimizer):
+        for attr, suffix, scale in slot_map(optimizer):
             slots = getattr(optimizer, attr)
             for name, variable in tf1_variable_names(model).items():
                 if not variable.trainable:
@@ -262,19 +229,17 @@ def load_tf1_checkpoint(
         variable.assign(value * scale if scale != 1.0 else value)
         report.assigned[getattr(variable, "path", getattr(variable, "name", "?"))] = ckpt_name
     if optimizer is not None:
-        from . import optimizers as tf1_optimizers
-
-        if isinstance(optimizer, tf1_optimizers.Adam):
-            for powers, key in ((optimizer._beta_1_powers, "beta1_power"), (optimizer._beta_2_powers, "beta2_power")):
-                if only_mapped:
-                    if _mapped_name(key, assignment_map) is None:  # type: ignore[arg-type]
-                        continue
-                    key = _apply_assignment_map(key, assignment_map)
-                if key not in shapes:
-                    raise ValueError(f"TF1 checkpoint {path!r} has no {key!r} for Adam")
-                for power in powers:
-                    power.assign(reader.get_tensor(key))
-                report.assigned[key] = key
+        # TF1 state outside the slots (Adam's beta powers), as the optimizer declares it.
+        for attr, key in getattr(optimizer, "TF1_NON_SLOT_VARIABLES", ()):
+            if only_mapped:
+                if _mapped_name(key, assignment_map) is None:  # type: ignore[arg-type]
+                    continue
+                key = _apply_assignment_map(key, assignment_map)
+            if key not in shapes:
+                raise ValueError(f"TF1 checkpoint {path!r} has no {key!r} for {type(optimizer).__name__}")
+            for power in getattr(optimizer, attr):
+                power.assign(reader.get_tensor(key))
+            report.assigned[key] = key
         if step is not None:
             optimizer.iterations.assign(step)
             report.assigned["iterations"] = "global_step"
@@ -344,8 +309,6 @@ def warm_start(model: keras.Model, warm_start_from: "str | WarmStartSettings") -
     """TF1's `Estimator(warm_start_from=...)`: on a fresh start (no checkpoint in `model_dir`),
     the trainable variables start from another checkpoint; optimizer slots and the global step
     start fresh. A path warm-starts every trainable variable, under the same names."""
-    from ._state import model_state
-
     settings = warm_start_from if isinstance(warm_start_from, WarmStartSettings) else WarmStartSettings(warm_start_from)
     model_state(model).init_checkpoints.append((settings.ckpt_to_initialize_from, settings, False))
     return model
@@ -374,8 +337,6 @@ def init_from_checkpoint(
     Returns:
       `model`.
     """
-    from ._state import model_state
-
     if not assignment_map:
         raise ValueError("init_from_checkpoint needs a non-empty assignment_map")
     amap = assignment_map if assignment_map == MATCHING_VARIABLES else dict(assignment_map)
@@ -397,8 +358,6 @@ def _resolved_map(model: keras.Model, path: str, amap: Any) -> dict[str, str]:
 def apply_init_checkpoints(model: keras.Model, optimizer: Any = None) -> list[LoadReport]:
     """Loads the pending `init_from_checkpoint` requests of a built `model` (then forgets them);
     `optimizer` when its slots are not `model.optimizer`'s (a custom training loop's)."""
-    from ._state import model_state
-
     state = model_state(model)
     reports = [
         load_tf1_checkpoint(

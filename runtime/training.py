@@ -53,6 +53,9 @@ from typing import Any, Callable, Sequence
 from . import cluster
 from ._logging import logger
 from .hooks import CheckpointSaverListener, SecondOrStepTimer
+from .checkpoints import latest_checkpoint
+from .ctl import EstimatorLoop
+from .keras_compat import evaluate, fit
 
 __all__ = ["EvalSpec", "TrainSpec", "train_and_evaluate"]
 
@@ -165,8 +168,6 @@ _POLL_SECS = 0.5
 
 def _evaluate_continuously(estimator, evaluate: Callable[[str], dict[str, Any]], eval_spec: EvalSpec, max_steps, model_dir: str) -> None:
     """TF1's `_TrainingExecutor.run_evaluator`: evaluate each new checkpoint until `max_steps`."""
-    from .checkpoints import latest_checkpoint
-
     if eval_spec.start_delay_secs:
         logger.info("Waiting %f secs before starting eval.", eval_spec.start_delay_secs)
         time.sleep(eval_spec.start_delay_secs)
@@ -237,9 +238,6 @@ def train_and_evaluate(
     Raises:
         TypeError: If the specs are not `TrainSpec`/`EvalSpec`, or `fit_kwargs` come with a loop.
     """
-    from .ctl import EstimatorLoop
-    from .keras_compat import evaluate, fit
-
     if not isinstance(train_spec, TrainSpec):
         raise TypeError(f"`train_spec` must have type tfmigrate.runtime.TrainSpec, got {type(train_spec).__name__}.")
     if not isinstance(eval_spec, EvalSpec):

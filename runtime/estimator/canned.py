@@ -28,7 +28,14 @@ import tensorflow as tf
 from .. import canned as _canned
 from .. import feature_columns as _fc
 from ..checkpoints import latest_checkpoint as _latest_checkpoint
-from .core import CheckpointReader, _config_with_model_dir
+from .core import CheckpointReader, config_with_model_dir
+from ..keras_compat import seed_from_config
+from ..strategy import strategy_from_config
+from ..inputs import input_fn_data
+from ..keras_compat import fit
+from ..keras_compat import evaluate
+from ..predictions import predict_examples
+from ..export import export_saved_model
 
 __all__ = [
     "BaselineClassifier", "BaselineRegressor", "DNNClassifier", "DNNLinearCombinedClassifier",
@@ -126,7 +133,7 @@ class _CannedEstimator(CheckpointReader):
     _V2: tuple[str, ...] = ()
 
     def __init__(self, *args: Any, api: str = "v1", **kwargs: Any) -> None:
-        api = _canned._check_api(api)  # noqa: SLF001
+        api = _canned.check_api(api)
         names = self._V1 if api == "v1" else self._V2
         if len(args) > len(names):
             raise TypeError(f"{type(self).__name__}() takes {len(names)} positional arguments, {len(args)} given")
@@ -139,16 +146,13 @@ class _CannedEstimator(CheckpointReader):
             raise TypeError(f"{type(self).__name__}() ({api}) got unexpected keyword arguments {unknown}")
         for name in _IGNORED:
             kwargs.pop(name, None)
-        self._config = _config_with_model_dir(kwargs.pop("config", None), kwargs.pop("model_dir", None))
+        self._config = config_with_model_dir(kwargs.pop("config", None), kwargs.pop("model_dir", None))
         self._model_dir = self._config.model_dir
         self._api = api
         memo: dict = {}
         for name in _COLUMN_ARGS:
             if name in kwargs:
                 kwargs[name] = _columns(kwargs[name], memo)
-        from ..keras_compat import seed_from_config
-        from ..strategy import strategy_from_config
-
         seed_from_config(self._config)
         self._strategy = strategy_from_config(self._config)
         with self._strategy.scope():
@@ -179,13 +183,9 @@ class _CannedEstimator(CheckpointReader):
     # -- the Estimator methods, on the Keras tier --------------------------------------------------
 
     def _data(self, input_fn: Any, mode: str) -> Any:
-        from ..inputs import input_fn_data
-
         return input_fn_data(input_fn, batch_size=None, mode=mode, per_replica=True, config=self._config)
 
     def train(self, input_fn, hooks=None, steps=None, max_steps=None, saving_listeners=None):
-        from ..keras_compat import fit
-
         if steps is not None and max_steps is not None:
             raise ValueError("Can not provide both steps and max_steps.")
         fit(self._model, self._data(input_fn, "train"), steps=steps, max_steps=max_steps, config=self._config,
@@ -193,15 +193,11 @@ class _CannedEstimator(CheckpointReader):
         return self
 
     def evaluate(self, input_fn, steps=None, hooks=None, checkpoint_path=None, name=None) -> dict:
-        from ..keras_compat import evaluate
-
         return evaluate(self._model, self._data(input_fn, "eval"), steps=steps, config=self._config,
                         model_dir=self._model_dir, hooks=list(hooks or []), name=name, checkpoint_path=checkpoint_path)
 
     def predict(self, input_fn, predict_keys=None, hooks=None, checkpoint_path=None,
                 yield_single_examples=True) -> Iterator[Any]:
-        from ..predictions import predict_examples
-
         yield from predict_examples(
             self._model, self._data(input_fn, "infer"), predict_keys=predict_keys,
             yield_single_examples=yield_single_examples, config=self._config, model_dir=self._model_dir,
@@ -209,8 +205,6 @@ class _CannedEstimator(CheckpointReader):
 
     def export_saved_model(self, export_dir_base, serving_input_receiver_fn, assets_extra=None, as_text=False,
                            checkpoint_path=None, experimental_mode=None):
-        from ..export import export_saved_model
-
         if not serving_input_receiver_fn:
             raise ValueError("An input_receiver_fn must be defined.")
         return export_saved_model(

@@ -40,7 +40,7 @@ from tensorflow.python.training import training_util
 
 from .._logging import logger
 from ..config import RunConfig
-from ..inputs import ModeKeys, _named_parameters
+from ..inputs import ModeKeys, named_parameters
 from . import _export, distribute
 from .spec import LOSS_METRIC_KEY, EstimatorSpec
 
@@ -101,7 +101,7 @@ def default_session_config() -> Any:
     return tf.compat.v1.ConfigProto(allow_soft_placement=True, graph_options=tf.compat.v1.GraphOptions(rewrite_options=rewrite))
 
 
-def _config_with_model_dir(config: Any, model_dir: Any) -> RunConfig:
+def config_with_model_dir(config: Any, model_dir: Any) -> RunConfig:
     if config is None:
         config = RunConfig()
     if not isinstance(config, RunConfig):
@@ -243,7 +243,7 @@ class Estimator(CheckpointReader):
     def __init__(self, model_fn, model_dir=None, config=None, params=None, warm_start_from=None) -> None:
         if model_fn is None:
             raise ValueError("model_fn must be provided to Estimator.")
-        self._config = _config_with_model_dir(config, model_dir)
+        self._config = config_with_model_dir(config, model_dir)
         self._model_dir = self._config.model_dir
         session_config = self._config.session_config
         self._session_config = session_config if session_config is not None else default_session_config()
@@ -257,7 +257,7 @@ class Estimator(CheckpointReader):
 
     @staticmethod
     def _check_model_fn(model_fn: Any, params: Any) -> None:
-        args = _named_parameters(model_fn)
+        args = named_parameters(model_fn)
         if "features" not in args:
             raise ValueError(f"model_fn ({model_fn}) must include features argument.")
         if params is not None and "params" not in args:
@@ -290,7 +290,7 @@ class Estimator(CheckpointReader):
     # -- calling the user's functions ------------------------------------------------------------
 
     def _input_fn_kwargs(self, input_fn: Any, mode: str) -> dict:
-        args = _named_parameters(input_fn)
+        args = named_parameters(input_fn)
         kwargs: dict[str, Any] = {}
         if "mode" in args:
             kwargs["mode"] = mode
@@ -302,13 +302,13 @@ class Estimator(CheckpointReader):
 
     def _call_input_fn(self, input_fn: Any, mode: str, input_context: Any = None) -> Any:
         kwargs = self._input_fn_kwargs(input_fn, mode)
-        if input_context is not None and "input_context" in _named_parameters(input_fn):
+        if input_context is not None and "input_context" in named_parameters(input_fn):
             kwargs["input_context"] = input_context  # From a strategy's make_input_fn_iterator.
         with tf.compat.v1.device("/cpu:0"):
             return input_fn(**kwargs)
 
     def _model_fn_kwargs(self, labels: Any, mode: str, config: Any) -> dict:
-        args = _named_parameters(self._model_fn)
+        args = named_parameters(self._model_fn)
         kwargs: dict[str, Any] = {}
         if "labels" in args:
             kwargs["labels"] = labels

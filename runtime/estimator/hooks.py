@@ -1,5 +1,7 @@
 """The hooks `tf.estimator` re-exported (TF1's `tf.compat.v1.train` ones, unchanged) and
-`tf.estimator.experimental`'s early-stopping hooks.
+`tf.estimator.experimental`'s early-stopping hooks (their conditions and `read_eval_metrics` are
+the runtime's one implementation, in `..early_stopping`; what is hosted-specific is the stop: a
+graph variable and `request_stop`).
 
 The early-stopping hooks work as TF 2.15's did on a local (chief) Estimator: every
 `run_every_secs` (or `run_every_steps`) of training they read the evaluation events in
@@ -11,14 +13,12 @@ they set the graph's `signal_early_stopping/STOP` variable and request a stop.
 
 from __future__ import annotations
 
-import collections
-import operator
-import os
 from typing import Any, Callable
 
 import tensorflow as tf
 
 from .._logging import logger
+from ..early_stopping import no_improvement, read_eval_metrics, threshold_crossed
 
 _v1 = tf.compat.v1.train
 SessionRunHook = _v1.SessionRunHook
@@ -46,22 +46,6 @@ __all__ = [
     "SummarySaverHook", "make_early_stopping_hook", "read_eval_metrics", "stop_if_higher_hook", "stop_if_lower_hook",
     "stop_if_no_decrease_hook", "stop_if_no_increase_hook",
 ]
-
-
-def read_eval_metrics(eval_dir: str) -> "collections.OrderedDict[int, dict[str, float]]":
-    """{global step: {tag: simple value}} from the event files in `eval_dir`, by step."""
-    by_step: dict[int, dict[str, float]] = collections.defaultdict(dict)
-    if tf.io.gfile.exists(eval_dir):
-        for path in tf.io.gfile.glob(os.path.join(eval_dir, "*.tfevents.*")):
-            try:
-                for event in tf.compat.v1.train.summary_iterator(path):
-                    if event.HasField("summary"):
-                        values = {v.tag: v.simple_value for v in event.summary.value if v.HasField("simple_value")}
-                        if values:
-                            by_step[event.step].update(values)
-            except tf.errors.DataLossError as error:  # a file being written
-                logger.warning("Ignoring a summary file under %s: %s", path, error)
-    return collections.OrderedDict(sorted(by_step.items()))
 
 
 def _stop_variable() -> Any:
@@ -104,36 +88,13 @@ def make_early_stopping_hook(estimator, should_stop_fn, run_every_secs=60, run_e
 
 
 def _threshold_hook(estimator, metric_name, threshold, higher_is_better, eval_dir, min_steps, run_every_secs, run_every_steps):
-    eval_dir = eval_dir or estimator.eval_dir()
-    better = operator.gt if higher_is_better else operator.lt
-
-    def crossed() -> bool:
-        for step, metrics in read_eval_metrics(eval_dir).items():
-            if step >= min_steps and better(metrics[metric_name], threshold):
-                logger.info("At step %s, metric %r has value %s past the threshold %s.", step, metric_name, metrics[metric_name], threshold)
-                return True
-        return False
-
-    return make_early_stopping_hook(estimator, crossed, run_every_secs, run_every_steps)
+    should_stop = threshold_crossed(eval_dir or estimator.eval_dir(), metric_name, threshold, higher_is_better, min_steps)
+    return make_early_stopping_hook(estimator, should_stop, run_every_secs, run_every_steps)
 
 
 def _no_improvement_hook(estimator, metric_name, max_steps, higher_is_better, eval_dir, min_steps, run_every_secs, run_every_steps):
-    eval_dir = eval_dir or estimator.eval_dir()
-    better = operator.gt if higher_is_better else operator.lt
-
-    def stalled() -> bool:
-        best = best_step = None
-        for step, metrics in read_eval_metrics(eval_dir).items():
-            if step < min_steps:
-                continue
-            if best is None or better(metrics[metric_name], best):
-                best, best_step = metrics[metric_name], step
-            if step - best_step >= max_steps:
-                logger.info("No improvement in metric %r for %s steps (max %s).", metric_name, step - best_step, max_steps)
-                return True
-        return False
-
-    return make_early_stopping_hook(estimator, stalled, run_every_secs, run_every_steps)
+    should_stop = no_improvement(eval_dir or estimator.eval_dir(), metric_name, max_steps, higher_is_better, min_steps)
+    return make_early_stopping_hook(estimator, should_stop, run_every_secs, run_every_steps)
 
 
 def stop_if_higher_hook(estimator, metric_name, threshold, eval_dir=None, min_steps=0, run_every_secs=60, run_every_steps=None):

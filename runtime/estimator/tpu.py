@@ -28,7 +28,7 @@ from tensorflow.python.training import training_util
 
 from .._logging import logger, warn_once
 from ..config import InputPipelineConfig, RunConfig, TPUConfig
-from ..inputs import ModeKeys, _named_parameters
+from ..inputs import ModeKeys, named_parameters
 from .core import Estimator, tf1_variables
 from .spec import EstimatorSpec, TPUEstimatorSpec
 from .tpu_loop import LoopStepsHook, NotLoopable, build_train_loop
@@ -61,7 +61,7 @@ class TPUEstimator(Estimator):
         reserved = [key for key in _RESERVED_PARAMS if key in params]
         if reserved:
             raise ValueError(f"{reserved} are reserved keys but existed in params {params}.")
-        if model_fn is not None and "params" not in _named_parameters(model_fn):
+        if model_fn is not None and "params" not in named_parameters(model_fn):
             raise ValueError(
                 f"model_fn ({model_fn}) does not include params argument, required by TPUEstimator to pass batch size "
                 "as params['batch_size']"
@@ -138,7 +138,7 @@ class TPUEstimator(Estimator):
         return spec, input_hooks + [loop_hook], tf.compat.v1.train.get_global_step(graph)
 
     def _input_fn_kwargs(self, input_fn: Any, mode: str) -> dict:
-        args = _named_parameters(input_fn)
+        args = named_parameters(input_fn)
         if "params" not in args:
             raise ValueError(
                 f"input_fn ({input_fn}) does not include params argument, required by TPUEstimator to pass batch size "
@@ -159,7 +159,7 @@ class TPUEstimator(Estimator):
             return input_fn(**kwargs)
 
     def _call_model_fn(self, features, labels, mode, config, is_export=False) -> EstimatorSpec:
-        args = _named_parameters(self._model_fn)
+        args = named_parameters(self._model_fn)
         kwargs: dict[str, Any] = {}
         params = copy.deepcopy(self._params)
         if "labels" in args:

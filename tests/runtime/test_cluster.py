@@ -210,3 +210,28 @@ def test_auto_on_a_single_worker_tf_config_warns_about_the_tpu_once(monkeypatch,
         assert tfm.make_strategy("auto") is tf.distribute.get_strategy()
     (warning,) = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
     assert "no TPU found" in warning and "the default strategy (CPU)" in warning
+
+
+
+
+class _StrategyWith:
+    def __init__(self, resolver):
+        self.cluster_resolver = resolver
+
+
+def _resolver(cluster, task_type, task_id):
+    return tf.distribute.cluster_resolver.SimpleClusterResolver(
+        tf.train.ClusterSpec(cluster), task_type=task_type, task_id=task_id
+    )
+
+
+def test_is_chief_of_a_strategy_with_a_cluster_resolver():
+    """`tfm.is_chief` (the one `is_chief`, in cluster.py) reads a non-MWMS strategy's cluster resolver."""
+    workers = {"worker": ["a:1", "b:1"]}
+    with_chief = {"chief": ["c:1"], "worker": ["a:1", "b:1"]}
+    assert tfm.is_chief(tf.distribute.get_strategy())
+    assert tfm.is_chief(_StrategyWith(_resolver(workers, "worker", 0)))
+    assert not tfm.is_chief(_StrategyWith(_resolver(workers, "worker", 1)))
+    assert tfm.is_chief(_StrategyWith(_resolver(with_chief, "chief", 0)))
+    assert not tfm.is_chief(_StrategyWith(_resolver(with_chief, "worker", 0)))
+    assert not tfm.is_chief(_StrategyWith(_resolver({"ps": ["p:1"], **workers}, "ps", 0)))
