@@ -604,8 +604,6 @@ class CompatV1ToV2(Rule):
                 path = keeps_v1_signature(full, len(call.args), keywords, starred)
                 if path is not None:
                     text, todo = f"{tf}.compat.v1.{path}", None
-            if chain.under_attribute and (todo is not None or (text is not None and text != chain.dotted)):
-                return None  # inside `f(x).attr`: the CST pass (its edits nest)
             edit = text is not None and text != chain.dotted
             runtime = edit and text.startswith(RUNTIME_ALIAS + ".")  # type: ignore[union-attr]
             if (edit or todo) and (chain.in_import or chain.in_fstring):

@@ -27,7 +27,7 @@ class BatchNormalization(keras.layers.Layer):
     `E[x^2] - E[x]^2` and normalises in another order (measured: 2.6e-6 relative after 30 Adagrad
     steps with Keras 3's layer). With this layer Adagrad matches TF 2.15; Adam does not, because
     the bias of a hidden unit whose ReLU is always on gets a rounding-noise gradient (zero in exact
-    arithmetic) that Adam scales to full steps (see README, TFM401)."""
+    arithmetic) that Adam scales to full steps (see docs/migrations.md, TFM401)."""
 
     def __init__(self, momentum=0.999, epsilon=0.001, **kwargs):
         super().__init__(**kwargs)
