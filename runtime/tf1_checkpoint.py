@@ -77,7 +77,22 @@ def _apply_assignment_map(name: str, assignment_map: dict[str, str] | None) -> s
 _PART = re.compile(r"^(.*)/part_(\d+)$")
 
 
-def _partitioned_variables(shapes: dict[str, list[int]]) -> dict[str, list[str]]:
+def open_checkpoint(path: str):
+    """(reader, {name: shape}) of the checkpoint at `path`, or of the latest one in directory `path`.
+
+    Raises:
+      ValueError: `path` is a directory without a checkpoint.
+    """
+    if tf.io.gfile.isdir(path):
+        latest = tf.train.latest_checkpoint(path)
+        if latest is None:
+            raise ValueError(f"no checkpoint in directory {path!r}")
+        path = latest
+    reader = tf.train.load_checkpoint(path)
+    return reader, reader.get_variable_to_shape_map()
+
+
+def partitioned_variables(shapes: dict[str, list[int]]) -> dict[str, list[str]]:
     """`name -> [name/part_0, name/part_1, ...]` for variables a TF1 partitioner split."""
     parts: dict[str, dict[int, str]] = {}
     for key in shapes:
@@ -162,16 +177,10 @@ def load_tf1_checkpoint(
     own = getattr(model, "load_tf1_checkpoint", None)
     if callable(own):  # Models with their own TF1 slot layout (runtime.canned's canned estimators).
         return own(path, assignment_map=assignment_map, include_optimizer=include_optimizer, only_mapped=only_mapped)
-    if tf.io.gfile.isdir(path):
-        latest = tf.train.latest_checkpoint(path)
-        if latest is None:
-            raise ValueError(f"no checkpoint in directory {path!r}")
-        path = latest
-    reader = tf.train.load_checkpoint(path)
-    shapes = reader.get_variable_to_shape_map()
+    reader, shapes = open_checkpoint(path)
     plan: list[tuple[Any, str, float]] = []
     missing: list[str] = []
-    partitioned = _partitioned_variables(shapes)
+    partitioned = partitioned_variables(shapes)
     if only_mapped and not assignment_map:
         raise ValueError("only_mapped needs an assignment_map")
     for name, variable in tf1_variable_names(model).items():

@@ -269,15 +269,9 @@ class CannedModel(keras.Model):
         Raises:
           ValueError: a variable or slot is missing or has another shape (nothing is restored).
         """
-        if tf.io.gfile.isdir(path):
-            latest = tf.train.latest_checkpoint(path)
-            if latest is None:
-                raise ValueError(f"no checkpoint in directory {path!r}")
-            path = latest
-        reader = tf.train.load_checkpoint(path)
-        shapes = reader.get_variable_to_shape_map()
+        reader, shapes = tf1_checkpoint.open_checkpoint(path)
         keys = set(shapes)
-        partitioned = tf1_checkpoint._partitioned_variables(shapes)  # noqa: SLF001
+        partitioned = tf1_checkpoint.partitioned_variables(shapes)
         plan: list[tuple[Any, str, float]] = []
         missing: list[str] = []
 
