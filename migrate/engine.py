@@ -106,6 +106,8 @@ class TransformResult:
 
     @property
     def unsafe_fixes(self) -> list[Finding]:
+        if self.track is None or not any(dry_run for *_, dry_run in self.track.steps):
+            return []  # only a rule's dry run (`safe_only`) leaves any: no lines to diff
         return self._tracked().unsafe_fixes
 
     @property

@@ -11,6 +11,7 @@ import ast
 from collections.abc import Iterable
 
 from .names import ast_dotted
+from .textpass import parse
 
 
 def module_exports(tree: ast.Module | None) -> frozenset[str]:
@@ -41,12 +42,14 @@ def imported_names(modules: Iterable[tuple[str, str]]) -> dict[str, frozenset[st
                 out.setdefault(module, set()).update(names)
 
     for importer, source in modules:
+        if "import" not in source:
+            continue
         try:
-            tree = ast.parse(source)
+            tree = parse(source)
         except (SyntaxError, ValueError, RecursionError, MemoryError):
             continue
         bound: dict[str, str] = {}  # local dotted name -> the module it is
-        for node in ast.walk(tree):
+        for node in _import_statements(tree):
             if isinstance(node, ast.ImportFrom):
                 target = node.module or ""
                 if node.level:
@@ -59,6 +62,8 @@ def imported_names(modules: Iterable[tuple[str, str]]) -> dict[str, frozenset[st
             elif isinstance(node, ast.Import):
                 for alias in node.names:
                     bound[alias.asname or alias.name] = alias.name
+        # Only a name bound to a module of this program can read names from one.
+        bound = {local: module for local, module in bound.items() if module in by_tail}
         if not bound:
             continue
         for node in ast.walk(tree):
@@ -67,6 +72,26 @@ def imported_names(modules: Iterable[tuple[str, str]]) -> dict[str, frozenset[st
                 if dotted in bound:
                     add(bound[dotted], [node.attr], importer)
     return {name: frozenset(names) for name, names in out.items()}
+
+
+_BLOCK_FIELDS = ("body", "handlers", "orelse", "finalbody", "cases")
+
+
+def _import_statements(tree: ast.Module) -> list[ast.Import | ast.ImportFrom]:
+    """The tree's import statements in `ast.walk`'s order (breadth first), walking statements
+    and the handlers and cases between them only: no expression holds a statement."""
+    found: list[ast.Import | ast.ImportFrom] = []
+    level: list[ast.AST] = [tree]
+    while level:
+        below: list[ast.AST] = []
+        for node in level:
+            if isinstance(node, (ast.Import, ast.ImportFrom)):
+                found.append(node)
+                continue
+            for name in _BLOCK_FIELDS:
+                below.extend(getattr(node, name, ()))
+        level = below
+    return found
 
 
 def module_name(path: str, root: str) -> str:
