@@ -110,7 +110,7 @@ CASES = {
     "import inside one-line suite": "try: import tensorflow.compat.v1 as tf\nexcept ImportError: tf = None\nx = tf.gfile.Exists('x')\n",
     "contrib import": "import tensorflow\nimport tensorflow.contrib.slim as slim\nx = tensorflow.gfile.Exists('a')\n",
     "keras and modules": "import tensorflow.compat.v1 as tf\nx = tf.keras.layers.Dense(3)\ny = tf.nn\nz = tf.logging\n",
-    # Import removal read from `symtable` (engine._remove_unused_top_level_imports) vs LibCST's scopes.
+    # Import removal read from `symtable` (import_removal.remove_unused_top_level_imports) vs LibCST's scopes.
     "one alias of two used, the other asked last": (
         "import tensorflow as tf\nimport tensorflow.compat.v1 as tfv1\nimport tensorflow.compat.v1 as tf1\n"
         "x = tf1.ConfigProto(tfv1.GraphOptions())\ndef f():\n  return tf1\n"

@@ -1,0 +1,208 @@
+"""Removing the imports a migration left unused, as LibCST's `RemoveImportsVisitor` would, without
+its scope analysis of the whole module where `symtable` and `ast` can tell its verdict for sure.
+
+The engine asks `remove_unused_top_level_imports` first and runs the visitor itself only when this
+module answers None; `tests/test_textpass.py` checks the two agree byte for byte.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+
+import libcst as cst
+
+from .rule import REMOVE_IMPORTS
+from .textpass import SourceView
+
+# A line that stands in for the statement before an import, so the visitor sees it below code.
+_PLACEHOLDER = "pass\n"
+
+
+@dataclass
+class ImportReads:
+    """What LibCST's scope analysis would find of the reads of imported names, as far as the
+    stdlib `symtable` and an `ast` walk can tell it for sure."""
+
+    # Names every scope that imports them also reads (an import in a function read there).
+    in_every_scope: set[str]
+    # Names a module-scope import of which is surely read: some function or class reads it as a
+    # global (LibCST counts such a read wherever it stands), or module-level code after the import.
+    used: set[str]
+    # Names whose reads LibCST may or may not tie to a module-scope import (read at module level
+    # only above it, or in a scope that binds the name itself, where a read above the binding
+    # falls back to the module's).
+    unclear: set[str]
+
+
+def import_reads(code: str, tree: ast.Module) -> ImportReads:
+    import symtable
+
+    top = symtable.symtable(code, "<module>", "exec")
+    global_reads: set[str] = set()
+    local_reads: set[str] = set()
+    verdict: dict[str, bool] = {}
+    tables = list(top.get_children())
+    while tables:
+        table = tables.pop()
+        tables.extend(table.get_children())
+        for symbol in table.get_symbols():
+            name = symbol.get_name()
+            if symbol.is_imported():
+                verdict[name] = verdict.get(name, True) and symbol.is_referenced()
+            if not symbol.is_referenced():
+                continue
+            if symbol.is_global():
+                global_reads.add(name)
+            elif symbol.is_local() and not symbol.is_parameter():
+                local_reads.add(name)  # parameters are bound before the body reads them
+    module_reads = {symbol.get_name() for symbol in top.get_symbols() if symbol.is_referenced()}
+    used = global_reads | _read_after_import(tree, module_reads)
+    for symbol in top.get_symbols():
+        if symbol.is_imported():
+            name = symbol.get_name()
+            verdict[name] = verdict.get(name, True) and name in used
+    return ImportReads({name for name, read in verdict.items() if read}, used, (module_reads - used) | local_reads)
+
+
+_BLOCKS = frozenset({"body", "orelse", "finalbody", "handlers", "cases"})
+_OWN_SCOPES = (ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
+
+
+def _read_after_import(tree: ast.Module, names: set[str]) -> set[str]:
+    """Of `names`, those module-level code reads after a module-scope import binds them (reads in
+    lambdas and comprehensions, and in the heads of functions and classes, not counted)."""
+    first: dict[str, tuple[int, int]] = {}
+    reads: dict[str, tuple[int, int]] = {}
+    for stmt in _module_scope_statements(tree.body):
+        if isinstance(stmt, (ast.Import, ast.ImportFrom)):
+            for alias in stmt.names:
+                name = alias.asname or alias.name.split(".")[0]
+                if name in names:
+                    first[name] = min(first.get(name, (stmt.lineno, stmt.col_offset)), (stmt.lineno, stmt.col_offset))
+            continue
+        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            continue
+        stack = [value for field, value in ast.iter_fields(stmt) if field not in _BLOCKS]
+        while stack:
+            node = stack.pop()
+            if isinstance(node, list):
+                stack.extend(node)
+            elif isinstance(node, ast.Name):
+                if node.id in names and isinstance(node.ctx, ast.Load):
+                    at = (node.lineno, node.col_offset)
+                    reads[node.id] = max(reads.get(node.id, at), at)
+            elif isinstance(node, ast.AST) and not isinstance(node, _OWN_SCOPES):
+                stack.extend(value for _, value in ast.iter_fields(node))
+    return {name for name, at in reads.items() if name in first and at > first[name]}
+
+
+def remove_unused_top_level_imports(code: str, view: SourceView, pending: list, codemod, reads: ImportReads | None) -> str | None:
+    """RemoveImportsVisitor's result, computed statement by statement, or None.
+
+    The visitor's scope analysis of the whole module is the codemod's dearest step on large files.
+    Its verdict is read from `_import_reads` (stdlib `symtable` and `ast`) where the two surely agree:
+    - a name some function or class reads as a global, or module-level code reads after its
+      import, is used, so its import is kept;
+    - a name read nowhere as the module's (not at module level, not as a global, not before a
+      local binding that could fall back to it) and named in no annotation string or `__all__`
+      is unused; when it is bound only by module-level import statements that follow a simple
+      statement, the visitor gives the same result run on each such statement alone, with the
+      comment and blank lines above it that LibCST attaches to it (a `pass` line stands in for
+      the statement before).
+    Any other case is the visitor's.
+    """
+    if "\r" in code:
+        return None
+    names = set()
+    for module, obj, asname in pending:
+        if not (asname or obj or "." not in module):
+            return None  # `import a.b` binds `a`: let the visitor decide
+        names.add(asname or obj or module)
+    body = view.tree.body
+    top = {id(stmt) for stmt in body}
+    module_scope = {id(node) for node in _module_scope_statements(body)}
+    for node in view.nodes_of(ast.Import, ast.ImportFrom):
+        if id(node) not in module_scope and _binds_any(node, names):
+            return None  # an import in a function or class: its scope is the visitor's to judge
+    strings = _strings_read_as_names(view)
+    if any(name in string for name in names for string in strings):
+        return None  # perhaps named in an annotation or `__all__`: the visitor must look
+    if reads is None:
+        try:
+            reads = import_reads(code, view.tree)
+        except (SyntaxError, ValueError, RecursionError):  # pragma: no cover - the module parsed before
+            return None
+    unused = names - reads.used
+    if unused & reads.unclear:
+        return None
+    for node in _module_scope_statements(body):
+        if isinstance(node, (ast.Import, ast.ImportFrom)) and id(node) not in top and _binds_any(node, unused):
+            return None  # an unused import in a block (`try:`): the visitor removes it its own way
+    statements = [i for i, stmt in enumerate(body) if isinstance(stmt, (ast.Import, ast.ImportFrom)) and _binds_any(stmt, unused)]
+    lines, data = view.lines, view.lines.data
+    spans = []
+    for index in statements:
+        before = body[index - 1] if index else None
+        if before is None or isinstance(before, _COMPOUND) or body[index].end_lineno is None:
+            return None
+        start = lines.starts[before.end_lineno] if before.end_lineno < len(lines.starts) else len(data)
+        stop = body[index].end_lineno
+        end = lines.starts[stop] if stop < len(lines.starts) else len(data)
+        spans.append((start, end))
+    if not spans:
+        return code
+    from libcst.codemod.visitors import RemoveImportsVisitor
+
+    context = codemod.libcst_context()
+    context.scratch[REMOVE_IMPORTS] = [entry for entry in pending if (entry[2] or entry[1] or entry[0]) in unused]
+    for start, end in sorted(spans, reverse=True):
+        piece = _PLACEHOLDER + data[start:end].decode("utf-8")
+        done = RemoveImportsVisitor(context).transform_module(cst.parse_module(piece)).code
+        if not done.startswith(_PLACEHOLDER):  # pragma: no cover - the stand-in is never removed
+            return None
+        data = data[:start] + done[len(_PLACEHOLDER) :].encode("utf-8") + data[end:]
+    return data.decode("utf-8")
+
+
+def _module_scope_statements(body: list[ast.stmt]):
+    """Every statement run in the module's own scope: its body and the blocks of its compound
+    statements (`if`, `try`, `with`, loops, `match`), not the bodies of functions and classes."""
+    stack = list(body)
+    while stack:
+        stmt = stack.pop()
+        yield stmt
+        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            continue
+        for field in ("body", "orelse", "finalbody"):
+            stack.extend(getattr(stmt, field, ()))
+        for handler in getattr(stmt, "handlers", ()):
+            stack.extend(handler.body)
+        for case in getattr(stmt, "cases", ()):
+            stack.extend(case.body)
+
+
+def _strings_read_as_names(view: SourceView) -> list[str]:
+    """Strings LibCST's import visitors may read names from: in annotations, in `TypeVar(...)`
+    calls and in statements about `__all__` (a superset: every string under such a node)."""
+    roots: list[ast.AST] = [node.annotation for node in view.nodes_of(ast.arg) if node.annotation is not None]
+    roots += [node.returns for node in view.nodes_of(ast.FunctionDef, ast.AsyncFunctionDef) if node.returns is not None]
+    roots += view.nodes_of(ast.AnnAssign)
+    for node in view.nodes_of(ast.Call):
+        func = node.func
+        if (isinstance(func, ast.Name) and func.id == "TypeVar") or (isinstance(func, ast.Attribute) and func.attr == "TypeVar"):
+            roots.append(node)
+    if "__all__" in view.source:
+        roots += [
+            node for node in view.nodes_of(ast.Assign, ast.AugAssign, ast.Expr)
+            if any(isinstance(n, ast.Name) and n.id == "__all__" for n in ast.walk(node))
+        ]
+    return [n.value for root in roots for n in ast.walk(root) if isinstance(n, ast.Constant) and isinstance(n.value, str)]
+
+
+_COMPOUND = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.If, ast.For, ast.AsyncFor, ast.While, ast.With,
+             ast.AsyncWith, ast.Try, ast.Match) + ((ast.TryStar,) if hasattr(ast, "TryStar") else ())
+
+
+def _binds_any(stmt: ast.Import | ast.ImportFrom, names: set[str]) -> bool:
+    return any((alias.asname or alias.name.split(".")[0]) in names for alias in stmt.names)
