@@ -11,7 +11,7 @@ from importlib import resources
 import libcst as cst
 
 from tfmigrate.hosted import hosted_symbol
-from tfmigrate.names import canonical_name, iter_imports
+from tfmigrate.names import ast_dotted, canonical_name, iter_imports
 from tfmigrate.rule import RUNTIME_ALIAS, Rule
 from tfmigrate.textpass import SourceView, TextPlan, heeded_removals, parse
 
@@ -720,7 +720,7 @@ def _iterator_edits(view: SourceView, names, tf: str) -> list[tuple[int, int, st
             continue
         if node.args or node.keywords:
             continue
-        dotted = _ast_dotted(node.func)
+        dotted = ast_dotted(node.func)
         if dotted is not None and names.qualify_dotted(dotted) is not None:
             continue  # a TF path: respelled as a chain
         if id(node) in in_fstring or node.end_lineno is None or node.end_col_offset is None:
@@ -947,20 +947,10 @@ def _has_module_alias(tree: ast.Module, names) -> bool:
     decides whether it is dead)."""
     for stmt in tree.body:
         if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
-            dotted = _ast_dotted(stmt.value)
+            dotted = ast_dotted(stmt.value)
             if dotted is not None and _removed_module_alias(stmt.targets[0].id, names.qualify_dotted(dotted)):
                 return True
     return False
-
-
-def _ast_dotted(node: ast.expr) -> str | None:
-    parts = []
-    while isinstance(node, ast.Attribute):
-        parts.append(node.attr)
-        node = node.value
-    if not isinstance(node, ast.Name):
-        return None
-    return ".".join([node.id, *reversed(parts)])
 
 
 def _store_functions(module: cst.Module) -> set[str]:
