@@ -8,11 +8,16 @@ launcher makes `import tensorflow` give `tensorflow.compat.v1` with v2 behaviour
 stand-in `tensorflow.contrib` in place that exposes only the contrib pieces these programs import
 (each mapped to where TF 1.15 had moved it), and then runs PROGRAM as `__main__` with ARGS as its
 argv. It changes nothing in the program; it is only ever run on the oracle interpreter.
+
+With `TF1_LAUNCHER_SEED=N` in the environment, every graph whose program set no graph-level seed
+reads as seeded with N (what `tf.set_random_seed(N)` in each graph would do), so the unseeded
+initializers of a fresh model draw the same values in every run.
 """
 
 from __future__ import annotations
 
 import importlib.util
+import os
 import runpy
 import sys
 from pathlib import Path
@@ -28,11 +33,22 @@ def install() -> None:
     proof.as_tf1()
 
 
+def seed_unseeded_graphs(seed: int) -> None:
+    """A graph's `seed` reads `seed` while the program has not set one (Estimator sets its
+    RunConfig's `tf_random_seed`, None by default, in each graph it builds)."""
+    from tensorflow.python.framework import ops
+
+    setter = ops.Graph.seed.fset
+    ops.Graph.seed = property(lambda graph: seed if graph._seed is None else graph._seed, setter)
+
+
 def main() -> None:
     if len(sys.argv) < 2:
         sys.exit(__doc__)
     program = sys.argv[1]
     install()
+    if os.environ.get("TF1_LAUNCHER_SEED"):
+        seed_unseeded_graphs(int(os.environ["TF1_LAUNCHER_SEED"]))
     sys.argv = sys.argv[1:]
     sys.path[0] = str(Path(program).resolve().parent)  # as `python PROGRAM` would have it
     runpy.run_path(program, run_name="__main__")
