@@ -155,14 +155,42 @@ def remove_unused_top_level_imports(code: str, view: SourceView, pending: list, 
     from libcst.codemod.visitors import RemoveImportsVisitor
 
     context = codemod.libcst_context()
-    context.scratch[REMOVE_IMPORTS] = [entry for entry in pending if (entry[2] or entry[1] or entry[0]) in unused]
-    for start, end in sorted(spans, reverse=True):
+    asked = [entry for entry in pending if (entry[2] or entry[1] or entry[0]) in unused]
+    context.scratch[REMOVE_IMPORTS] = asked
+    whole = {id(body[index]) for index in statements if _removed_whole(body, index, asked, lines)}
+    for (start, end), index in sorted(zip(spans, statements), reverse=True):
+        if id(body[index]) in whole:
+            # Every alias goes: the visitor removes the statement with the lines LibCST attaches
+            # to it (the comments and blank lines above, the comment after), all of the span.
+            data = data[:start] + data[end:]
+            continue
         piece = _PLACEHOLDER + data[start:end].decode("utf-8")
         done = RemoveImportsVisitor(context).transform_module(cst.parse_module(piece)).code
         if not done.startswith(_PLACEHOLDER):  # pragma: no cover - the stand-in is never removed
             return None
         data = data[:start] + done[len(_PLACEHOLDER) :].encode("utf-8") + data[end:]
     return data.decode("utf-8")
+
+
+def _removed_whole(body: list[ast.stmt], index: int, asked: list, lines) -> bool:
+    """Whether RemoveImportsVisitor, asked `asked`, removes every alias of `body[index]` (an import
+    alone on its lines, absolute), matching as it does: `import m as a` by the last alias asked of
+    `m`, `from m import x as a` by `(x, a)` among those asked of `m`."""
+    stmt = body[index]
+    following = body[index + 1] if index + 1 < len(body) else None
+    if body[index - 1].end_lineno >= stmt.lineno or (following is not None and following.lineno <= stmt.end_lineno):
+        return False
+    last_line = lines.data[lines.starts[stmt.end_lineno - 1]:].split(b"\n", 1)[0]
+    tail = last_line[stmt.end_col_offset:].strip()  # ast's columns count UTF-8 bytes
+    if tail and not tail.startswith(b"#"):
+        return False  # `import m;` and the like: the visitor's to judge
+    if isinstance(stmt, ast.Import):
+        modules = {module: asname for module, obj, asname in asked if obj is None}
+        return all(alias.name in modules and modules[alias.name] == alias.asname for alias in stmt.names)
+    if stmt.level or stmt.module is None:
+        return False
+    objects = {(obj, asname) for module, obj, asname in asked if obj is not None and module == stmt.module}
+    return all(alias.name != "*" and (alias.name, alias.asname) in objects for alias in stmt.names)
 
 
 def _module_scope_statements(body: list[ast.stmt]):
