@@ -28,11 +28,6 @@ if TYPE_CHECKING:
 # Statements that switch a TF1 program to graph mode (TF 2.x ran it eagerly otherwise).
 _GRAPH_MODE_SWITCHES = frozenset({"disable_eager_execution", "disable_v2_behavior"})
 
-_TODO_ARGS = {
-    "embedding_config_spec": "TPU embeddings need tfrs.layers.embedding.TPUEmbedding; not migrated",
-}
-
-
 # Why TFM201/TFM301 decline an estimator (a TODO, or the hosted tier with a note) and what to do.
 MODEL_FN_DECLINES = (
     ("the model_fn has a construct the Keras translation does not cover (the TODO or note names it: an `if` that "
@@ -85,7 +80,7 @@ def _first_line(code: str) -> str:
 
 
 @dataclass
-class _Site:
+class Site:
     stmt: cst.SimpleStatementLine
     scope: cst.CSTNode
     est_name: str
@@ -112,7 +107,8 @@ class EstimatorSiteRule(Rule):
     ESTIMATOR_KEYS: frozenset[str] = frozenset()
     CTOR_ARGS: tuple[str, ...] = ()
     ESTIMATOR_NAME = "Estimator"
-    TPU = False
+    # Constructor arguments that keep a site as written, and the TODO saying why.
+    UNMIGRATED_ARGS: Mapping[str, str] = {}
     TARGETS = frozenset({"keras", "ctl"})
     STRUCTURAL = True
     DECLINES = MODEL_FN_DECLINES
@@ -151,14 +147,14 @@ class EstimatorSiteRule(Rule):
         # Module-level defs that spell nothing the walks react to (the engine's ast pass says).
         self._skip: set[int] = set()
         quiet = self._quiet_defs(node)
-        self.sites: list[_Site] = []
-        self.site_by_stmt: dict[int, _Site] = {}
-        self.call_rewrites: dict[int, tuple[_Site, str]] = {}
+        self.sites: list[Site] = []
+        self.site_by_stmt: dict[int, Site] = {}
+        self.call_rewrites: dict[int, tuple[Site, str]] = {}
         self.other_uses: dict[int, str] = {}
         self.plans: dict[str, Plan] = {}
         self.plan_failures: dict[str, _Decline] = {}
         self._positions: Mapping[cst.CSTNode, CodeRange] | None = None
-        self.spec_calls: dict[int, tuple[_Site, str]] = {}
+        self.spec_calls: dict[int, tuple[Site, str]] = {}
         self._find_sites(node, node.body)
         for site in self.sites:
             self._prepare(site)
@@ -203,7 +199,7 @@ class EstimatorSiteRule(Rule):
                 if id(call) in site_calls or key not in rule.ESTIMATOR_KEYS:
                     return
                 rule.loose_calls.add(id(call))
-                fn = (rule._bind(call) or {}).get("model_fn")
+                fn = (rule.bind_constructor(call) or {}).get("model_fn")
                 if isinstance(fn, cst.Name) and fn.value in rule.functions:
                     rule._analyze(fn.value)
                     rule.loose_fns.add(fn.value)
@@ -282,8 +278,8 @@ class EstimatorSiteRule(Rule):
                         and isinstance(small.value, cst.Call)
                         and self.canonical(small.value.func) in self.ESTIMATOR_KEYS
                     ):
-                        args = self._bind(small.value)
-                        site = _Site(stmt, scope, small.targets[0].target.value, args or {}, branch=branch[0], exclusive=branch[1])
+                        args = self.bind_constructor(small.value)
+                        site = Site(stmt, scope, small.targets[0].target.value, args or {}, branch=branch[0], exclusive=branch[1])
                         if args is None or len(stmt.body) != 1:
                             site.problems.append(
                                 f"{self.ESTIMATOR_NAME} is constructed with arguments tfmigrate cannot read: pass them as "
@@ -298,7 +294,7 @@ class EstimatorSiteRule(Rule):
                     inner = (block, tuple(b for b in blocks if b is not block)) if isinstance(stmt, _CHAINS) else branch
                     self._find_sites(scope, block.body, inner)
 
-    def _bind(self, call: cst.Call) -> dict[str, cst.BaseExpression] | None:
+    def bind_constructor(self, call: cst.Call) -> dict[str, cst.BaseExpression] | None:
         out: dict[str, cst.BaseExpression] = {}
         for index, arg in enumerate(call.args):
             if arg.star:
@@ -309,19 +305,19 @@ class EstimatorSiteRule(Rule):
             out[name] = arg.value
         return out
 
-    def _prepare(self, site: _Site) -> None:
-        self._prepare_model(site)
+    def _prepare(self, site: Site) -> None:
+        self.prepare_model(site)
         taken = names_in(site.scope) | set(self.functions)
-        site.model_var = _fresh("loop" if self._ctl else "model", taken, site.est_name)
-        site.strategy_var = _fresh("strategy", taken, site.est_name)
+        site.model_var = fresh_name("loop" if self._ctl else "model", taken, site.est_name)
+        site.strategy_var = fresh_name("strategy", taken, site.est_name)
         if "params" in site.args and not isinstance(site.args["params"], cst.Name):
-            site.params_var = _fresh("params", taken, site.est_name)
+            site.params_var = fresh_name("params", taken, site.est_name)
         if "config" in site.args and not isinstance(site.args["config"], (cst.Name, cst.Attribute)):
-            site.config_var = _fresh("run_config", taken, site.est_name)
+            site.config_var = fresh_name("run_config", taken, site.est_name)
         if site.problems:
             return
         self._find_uses(site)
-        if site.other_uses and self._hosted and self._can_host(site.stmt.body[0].value):  # type: ignore[attr-defined]
+        if site.other_uses and self._hosted and self.can_host(site.stmt.body[0].value):  # type: ignore[attr-defined]
             # The hosted estimator is the estimator itself: whatever else the program does with it
             # (returns it, passes it on, reads its model_dir, exports it) keeps working.
             if _inside(site.uses_at, site.exclusive):
@@ -354,7 +350,7 @@ class EstimatorSiteRule(Rule):
             hosted_plans = {id(s.plan) for s in self.sites if s.problems and s.plan is not None}
             for site in self.sites:
                 if id(site.stmt) in self.site_by_stmt and site.plan is not None and id(site.plan) in hosted_plans:
-                    if not self._can_host(site.stmt.body[0].value):  # type: ignore[attr-defined]
+                    if not self.can_host(site.stmt.body[0].value):  # type: ignore[attr-defined]
                         continue
                     del self.site_by_stmt[id(site.stmt)]
                     site.problems.append(
@@ -363,7 +359,7 @@ class EstimatorSiteRule(Rule):
                     changed = True
 
     # -- hooks for estimator classes without a model_fn (TFM401's canned estimators) ------------
-    def _prepare_model(self, site: _Site) -> None:
+    def prepare_model(self, site: Site) -> None:
         """Sets `site.plan` from the site's `model_fn`, or records in `site.problems` why not."""
         fn_expr = site.args.get("model_fn")
         name = self._model_fn_name(site, fn_expr)
@@ -378,11 +374,11 @@ class EstimatorSiteRule(Rule):
                 site.problems.append(f"`{name}` cannot be migrated automatically yet: {self._failure(name)}")
             else:
                 site.plan = self.plans[name]
-        for arg, message in _TODO_ARGS.items():
+        for arg, message in self.UNMIGRATED_ARGS.items():
             if arg in site.args:
                 site.problems.append(message)
 
-    def _model_fn_name(self, site: _Site, fn_expr: cst.BaseExpression | None) -> str | None:
+    def _model_fn_name(self, site: Site, fn_expr: cst.BaseExpression | None) -> str | None:
         """The model_fn a site uses: a module-level function, or the closure a builder returns
         (`model_fn = model_fn_builder(...)` in the site's scope, or the builder's call in place)."""
         if isinstance(fn_expr, cst.Call) and isinstance(fn_expr.func, cst.Name) and fn_expr.func.value in self.builders:
@@ -396,7 +392,7 @@ class EstimatorSiteRule(Rule):
             return fn_expr.value
         return None
 
-    def _build_call(self, site: _Site, steps_per_execution: str | None) -> str:
+    def build_call(self, site: Site, steps_per_execution: str | None) -> str:
         """The expression that builds the compiled Keras model in the strategy's scope."""
         assert site.plan is not None
         fn_expr = site.args.get("model_fn")
@@ -405,11 +401,33 @@ class EstimatorSiteRule(Rule):
             return f"{fn}({self._params(site)})"
         return f"{fn}({self._params(site)}, steps_per_execution={steps_per_execution})"
 
-    def _predicts(self, site: _Site) -> bool:
+    def predicts(self, site: Site) -> bool:
         """Whether the migrated model has a `predict_step` giving the TF1 predictions."""
         return site.plan is not None and site.plan.predictions is not None
 
-    def _find_uses(self, site: _Site) -> None:
+    # -- what the estimator class decides: Estimator's here, TPUEstimator's in TFM301 ----------
+    def strategy_statement(self, site: Site, config: str, tfm: str) -> str:
+        """The statement making the strategy the model is built in (`config`: the RunConfig's code,
+        "None" without one). Estimator: the one `RunConfig(train_distribute=...)` named, the default
+        strategy without it."""
+        return f"{site.strategy_var} = {tfm}.strategy_from_config({config})"
+
+    def steps_per_execution(self, site: Site, config: str) -> str | None:
+        """The code of the model's `steps_per_execution` (the ctl loop's steps per loop); None: one
+        step per call, as Estimator ran."""
+        return None
+
+    def input_fn_batch_size(self, site: Site, method: str) -> str:
+        """The `batch_size` `tfm.input_fn_data` gives the input_fn for `method`
+        (train/evaluate/predict). Estimator: None, its input_fn batches by itself."""
+        return "None"
+
+    def input_fn_placement(self, site: Site) -> str:
+        """The `tfm.input_fn_data` argument saying how the input_fn is called under the strategy.
+        Estimator called it once per replica under a distribution strategy."""
+        return "per_replica=True"
+
+    def _find_uses(self, site: Site) -> None:
         rule = self
 
         class Uses(cst.CSTVisitor):
@@ -615,9 +633,9 @@ class EstimatorSiteRule(Rule):
         if site is None:
             return updated
         if site.problems:
-            if self._hosted and self._can_host(site.stmt.body[0].value):  # type: ignore[attr-defined]
+            if self._hosted and self.can_host(site.stmt.body[0].value):  # type: ignore[attr-defined]
                 self.mark_changed()
-                self.note(self._hosted_note("; ".join(site.problems)), at=original)
+                self.note(self.hosted_note("; ".join(site.problems)), at=original)
                 return updated
             for problem in site.problems:
                 self.todo(problem, at=original)
@@ -690,7 +708,7 @@ class EstimatorSiteRule(Rule):
         if site is None:
             return None
         if "model_dir" in site.args:
-            return self._expr(site.args["model_dir"])
+            return self.code_of(site.args["model_dir"])
         config = self._config(site)
         return f"{config}.model_dir" if config != "None" else None
 
@@ -719,12 +737,12 @@ class EstimatorSiteRule(Rule):
                     "function: its `input_fn` must become `tfm.input_fn_data(...)` by hand"
                 )
         if self._hosted and id(original) in self._problem_site_calls():
-            return self._hosted_constructor(original, updated) or updated
+            return self.hosted_constructor(original, updated) or updated
         if id(original) in self.loose_calls:
-            hosted = self._hosted_constructor(original, updated) if self._hosted and self._stmt_stack else None
+            hosted = self.hosted_constructor(original, updated) if self._hosted and self._stmt_stack else None
             if hosted is not None:
                 self.mark_changed()
-                self.note(self._hosted_note(self._loose_reason(original)), at=self._stmt_stack[-1])
+                self.note(self.hosted_note(self._loose_reason(original)), at=self._stmt_stack[-1])
                 return hosted
             self.todo(
                 f"this {self.ESTIMATOR_NAME} is returned or passed on; tfmigrate migrates an estimator assigned to a "
@@ -746,14 +764,14 @@ class EstimatorSiteRule(Rule):
         """The constructor calls of the sites kept as written (their problems say why)."""
         return {id(s.stmt.body[0].value) for s in self.sites if s.problems and s.stmt.body}  # type: ignore[attr-defined]
 
-    def _hosted_note(self, reason: str) -> str:
+    def hosted_note(self, reason: str) -> str:
         return site_note(self.ESTIMATOR_NAME, reason)
 
-    def _can_host(self, call: cst.Call) -> bool:
+    def can_host(self, call: cst.Call) -> bool:
         """Whether the hosted tier has this estimator class (every Estimator/TPUEstimator does)."""
         return True
 
-    def _hosted_constructor(self, original: cst.Call, updated: cst.Call) -> cst.Call | None:
+    def hosted_constructor(self, original: cst.Call, updated: cst.Call) -> cst.Call | None:
         """A kept estimator constructor as the hosted tier spells it (None: it cannot be hosted).
         Estimator/TPUEstimator stay as they are: TFM101 respells their symbols file-wide."""
         return updated
@@ -764,7 +782,7 @@ class EstimatorSiteRule(Rule):
             "it is returned, passed on or built where tfmigrate does not follow it (it migrates an estimator "
             "assigned to a variable whose train/evaluate calls are in the same function)"
         )
-        fn = (self._bind(call) or {}).get("model_fn")
+        fn = (self.bind_constructor(call) or {}).get("model_fn")
         if isinstance(fn, cst.Name) and fn.value in self.plan_failures:
             reason += f"; `{fn.value}`: {self._failure(fn.value)}"
         return reason
@@ -774,36 +792,27 @@ class EstimatorSiteRule(Rule):
         """`--target ctl`: custom training loops (`ctl_codegen`) instead of Keras compile/fit."""
         return self.ctx.target == "ctl"
 
-    def _expr(self, node: cst.CSTNode) -> str:
+    def code_of(self, node: cst.CSTNode) -> str:
+        """`node`'s code as this module spells it."""
         return self.module.code_for_node(node)
 
-    def _site_statements(self, site: _Site, original: cst.SimpleStatementLine) -> list[cst.BaseStatement]:
+    def _site_statements(self, site: Site, original: cst.SimpleStatementLine) -> list[cst.BaseStatement]:
         tfm = self.ctx.need_runtime()
         plan = site.plan
         lines: list[str] = []
         if site.params_var:
-            lines.append(f"{site.params_var} = {self._expr(site.args['params'])}")
+            lines.append(f"{site.params_var} = {self.code_of(site.args['params'])}")
         if site.config_var:
-            lines.append(f"{site.config_var} = {self._expr(site.args['config'])}")
+            lines.append(f"{site.config_var} = {self.code_of(site.args['config'])}")
         config = self._config(site)
         if config != "None" and "tf_random_seed" in self.module.code:
             # TF1 seeded the graph before building it; Keras seeds layers when they are made.
             lines.append(f"{tfm}.seed_from_config({config})")
-        if self.TPU:
-            strategy_args = ['"auto"']
-            if config != "None":
-                strategy_args.append(f"cluster_resolver={config}.cluster")
-            if "use_tpu" in site.args:
-                strategy_args.append(f"use_tpu={self._expr(site.args['use_tpu'])}")
-            lines.append(f"{site.strategy_var} = {tfm}.make_strategy({', '.join(strategy_args)})")
-            spe = f"{config}.iterations_per_loop" if config != "None" else "2"
-            build = self._build_call(site, spe)
-        else:
-            # Estimator: RunConfig(train_distribute=...) chose the strategy; none means default.
-            lines.append(f"{site.strategy_var} = {tfm}.strategy_from_config({config})")
-            build = self._build_call(site, None)
+        lines.append(self.strategy_statement(site, config, tfm))
+        steps_per_execution = self.steps_per_execution(site, config)
+        build = self.build_call(site, steps_per_execution)
         if self._ctl:
-            lines += self._construct_loop(site, config, build, spe if self.TPU else None)
+            lines += self.construct_loop(site, config, build, steps_per_execution)
         else:
             lines.append(f"with {site.strategy_var}.scope():")
             lines.append(f"    {site.model_var} = {build}")
@@ -811,17 +820,17 @@ class EstimatorSiteRule(Rule):
             # TF1 warm-started the trainable variables on a fresh start; the runtime does it when
             # training first builds the model, unless model_dir has a checkpoint.
             model = f"{site.model_var}.model" if self._ctl else site.model_var
-            lines.append(f"{tfm}.warm_start({model}, {self._expr(site.args['warm_start_from'])})")
+            lines.append(f"{tfm}.warm_start({model}, {self.code_of(site.args['warm_start_from'])})")
         body = cst.parse_module("\n".join(lines) + "\n").body
         first = body[0].with_changes(leading_lines=original.leading_lines)
         return [first, *body[1:]]
 
-    def _construct_loop(self, site: _Site, config: str, build: str, steps_per_loop: str | None) -> list[str]:
+    def construct_loop(self, site: Site, config: str, build: str, steps_per_loop: str | None) -> list[str]:
         """`--target ctl`: the lines making the loop that replaces the estimator (the model_fn's
         generated loop class here; TFM401 drives a canned model with `tfm.ctl.CannedLoop`)."""
         plan = site.plan
         assert plan is not None
-        model_dir = self._expr(site.args["model_dir"]) if "model_dir" in site.args else None
+        model_dir = self.code_of(site.args["model_dir"]) if "model_dir" in site.args else None
         return [
             ctl_codegen.construct_loop(
                 site.model_var,
@@ -835,21 +844,21 @@ class EstimatorSiteRule(Rule):
             )
         ]
 
-    def _config(self, site: _Site) -> str:
+    def _config(self, site: Site) -> str:
         if site.config_var:
             return site.config_var
         if "config" in site.args:
-            return self._expr(site.args["config"])
+            return self.code_of(site.args["config"])
         return "None"
 
-    def _params(self, site: _Site) -> str:
+    def _params(self, site: Site) -> str:
         if site.params_var:
             return site.params_var
         if "params" in site.args:
-            return self._expr(site.args["params"])
+            return self.code_of(site.args["params"])
         return "{}"
 
-    def _bind_call(self, site: _Site, method: str, call: cst.Call) -> dict[str, cst.BaseExpression] | None:
+    def _bind_call(self, site: Site, method: str, call: cst.Call) -> dict[str, cst.BaseExpression] | None:
         positional = _POSITIONAL[method]
         bound: dict[str, cst.BaseExpression] = {}
         for index, arg in enumerate(call.args):
@@ -859,7 +868,7 @@ class EstimatorSiteRule(Rule):
             bound[arg.keyword.value if arg.keyword else positional[index]] = arg.value
         return {k: v for k, v in bound.items() if not (isinstance(v, cst.Name) and v.value == "None")}
 
-    def _spec_text(self, site: _Site, kind: str, call: cst.Call) -> str | None:
+    def _spec_text(self, site: Site, kind: str, call: cst.Call) -> str | None:
         """`TrainSpec`/`EvalSpec(input_fn, ...)` -> the runtime's, the input_fn as the estimator called it."""
         if id(site.stmt) not in self.site_by_stmt:
             return None
@@ -868,32 +877,32 @@ class EstimatorSiteRule(Rule):
             return None
         method = "train" if kind == "train_spec" else "evaluate"
         args = [f"input_fn={self._data_expr(site, bound.pop('input_fn'), method)}"]
-        args += [f"{key}={self._expr(value)}" for key, value in bound.items()]
+        args += [f"{key}={self.code_of(value)}" for key, value in bound.items()]
         return f"tfm.{'TrainSpec' if kind == 'train_spec' else 'EvalSpec'}({', '.join(args)})"
 
-    def _site_kwargs(self, site: _Site) -> list[str]:
+    def _site_kwargs(self, site: Site) -> list[str]:
         out = []
         config = self._config(site)
         if config != "None":
             out.append(f"config={config}")
         if "model_dir" in site.args:
-            out.append(f"model_dir={self._expr(site.args['model_dir'])}")
+            out.append(f"model_dir={self.code_of(site.args['model_dir'])}")
         return out
 
-    def _surface_text(self, site: _Site, method: str, call: cst.Call) -> str | None:
+    def _surface_text(self, site: Site, method: str, call: cst.Call) -> str | None:
         """train_and_evaluate and export_saved_model (a ctl loop keeps its config and model_dir)."""
         site_kwargs = [] if self._ctl else self._site_kwargs(site)
         if method == "train_and_evaluate":
             bound = self._bind_call(site, method, call)
             if bound is None or not {"train_spec", "eval_spec"} <= set(bound):
                 return None
-            args = [site.model_var, self._expr(bound["train_spec"]), self._expr(bound["eval_spec"])]
+            args = [site.model_var, self.code_of(bound["train_spec"]), self.code_of(bound["eval_spec"])]
             return f"tfm.train_and_evaluate({', '.join(args + site_kwargs)})"
         bound = self._bind_call(site, method, call)
         if bound is None or not {"export_dir_base", "serving_input_receiver_fn"} <= set(bound):
             return None
         bound.pop("strip_default_attrs", None)  # TF1 graph detail; TF2 SavedModels have none
-        args = [f"{key}={self._expr(value)}" for key, value in bound.items()]
+        args = [f"{key}={self.code_of(value)}" for key, value in bound.items()]
         if self._ctl:
             return f"{site.model_var}.export_saved_model({', '.join(args)})"
         return f"tfm.export_saved_model({', '.join([site.model_var] + args + site_kwargs)})"
@@ -906,7 +915,7 @@ class EstimatorSiteRule(Rule):
             return True
         return False
 
-    def _call_text(self, site: _Site, method: str, call: cst.Call) -> str | None:
+    def _call_text(self, site: Site, method: str, call: cst.Call) -> str | None:
         tfm = "tfm"
         if method in ("train_and_evaluate", "export_saved_model", "export_savedmodel"):
             if method == "train_and_evaluate" and self._standalone_lacks("`train_and_evaluate`"):
@@ -915,7 +924,7 @@ class EstimatorSiteRule(Rule):
                 self.todo(f"`{method}` needs the runtime's `EstimatorLoop.export_saved_model`: migrate without --standalone")
                 return None
             return self._surface_text(site, method, call)
-        if method == "predict" and not self._predicts(site):
+        if method == "predict" and not self.predicts(site):
             self.todo(
                 f"`{site.est_name}.predict(...)`: model_fn has no PREDICT branch that tfmigrate could migrate: give it a "
                 "`mode == ModeKeys.PREDICT` branch ending in `return EstimatorSpec(mode, predictions=...)`, or predict with the Keras model by hand"
@@ -930,34 +939,25 @@ class EstimatorSiteRule(Rule):
         if self._ctl:
             if {"hooks", "saving_listeners"} & set(bound) and self._standalone_lacks(f"`{method}(hooks=...)`"):
                 return None
-            return ctl_codegen.call_loop(site.model_var, method, args[1], bound, self._expr)
+            return ctl_codegen.call_loop(site.model_var, method, args[1], bound, self.code_of)
         for key in ("steps", "max_steps", "predict_keys", "yield_single_examples", "hooks", "saving_listeners", "name", "checkpoint_path"):
             if key in bound:
-                args.append(f"{key}={self._expr(bound[key])}")
+                args.append(f"{key}={self.code_of(bound[key])}")
         args += self._site_kwargs(site)
         fn = {"train": "fit", "evaluate": "evaluate", "predict": "predict_examples"}[method]
         return f"{tfm}.{fn}({', '.join(args)})"
 
-    def _data_expr(self, site: _Site, input_fn: cst.BaseExpression, method: str) -> str:
+    def _data_expr(self, site: Site, input_fn: cst.BaseExpression, method: str) -> str:
         """`tfm.input_fn_data(input_fn, ...)`: the input_fn called as the estimator called it for `method`."""
         tfm = "tfm"
-        batch_arg = {"train": "train_batch_size", "evaluate": "eval_batch_size", "predict": "predict_batch_size"}[method]
-        data_args = [self._expr(input_fn)]
-        if self.TPU:
-            data_args.append(f"batch_size={self._expr(site.args[batch_arg])}" if batch_arg in site.args else "batch_size=None")
-        else:
-            data_args.append("batch_size=None")  # an Estimator input_fn batches by itself
+        data_args = [self.code_of(input_fn), f"batch_size={self.input_fn_batch_size(site, method)}"]
         if "params" in site.args:
             data_args.append(f"params={self._params(site)}")
         if method == "evaluate":
             data_args.append('mode="eval"')
         elif method == "predict":
             data_args.append('mode="infer"')
-        if self.TPU:
-            data_args.append(f"use_tpu={self._expr(site.args['use_tpu']) if 'use_tpu' in site.args else 'True'}")
-        else:
-            # Under a distribution strategy Estimator called input_fn once per replica.
-            data_args.append("per_replica=True")
+        data_args.append(self.input_fn_placement(site))
         if self._config(site) != "None":
             data_args.append(f"config={self._config(site)}")
         return f"{tfm}.input_fn_data({', '.join(data_args)})"
@@ -1100,7 +1100,7 @@ def _name_counts(module: cst.CSTNode) -> dict[str, int]:
     return counts
 
 
-def _fresh(base: str, taken: set[str], est_name: str) -> str:
+def fresh_name(base: str, taken: set[str], est_name: str) -> str:
     if base not in taken:
         return base
     candidate = f"{est_name}_{base}"
