@@ -8,7 +8,8 @@ import libcst as cst
 
 from tfmigrate import ctl_codegen
 from tfmigrate.hosted import HOSTED_CANNED, canned_note
-from tfmigrate.estimator_sites import EstimatorSiteRule, Site, fresh_name
+from tfmigrate.estimator_scan import Site, fresh_name
+from tfmigrate.estimator_sites import EstimatorSiteRule
 from tfmigrate.modelfn import OPTIMIZERS, _OPTIMIZER_DROP, names_in
 from tfmigrate.names import ast_dotted, dotted
 from tfmigrate.rule import RUNTIME_ALIAS, RUNTIME_MODULE

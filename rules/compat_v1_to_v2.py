@@ -807,7 +807,7 @@ class _ContribImportTodos(cst.CSTTransformer):
         if not _bound_locals(node) & self.used:  # type: ignore[arg-type]
             return updated
         text = cst.Module(body=[]).code_for_node(node)
-        return self.rule._attach(updated, [_removed(head, text) + "; then remove this import"])  # noqa: SLF001
+        return self.rule.attach_messages(updated, [_removed(head, text) + "; then remove this import"])
 
 
 def _bound_locals(node: cst.Import | cst.ImportFrom) -> set[str]:

@@ -4,12 +4,14 @@ Where TPUEstimator becomes TPUStrategy: `TPUEstimatorToKeras.strategy_statement`
 what is TPU-specific is here too: `iterations_per_loop` -> `steps_per_execution`, the input_fn's
 `params['batch_size']` and `use_tpu`, `embedding_config_spec`. What every Estimator-family rule
 shares (finding the sites, the model_fn -> Keras translation, train/evaluate/predict, hooks and
-exports) is the machinery in `tfmigrate.estimator_sites`, whose base class behaves as Estimator.
+exports) is the machinery in `tfmigrate.estimator_sites`, whose base class behaves as Estimator;
+the hooks overridden here are declared, with Estimator's behaviour, in `tfmigrate.estimator_codegen`.
 """
 
 from __future__ import annotations
 
-from tfmigrate.estimator_sites import EstimatorSiteRule, Site
+from tfmigrate.estimator_scan import Site
+from tfmigrate.estimator_sites import EstimatorSiteRule
 
 class TPUEstimatorToKeras(EstimatorSiteRule):
     """Rewrite a TPUEstimator program into TPUStrategy (or its fallback) + Keras compile/fit/evaluate.
