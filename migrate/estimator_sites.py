@@ -612,7 +612,7 @@ class EstimatorSiteRule(SiteCodegen, Rule):
     def leave_Attribute(self, original: cst.Attribute, updated: cst.Attribute):
         if self.surface is None:
             return updated
-        target = self.surface.runtime_symbol(original)
+        target = self.surface.runtime_spelling(original)
         if target is None:
             return updated
         self.mark_changed()
