@@ -1,21 +1,43 @@
-"""The machinery of the Estimator-family rules (TFM201 Estimator, TFM301 TPUEstimator).
+"""The machinery of the Estimator-family rules (TFM201 Estimator, TFM301 TPUEstimator, TFM401
+canned estimators): `EstimatorSiteRule`, the base class their rule modules subclass.
 
 A rule finds `est = <Estimator class>(model_fn=..., ...)` sites, analyses their `model_fn`
 (`modelfn.ModelFnAnalyzer`), replaces the `model_fn` with a Keras model class and builder, the
 site with a strategy and the model built in its scope, and `est.train/evaluate/predict` with the
-runtime's `fit`/`evaluate`/`predict_examples`. The rule modules only say which estimator class
-they handle and how its arguments map.
+runtime's `fit`/`evaluate`/`predict_examples`; hooks, exporters, receivers and specs go with
+them (`estimator_surface`). This module walks the file: it finds the sites and their uses
+(`estimator_scan` holds `Site` and the CST helpers) and rewrites the tree; `estimator_codegen`
+writes the replacing code. A rule module says which estimator class it handles, how its
+arguments map, and overrides the hooks where its class differs from Estimator (TPUEstimator's
+strategy, steps per execution and input_fn arguments are in `rules/tpu_estimator_to_keras.py`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 import libcst as cst
 
 from . import ctl_codegen
+from .estimator_codegen import SiteCodegen
+from .estimator_scan import (
+    BRANCHING,
+    ESTIMATOR_METHODS,
+    MODEL_FN_DECLINES,
+    SPEC_KEYS,
+    Decline,
+    DocstringIndent,
+    Site,
+    all_inside,
+    assigned_call,
+    blocks_of,
+    first_line,
+    fresh_name,
+    mentions,
+    name_counts,
+    returned_closure,
+)
 from .hosted import HOSTED_SITES, site_note
 from .estimator_surface import EARLY_STOPPING, RECEIVERS, SURFACE_SYMBOLS, SurfaceRewriter, base_kind, session_only_uses, tensor_arg_problem
 from .keras_codegen import render
@@ -28,91 +50,16 @@ if TYPE_CHECKING:
 # Statements that switch a TF1 program to graph mode (TF 2.x ran it eagerly otherwise).
 _GRAPH_MODE_SWITCHES = frozenset({"disable_eager_execution", "disable_v2_behavior"})
 
-_TODO_ARGS = {
-    "embedding_config_spec": "TPU embeddings need tfrs.layers.embedding.TPUEmbedding; not migrated",
-}
 
-
-# Why TFM201/TFM301 decline an estimator (a TODO, or the hosted tier with a note) and what to do.
-MODEL_FN_DECLINES = (
-    ("the model_fn has a construct the Keras translation does not cover (the TODO or note names it: an `if` that "
-     "is not a TRAIN-mode or use_tpu switch, a second optimizer, `tf.variable_scope(reuse=...)` in its own body, "
-     "`Scaffold(saver=...)`, an assignment to an attribute, ...)",
-     "rewrite that statement into a form the rule reads (e.g. move the switch into a helper function, set "
-     "`keep_checkpoint_max` on RunConfig instead of a Saver) and run tfmigrate again; or keep the hosted tier, "
-     "which runs the model_fn as written"),
-    ("model_fn is not a function defined at module level in the same file (a factory's closure, another module)",
-     "define it at module level in the file that builds the estimator, or accept the hosted tier"),
-    ("the estimator is constructed with arguments tfmigrate cannot read (`**kwargs`, computed values)",
-     "pass model_fn=, config=, params= as plain keyword arguments"),
-    ("the estimator is returned or passed on, not assigned to a variable whose train/evaluate calls are in the same function",
-     "assign it and call train/evaluate/predict in one function, or migrate that part by hand"),
-    ("`predict(...)` but model_fn has no PREDICT branch the rule could migrate",
-     "give model_fn a `mode == ModeKeys.PREDICT` branch ending in `return EstimatorSpec(mode, predictions=...)`"),
-    ("TF1 hooks that read graph tensors by name, run graph ops (`merge_all`) or use the session",
-     "give them the runtime's handles instead (`tfm.hooks.LOSS`, `tfm.hooks.GLOBAL_STEP`, compiled metric names)"),
-    ("a summary or helper call in model_fn that reads tensors the Keras model does not expose",
-     "write it with `tfm.summary` in the training step, or call the helper on the features so it is part of the forward pass"),
-    ("`--target ctl --standalone` and the program needs hooks, listeners or export (the runtime's EstimatorLoop)",
-     "migrate without `--standalone`"),
-)
-
-
-@dataclass
-class _Decline:
-    """Why a model_fn is not migrated, and the statement of its body that declined (None when
-    unknown, or when it was the `def` itself): its line in the file and its first line of code."""
-
-    reason: str
-    statement: cst.CSTNode | None = None
-    line: int = 0
-    code: str = ""
-
-    def with_line(self) -> str:
-        """`reason (line 15: `if init_checkpoint:`)`, for a note: a note is written once (the
-        hosted site it explains is not analysed again), so its line number stays right."""
-        return f"{self.reason} (line {self.line}: `{self.code}`)" if self.statement is not None else self.reason
-
-    def with_code(self) -> str:
-        """`reason (`if init_checkpoint:`)`, for a TODO: every later pass and run derives a TODO
-        again, and a line number that TODOs above the statement shift would make it a new one."""
-        return f"{self.reason} (`{self.code}`)" if self.statement is not None else self.reason
-
-
-def _first_line(code: str) -> str:
-    """The first line of a statement's code that is not blank or a comment, stripped."""
-    return next((line.strip() for line in code.splitlines() if line.strip() and not line.strip().startswith("#")), "")
-
-
-@dataclass
-class _Site:
-    stmt: cst.SimpleStatementLine
-    scope: cst.CSTNode
-    est_name: str
-    args: dict[str, cst.BaseExpression]
-    plan: Plan | None = None
-    problems: list[str] = field(default_factory=list)
-    model_var: str = "model"
-    strategy_var: str = "strategy"
-    params_var: str | None = None
-    config_var: str | None = None
-    prelude: list[str] = field(default_factory=list)
-    # Statements (by id) that use the estimator beyond train/evaluate/predict/export -> the TODO.
-    other_uses: dict[int, str] = field(default_factory=dict)
-    uses_at: list[cst.CSTNode] = field(default_factory=list)
-    # The innermost `if`/`elif`/`else` (or `case`) block holding the site, and the blocks of the
-    # same chain, which never run with it (None, () at the top of its scope).
-    branch: cst.IndentedBlock | None = None
-    exclusive: tuple[cst.IndentedBlock, ...] = ()
-
-
-class EstimatorSiteRule(Rule):
-    """Base of the Estimator-family rules; subclasses set the class attributes below."""
+class EstimatorSiteRule(SiteCodegen, Rule):
+    """Base of the Estimator-family rules; subclasses set the class attributes below and override
+    the hooks of `SiteCodegen` where their estimator class differs from Estimator."""
 
     ESTIMATOR_KEYS: frozenset[str] = frozenset()
     CTOR_ARGS: tuple[str, ...] = ()
     ESTIMATOR_NAME = "Estimator"
-    TPU = False
+    # Constructor arguments that keep a site as written, and the TODO saying why.
+    UNMIGRATED_ARGS: Mapping[str, str] = {}
     TARGETS = frozenset({"keras", "ctl"})
     STRUCTURAL = True
     DECLINES = MODEL_FN_DECLINES
@@ -144,21 +91,21 @@ class EstimatorSiteRule(Rule):
         # place, so the builder returns the migrated function, a closure over the same arguments.
         self.builders: dict[str, str] = {}
         for fn in list(self.functions.values()):
-            inner = _returned_closure(fn)
+            inner = returned_closure(fn)
             if inner is not None and inner.name.value not in self.functions:
                 self.builders[fn.name.value] = inner.name.value
                 self.functions[inner.name.value] = inner
         # Module-level defs that spell nothing the walks react to (the engine's ast pass says).
         self._skip: set[int] = set()
         quiet = self._quiet_defs(node)
-        self.sites: list[_Site] = []
-        self.site_by_stmt: dict[int, _Site] = {}
-        self.call_rewrites: dict[int, tuple[_Site, str]] = {}
+        self.sites: list[Site] = []
+        self.site_by_stmt: dict[int, Site] = {}
+        self.call_rewrites: dict[int, tuple[Site, str]] = {}
         self.other_uses: dict[int, str] = {}
         self.plans: dict[str, Plan] = {}
-        self.plan_failures: dict[str, _Decline] = {}
+        self.plan_failures: dict[str, Decline] = {}
         self._positions: Mapping[cst.CSTNode, CodeRange] | None = None
-        self.spec_calls: dict[int, tuple[_Site, str]] = {}
+        self.spec_calls: dict[int, tuple[Site, str]] = {}
         self._find_sites(node, node.body)
         for site in self.sites:
             self._prepare(site)
@@ -203,7 +150,7 @@ class EstimatorSiteRule(Rule):
                 if id(call) in site_calls or key not in rule.ESTIMATOR_KEYS:
                     return
                 rule.loose_calls.add(id(call))
-                fn = (rule._bind(call) or {}).get("model_fn")
+                fn = (rule.bind_constructor(call) or {}).get("model_fn")
                 if isinstance(fn, cst.Name) and fn.value in rule.functions:
                     rule._analyze(fn.value)
                     rule.loose_fns.add(fn.value)
@@ -250,12 +197,12 @@ class EstimatorSiteRule(Rule):
             statement = analyzer.blocking_statement(exc) if analyzer is not None else None
             self.plan_failures[name] = self._decline(str(exc), statement)
 
-    def _decline(self, reason: str, statement: cst.CSTNode | None) -> _Decline:
+    def _decline(self, reason: str, statement: cst.CSTNode | None) -> Decline:
         """`reason`, at `statement` (a statement of this module as parsed) when there is one."""
         if statement is None:
-            return _Decline(reason)
-        code = _first_line(self.module.code_for_node(statement))
-        return _Decline(reason, statement, self._line_of(statement), code) if code else _Decline(reason)
+            return Decline(reason)
+        code = first_line(self.module.code_for_node(statement))
+        return Decline(reason, statement, self._line_of(statement), code) if code else Decline(reason)
 
     def _line_of(self, node: cst.CSTNode) -> int:
         """`node`'s first line in this module (positions worked out once, when first asked for)."""
@@ -282,8 +229,8 @@ class EstimatorSiteRule(Rule):
                         and isinstance(small.value, cst.Call)
                         and self.canonical(small.value.func) in self.ESTIMATOR_KEYS
                     ):
-                        args = self._bind(small.value)
-                        site = _Site(stmt, scope, small.targets[0].target.value, args or {}, branch=branch[0], exclusive=branch[1])
+                        args = self.bind_constructor(small.value)
+                        site = Site(stmt, scope, small.targets[0].target.value, args or {}, branch=branch[0], exclusive=branch[1])
                         if args is None or len(stmt.body) != 1:
                             site.problems.append(
                                 f"{self.ESTIMATOR_NAME} is constructed with arguments tfmigrate cannot read: pass them as "
@@ -293,12 +240,12 @@ class EstimatorSiteRule(Rule):
             elif isinstance(stmt, cst.FunctionDef):
                 self._find_sites(stmt, stmt.body.body)  # type: ignore[attr-defined]
             elif isinstance(stmt, cst.BaseCompoundStatement) and not isinstance(stmt, cst.ClassDef):
-                blocks = _blocks(stmt)
+                blocks = blocks_of(stmt)
                 for block in blocks:
-                    inner = (block, tuple(b for b in blocks if b is not block)) if isinstance(stmt, _CHAINS) else branch
+                    inner = (block, tuple(b for b in blocks if b is not block)) if isinstance(stmt, BRANCHING) else branch
                     self._find_sites(scope, block.body, inner)
 
-    def _bind(self, call: cst.Call) -> dict[str, cst.BaseExpression] | None:
+    def bind_constructor(self, call: cst.Call) -> dict[str, cst.BaseExpression] | None:
         out: dict[str, cst.BaseExpression] = {}
         for index, arg in enumerate(call.args):
             if arg.star:
@@ -309,28 +256,28 @@ class EstimatorSiteRule(Rule):
             out[name] = arg.value
         return out
 
-    def _prepare(self, site: _Site) -> None:
-        self._prepare_model(site)
+    def _prepare(self, site: Site) -> None:
+        self.prepare_model(site)
         taken = names_in(site.scope) | set(self.functions)
-        site.model_var = _fresh("loop" if self._ctl else "model", taken, site.est_name)
-        site.strategy_var = _fresh("strategy", taken, site.est_name)
+        site.model_var = fresh_name("loop" if self.ctl_target else "model", taken, site.est_name)
+        site.strategy_var = fresh_name("strategy", taken, site.est_name)
         if "params" in site.args and not isinstance(site.args["params"], cst.Name):
-            site.params_var = _fresh("params", taken, site.est_name)
+            site.params_var = fresh_name("params", taken, site.est_name)
         if "config" in site.args and not isinstance(site.args["config"], (cst.Name, cst.Attribute)):
-            site.config_var = _fresh("run_config", taken, site.est_name)
+            site.config_var = fresh_name("run_config", taken, site.est_name)
         if site.problems:
             return
         self._find_uses(site)
-        if site.other_uses and self._hosted and self._can_host(site.stmt.body[0].value):  # type: ignore[attr-defined]
+        if site.other_uses and self._hosted and self.can_host(site.stmt.body[0].value):  # type: ignore[attr-defined]
             # The hosted estimator is the estimator itself: whatever else the program does with it
             # (returns it, passes it on, reads its model_dir, exports it) keeps working.
-            if _inside(site.uses_at, site.exclusive):
+            if all_inside(site.uses_at, site.exclusive):
                 site.problems.append(
                     f"another branch of its `if` binds `{site.est_name}` too{self._use_where(site.uses_at[0])} and "
                     "the branches use it after they join, where either estimator may be the one called"
                 )
                 return
-            first = next((use for use in site.uses_at if not _inside([use], site.exclusive)), None)
+            first = next((use for use in site.uses_at if not all_inside([use], site.exclusive)), None)
             site.problems.append(
                 f"`{site.est_name}` is used beyond train/evaluate/predict/export{self._use_where(first)}, which "
                 "the hosted estimator keeps as written"
@@ -340,7 +287,7 @@ class EstimatorSiteRule(Rule):
 
     def _use_where(self, use: cst.CSTNode | None) -> str:
         """` (line N: `return estimator`)`: where a statement uses the estimator otherwise."""
-        code = _first_line(self.module.code_for_node(use)) if use is not None else ""
+        code = first_line(self.module.code_for_node(use)) if use is not None else ""
         return f" (line {self._line_of(use)}: `{code}`)" if code else ""
 
     def _host_shared_model_fns(self) -> None:
@@ -354,7 +301,7 @@ class EstimatorSiteRule(Rule):
             hosted_plans = {id(s.plan) for s in self.sites if s.problems and s.plan is not None}
             for site in self.sites:
                 if id(site.stmt) in self.site_by_stmt and site.plan is not None and id(site.plan) in hosted_plans:
-                    if not self._can_host(site.stmt.body[0].value):  # type: ignore[attr-defined]
+                    if not self.can_host(site.stmt.body[0].value):  # type: ignore[attr-defined]
                         continue
                     del self.site_by_stmt[id(site.stmt)]
                     site.problems.append(
@@ -363,7 +310,7 @@ class EstimatorSiteRule(Rule):
                     changed = True
 
     # -- hooks for estimator classes without a model_fn (TFM401's canned estimators) ------------
-    def _prepare_model(self, site: _Site) -> None:
+    def prepare_model(self, site: Site) -> None:
         """Sets `site.plan` from the site's `model_fn`, or records in `site.problems` why not."""
         fn_expr = site.args.get("model_fn")
         name = self._model_fn_name(site, fn_expr)
@@ -378,38 +325,25 @@ class EstimatorSiteRule(Rule):
                 site.problems.append(f"`{name}` cannot be migrated automatically yet: {self._failure(name)}")
             else:
                 site.plan = self.plans[name]
-        for arg, message in _TODO_ARGS.items():
+        for arg, message in self.UNMIGRATED_ARGS.items():
             if arg in site.args:
                 site.problems.append(message)
 
-    def _model_fn_name(self, site: _Site, fn_expr: cst.BaseExpression | None) -> str | None:
+    def _model_fn_name(self, site: Site, fn_expr: cst.BaseExpression | None) -> str | None:
         """The model_fn a site uses: a module-level function, or the closure a builder returns
         (`model_fn = model_fn_builder(...)` in the site's scope, or the builder's call in place)."""
         if isinstance(fn_expr, cst.Call) and isinstance(fn_expr.func, cst.Name) and fn_expr.func.value in self.builders:
             return None  # called in place: the migrated call site needs a name for it
         if not isinstance(fn_expr, cst.Name):
             return None
-        builder = _assigned_call(site.scope, fn_expr.value)
+        builder = assigned_call(site.scope, fn_expr.value)
         if builder is not None:
             return self.builders.get(builder)
         if fn_expr.value in self.functions and fn_expr.value not in self.builders.values():
             return fn_expr.value
         return None
 
-    def _build_call(self, site: _Site, steps_per_execution: str | None) -> str:
-        """The expression that builds the compiled Keras model in the strategy's scope."""
-        assert site.plan is not None
-        fn_expr = site.args.get("model_fn")
-        fn = fn_expr.value if isinstance(fn_expr, cst.Name) else site.plan.fn_name
-        if steps_per_execution is None:
-            return f"{fn}({self._params(site)})"
-        return f"{fn}({self._params(site)}, steps_per_execution={steps_per_execution})"
-
-    def _predicts(self, site: _Site) -> bool:
-        """Whether the migrated model has a `predict_step` giving the TF1 predictions."""
-        return site.plan is not None and site.plan.predictions is not None
-
-    def _find_uses(self, site: _Site) -> None:
+    def _find_uses(self, site: Site) -> None:
         rule = self
 
         class Uses(cst.CSTVisitor):
@@ -434,7 +368,7 @@ class EstimatorSiteRule(Rule):
                     isinstance(func, cst.Attribute)
                     and isinstance(func.value, cst.Name)
                     and func.value.value == site.est_name
-                    and func.attr.value in _METHODS
+                    and func.attr.value in ESTIMATOR_METHODS
                 ):
                     rule.call_rewrites[id(node)] = (site, func.attr.value)
                     for arg in node.args:
@@ -457,7 +391,7 @@ class EstimatorSiteRule(Rule):
                             spec = arg.value
                             if isinstance(spec, cst.Name):
                                 spec = spec_assigns.get(spec.value)  # type: ignore[assignment]
-                            if isinstance(spec, cst.Call) and rule.canonical(spec.func) == _SPEC_KEYS.get(kind):
+                            if isinstance(spec, cst.Call) and rule.canonical(spec.func) == SPEC_KEYS.get(kind):
                                 rule.spec_calls[id(spec)] = (site, kind)
                         for arg in node.args[1:]:
                             arg.value.visit(self)
@@ -474,7 +408,7 @@ class EstimatorSiteRule(Rule):
                     isinstance(value, cst.Call)
                     and len(node.targets) == 1
                     and isinstance(node.targets[0].target, cst.Name)
-                    and rule.canonical(value.func) in _SPEC_KEYS.values()
+                    and rule.canonical(value.func) in SPEC_KEYS.values()
                 ):
                     spec_assigns[node.targets[0].target.value] = value
                 return True
@@ -504,7 +438,7 @@ class EstimatorSiteRule(Rule):
         elsewhere: set[int] = set()
         if site.branch is not None:
             others = {id(block) for block in site.exclusive}
-            if not _mentions(site.scope, site.est_name, others | {id(site.branch)}):
+            if not mentions(site.scope, site.est_name, others | {id(site.branch)}):
                 elsewhere = others
         site.scope.visit(Uses())
 
@@ -522,18 +456,18 @@ class EstimatorSiteRule(Rule):
         self.mark_changed()
         tfm = self.ctx.need_runtime()
         tf = self.ctx.need_tf2()
-        if self._ctl and self.ctx.standalone:
+        if self.ctl_target and self.ctx.standalone:
             self.ctx.codemod.add("os")  # the loop's checkpoint directories
-        if self._ctl:
+        if self.ctl_target:
             new = ctl_codegen.render(plan, tf=tf, tfm=tfm, indent=self.module.default_indent, standalone=self.ctx.standalone)
         else:
             new = render(plan, tf=tf, tfm=tfm, indent=self.module.default_indent)
         for note in dict.fromkeys(plan.notes):
             self.todo(note, at=original)
         if plan.hooks:
-            self._standalone_lacks(f"`{original.name.value}`'s {', '.join(f'`{h}`' for h in plan.hooks)}", at=original)
+            self.standalone_lacks(f"`{original.name.value}`'s {', '.join(f'`{h}`' for h in plan.hooks)}", at=original)
         if plan.closure:  # rendered for the module level, placed one level in
-            new = [stmt.visit(_DocstringIndent(self.module.default_indent)) for stmt in new]
+            new = [stmt.visit(DocstringIndent(self.module.default_indent)) for stmt in new]
         first = new[0].with_changes(leading_lines=original.leading_lines)
         return cst.FlattenSentinel([first, *new[1:]])
 
@@ -546,8 +480,8 @@ class EstimatorSiteRule(Rule):
             # (BERT's `create_model` calling its encoder helper).
             migrated_fns = {plan.fn_name for plan in migrated}
             defs = {**self.functions, **{s.name.value: s for s in self.module.body if isinstance(s, cst.ClassDef)}}
-            counts = _name_counts(self.module) if candidates else {}
-            inside = {name: _name_counts(defs[name]) for name in migrated_fns | candidates if name in defs}
+            counts = name_counts(self.module) if candidates else {}
+            inside = {name: name_counts(defs[name]) for name in migrated_fns | candidates if name in defs}
             absorbed = {name for name in candidates if name in defs}
             changed = True
             while changed:
@@ -615,15 +549,15 @@ class EstimatorSiteRule(Rule):
         if site is None:
             return updated
         if site.problems:
-            if self._hosted and self._can_host(site.stmt.body[0].value):  # type: ignore[attr-defined]
+            if self._hosted and self.can_host(site.stmt.body[0].value):  # type: ignore[attr-defined]
                 self.mark_changed()
-                self.note(self._hosted_note("; ".join(site.problems)), at=original)
+                self.note(self.hosted_note("; ".join(site.problems)), at=original)
                 return updated
             for problem in site.problems:
                 self.todo(problem, at=original)
             return updated
         self.mark_changed()
-        return cst.FlattenSentinel(self._site_statements(site, original))
+        return cst.FlattenSentinel(self.site_statements(site, original))
 
     # -- the surface: hooks, exporters, receivers, specs ------------------------------------
     def visit_ClassDef(self, node: cst.ClassDef) -> bool:
@@ -678,7 +612,7 @@ class EstimatorSiteRule(Rule):
     def leave_Attribute(self, original: cst.Attribute, updated: cst.Attribute):
         if self.surface is None:
             return updated
-        target = self.surface._symbol(original)  # noqa: SLF001
+        target = self.surface.runtime_spelling(original)
         if target is None:
             return updated
         self.mark_changed()
@@ -690,8 +624,8 @@ class EstimatorSiteRule(Rule):
         if site is None:
             return None
         if "model_dir" in site.args:
-            return self._expr(site.args["model_dir"])
-        config = self._config(site)
+            return self.code_of(site.args["model_dir"])
+        config = self.config_code(site)
         return f"{config}.model_dir" if config != "None" else None
 
     def leave_Call(self, original: cst.Call, updated: cst.Call):
@@ -711,20 +645,20 @@ class EstimatorSiteRule(Rule):
                 self.todo(problem)
             spec = self.spec_calls.get(id(original))
             if spec is not None:
-                text = self._spec_text(spec[0], spec[1], updated)
+                text = self.spec_text(spec[0], spec[1], updated)
                 return updated if text is None else cst.parse_expression(text)
-            if key in _SPEC_KEYS.values():
+            if key in SPEC_KEYS.values():
                 self.todo(
                     f"this `tf.{key}` is not passed to `train_and_evaluate` with a migrated estimator in the same "
                     "function: its `input_fn` must become `tfm.input_fn_data(...)` by hand"
                 )
         if self._hosted and id(original) in self._problem_site_calls():
-            return self._hosted_constructor(original, updated) or updated
+            return self.hosted_constructor(original, updated) or updated
         if id(original) in self.loose_calls:
-            hosted = self._hosted_constructor(original, updated) if self._hosted and self._stmt_stack else None
+            hosted = self.hosted_constructor(original, updated) if self._hosted and self._stmt_stack else None
             if hosted is not None:
                 self.mark_changed()
-                self.note(self._hosted_note(self._loose_reason(original)), at=self._stmt_stack[-1])
+                self.note(self.hosted_note(self._loose_reason(original)), at=self._stmt_stack[-1])
                 return hosted
             self.todo(
                 f"this {self.ESTIMATOR_NAME} is returned or passed on; tfmigrate migrates an estimator assigned to a "
@@ -737,7 +671,7 @@ class EstimatorSiteRule(Rule):
         site, method = entry
         if id(site.stmt) not in self.site_by_stmt:
             return updated
-        text = self._call_text(site, method, updated)
+        text = self.call_text(site, method, updated)
         if text is None:
             return updated
         return cst.parse_expression(text)
@@ -746,14 +680,14 @@ class EstimatorSiteRule(Rule):
         """The constructor calls of the sites kept as written (their problems say why)."""
         return {id(s.stmt.body[0].value) for s in self.sites if s.problems and s.stmt.body}  # type: ignore[attr-defined]
 
-    def _hosted_note(self, reason: str) -> str:
+    def hosted_note(self, reason: str) -> str:
         return site_note(self.ESTIMATOR_NAME, reason)
 
-    def _can_host(self, call: cst.Call) -> bool:
+    def can_host(self, call: cst.Call) -> bool:
         """Whether the hosted tier has this estimator class (every Estimator/TPUEstimator does)."""
         return True
 
-    def _hosted_constructor(self, original: cst.Call, updated: cst.Call) -> cst.Call | None:
+    def hosted_constructor(self, original: cst.Call, updated: cst.Call) -> cst.Call | None:
         """A kept estimator constructor as the hosted tier spells it (None: it cannot be hosted).
         Estimator/TPUEstimator stay as they are: TFM101 respells their symbols file-wide."""
         return updated
@@ -764,348 +698,7 @@ class EstimatorSiteRule(Rule):
             "it is returned, passed on or built where tfmigrate does not follow it (it migrates an estimator "
             "assigned to a variable whose train/evaluate calls are in the same function)"
         )
-        fn = (self._bind(call) or {}).get("model_fn")
+        fn = (self.bind_constructor(call) or {}).get("model_fn")
         if isinstance(fn, cst.Name) and fn.value in self.plan_failures:
             reason += f"; `{fn.value}`: {self._failure(fn.value)}"
         return reason
-
-    @property
-    def _ctl(self) -> bool:
-        """`--target ctl`: custom training loops (`ctl_codegen`) instead of Keras compile/fit."""
-        return self.ctx.target == "ctl"
-
-    def _expr(self, node: cst.CSTNode) -> str:
-        return self.module.code_for_node(node)
-
-    def _site_statements(self, site: _Site, original: cst.SimpleStatementLine) -> list[cst.BaseStatement]:
-        tfm = self.ctx.need_runtime()
-        plan = site.plan
-        lines: list[str] = []
-        if site.params_var:
-            lines.append(f"{site.params_var} = {self._expr(site.args['params'])}")
-        if site.config_var:
-            lines.append(f"{site.config_var} = {self._expr(site.args['config'])}")
-        config = self._config(site)
-        if config != "None" and "tf_random_seed" in self.module.code:
-            # TF1 seeded the graph before building it; Keras seeds layers when they are made.
-            lines.append(f"{tfm}.seed_from_config({config})")
-        if self.TPU:
-            strategy_args = ['"auto"']
-            if config != "None":
-                strategy_args.append(f"cluster_resolver={config}.cluster")
-            if "use_tpu" in site.args:
-                strategy_args.append(f"use_tpu={self._expr(site.args['use_tpu'])}")
-            lines.append(f"{site.strategy_var} = {tfm}.make_strategy({', '.join(strategy_args)})")
-            spe = f"{config}.iterations_per_loop" if config != "None" else "2"
-            build = self._build_call(site, spe)
-        else:
-            # Estimator: RunConfig(train_distribute=...) chose the strategy; none means default.
-            lines.append(f"{site.strategy_var} = {tfm}.strategy_from_config({config})")
-            build = self._build_call(site, None)
-        if self._ctl:
-            lines += self._construct_loop(site, config, build, spe if self.TPU else None)
-        else:
-            lines.append(f"with {site.strategy_var}.scope():")
-            lines.append(f"    {site.model_var} = {build}")
-        if "warm_start_from" in site.args:
-            # TF1 warm-started the trainable variables on a fresh start; the runtime does it when
-            # training first builds the model, unless model_dir has a checkpoint.
-            model = f"{site.model_var}.model" if self._ctl else site.model_var
-            lines.append(f"{tfm}.warm_start({model}, {self._expr(site.args['warm_start_from'])})")
-        body = cst.parse_module("\n".join(lines) + "\n").body
-        first = body[0].with_changes(leading_lines=original.leading_lines)
-        return [first, *body[1:]]
-
-    def _construct_loop(self, site: _Site, config: str, build: str, steps_per_loop: str | None) -> list[str]:
-        """`--target ctl`: the lines making the loop that replaces the estimator (the model_fn's
-        generated loop class here; TFM401 drives a canned model with `tfm.ctl.CannedLoop`)."""
-        plan = site.plan
-        assert plan is not None
-        model_dir = self._expr(site.args["model_dir"]) if "model_dir" in site.args else None
-        return [
-            ctl_codegen.construct_loop(
-                site.model_var,
-                plan,
-                site.strategy_var,
-                params=self._params(site),
-                config=config,
-                model_dir=model_dir,
-                steps_per_loop=steps_per_loop,
-                cls=site.args["model_fn"].value if plan.closure else None,  # type: ignore[union-attr]
-            )
-        ]
-
-    def _config(self, site: _Site) -> str:
-        if site.config_var:
-            return site.config_var
-        if "config" in site.args:
-            return self._expr(site.args["config"])
-        return "None"
-
-    def _params(self, site: _Site) -> str:
-        if site.params_var:
-            return site.params_var
-        if "params" in site.args:
-            return self._expr(site.args["params"])
-        return "{}"
-
-    def _bind_call(self, site: _Site, method: str, call: cst.Call) -> dict[str, cst.BaseExpression] | None:
-        positional = _POSITIONAL[method]
-        bound: dict[str, cst.BaseExpression] = {}
-        for index, arg in enumerate(call.args):
-            if arg.star or (arg.keyword is None and index >= len(positional)):
-                self.todo(f"`{site.est_name}.{method}(...)` has arguments tfmigrate cannot read: pass them as keyword arguments and run tfmigrate again")
-                return None
-            bound[arg.keyword.value if arg.keyword else positional[index]] = arg.value
-        return {k: v for k, v in bound.items() if not (isinstance(v, cst.Name) and v.value == "None")}
-
-    def _spec_text(self, site: _Site, kind: str, call: cst.Call) -> str | None:
-        """`TrainSpec`/`EvalSpec(input_fn, ...)` -> the runtime's, the input_fn as the estimator called it."""
-        if id(site.stmt) not in self.site_by_stmt:
-            return None
-        bound = self._bind_call(site, kind, call)
-        if bound is None or "input_fn" not in bound:
-            return None
-        method = "train" if kind == "train_spec" else "evaluate"
-        args = [f"input_fn={self._data_expr(site, bound.pop('input_fn'), method)}"]
-        args += [f"{key}={self._expr(value)}" for key, value in bound.items()]
-        return f"tfm.{'TrainSpec' if kind == 'train_spec' else 'EvalSpec'}({', '.join(args)})"
-
-    def _site_kwargs(self, site: _Site) -> list[str]:
-        out = []
-        config = self._config(site)
-        if config != "None":
-            out.append(f"config={config}")
-        if "model_dir" in site.args:
-            out.append(f"model_dir={self._expr(site.args['model_dir'])}")
-        return out
-
-    def _surface_text(self, site: _Site, method: str, call: cst.Call) -> str | None:
-        """train_and_evaluate and export_saved_model (a ctl loop keeps its config and model_dir)."""
-        site_kwargs = [] if self._ctl else self._site_kwargs(site)
-        if method == "train_and_evaluate":
-            bound = self._bind_call(site, method, call)
-            if bound is None or not {"train_spec", "eval_spec"} <= set(bound):
-                return None
-            args = [site.model_var, self._expr(bound["train_spec"]), self._expr(bound["eval_spec"])]
-            return f"tfm.train_and_evaluate({', '.join(args + site_kwargs)})"
-        bound = self._bind_call(site, method, call)
-        if bound is None or not {"export_dir_base", "serving_input_receiver_fn"} <= set(bound):
-            return None
-        bound.pop("strip_default_attrs", None)  # TF1 graph detail; TF2 SavedModels have none
-        args = [f"{key}={self._expr(value)}" for key, value in bound.items()]
-        if self._ctl:
-            return f"{site.model_var}.export_saved_model({', '.join(args)})"
-        return f"tfm.export_saved_model({', '.join([site.model_var] + args + site_kwargs)})"
-
-    def _standalone_lacks(self, what: str, at: cst.CSTNode | None = None) -> bool:
-        """`--standalone` loops carry no hook machinery: say so where the program needs it."""
-        if self._ctl and self.ctx.standalone:
-            message = f"{what} needs the hooks and listeners of the runtime's EstimatorLoop: migrate without --standalone"
-            self.todo(message, at=at)
-            return True
-        return False
-
-    def _call_text(self, site: _Site, method: str, call: cst.Call) -> str | None:
-        tfm = "tfm"
-        if method in ("train_and_evaluate", "export_saved_model", "export_savedmodel"):
-            if method == "train_and_evaluate" and self._standalone_lacks("`train_and_evaluate`"):
-                return None
-            if method != "train_and_evaluate" and self._ctl and self.ctx.standalone:
-                self.todo(f"`{method}` needs the runtime's `EstimatorLoop.export_saved_model`: migrate without --standalone")
-                return None
-            return self._surface_text(site, method, call)
-        if method == "predict" and not self._predicts(site):
-            self.todo(
-                f"`{site.est_name}.predict(...)`: model_fn has no PREDICT branch that tfmigrate could migrate: give it a "
-                "`mode == ModeKeys.PREDICT` branch ending in `return EstimatorSpec(mode, predictions=...)`, or predict with the Keras model by hand"
-            )
-            return None
-        bound = self._bind_call(site, method, call)
-        if bound is None:
-            return None
-        if "input_fn" not in bound:
-            return None
-        args = [site.model_var, self._data_expr(site, bound["input_fn"], method)]
-        if self._ctl:
-            if {"hooks", "saving_listeners"} & set(bound) and self._standalone_lacks(f"`{method}(hooks=...)`"):
-                return None
-            return ctl_codegen.call_loop(site.model_var, method, args[1], bound, self._expr)
-        for key in ("steps", "max_steps", "predict_keys", "yield_single_examples", "hooks", "saving_listeners", "name", "checkpoint_path"):
-            if key in bound:
-                args.append(f"{key}={self._expr(bound[key])}")
-        args += self._site_kwargs(site)
-        fn = {"train": "fit", "evaluate": "evaluate", "predict": "predict_examples"}[method]
-        return f"{tfm}.{fn}({', '.join(args)})"
-
-    def _data_expr(self, site: _Site, input_fn: cst.BaseExpression, method: str) -> str:
-        """`tfm.input_fn_data(input_fn, ...)`: the input_fn called as the estimator called it for `method`."""
-        tfm = "tfm"
-        batch_arg = {"train": "train_batch_size", "evaluate": "eval_batch_size", "predict": "predict_batch_size"}[method]
-        data_args = [self._expr(input_fn)]
-        if self.TPU:
-            data_args.append(f"batch_size={self._expr(site.args[batch_arg])}" if batch_arg in site.args else "batch_size=None")
-        else:
-            data_args.append("batch_size=None")  # an Estimator input_fn batches by itself
-        if "params" in site.args:
-            data_args.append(f"params={self._params(site)}")
-        if method == "evaluate":
-            data_args.append('mode="eval"')
-        elif method == "predict":
-            data_args.append('mode="infer"')
-        if self.TPU:
-            data_args.append(f"use_tpu={self._expr(site.args['use_tpu']) if 'use_tpu' in site.args else 'True'}")
-        else:
-            # Under a distribution strategy Estimator called input_fn once per replica.
-            data_args.append("per_replica=True")
-        if self._config(site) != "None":
-            data_args.append(f"config={self._config(site)}")
-        return f"{tfm}.input_fn_data({', '.join(data_args)})"
-
-
-_METHODS = ("train", "evaluate", "predict", "export_saved_model", "export_savedmodel")
-_POSITIONAL = {
-    "train": ("input_fn", "hooks", "steps", "max_steps", "saving_listeners"),
-    "evaluate": ("input_fn", "steps", "hooks", "checkpoint_path", "name"),
-    "predict": ("input_fn", "predict_keys", "hooks", "checkpoint_path", "yield_single_examples"),
-    "export_saved_model": (
-        "export_dir_base", "serving_input_receiver_fn", "assets_extra", "as_text", "checkpoint_path", "experimental_mode",
-    ),
-    "export_savedmodel": (
-        "export_dir_base", "serving_input_receiver_fn", "assets_extra", "as_text", "checkpoint_path", "strip_default_attrs",
-    ),
-    "train_and_evaluate": ("estimator", "train_spec", "eval_spec"),
-    "train_spec": ("input_fn", "max_steps", "hooks", "saving_listeners"),
-    "eval_spec": ("input_fn", "steps", "name", "hooks", "exporters", "start_delay_secs", "throttle_secs"),
-}
-_SPEC_KEYS = {"train_spec": "estimator.TrainSpec", "eval_spec": "estimator.EvalSpec"}
-
-
-class _DocstringIndent(cst.CSTTransformer):
-    """Indents the continuation lines of docstrings by one more unit."""
-
-    def __init__(self, unit: str) -> None:
-        self.unit = unit
-
-    def leave_Expr(self, original: cst.Expr, updated: cst.Expr) -> cst.Expr:
-        value = updated.value
-        if isinstance(value, cst.SimpleString) and "\n" in value.value:
-            lines = value.value.split("\n")
-            text = "\n".join([lines[0]] + [self.unit + line if line.strip() else line for line in lines[1:]])
-            return updated.with_changes(value=value.with_changes(value=text))
-        return updated
-
-
-def _returned_closure(fn: cst.FunctionDef) -> cst.FunctionDef | None:
-    """The function `fn` defines in its body and returns as its last statement, if it does."""
-    body = list(fn.body.body)  # type: ignore[attr-defined]
-    last = body[-1] if body else None
-    if not (
-        isinstance(last, cst.SimpleStatementLine)
-        and isinstance(last.body[0], cst.Return)
-        and isinstance(last.body[0].value, cst.Name)
-    ):
-        return None
-    name = last.body[0].value.value
-    return next((s for s in body if isinstance(s, cst.FunctionDef) and s.name.value == name), None)
-
-
-# The parts of a compound statement that hold further blocks: `else:`, `elif` (an If), `except`,
-# `finally:`, `case`.
-_CLAUSES = (cst.Else, cst.If, cst.ExceptHandler, cst.ExceptStarHandler, cst.Finally, cst.MatchCase)
-# Compound statements whose blocks exclude each other: one run takes one branch.
-_CHAINS = (cst.If, cst.Match)
-
-
-def _blocks(stmt: cst.CSTNode) -> list[cst.IndentedBlock]:
-    """Every indented block of a compound statement, in source order: its body and each
-    `elif`/`else`/`except`/`finally`/`case` clause's (a one-line suite holds no site)."""
-    out = []
-    for child in stmt.children:
-        if isinstance(child, cst.IndentedBlock):
-            out.append(child)
-        elif isinstance(child, _CLAUSES):
-            out += _blocks(child)
-    return out
-
-
-def _inside(nodes: list[cst.CSTNode], blocks: tuple[cst.CSTNode, ...]) -> bool:
-    """Whether every one of `nodes` (at least one) lies in one of `blocks`."""
-    within: set[int] = set()
-
-    class Collect(cst.CSTVisitor):
-        def on_visit(self, node: cst.CSTNode) -> bool:
-            within.add(id(node))
-            return True
-
-    for block in blocks:
-        block.visit(Collect())
-    return bool(nodes) and all(id(node) in within for node in nodes)
-
-
-def _mentions(node: cst.CSTNode, name: str, skip: set[int]) -> bool:
-    """Whether `name` is referred to in `node` outside the subtrees whose ids are in `skip`
-    (an attribute or keyword spelled `name` is not a reference)."""
-
-    class Find(cst.CSTVisitor):
-        found = False
-
-        def on_visit(self, node: cst.CSTNode) -> bool:
-            return id(node) not in skip and not self.found and super().on_visit(node)
-
-        def visit_Name(self, node: cst.Name) -> None:
-            self.found = self.found or node.value == name
-
-        def visit_Attribute(self, node: cst.Attribute) -> bool:
-            node.value.visit(self)
-            return False
-
-        def visit_Arg(self, node: cst.Arg) -> bool:
-            node.value.visit(self)
-            return False
-
-    finder = Find()
-    node.visit(finder)
-    return finder.found
-
-
-def _assigned_call(scope: cst.CSTNode, name: str) -> str | None:
-    """`name = f(...)` as a statement of `scope`'s own body (not nested blocks): `f`."""
-    body = getattr(getattr(scope, "body", None), "body", None) or getattr(scope, "body", [])
-    found = None
-    for stmt in body if isinstance(body, (list, tuple)) else []:
-        if not isinstance(stmt, cst.SimpleStatementLine):
-            continue
-        for small in stmt.body:
-            if (
-                isinstance(small, cst.Assign)
-                and len(small.targets) == 1
-                and isinstance(small.targets[0].target, cst.Name)
-                and small.targets[0].target.value == name
-                and isinstance(small.value, cst.Call)
-                and isinstance(small.value.func, cst.Name)
-            ):
-                found = small.value.func.value
-    return found
-
-
-def _name_counts(module: cst.CSTNode) -> dict[str, int]:
-    counts: dict[str, int] = {}
-
-    class Count(cst.CSTVisitor):
-        def visit_Name(self, node: cst.Name) -> None:
-            counts[node.value] = counts.get(node.value, 0) + 1
-
-    module.visit(Count())
-    return counts
-
-
-def _fresh(base: str, taken: set[str], est_name: str) -> str:
-    if base not in taken:
-        return base
-    candidate = f"{est_name}_{base}"
-    index = 2
-    while candidate in taken:
-        candidate = f"{base}_{index}"
-        index += 1
-    return candidate

@@ -101,7 +101,8 @@ class SurfaceRewriter(cst.CSTTransformer):
         self.report = todo or (lambda message: None)
         self.changed = False
 
-    def _symbol(self, node: cst.BaseExpression) -> str | None:
+    def runtime_spelling(self, node: cst.BaseExpression) -> str | None:
+        """The runtime's spelling of a hook, exporter, receiver or early-stopping symbol (None: not one)."""
         if not isinstance(node, (cst.Attribute, cst.Name)):
             return None
         key = self.canonical(node)
@@ -112,10 +113,10 @@ class SurfaceRewriter(cst.CSTTransformer):
         return None
 
     def visit_Attribute(self, node: cst.Attribute) -> bool:
-        return self._symbol(node) is None
+        return self.runtime_spelling(node) is None
 
     def leave_Attribute(self, original: cst.Attribute, updated: cst.Attribute) -> cst.BaseExpression:
-        target = self._symbol(original)
+        target = self.runtime_spelling(original)
         if target is None:
             return updated.with_changes(attr=original.attr)  # `x.loss` keeps its attribute name
         self.changed = True

@@ -173,3 +173,27 @@ def canned_note(reason: str) -> str:
         f"# tfmigrate: this canned estimator is `{RUNTIME_ALIAS}.estimator`'s (an estimator-shaped object over the "
         f"runtime's canned Keras model, TF feature columns converted), not migrated in place: {reason}"
     )
+
+
+# Modules TF1 programs imported estimator names from, and the hosted namespace each maps to
+# (`from tensorflow.python.estimator.model_fn import ModeKeys`, `from tensorflow.contrib.tpu import
+# TPUEstimator`): the names land in `tfmigrate.runtime.estimator` / `.estimator.tpu` / `.export`.
+ESTIMATOR_MODULE_HOMES = (
+    (("tensorflow.contrib.tpu", "tensorflow.estimator.tpu", "tensorflow.compat.v1.estimator.tpu",
+      "tensorflow_estimator.python.estimator.tpu"), "estimator.tpu"),
+    (("tensorflow.estimator.export", "tensorflow.compat.v1.estimator.export",
+      "tensorflow.python.estimator.export", "tensorflow_estimator.python.estimator.export"), "estimator.export"),
+    (("tensorflow.estimator", "tensorflow.compat.v1.estimator", "tensorflow.python.estimator",
+      "tensorflow_estimator.python.estimator", "tensorflow_estimator"), "estimator"),
+)
+
+
+def hosted_import_home(module: str, names: list[str]) -> str | None:
+    """The hosted module (`estimator`, `estimator.tpu`, `estimator.export`) holding every one of
+    `names` imported from the TF1 estimator module `module`, or None."""
+    for prefixes, home in ESTIMATOR_MODULE_HOMES:
+        if any(module == p or module.startswith(p + ".") for p in prefixes):
+            if all(hosted_symbol(f"{home}.{name}") == (f"{RUNTIME_ALIAS}.{home}.{name}", "") for name in names):
+                return home
+            return None
+    return None

@@ -353,3 +353,28 @@ def names_in(node: cst.CSTNode) -> set[str]:
     collector = _Names()
     node.visit(collector)
     return collector.names
+
+
+def chain_node(text: str) -> cst.BaseExpression:
+    """`a.b.c` as a CST node (what `cst.parse_expression` gives, without running the parser)."""
+    first, *rest = text.split(".")
+    node: cst.BaseExpression = cst.Name(first)
+    for part in rest:
+        node = cst.Attribute(value=node, attr=cst.Name(part))
+    return node
+
+
+def is_chain(node: cst.BaseExpression) -> bool:
+    """`a.b.c` rooted at a Name (not `f(x).c`)."""
+    while isinstance(node, cst.Attribute):
+        node = node.value
+    return isinstance(node, cst.Name)
+
+
+def dotted_text(node: cst.BaseExpression) -> str:
+    """`a.b.c` for a Name/Attribute chain; "" for anything else (`f(x).c` gives ".c")."""
+    if isinstance(node, cst.Name):
+        return node.value
+    if isinstance(node, cst.Attribute):
+        return f"{dotted_text(node.value)}.{node.attr.value}"
+    return ""

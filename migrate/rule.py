@@ -235,14 +235,16 @@ class Rule(cst.CSTTransformer):
             self._stmt_stack.pop()
             messages = self._pending.pop(id(original_node), None)
             if messages:
-                result = self._attach(result, messages)
+                result = self.attach_messages(result, messages)
         return result
 
-    def _attach(self, result, messages: list[str]):
+    def attach_messages(self, result, messages: list[str]):
+        """`result` (a statement, or the first of a FlattenSentinel's) with `messages` as comment
+        lines above it: a TODO each (recorded in the file's TODOs), or a note as written."""
         if isinstance(result, cst.FlattenSentinel):
             nodes = list(result.nodes)
             if nodes:
-                nodes[0] = self._attach(nodes[0], messages)
+                nodes[0] = self.attach_messages(nodes[0], messages)
             return cst.FlattenSentinel(nodes)
         if not isinstance(result, _STATEMENTS):
             return result

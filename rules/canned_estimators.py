@@ -8,7 +8,8 @@ import libcst as cst
 
 from tfmigrate import ctl_codegen
 from tfmigrate.hosted import HOSTED_CANNED, canned_note
-from tfmigrate.estimator_sites import EstimatorSiteRule, _fresh, _Site
+from tfmigrate.estimator_scan import Site, fresh_name
+from tfmigrate.estimator_sites import EstimatorSiteRule
 from tfmigrate.modelfn import OPTIMIZERS, _OPTIMIZER_DROP, names_in
 from tfmigrate.names import ast_dotted, dotted
 from tfmigrate.rule import RUNTIME_ALIAS, RUNTIME_MODULE
@@ -168,7 +169,6 @@ class CannedEstimatorsToKeras(EstimatorSiteRule):
         {f"estimator.{name}" for name in _SIGNATURES["v2"]} | {f"estimator.{name}" for name in _NO_KERAS}
     )
     ESTIMATOR_NAME = "canned estimator"
-    TPU = False
     SKIPS_QUIET_DEFS = False  # feature columns and optimizers are rewritten wherever they are
 
     def visit_Module(self, node: cst.Module) -> bool:
@@ -205,7 +205,7 @@ class CannedEstimatorsToKeras(EstimatorSiteRule):
         api = "v1" if v1 else "v2"
         return key[len("estimator."):], api
 
-    def _bind(self, call: cst.Call) -> dict[str, cst.BaseExpression] | None:
+    def bind_constructor(self, call: cst.Call) -> dict[str, cst.BaseExpression] | None:
         found = self._class_of(call)
         if found is None:
             return None
@@ -221,18 +221,18 @@ class CannedEstimatorsToKeras(EstimatorSiteRule):
             out[key] = arg.value
         return out
 
-    def _hosted_note(self, reason: str) -> str:
+    def hosted_note(self, reason: str) -> str:
         return canned_note(reason)
 
-    def _can_host(self, call: cst.Call) -> bool:
+    def can_host(self, call: cst.Call) -> bool:
         found = self._class_of(call)
         return found is not None and found[0] in HOSTED_CANNED
 
-    def _hosted_constructor(self, original: cst.Call, updated: cst.Call) -> cst.Call | None:
+    def hosted_constructor(self, original: cst.Call, updated: cst.Call) -> cst.Call | None:
         """`tf.estimator.DNNClassifier(...)` kept where the program keeps it (returned from a
         `build_estimator()`, passed to `train_and_evaluate`) -> `tfm.estimator.DNNClassifier(...,
         api=...)`, the runtime's estimator-shaped canned estimator (TF feature columns converted)."""
-        if not self._can_host(original):
+        if not self.can_host(original):
             return None
         name, api = self._class_of(original)  # type: ignore[misc]
         self.mark_changed()
@@ -250,7 +250,7 @@ class CannedEstimatorsToKeras(EstimatorSiteRule):
         return updated.with_changes(func=func, args=[*args, api_arg])
 
     # -- the site ------------------------------------------------------------------------------
-    def _prepare_model(self, site: _Site) -> None:
+    def prepare_model(self, site: Site) -> None:
         call = site.stmt.body[0].value  # type: ignore[attr-defined]
         found = self._class_of(call)
         assert found is not None
@@ -270,16 +270,16 @@ class CannedEstimatorsToKeras(EstimatorSiteRule):
         args.append(f'api="{api}"')
         self.builds[id(site)] = f"{self.ctx.need_runtime()}.canned.{name}({', '.join(args)})"
 
-    def _build_call(self, site: _Site, steps_per_execution: str | None) -> str:
+    def build_call(self, site: Site, steps_per_execution: str | None) -> str:
         return self.builds[id(site)]
 
-    def _predicts(self, site: _Site) -> bool:
+    def predicts(self, site: Site) -> bool:
         return True
 
-    def _construct_loop(self, site: _Site, config: str, build: str, steps_per_loop: str | None) -> list[str]:
+    def construct_loop(self, site: Site, config: str, build: str, steps_per_loop: str | None) -> list[str]:
         taken = names_in(site.scope) | set(self.functions) | {site.model_var, site.strategy_var}
-        model = _fresh("model", taken, site.est_name)
-        model_dir = self._expr(site.args["model_dir"]) if "model_dir" in site.args else None
+        model = fresh_name("model", taken, site.est_name)
+        model_dir = self.code_of(site.args["model_dir"]) if "model_dir" in site.args else None
         return ctl_codegen.construct_canned_loop(
             site.model_var, model, build, site.strategy_var, tfm=self.ctx.need_runtime(), config=config, model_dir=model_dir
         )

@@ -1,19 +1,29 @@
-"""TFM101: tf.compat.v1 / TF1 symbols -> their TF2 names, from TensorFlow's own export metadata."""
+"""TFM101: tf.compat.v1 / TF1 symbols -> their TF2 names, from TensorFlow's own export metadata.
+
+Read top to bottom: the hand-written tables of what TFM101 rewrites besides TensorFlow's metadata
+(removed namespaces, contrib moves, the symbols `tfmigrate.runtime` replaces, TF1 variable-scope
+model code), `plan_chain` (what one dotted chain becomes), the rule's CST pass, its `ast` twin
+`text_edits`, and the import helpers both use. The metadata lookups are `tfmigrate.tf_api`.
+
+Why this file is over 800 lines: `text_edits` is the engine's fast path for this rule and must
+give the CST pass's output byte for byte, so it sits in the same module as the `leave_*` methods
+it mirrors and reads the same tables and import helpers; moving either pass, or the helpers they
+share, into another module would put half of one rewrite out of sight of the other.
+"""
 
 from __future__ import annotations
 
 import ast
 import functools
-import json
 import re
-from importlib import resources
 
 import libcst as cst
 
-from tfmigrate.hosted import hosted_symbol
-from tfmigrate.names import ast_dotted, canonical_name, iter_imports
+from tfmigrate.hosted import hosted_import_home, hosted_symbol
+from tfmigrate.names import ast_dotted, canonical_name, chain_node, dotted_text, is_chain, iter_imports
 from tfmigrate.rule import RUNTIME_ALIAS, Rule
 from tfmigrate.textpass import SourceView, TextPlan, heeded_removals, parse
+from tfmigrate.tf_api import api_table, keeps_v1_signature, lookup, other_in_tf2, signature_changes, v1_only_module, v1_path, v1_present, v2_name
 
 # Namespaces that are gone from TF >= 2.16 with Keras 3 even under tf.compat.v1.
 _REMOVED = {
@@ -125,47 +135,6 @@ def _scope_symbol(symbol: str) -> bool:
     return symbol in _SCOPE_SYMBOLS or (symbol.endswith("_initializer") and "." not in symbol)
 
 
-@functools.cache
-def _load() -> tuple[dict, frozenset[str]]:
-    data_dir = resources.files("tfmigrate.rules") / "data"
-    table = json.loads((data_dir / "tf_api_v1_to_v2.json").read_text(encoding="utf-8"))
-    current = json.loads((data_dir / "tf2_api_paths.json").read_text(encoding="utf-8"))
-    return table, frozenset(current["paths"])
-
-
-def api_table() -> tuple[dict[str, str | None], frozenset[str], frozenset[str], frozenset[str]]:
-    table, current = _load()
-    return (
-        table["symbols"],
-        frozenset(table["v2_same_name_other_symbol"]),
-        frozenset(table["v2_absent_in_current_tf"]),
-        current,
-    )
-
-
-@functools.lru_cache(maxsize=None)
-def lookup(path: str) -> tuple[str, str] | None:
-    """(symbol, rest) for the longest prefix of `path` that is an exported v1 symbol."""
-    symbols = api_table()[0]
-    parts = path.split(".")
-    for end in range(len(parts), 0, -1):
-        head = ".".join(parts[:end])
-        if head in symbols:
-            rest = ".".join(parts[end:])
-            return head, rest
-    return None
-
-
-def _v1_present(symbol: str) -> bool:
-    """Whether `tf.compat.v1.<symbol>` still resolves on current TF (`check-current`'s list)."""
-    return symbol not in _v1_absent()
-
-
-@functools.cache
-def _v1_absent() -> frozenset[str]:
-    return frozenset(_load()[0].get("v1_absent_in_current_tf", ()))
-
-
 def _contrib_home(folded: str) -> str | None:
     """The current-TF path of a `contrib.*` symbol that moved (tf.data.experimental, tf.compat.v1.tpu, ...)."""
     for prefix, home in _CONTRIB_MOVED.items():
@@ -175,63 +144,8 @@ def _contrib_home(folded: str) -> str | None:
             return path if head in api_table()[3] else None
     if folded.startswith("contrib.tpu."):
         found = lookup("tpu." + folded[len("contrib.tpu."):])
-        if found is not None and _v1_present(found[0]):
+        if found is not None and v1_present(found[0]):
             return "compat.v1." + "tpu." + folded[len("contrib.tpu."):]
-    return None
-
-
-def v2_name(symbol: str) -> str | None:
-    """The TF2 spelling of a v1 symbol: its own path when that is one of its v2 names, else TF's preferred one."""
-    table, current = _load()
-    target = table["symbols"].get(symbol)
-    alternatives = table["v2_alternatives"].get(symbol, [])
-    if symbol in alternatives and symbol in current:
-        return symbol
-    if target is None and symbol in table["v2_same_name_other_symbol"]:
-        target = symbol
-    if target is None:
-        target = table["tf_upgrade_v2_renames"].get(symbol)
-    if target is None or target not in current:
-        target = next((alt for alt in alternatives if alt in current), None)
-    return target
-
-
-@functools.cache
-def _signature_changes() -> dict[str, dict[str, list[str]]]:
-    return _load()[0].get("v1_signature_changes", {})
-
-
-def _v1_path(full: str) -> str | None:
-    """The TF1 path of a chain spelled `tf.X` or `tf.compat.v1.X` (None for anything else)."""
-    if full.startswith("tensorflow.compat.v1."):
-        return full[len("tensorflow.compat.v1."):]
-    if full.startswith("tensorflow.") and not full.startswith(("tensorflow.compat.", "tensorflow.contrib")):
-        return full[len("tensorflow."):]
-    return None
-
-
-def _positional(params: list[str]) -> list[str]:
-    return params[: params.index("*")] if "*" in params else params
-
-
-def keeps_v1_signature(full: str, positional: int, keywords: set[str], starred: bool) -> str | None:
-    """For a call of the TF1 function `full` whose TF2 name takes other parameters (`nn.dropout`'s
-    `keep_prob`, `reduce_sum`'s `keep_dims`, `argmax`'s `dimension`): its TF1 path when this call
-    passes what the TF2 function does not take, or passes by position what it takes under another
-    name (`tf.nn.dropout(x, 0.9)` is keep_prob in TF1, rate in TF2), so the call must stay
-    `tf.compat.v1.<path>`; None when the TF2 function takes the call as TF1 did."""
-    path = _v1_path(full)
-    change = _signature_changes().get(path) if path is not None else None
-    if change is None or not _v1_present(path):  # type: ignore[arg-type]
-        return None
-    v1, v2 = _positional(change["v1"]), _positional(change["v2"])
-    if starred or positional > len(v2) or keywords - set(change["v2"]):
-        return path
-    for old, new in zip(v1[:positional], v2[:positional]):
-        # A slot renamed outright (`ones_like`'s tensor -> input) means the same; one whose TF2
-        # name is another TF1 parameter (`dropout`'s keep_prob -> rate) does not.
-        if old != new and (old in change["v2"] or new in change["v1"]):
-            return path
     return None
 
 
@@ -281,15 +195,15 @@ def plan_chain(full: str, tf: str, scope_module: bool = False, tf1_program: bool
     if path.startswith("keras."):
         return None, None
     found = lookup(path)
-    if bare and tf1_program and found is not None and _other_in_tf2(found[0]) and _v1_present(found[0]):
+    if bare and tf1_program and found is not None and other_in_tf2(found[0]) and v1_present(found[0]):
         return f"{tf}.compat.v1.{path}", None  # TF 1.x code: `tf.summary.scalar` is TF1's
-    if bare and found is None and _v1_only_module(path.split(".")[0]):
+    if bare and found is None and v1_only_module(path.split(".")[0]):
         # `tf.logging.__dict__`: a TF1 module TF2 lacks, used as a value (its functions are symbols).
         return f"{tf}.compat.v1.{path}", None
     if bare and (found is None or found[0] in api_table()[3]):
         return None, None  # `import tensorflow as tf; tf.X` that is already valid TF2
     if found is None:
-        if _v1_only_module(path.split(".")[0]):
+        if v1_only_module(path.split(".")[0]):
             return f"{tf}.compat.v1.{path}", None  # `tf.compat.v1.logging.__dict__` stays
         if path.split(".")[0] == "estimator":
             # An Estimator name the hosted namespace lacks (`estimator.tpu.experimental.EmbeddingConfigSpec`).
@@ -298,14 +212,14 @@ def plan_chain(full: str, tf: str, scope_module: bool = False, tf1_program: bool
         return f"{tf}.{path}", None
     symbol, rest = found
     head = symbol.split(".")[0]
-    if tf1_program and _other_in_tf2(symbol) and _v1_present(symbol):
+    if tf1_program and other_in_tf2(symbol) and v1_present(symbol):
         return f"{tf}.compat.v1.{path}", None
     target = v2_name(symbol)
     if target is not None:
         return f"{tf}.{target}" + (f".{rest}" if rest else ""), None
     if scope_module and _scope_symbol(symbol) and not rest:
         todo = None
-    elif _v1_present(symbol):
+    elif v1_present(symbol):
         # TF1 API still exported by current TF: it runs as it did (graph-mode code under the
         # hosted estimator, or anywhere TF1 semantics hold).
         todo = None
@@ -318,21 +232,6 @@ def plan_chain(full: str, tf: str, scope_module: bool = False, tf1_program: bool
     else:
         todo = f"`tf.compat.v1.{symbol}` has no TF2 equivalent; rewrite this without it"
     return f"{tf}.compat.v1.{path}", todo
-
-
-def _other_in_tf2(symbol: str) -> bool:
-    """A TF1 symbol with no TF2 name whose path TF2 gives to another function (`summary.scalar`,
-    TensorBoard's in TF2): `tf.compat.v1.<symbol>` is what TFM101 keeps it as anyway, so a TF 1.x
-    program's bare `tf.summary.scalar` becomes that, and a second run leaves it."""
-    return v2_name(symbol) is None and symbol in api_table()[3]
-
-
-@functools.cache
-def _v1_only_module(name: str) -> bool:
-    """A `tf.compat.v1` module (`logging`, `gfile`, `app`) that plain TF2 does not have."""
-    symbols, _, _, current = api_table()
-    first = next((symbol for symbol in symbols if symbol.startswith(name + ".")), None)
-    return name not in current and first is not None and _v1_present(first)
 
 
 def _hosted(full: str) -> tuple[str, str] | None:
@@ -398,10 +297,10 @@ class CompatV1ToV2(Rule):
         self._not_references: set[int] = set()  # ids of Names that are attribute/keyword/parameter names
         for imp in _contrib_from_imports(node):
             if _runtime_import(imp) is None:
-                module = _dotted_text(imp.module)  # type: ignore[arg-type]
+                module = dotted_text(imp.module)  # type: ignore[arg-type]
                 for alias in imp.names:  # type: ignore[union-attr]
-                    local = _dotted_text(alias.asname.name) if alias.asname else _dotted_text(alias.name)  # type: ignore[arg-type]
-                    self._contrib_locals[local] = f"{module}.{_dotted_text(alias.name)}"
+                    local = dotted_text(alias.asname.name) if alias.asname else dotted_text(alias.name)  # type: ignore[arg-type]
+                    self._contrib_locals[local] = f"{module}.{dotted_text(alias.name)}"
 
     def leave_Module(self, original: cst.Module, updated: cst.Module) -> cst.Module:
         """A `from tensorflow.contrib... import x` (or from a TF1 estimator module) whose `x` is still
@@ -451,7 +350,7 @@ class CompatV1ToV2(Rule):
     def visit_Attribute(self, node: cst.Attribute) -> bool:
         # A dotted chain is handled whole, in leave_Attribute; `f(x).attr` is descended into
         # (`tf.train.AdamOptimizer(lr).minimize`, `ds.make_one_shot_iterator().get_next`).
-        if _is_chain(node):
+        if is_chain(node):
             return False
         self._not_references.add(id(node.attr))
         return True
@@ -503,14 +402,14 @@ class CompatV1ToV2(Rule):
         return self._emit(node, text)
 
     def _emit(self, node: cst.BaseExpression, text: str) -> cst.BaseExpression:
-        if self.ctx.names.qualify(node) is not None and _dotted_text(node) == text:
+        if self.ctx.names.qualify(node) is not None and dotted_text(node) == text:
             return node
         self.mark_changed()
         if text.startswith(RUNTIME_ALIAS + "."):
             self.ctx.need_runtime()
         else:
             self.ctx.need_tf2()
-        return _chain_node(text)
+        return chain_node(text)
 
     def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
         # `dataset.make_one_shot_iterator()`: a method of TF1's DatasetV1 only; the tf.compat.v1.data
@@ -523,7 +422,7 @@ class CompatV1ToV2(Rule):
             and self.ctx.names.qualify(original.func) is None
         ):
             self.mark_changed()
-            target = _chain_node(f"{self.ctx.need_tf2()}.compat.v1.data.{func.attr.value}")
+            target = chain_node(f"{self.ctx.need_tf2()}.compat.v1.data.{func.attr.value}")
             return cst.Call(func=target, args=[cst.Arg(func.value)])
         return updated
 
@@ -532,8 +431,8 @@ class CompatV1ToV2(Rule):
         names = []
         changed = False
         for alias in updated.names:
-            full = _dotted_text(alias.name)
-            local = _dotted_text(alias.asname.name) if alias.asname else None  # type: ignore[arg-type]
+            full = dotted_text(alias.name)
+            local = dotted_text(alias.asname.name) if alias.asname else None  # type: ignore[arg-type]
             if full == "tensorflow.compat.v1" and local == self.ctx.tf2_alias:
                 alias = alias.with_changes(name=cst.Name("tensorflow"))
                 changed = True
@@ -552,7 +451,7 @@ class CompatV1ToV2(Rule):
         self._in_import -= 1
         if updated.module is None or isinstance(updated.names, cst.ImportStar) or updated.relative:
             return updated
-        module = _dotted_text(updated.module)
+        module = dotted_text(updated.module)
         replaced = _runtime_import(updated)
         if replaced is not None:
             # `from tensorflow.contrib.training import HParams` -> `from tfmigrate.runtime import HParams`
@@ -561,8 +460,8 @@ class CompatV1ToV2(Rule):
         if not module.startswith("tensorflow"):
             return updated
         for alias in updated.names:
-            obj = _dotted_text(alias.name)
-            local = _dotted_text(alias.asname.name) if alias.asname else None  # type: ignore[arg-type]
+            obj = dotted_text(alias.name)
+            local = dotted_text(alias.asname.name) if alias.asname else None  # type: ignore[arg-type]
             self.ctx.drop_import_if_unused(module, obj, local)
         return updated
 
@@ -593,7 +492,7 @@ class CompatV1ToV2(Rule):
             if full is None:
                 continue
             text, todo = plan_chain(full, tf, scope_module, self.ctx.tf1_program)
-            if chain.call and _signature_changes().get(_v1_path(full) or ""):
+            if chain.call and signature_changes().get(v1_path(full) or ""):
                 if calls is None:
                     calls = {id(node.func): node for node in view.nodes_of(ast.Call)}
                 call = calls.get(id(chain.node))
@@ -633,7 +532,7 @@ class CompatV1ToV2(Rule):
         # leave_ImportFrom: `from <TF1 estimator module> import ModeKeys` -> from the hosted module.
         rewritten: set[int] = set()
         for imp in estimator_imports:
-            home = _estimator_import(imp.module, [alias.name for alias in imp.names])  # type: ignore[arg-type]
+            home = hosted_import_home(imp.module, [alias.name for alias in imp.names])  # type: ignore[arg-type]
             if home is not None:
                 span = _import_module_span(view, imp)
                 if span is None:
@@ -773,9 +672,9 @@ def _kept_removed_import(statement: cst.CSTNode) -> str | None:
     if isinstance(node, cst.ImportFrom):
         if node.module is None or node.relative or isinstance(node.names, cst.ImportStar) or _runtime_import(node):
             return None
-        return _removed_import_head(_dotted_text(node.module))
+        return _removed_import_head(dotted_text(node.module))
     if isinstance(node, cst.Import) and all(
-        alias.asname is not None and _dotted_text(alias.name).startswith("tensorflow.contrib.") for alias in node.names
+        alias.asname is not None and dotted_text(alias.name).startswith("tensorflow.contrib.") for alias in node.names
     ):
         return "contrib"
     return None
@@ -784,7 +683,7 @@ def _kept_removed_import(statement: cst.CSTNode) -> str | None:
 def _has_removed_imports(module: cst.Module) -> bool:
     return any(
         isinstance(imp, cst.ImportFrom) and imp.module is not None and not imp.relative
-        and _dotted_text(imp.module).startswith(tuple(home for home, _ in _REMOVED_IMPORT_HOMES))
+        and dotted_text(imp.module).startswith(tuple(home for home, _ in _REMOVED_IMPORT_HOMES))
         for imp in iter_imports(module)
     ) or any(_kept_removed_import(stmt) for stmt in module.body)
 
@@ -807,12 +706,12 @@ class _ContribImportTodos(cst.CSTTransformer):
         if not _bound_locals(node) & self.used:  # type: ignore[arg-type]
             return updated
         text = cst.Module(body=[]).code_for_node(node)
-        return self.rule._attach(updated, [_removed(head, text) + "; then remove this import"])  # noqa: SLF001
+        return self.rule.attach_messages(updated, [_removed(head, text) + "; then remove this import"])
 
 
 def _bound_locals(node: cst.Import | cst.ImportFrom) -> set[str]:
     return {
-        _dotted_text(alias.asname.name) if alias.asname else _dotted_text(alias.name)  # type: ignore[arg-type]
+        dotted_text(alias.asname.name) if alias.asname else dotted_text(alias.name)  # type: ignore[arg-type]
         for alias in node.names  # type: ignore[union-attr]
     }
 
@@ -827,35 +726,11 @@ def _contrib_from_imports(module: cst.Module) -> list[cst.ImportFrom]:
         and imp.module is not None
         and not imp.relative
         and not isinstance(imp.names, cst.ImportStar)
-        and _dotted_text(imp.module).startswith("tensorflow.contrib")
+        and dotted_text(imp.module).startswith("tensorflow.contrib")
     ]
 
 
-# Modules TF1 programs imported estimator names from, and the hosted namespace each maps to
-# (`from tensorflow.python.estimator.model_fn import ModeKeys`, `from tensorflow.contrib.tpu import
-# TPUEstimator`): the names land in `tfmigrate.runtime.estimator` / `.estimator.tpu` / `.export`.
-_ESTIMATOR_MODULES = (
-    (("tensorflow.contrib.tpu", "tensorflow.estimator.tpu", "tensorflow.compat.v1.estimator.tpu",
-      "tensorflow_estimator.python.estimator.tpu"), "estimator.tpu"),
-    (("tensorflow.estimator.export", "tensorflow.compat.v1.estimator.export",
-      "tensorflow.python.estimator.export", "tensorflow_estimator.python.estimator.export"), "estimator.export"),
-    (("tensorflow.estimator", "tensorflow.compat.v1.estimator", "tensorflow.python.estimator",
-      "tensorflow_estimator.python.estimator", "tensorflow_estimator"), "estimator"),
-)
-
-
 _CST_IMPORTS = ("tensorflow.contrib", "tensorflow.estimator", "tensorflow.compat.v1.estimator", "tensorflow.python.estimator", "tensorflow_estimator")
-
-
-def _estimator_import(module: str, names: list[str]) -> str | None:
-    """The hosted module (`estimator`, `estimator.tpu`, `estimator.export`) holding every one of
-    `names` imported from the TF1 estimator module `module`, or None."""
-    for prefixes, home in _ESTIMATOR_MODULES:
-        if any(module == p or module.startswith(p + ".") for p in prefixes):
-            if all(hosted_symbol(f"{home}.{name}") == (f"{RUNTIME_ALIAS}.{home}.{name}", "") for name in names):
-                return home
-            return None
-    return None
 
 
 def _runtime_import(node: cst.ImportFrom) -> cst.ImportFrom | None:
@@ -864,16 +739,16 @@ def _runtime_import(node: cst.ImportFrom) -> cst.ImportFrom | None:
     import ModeKeys, TPUEstimator` -> from the hosted `tfmigrate.runtime.estimator[.tpu]`; else None."""
     if node.module is None or node.relative or isinstance(node.names, cst.ImportStar):
         return None
-    module = _dotted_text(node.module)
-    home = _estimator_import(module, [_dotted_text(alias.name) for alias in node.names])
+    module = dotted_text(node.module)
+    home = hosted_import_home(module, [dotted_text(alias.name) for alias in node.names])
     if home is not None:
-        return node.with_changes(module=_chain_node(f"tfmigrate.runtime.{home}"))
+        return node.with_changes(module=chain_node(f"tfmigrate.runtime.{home}"))
     if not module.startswith("tensorflow.contrib"):
         return None
     homes: set[str] = set()
     aliases = []
     for alias in node.names:
-        obj = _dotted_text(alias.name)
+        obj = dotted_text(alias.name)
         replaced = runtime_symbol(f"{module}.{obj}")
         if replaced is None or replaced[1] or replaced[0].startswith("tf:"):
             return None
@@ -886,7 +761,7 @@ def _runtime_import(node: cst.ImportFrom) -> cst.ImportFrom | None:
     if len(homes) != 1:
         return None
     home = homes.pop()
-    return node.with_changes(module=_chain_node("tfmigrate.runtime" + (f".{home}" if home else "")), names=aliases)
+    return node.with_changes(module=chain_node("tfmigrate.runtime" + (f".{home}" if home else "")), names=aliases)
 
 
 _REMOVED_MODULES = ("tensorflow.contrib", "tf_slim")
@@ -907,7 +782,7 @@ class _NameUses(cst.CSTVisitor):
         self.counts: dict[str, int] = {}
 
     def visit_Attribute(self, node: cst.Attribute) -> bool:
-        dotted = _dotted_text(node)
+        dotted = dotted_text(node)
         if not dotted:
             node.value.visit(self)
             return False
@@ -964,8 +839,8 @@ def _store_functions(module: cst.Module) -> set[str]:
             defs.setdefault(node.name.value, []).append(node)
 
         def visit_Call(self, node: cst.Call) -> None:
-            if _dotted_text(node.func).endswith("tf1.VariableScopeLayer") and node.args:
-                target = _dotted_text(node.args[0].value)
+            if dotted_text(node.func).endswith("tf1.VariableScopeLayer") and node.args:
+                target = dotted_text(node.args[0].value)
                 if target:
                     found.add(target.rsplit(".", 1)[-1])
 
@@ -991,25 +866,3 @@ def _store_functions(module: cst.Module) -> set[str]:
     return found
 
 
-def _chain_node(text: str) -> cst.BaseExpression:
-    """`a.b.c` as a CST node (what `cst.parse_expression` gives, without running the parser)."""
-    first, *rest = text.split(".")
-    node: cst.BaseExpression = cst.Name(first)
-    for part in rest:
-        node = cst.Attribute(value=node, attr=cst.Name(part))
-    return node
-
-
-def _is_chain(node: cst.BaseExpression) -> bool:
-    """`a.b.c` rooted at a Name (not `f(x).c`)."""
-    while isinstance(node, cst.Attribute):
-        node = node.value
-    return isinstance(node, cst.Name)
-
-
-def _dotted_text(node: cst.BaseExpression) -> str:
-    if isinstance(node, cst.Name):
-        return node.value
-    if isinstance(node, cst.Attribute):
-        return f"{_dotted_text(node.value)}.{node.attr.value}"
-    return ""

@@ -31,4 +31,3 @@ class EstimatorToKeras(EstimatorSiteRule):
     ESTIMATOR_KEYS = frozenset({"estimator.Estimator"})
     CTOR_ARGS = ("model_fn", "model_dir", "config", "params", "warm_start_from")
     ESTIMATOR_NAME = "Estimator"
-    TPU = False

@@ -1,7 +1,16 @@
-"""TFM301: TPUEstimator programs -> a tf.distribute strategy + a compiled Keras model."""
+"""TFM301: TPUEstimator programs -> a tf.distribute strategy + a compiled Keras model.
+
+Where TPUEstimator becomes TPUStrategy: `TPUEstimatorToKeras.strategy_statement` below. The rest of
+what is TPU-specific is here too: `iterations_per_loop` -> `steps_per_execution`, the input_fn's
+`params['batch_size']` and `use_tpu`, `embedding_config_spec`. What every Estimator-family rule
+shares (finding the sites, the model_fn -> Keras translation, train/evaluate/predict, hooks and
+exports) is the machinery in `tfmigrate.estimator_sites`, whose base class behaves as Estimator;
+the hooks overridden here are declared, with Estimator's behaviour, in `tfmigrate.estimator_codegen`.
+"""
 
 from __future__ import annotations
 
+from tfmigrate.estimator_scan import Site
 from tfmigrate.estimator_sites import EstimatorSiteRule
 
 class TPUEstimatorToKeras(EstimatorSiteRule):
@@ -51,4 +60,35 @@ class TPUEstimatorToKeras(EstimatorSiteRule):
         "export_saved_model_api_version",
     )
     ESTIMATOR_NAME = "TPUEstimator"
-    TPU = True
+    UNMIGRATED_ARGS = {
+        "embedding_config_spec": "TPU embeddings need tfrs.layers.embedding.TPUEmbedding; not migrated",
+    }
+
+    def strategy_statement(self, site: Site, config: str, tfm: str) -> str:
+        """TPUEstimator -> TPUStrategy: `strategy = tfm.make_strategy("auto",
+        cluster_resolver=<config>.cluster, use_tpu=<use_tpu>)`. The RunConfig's `cluster` (the
+        `TPUClusterResolver` TPUEstimator ran on) gives a TPUStrategy on that TPU; with
+        `use_tpu=False`, or where no TPU resolves, "auto" picks what the machine has (GPUs,
+        a TF_CONFIG cluster, else the default strategy), as TPUEstimator ran on CPU/GPU then."""
+        strategy_args = ['"auto"']
+        if config != "None":
+            strategy_args.append(f"cluster_resolver={config}.cluster")
+        if "use_tpu" in site.args:
+            strategy_args.append(f"use_tpu={self.code_of(site.args['use_tpu'])}")
+        return f"{site.strategy_var} = {tfm}.make_strategy({', '.join(strategy_args)})"
+
+    def steps_per_execution(self, site: Site, config: str) -> str:
+        """`TPUConfig.iterations_per_loop` (steps per TPU loop) -> `steps_per_execution`; TPUConfig's
+        default, 2, without a RunConfig."""
+        return f"{config}.iterations_per_loop" if config != "None" else "2"
+
+    def input_fn_batch_size(self, site: Site, method: str) -> str:
+        """TPUEstimator gave its input_fn `params['batch_size']`: the constructor's
+        `train_batch_size`/`eval_batch_size`/`predict_batch_size` for `method`."""
+        batch_arg = {"train": "train_batch_size", "evaluate": "eval_batch_size", "predict": "predict_batch_size"}[method]
+        return self.code_of(site.args[batch_arg]) if batch_arg in site.args else "None"
+
+    def input_fn_placement(self, site: Site) -> str:
+        """`use_tpu` (True by default) into `params['use_tpu']`; per-host or per-replica batches are
+        then decided as TPUEstimator did, from the config's `per_host_input_for_training`."""
+        return f"use_tpu={self.code_of(site.args['use_tpu']) if 'use_tpu' in site.args else 'True'}"

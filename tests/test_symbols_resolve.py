@@ -63,7 +63,7 @@ def _hosted_resolves(parts: list[str]) -> bool | None:
         if parts[1:2] == ["rnn_cell"]:
             return len(parts) >= 3 and parts[2] in RNN_CELLS
         if parts[1:2] == ["layers"]:  # TF 2.15's tf.compat.v1.layers, as the symbol table lists it
-            from tfmigrate.rules.compat_v1_to_v2 import api_table
+            from tfmigrate.tf_api import api_table
 
             return len(parts) >= 3 and any(".".join(["layers", *parts[2:n]]) in api_table()[0] for n in range(3, len(parts) + 1))
         return False

@@ -1,0 +1,236 @@
+"""What an Estimator-family rule finds: an estimator site (`Site`), why a model_fn is declined
+(`Decline`, `MODEL_FN_DECLINES`), and the CST helpers that find sites and their uses.
+
+`EstimatorSiteRule` (`estimator_sites`) walks a module with these; `estimator_codegen` writes
+the statements that replace what they found.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+import libcst as cst
+
+if TYPE_CHECKING:
+    from .modelfn import Plan
+
+# Why TFM201/TFM301 decline an estimator (a TODO, or the hosted tier with a note) and what to do.
+MODEL_FN_DECLINES = (
+    ("the model_fn has a construct the Keras translation does not cover (the TODO or note names it: an `if` that "
+     "is not a TRAIN-mode or use_tpu switch, a second optimizer, `tf.variable_scope(reuse=...)` in its own body, "
+     "`Scaffold(saver=...)`, an assignment to an attribute, ...)",
+     "rewrite that statement into a form the rule reads (e.g. move the switch into a helper function, set "
+     "`keep_checkpoint_max` on RunConfig instead of a Saver) and run tfmigrate again; or keep the hosted tier, "
+     "which runs the model_fn as written"),
+    ("model_fn is not a function defined at module level in the same file (a factory's closure, another module)",
+     "define it at module level in the file that builds the estimator, or accept the hosted tier"),
+    ("the estimator is constructed with arguments tfmigrate cannot read (`**kwargs`, computed values)",
+     "pass model_fn=, config=, params= as plain keyword arguments"),
+    ("the estimator is returned or passed on, not assigned to a variable whose train/evaluate calls are in the same function",
+     "assign it and call train/evaluate/predict in one function, or migrate that part by hand"),
+    ("`predict(...)` but model_fn has no PREDICT branch the rule could migrate",
+     "give model_fn a `mode == ModeKeys.PREDICT` branch ending in `return EstimatorSpec(mode, predictions=...)`"),
+    ("TF1 hooks that read graph tensors by name, run graph ops (`merge_all`) or use the session",
+     "give them the runtime's handles instead (`tfm.hooks.LOSS`, `tfm.hooks.GLOBAL_STEP`, compiled metric names)"),
+    ("a summary or helper call in model_fn that reads tensors the Keras model does not expose",
+     "write it with `tfm.summary` in the training step, or call the helper on the features so it is part of the forward pass"),
+    ("`--target ctl --standalone` and the program needs hooks, listeners or export (the runtime's EstimatorLoop)",
+     "migrate without `--standalone`"),
+)
+
+
+@dataclass
+class Decline:
+    """Why a model_fn is not migrated, and the statement of its body that declined (None when
+    unknown, or when it was the `def` itself): its line in the file and its first line of code."""
+
+    reason: str
+    statement: cst.CSTNode | None = None
+    line: int = 0
+    code: str = ""
+
+    def with_line(self) -> str:
+        """`reason (line 15: `if init_checkpoint:`)`, for a note: a note is written once (the
+        hosted site it explains is not analysed again), so its line number stays right."""
+        return f"{self.reason} (line {self.line}: `{self.code}`)" if self.statement is not None else self.reason
+
+    def with_code(self) -> str:
+        """`reason (`if init_checkpoint:`)`, for a TODO: every later pass and run derives a TODO
+        again, and a line number that TODOs above the statement shift would make it a new one."""
+        return f"{self.reason} (`{self.code}`)" if self.statement is not None else self.reason
+
+
+def first_line(code: str) -> str:
+    """The first line of a statement's code that is not blank or a comment, stripped."""
+    return next((line.strip() for line in code.splitlines() if line.strip() and not line.strip().startswith("#")), "")
+
+
+@dataclass
+class Site:
+    stmt: cst.SimpleStatementLine
+    scope: cst.CSTNode
+    est_name: str
+    args: dict[str, cst.BaseExpression]
+    plan: Plan | None = None
+    problems: list[str] = field(default_factory=list)
+    model_var: str = "model"
+    strategy_var: str = "strategy"
+    params_var: str | None = None
+    config_var: str | None = None
+    prelude: list[str] = field(default_factory=list)
+    # Statements (by id) that use the estimator beyond train/evaluate/predict/export -> the TODO.
+    other_uses: dict[int, str] = field(default_factory=dict)
+    uses_at: list[cst.CSTNode] = field(default_factory=list)
+    # The innermost `if`/`elif`/`else` (or `case`) block holding the site, and the blocks of the
+    # same chain, which never run with it (None, () at the top of its scope).
+    branch: cst.IndentedBlock | None = None
+    exclusive: tuple[cst.IndentedBlock, ...] = ()
+
+
+ESTIMATOR_METHODS = ("train", "evaluate", "predict", "export_saved_model", "export_savedmodel")
+POSITIONAL_ARGS = {
+    "train": ("input_fn", "hooks", "steps", "max_steps", "saving_listeners"),
+    "evaluate": ("input_fn", "steps", "hooks", "checkpoint_path", "name"),
+    "predict": ("input_fn", "predict_keys", "hooks", "checkpoint_path", "yield_single_examples"),
+    "export_saved_model": (
+        "export_dir_base", "serving_input_receiver_fn", "assets_extra", "as_text", "checkpoint_path", "experimental_mode",
+    ),
+    "export_savedmodel": (
+        "export_dir_base", "serving_input_receiver_fn", "assets_extra", "as_text", "checkpoint_path", "strip_default_attrs",
+    ),
+    "train_and_evaluate": ("estimator", "train_spec", "eval_spec"),
+    "train_spec": ("input_fn", "max_steps", "hooks", "saving_listeners"),
+    "eval_spec": ("input_fn", "steps", "name", "hooks", "exporters", "start_delay_secs", "throttle_secs"),
+}
+SPEC_KEYS = {"train_spec": "estimator.TrainSpec", "eval_spec": "estimator.EvalSpec"}
+
+
+class DocstringIndent(cst.CSTTransformer):
+    """Indents the continuation lines of docstrings by one more unit."""
+
+    def __init__(self, unit: str) -> None:
+        self.unit = unit
+
+    def leave_Expr(self, original: cst.Expr, updated: cst.Expr) -> cst.Expr:
+        value = updated.value
+        if isinstance(value, cst.SimpleString) and "\n" in value.value:
+            lines = value.value.split("\n")
+            text = "\n".join([lines[0]] + [self.unit + line if line.strip() else line for line in lines[1:]])
+            return updated.with_changes(value=value.with_changes(value=text))
+        return updated
+
+
+def returned_closure(fn: cst.FunctionDef) -> cst.FunctionDef | None:
+    """The function `fn` defines in its body and returns as its last statement, if it does."""
+    body = list(fn.body.body)  # type: ignore[attr-defined]
+    last = body[-1] if body else None
+    if not (
+        isinstance(last, cst.SimpleStatementLine)
+        and isinstance(last.body[0], cst.Return)
+        and isinstance(last.body[0].value, cst.Name)
+    ):
+        return None
+    name = last.body[0].value.value
+    return next((s for s in body if isinstance(s, cst.FunctionDef) and s.name.value == name), None)
+
+
+# The parts of a compound statement that hold further blocks: `else:`, `elif` (an If), `except`,
+# `finally:`, `case`.
+_CLAUSES = (cst.Else, cst.If, cst.ExceptHandler, cst.ExceptStarHandler, cst.Finally, cst.MatchCase)
+# Compound statements whose blocks exclude each other: one run takes one branch.
+BRANCHING = (cst.If, cst.Match)
+
+
+def blocks_of(stmt: cst.CSTNode) -> list[cst.IndentedBlock]:
+    """Every indented block of a compound statement, in source order: its body and each
+    `elif`/`else`/`except`/`finally`/`case` clause's (a one-line suite holds no site)."""
+    out = []
+    for child in stmt.children:
+        if isinstance(child, cst.IndentedBlock):
+            out.append(child)
+        elif isinstance(child, _CLAUSES):
+            out += blocks_of(child)
+    return out
+
+
+def all_inside(nodes: list[cst.CSTNode], blocks: tuple[cst.CSTNode, ...]) -> bool:
+    """Whether every one of `nodes` (at least one) lies in one of `blocks`."""
+    within: set[int] = set()
+
+    class Collect(cst.CSTVisitor):
+        def on_visit(self, node: cst.CSTNode) -> bool:
+            within.add(id(node))
+            return True
+
+    for block in blocks:
+        block.visit(Collect())
+    return bool(nodes) and all(id(node) in within for node in nodes)
+
+
+def mentions(node: cst.CSTNode, name: str, skip: set[int]) -> bool:
+    """Whether `name` is referred to in `node` outside the subtrees whose ids are in `skip`
+    (an attribute or keyword spelled `name` is not a reference)."""
+
+    class Find(cst.CSTVisitor):
+        found = False
+
+        def on_visit(self, node: cst.CSTNode) -> bool:
+            return id(node) not in skip and not self.found and super().on_visit(node)
+
+        def visit_Name(self, node: cst.Name) -> None:
+            self.found = self.found or node.value == name
+
+        def visit_Attribute(self, node: cst.Attribute) -> bool:
+            node.value.visit(self)
+            return False
+
+        def visit_Arg(self, node: cst.Arg) -> bool:
+            node.value.visit(self)
+            return False
+
+    finder = Find()
+    node.visit(finder)
+    return finder.found
+
+
+def assigned_call(scope: cst.CSTNode, name: str) -> str | None:
+    """`name = f(...)` as a statement of `scope`'s own body (not nested blocks): `f`."""
+    body = getattr(getattr(scope, "body", None), "body", None) or getattr(scope, "body", [])
+    found = None
+    for stmt in body if isinstance(body, (list, tuple)) else []:
+        if not isinstance(stmt, cst.SimpleStatementLine):
+            continue
+        for small in stmt.body:
+            if (
+                isinstance(small, cst.Assign)
+                and len(small.targets) == 1
+                and isinstance(small.targets[0].target, cst.Name)
+                and small.targets[0].target.value == name
+                and isinstance(small.value, cst.Call)
+                and isinstance(small.value.func, cst.Name)
+            ):
+                found = small.value.func.value
+    return found
+
+
+def name_counts(module: cst.CSTNode) -> dict[str, int]:
+    counts: dict[str, int] = {}
+
+    class Count(cst.CSTVisitor):
+        def visit_Name(self, node: cst.Name) -> None:
+            counts[node.value] = counts.get(node.value, 0) + 1
+
+    module.visit(Count())
+    return counts
+
+
+def fresh_name(base: str, taken: set[str], est_name: str) -> str:
+    if base not in taken:
+        return base
+    candidate = f"{est_name}_{base}"
+    index = 2
+    while candidate in taken:
+        candidate = f"{base}_{index}"
+        index += 1
+    return candidate
