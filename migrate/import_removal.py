@@ -106,10 +106,11 @@ def remove_unused_top_level_imports(code: str, view: SourceView, pending: list, 
       import, is used, so its import is kept;
     - a name read nowhere as the module's (not at module level, not as a global, not before a
       local binding that could fall back to it) and named in no annotation string or `__all__`
-      is unused; when it is bound only by module-level import statements that follow a simple
-      statement, the visitor gives the same result run on each such statement alone, with the
-      comment and blank lines above it that LibCST attaches to it (a `pass` line stands in for
-      the statement before).
+      is unused; when it is bound only by module-level import statements (or blocks holding
+      them) that follow a simple statement, the visitor gives the same result run on each such
+      statement alone, with the comment and blank lines above it that LibCST attaches to it (a
+      `pass` line stands in for the statement before); an import all of whose aliases go is
+      simply cut with those lines.
     Any other case is the visitor's.
     """
     if "\r" in code:
@@ -120,11 +121,18 @@ def remove_unused_top_level_imports(code: str, view: SourceView, pending: list, 
             return None  # `import a.b` binds `a`: let the visitor decide
         names.add(asname or obj or module)
     body = view.tree.body
-    top = {id(stmt) for stmt in body}
     module_scope = {id(node) for node in _module_scope_statements(body)}
-    for node in view.nodes_of(ast.Import, ast.ImportFrom):
-        if id(node) not in module_scope and _binds_any(node, names):
-            return None  # an import in a function or class: its scope is the visitor's to judge
+    local = [node for node in view.nodes_of(ast.Import, ast.ImportFrom) if id(node) not in module_scope and _binds_any(node, names)]
+    if local:
+        # An import in a function whose name that function reads (itself, or a function nested
+        # in it): the visitor keeps it. Any other import in a function or class is its to judge.
+        kept = _read_in_own_function(code, view, local, names)
+        if kept is None or any(_binds_any(node, kept) for node in view.nodes_of(ast.Import, ast.ImportFrom) if id(node) in module_scope):
+            return None
+        pending = [entry for entry in pending if (entry[2] or entry[1] or entry[0]) not in kept]
+        names -= kept
+        if not pending:
+            return code
     strings = _strings_read_as_names(view)
     if any(name in string for name in names for string in strings):
         return None  # perhaps named in an annotation or `__all__`: the visitor must look
@@ -136,10 +144,16 @@ def remove_unused_top_level_imports(code: str, view: SourceView, pending: list, 
     unused = names - reads.used
     if unused & reads.unclear:
         return None
-    for node in _module_scope_statements(body):
-        if isinstance(node, (ast.Import, ast.ImportFrom)) and id(node) not in top and _binds_any(node, unused):
-            return None  # an unused import in a block (`try:`): the visitor removes it its own way
-    statements = [i for i, stmt in enumerate(body) if isinstance(stmt, (ast.Import, ast.ImportFrom)) and _binds_any(stmt, unused)]
+    statements = []
+    for i, stmt in enumerate(body):
+        if isinstance(stmt, (ast.Import, ast.ImportFrom)):
+            if _binds_any(stmt, unused):
+                statements.append(i)
+        elif any(isinstance(node, (ast.Import, ast.ImportFrom)) and _binds_any(node, unused)
+                 for node in _module_scope_statements([stmt])):
+            # An unused import in a block (`try:`): the visitor run on the whole statement removes
+            # it its own way (a `pass` where the block would be empty).
+            statements.append(i)
     lines, data = view.lines, view.lines.data
     spans = []
     for index in statements:
@@ -172,11 +186,55 @@ def remove_unused_top_level_imports(code: str, view: SourceView, pending: list, 
     return data.decode("utf-8")
 
 
+def _read_in_own_function(code: str, view: SourceView, imports: list, names: set[str]) -> set[str] | None:
+    """The names in `names` the `imports` (each in a function) bind, if each is read in the
+    function importing it or in a function nested there (a free variable of it); else None."""
+    import symtable
+
+    owner: dict[int, ast.AST] = {}
+    for fn in view.nodes_of(ast.FunctionDef, ast.AsyncFunctionDef):
+        for stmt in _module_scope_statements(fn.body):  # its own statements, not nested scopes'
+            owner[id(stmt)] = fn
+    try:
+        tables = [symtable.symtable(code, "<module>", "exec")]
+    except (SyntaxError, ValueError, RecursionError):  # pragma: no cover - the module parsed before
+        return None
+    functions: dict[tuple[str, int], symtable.SymbolTable] = {}
+    while tables:
+        table = tables.pop()
+        tables.extend(table.get_children())
+        if table.get_type() == "function":
+            key = (table.get_name(), table.get_lineno())
+            if key in functions:
+                return None  # two functions on one line under one name: no telling them apart
+            functions[key] = table
+    kept: set[str] = set()
+    for node in imports:
+        fn = owner.get(id(node))
+        table = functions.get((fn.name, fn.lineno)) if fn is not None else None
+        if table is None:
+            return None
+        for alias in node.names:
+            name = alias.asname or alias.name.split(".")[0]
+            if name not in names:
+                continue
+            symbol = table.lookup(name)
+            if not (symbol.is_imported() and symbol.is_local()) or symbol.is_global():
+                return None
+            if not (symbol.is_referenced() or any(name in child.get_identifiers() and child.lookup(name).is_free()
+                                                  for child in table.get_children())):
+                return None
+            kept.add(name)
+    return kept
+
+
 def _removed_whole(body: list[ast.stmt], index: int, asked: list, lines) -> bool:
     """Whether RemoveImportsVisitor, asked `asked`, removes every alias of `body[index]` (an import
     alone on its lines, absolute), matching as it does: `import m as a` by the last alias asked of
     `m`, `from m import x as a` by `(x, a)` among those asked of `m`."""
     stmt = body[index]
+    if not isinstance(stmt, (ast.Import, ast.ImportFrom)):
+        return False
     following = body[index + 1] if index + 1 < len(body) else None
     if body[index - 1].end_lineno >= stmt.lineno or (following is not None and following.lineno <= stmt.end_lineno):
         return False

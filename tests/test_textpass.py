@@ -119,6 +119,21 @@ CASES = {
         "import tensorflow as tf\nfrom tensorflow.python.ops import array_ops\ntry:\n  from tensorflow.python.ops import math_ops\n"
         "except ImportError:\n  math_ops = None\nx = tf.gfile.Exists('a')\ndef f():\n  return math_ops\n"
     ),
+    "unused imports cut whole, with their comments": (
+        "import tensorflow as tf\n\n# slim, for layers\nimport tensorflow.contrib.slim as slim  # noqa\n"
+        "from tensorflow.python.ops import array_ops, math_ops\nx = tf.gfile.Exists('a')\n"
+    ),
+    "unused import in a try block": (
+        "import tensorflow as tf\n# c\ntry:\n  # c2\n  from tensorflow.python.ops import array_ops  # t\n"
+        "  # after\nexcept ImportError:\n  array_ops = None\n  # footer\nx = tf.gfile.Exists('a')\n"
+    ),
+    "import in a function read by a nested function": (
+        "import tensorflow as tf\nfrom tensorflow.python.ops import math_ops\nx = tf.gfile.Exists('a')\n"
+        "def f():\n  from tensorflow.python.ops import array_ops\n  def g():\n    return array_ops.x\n  return g\n"
+    ),
+    "import in a function, unused there": (
+        "import tensorflow as tf\nx = tf.gfile.Exists('a')\ndef f():\n  from tensorflow.python.ops import array_ops\n  return 1\n"
+    ),
     "import read only at module level before it": (
         "import tensorflow as tf\nprint(array_ops)\nfrom tensorflow.python.ops import array_ops\nx = tf.gfile.Exists('a')\n"
     ),
