@@ -19,7 +19,9 @@ from . import ctl_codegen
 from .hosted import HOSTED_SITES, site_note
 from .estimator_surface import EARLY_STOPPING, RECEIVERS, SURFACE_SYMBOLS, SurfaceRewriter, base_kind, session_only_uses, tensor_arg_problem
 from .keras_codegen import render
-from .modelfn import ModelFnAnalyzer, Plan, Unsupported, names_in
+from .estimator.analyzer import ModelFnAnalyzer
+from .estimator.plan import Plan, Unsupported
+from .names import names_in
 from .rule import Rule
 
 if TYPE_CHECKING:

@@ -3,9 +3,9 @@
 TF1 symbols that only Estimator programs use map one to one onto the runtime's
 (`tfmigrate.runtime.hooks`, `tfmigrate.runtime.export`, `TrainSpec`/`EvalSpec`), which keep TF1's
 arguments; the Estimator-family rules (`estimator_sites`) apply `SurfaceRewriter` to the whole
-file once they migrate an estimator in it, and `modelfn` applies it to a model_fn's
-`training_hooks`/`export_outputs` code, with the model_fn's tensors mapped onto the runtime's
-handles (the spec's loss -> `tfm.hooks.LOSS`, the global step -> `tfm.hooks.GLOBAL_STEP`).
+file once they migrate an estimator in it, and the model_fn analysis (`estimator`) applies it to
+a model_fn's `training_hooks`/`export_outputs` code, with the model_fn's tensors mapped onto the
+runtime's handles (the spec's loss -> `tfm.hooks.LOSS`, the global step -> `tfm.hooks.GLOBAL_STEP`).
 """
 
 from __future__ import annotations
@@ -202,7 +202,7 @@ def session_only_uses(cls: cst.ClassDef) -> list[str]:
     return found
 
 
-# -- a model_fn's spec hooks and export outputs (called by modelfn) ------------------------------
+# -- a model_fn's spec hooks and export outputs (called by the estimator package) ----------------
 
 HOOK_SPEC_KEYS = {
     "training_hooks": "training_hooks",
