@@ -14,6 +14,8 @@ from typing import Callable
 
 import libcst as cst
 
+from .estimator.plan import StmtKind
+
 _HOOK_NAMES = (
     "SessionRunHook",
     "SessionRunArgs",
@@ -235,7 +237,7 @@ def _names(node: cst.CSTNode) -> set[str]:
 def spec_hooks(analyzer, plan, stmts, hook_exprs: dict[str, list[cst.BaseExpression]], loss_name: str) -> None:
     """A model_fn's `training_hooks=`/... -> `plan.hooks`: methods making them afresh on the model.
 
-    The statements that only build the hooks leave the forward pass (kind "drop") and go with
+    The statements that only build the hooks leave the forward pass (`StmtKind.DROP`) and go with
     them; the spec's loss becomes `tfm.hooks.LOSS` and the global step `tfm.hooks.GLOBAL_STEP`.
     Hooks reading other model_fn tensors are not migrated: they get a note (a TODO) and are left
     out of the model.
@@ -287,7 +289,7 @@ def spec_hooks(analyzer, plan, stmts, hook_exprs: dict[str, list[cst.BaseExpress
         for expr in exprs:
             expr.visit(Summaries())
     for st in chosen:
-        st.kind = "drop"
+        st.kind = StmtKind.DROP
     if unknown or summaries:
         what = f"the model_fn tensors {', '.join(f'`{n}`' for n in unknown)}" if unknown else "graph summary ops"
         plan.notes.append(

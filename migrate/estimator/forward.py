@@ -6,14 +6,16 @@ arguments -> Keras's (`InitializerRewriter`).
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING
 
 import libcst as cst
 
 from ..names import names_in
-from .plan import Stmt, Unsupported
-from .syntax import attr_name, bind_args, functional_layer, snake
-from .tables import CONTRIB_DROP, CONTRIB_LAYERS, FUNCTIONAL_LAYERS, GET_VARIABLE_DROP, GET_VARIABLE_PARAMS, INITIALIZERS, INITIALIZER_DROP, LAYER_CLASSES, LAYER_DROP, REGULARIZERS, WEIGHTLESS_LAYERS, XAVIER
+from .dataflow import Flow
+from .plan import Layer, Stmt, StmtKind, Unsupported
+from .syntax import attr_name, bind_args, calls_any, creates_layer, functional_layer, snake
+from .tables import CONTRIB_DROP, CONTRIB_LAYERS, FUNCTIONAL_LAYERS, GET_VARIABLE_DROP, GET_VARIABLE_PARAMS, INITIALIZERS, INITIALIZER_DROP, LAYER_CLASSES, LAYER_DROP, REGULARIZATION_LOSS_FNS, REGULARIZERS, WEIGHTLESS_LAYERS, XAVIER
 
 if TYPE_CHECKING:
     from .analyzer import ModelFnAnalyzer
@@ -489,7 +491,7 @@ class ForwardPass:
         makes it when first called on the tensor, from a method that reads the tensor's static shape."""
         out = []
         for index, st in enumerate(stmts):
-            if st.kind != "variable":
+            if st.kind != StmtKind.VARIABLE:
                 continue
             entry = next(w for w in weights if w[0] == self.variables.get(next(iter(st.defs))))
             attr, args, uses = entry
@@ -520,5 +522,81 @@ class ForwardPass:
             st.node = line  # type: ignore[misc]
             st.small = line.body[0]  # type: ignore[attr-defined,misc]
             st.uses = {tensor}
-            st.kind = ""
+            st.kind = StmtKind.UNCLASSIFIED
         return out
+
+    # -- steps of `analyze()` -----------------------------------------------------------------
+    def _forward_plan(self, flow: Flow) -> None:
+        """The forward pass -> `call()` (`plan.call_stmts`), its TF1 layers hoisted into Keras
+        layers (`plan.layers`), `tf.get_variable`s -> `plan.weights`, deferred weights, and what
+        the layers' and weights' arguments need (`init_stmts`, `weight_stmts`)."""
+        plan, stmts, forward, label_names = flow.plan, flow.stmts, flow.forward, flow.label_names
+        weights, needed_pure = flow.weights, flow.needed_pure
+        rewriter = ForwardRewriter(self)
+        call_lines: list[cst.SimpleStatementLine] = []
+        forward_stmts = [st for st in stmts if st.kind == StmtKind.FORWARD]
+        # Forward statements the output does not need and that build no layer (say, probabilities
+        # only the PREDICT branch reads) stay out of call(); predict_step recomputes what it needs.
+        live: set[str] = {plan.output}
+        for st in reversed(forward_stmts):
+            if st.defs & live or creates_layer(st.small, self):
+                live |= st.uses
+            else:
+                st.kind = StmtKind.DEAD
+        forward_stmts = [st for st in forward_stmts if st.kind == StmtKind.FORWARD]
+        scoped_lines = self._scoped(plan, stmts, forward_stmts)
+        layer_uses: set[str] = set()
+        for st in stmts:
+            if st.kind == StmtKind.FORWARD and id(st) in scoped_lines:
+                if scoped_lines[id(st)] is not None:
+                    call_lines.append(scoped_lines[id(st)])
+            elif st.kind == StmtKind.FORWARD:
+                rewriter.scope = self.scope_of.get(id(st.node), "")
+                call_lines.append(self._rewritten(st, rewriter))
+            elif st.kind == StmtKind.PURE and any(st in needed_pure(f.uses) for f in forward_stmts):
+                call_lines.append(st.node)
+        if rewriter.pending_ctors:
+            raise Unsupported("a layer object is created apart from its call; build it once in the model")
+        for layer in rewriter.layers:
+            layer_uses |= layer[1]
+        if rewriter.uses_labels:
+            raise Unsupported("the forward pass reads labels")
+        bad = layer_uses & (forward | label_names)
+        if bad:
+            raise Unsupported(f"layer arguments depend on tensors ({', '.join(sorted(bad))}); cannot build the layer once")
+        plan.layers = [Layer(attr, func, args) for attr, _, (func, args) in rewriter.layers]
+        plan.weights = [(attr, args) for attr, args, _ in weights]
+        for attr, method, tensor, shape_lines, args, uses in flow.deferred:
+            shape_uses = set().union(*(names_in(line) for line in shape_lines))
+            prelude = [x.node for x in needed_pure((uses | shape_uses) - {tensor})]
+            plan.deferred_weights.append((attr, method, tensor, prelude + shape_lines, args))
+            plan.deferred_use_params = plan.deferred_use_params or self.params in uses | shape_uses | set().union(
+                set(), *(names_in(line) for line in prelude)
+            )
+        weight_uses = set().union(set(), *(uses for _, _, uses in weights))
+        bad = weight_uses & (forward | label_names)
+        if bad:
+            raise Unsupported(f"`tf.get_variable` arguments depend on tensors ({', '.join(sorted(bad))})")
+        plan.tf1_names = dict(self.tf1_names)
+        init_rewriter = InitializerRewriter(self)
+        plan.init_stmts = [self._rewritten(st, init_rewriter) for st in needed_pure(layer_uses)]
+        weight_stmts = needed_pure(weight_uses)
+        plan.weight_stmts = [self._rewritten(st, init_rewriter) for st in weight_stmts]
+        plan.weights_use_params = self.params in weight_uses | set().union(set(), *(st.uses for st in weight_stmts))
+        call_lines = drop_folded_locals(call_lines, {plan.output})
+        plan.call_stmts = call_lines
+        call_names = set().union(set(), *(names_in(node) for node in call_lines))
+        plan.call_uses_params = self.params in call_names
+        if self.mode and self.mode in call_names:
+            raise Unsupported("the forward pass uses `mode` beyond `mode == ModeKeys.TRAIN`")
+
+    def _drop_unread_regularizers(self, flow: Flow) -> None:
+        """Regularizers count only if the TF1 loss read them (tf.losses.get_regularization_loss());
+        Keras always adds them, so unread ones are dropped to keep TF1's numbers."""
+        plan = flow.plan
+        reads_regularization = any(calls_any(st.small, self, REGULARIZATION_LOSS_FNS) for st in flow.loss_stmts)
+        plan.scoped_regularization = reads_regularization
+        if not reads_regularization:
+            for layer in plan.layers:
+                layer.args = [a for a in layer.args if not re.match(r"\w*_regularizer=", a)]
+            plan.weights = [(attr, [a for a in args if not a.startswith("regularizer=")]) for attr, args in plan.weights]

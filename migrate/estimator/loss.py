@@ -6,8 +6,9 @@ from __future__ import annotations
 
 import libcst as cst
 
+from .dataflow import Flow
 from .forward import VariableRefs
-from .plan import Stmt, Unsupported
+from .plan import Stmt, StmtKind, Unsupported
 from .syntax import bind_args, calls_any, creates_layer
 from .tables import LOSSES, LOSS_COLLECTION_READERS, LOSS_PARAMS, REGULARIZATION_LOSS_FNS, TF1_LOSS_FNS
 
@@ -66,7 +67,7 @@ class Loss:
                 if len(value.args) < 1 or not isinstance(value.args[0].value, cst.Name):  # type: ignore[union-attr]
                     raise Unsupported("`tf.losses.add_loss` of an expression (assign it to a name first)")
                 collection.append(value.args[0].value.value)  # type: ignore[union-attr]
-                st.kind = "drop"
+                st.kind = StmtKind.DROP
                 continue
             if isinstance(st.small, cst.Expr) and collected:
                 name = self.unique_attr(key.rsplit(".", 1)[-1] + "_loss")  # type: ignore[union-attr]
@@ -87,14 +88,14 @@ class Loss:
         for st in stmts:
             for name in st.defs:
                 defs_at.setdefault(name, []).append(st)
-        network = {id(st) for st in stmts if creates_layer(st.small, self) or st.kind == "variable" or st.uses & set(self.variables)}
+        network = {id(st) for st in stmts if creates_layer(st.small, self) or st.kind == StmtKind.VARIABLE or st.uses & set(self.variables)}
         candidates: list[Stmt] = []
         from_features: set[str] = {self.features}
         for st in stmts:
             if st.kind or not isinstance(st.small, cst.Assign) or id(st) in network:
                 continue
             reads = st.uses & from_features
-            others = {n for n in st.uses - from_features if n in defs_at and any(x.kind == "" for x in defs_at[n])}
+            others = {n for n in st.uses - from_features if n in defs_at and any(x.kind == StmtKind.UNCLASSIFIED for x in defs_at[n])}
             if reads and not others and self.mode not in st.uses:
                 candidates.append(st)
                 from_features |= st.defs
@@ -142,3 +143,26 @@ class Loss:
             else:
                 return None  # weights/reduction/scope: the TF1-faithful compute_loss path handles them
         return f"{self.tf}.keras.losses.{cls}({', '.join(args)})"
+
+    # -- a step of `analyze()` ----------------------------------------------------------------
+    def _loss_plan(self, flow: Flow) -> None:
+        """The loss -> a Keras loss object (`plan.keras_loss`) when it has a plain one and needs
+        nothing else, else `compute_loss`'s statements (`plan.loss_stmts`)."""
+        plan, stmts, forward, loss_stmts, loss_name = flow.plan, flow.stmts, flow.forward, flow.loss_stmts, flow.loss_name
+        loss_uses = set().union(*(s.uses for s in loss_stmts))
+        model_side: list[cst.SimpleStatementLine] = []
+        if plan.labels_from_features or loss_uses & forward - {plan.output, self.features}:
+            model_side = self._model_side(plan, stmts, forward, loss_uses, "the loss", kinds=(StmtKind.LABEL_SOURCE, StmtKind.PURE))
+        keras_loss = None if (plan.summaries or plan.host_summaries) else self._keras_loss(loss_stmts, plan.output, loss_name)
+        loss_pure = flow.needed_pure(loss_uses)
+        if keras_loss is not None and not loss_pure and not model_side:
+            plan.keras_loss = keras_loss
+        else:
+            loss_rewriter = LossRewriter(self)
+            lines_out = [st.node for st in loss_pure] if not model_side else model_side
+            for st in loss_stmts:
+                loss_rewriter.collection = self.loss_collection_at.get(id(st.node), [])
+                lines_out.append(self._rewritten(st, loss_rewriter))
+            plan.loss_stmts = lines_out
+            plan.keras_loss = None
+            plan.loss_uses_params = self.params in set().union(*(s.uses for s in loss_stmts + loss_pure))

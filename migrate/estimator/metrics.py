@@ -9,7 +9,8 @@ import re
 import libcst as cst
 
 from ..names import names_in
-from .plan import Plan, Stmt, Unsupported
+from .dataflow import Flow
+from .plan import Plan, Stmt, StmtKind, Unsupported
 from .syntax import bind_args, defs_of, is_docstring
 from .tables import METRICS, METRIC_DROP
 
@@ -43,11 +44,11 @@ class EvalMetrics:
             owner = next((st for st in stmts if st.defs == {expr.value} and isinstance(getattr(st.small, "value", None), cst.Dict)), None)
             if owner is None:
                 raise Unsupported("`eval_metric_ops` is not a dict literal in model_fn")
-            owner.kind = "drop"
+            owner.kind = StmtKind.DROP
             expr = owner.small.value  # type: ignore[union-attr]
         if not isinstance(expr, cst.Dict):
             raise Unsupported("`eval_metric_ops` is not a dict literal")
-        ops = {name: st for st in stmts if st.kind == "metricop" for name in st.defs}
+        ops = {name: st for st in stmts if st.kind == StmtKind.METRIC_OP for name in st.defs}
         updates, uses = [], set()
         for element in expr.elements:
             if not isinstance(element, cst.DictElement) or not isinstance(element.key, cst.SimpleString):
@@ -76,6 +77,12 @@ class EvalMetrics:
 
     def _metrics(self, plan: "Plan", stmts: list["Stmt"], forward: set[str]) -> None:
         """`eval_metrics=(metric_fn, tensors)` -> runtime metric objects updated in `compute_metrics`."""
+        fn, sources = self._metric_fn_inputs(plan, stmts, forward)
+        self._metric_fn_outputs(plan, fn, sources)
+
+    def _metric_fn_inputs(self, plan: "Plan", stmts: list["Stmt"], forward: set[str]) -> tuple[cst.FunctionDef, list[tuple[str, str]]]:
+        """metric_fn, and where each of its parameters comes from: `y`, `y_pred`, or a model_fn
+        tensor recomputed beside the metrics (`plan.metric_model_prelude`)."""
         expr = self.eval_metrics_expr
         if not (isinstance(expr, cst.Tuple) and len(expr.elements) == 2 and isinstance(expr.elements[0].value, cst.Name)):
             raise Unsupported("`eval_metrics` is not a `(metric_fn, tensors)` tuple")
@@ -116,12 +123,17 @@ class EvalMetrics:
                 raise Unsupported(f"metric_fn receives `{self.code(value)}`; only names of the model_fn's tensors migrate")
         if model_names:
             plan.metric_model_prelude = self._model_side(
-                plan, stmts, forward, model_names, "the eval metrics", kinds=("labelsrc", "loss", "pure")
+                plan, stmts, forward, model_names, "the eval metrics", kinds=(StmtKind.LABEL_SOURCE, StmtKind.LOSS, StmtKind.PURE)
             )
             defined = {self.labels, plan.output} | {n for line in plan.metric_model_prelude for n in defs_of(line)}
             missing = model_names - defined
             if missing:
                 raise Unsupported(f"metric_fn receives {', '.join(sorted(missing))}, which the eval step cannot compute")
+        return fn, sources
+
+    def _metric_fn_outputs(self, plan: "Plan", fn: cst.FunctionDef, sources: list[tuple[str, str]]) -> None:
+        """metric_fn's returned `{name: tf.metrics.*(...)}` -> `plan.metrics` and their update
+        calls; its other statements -> `plan.metric_prelude`."""
         body = list(fn.body.body)  # type: ignore[attr-defined]
         if body and is_docstring(body[0]):
             body = body[1:]
@@ -178,3 +190,15 @@ class EvalMetrics:
             raise Unsupported("metric_fn uses a metric's (value, update_op) pair beyond returning it")
         plan.metric_prelude = prelude
         plan.metric_updates = updates
+
+    # -- a step of `analyze()` ----------------------------------------------------------------
+    def _metric_dicts(self, flow: Flow) -> None:
+        """`{'accuracy': acc, ...}` of metric ops -> `StmtKind.METRIC_DICT`."""
+        stmts = flow.stmts
+        metric_ops = {name for st in stmts if st.kind == StmtKind.METRIC_OP for name in st.defs}
+        for st in stmts:
+            value = getattr(st.small, "value", None)
+            if not st.kind and isinstance(value, cst.Dict) and value.elements and all(
+                self._is_metric_value(element, metric_ops) for element in value.elements
+            ):
+                st.kind = StmtKind.METRIC_DICT

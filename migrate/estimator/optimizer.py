@@ -9,8 +9,10 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
+from ..names import names_in
 from ..user_optimizers import ADAM_WEIGHT_DECAY
-from .plan import Plan, Stmt, Unsupported
+from .dataflow import Flow
+from .plan import Plan, Stmt, StmtKind, Unsupported
 from .syntax import bind_args, calls_any, calls_method, is_constant_like
 from .tables import GLOBAL_STEP_FNS, OPTIMIZERS, OPTIMIZER_DROP, SCHEDULES
 
@@ -110,9 +112,9 @@ class OptimizerAndSchedules:
                 and isinstance(value.right, cst.Integer)
                 and value.right.value == "1"
             ):
-                st.kind = "drop"
+                st.kind = StmtKind.DROP
             elif isinstance(value, cst.Call) and self.canonical(value.func) == "group" and calls_method(value, global_steps, "assign"):
-                st.kind = "drop"
+                st.kind = StmtKind.DROP
                 found = True
         if found and optimizer_key != ADAM_WEIGHT_DECAY:
             raise Unsupported("the global step is incremented by hand besides the optimizer's own increment")
@@ -151,10 +153,10 @@ class OptimizerAndSchedules:
                 or calls_method(value, optimizers, "compute_gradients")
             )
             if starts and not st.defs & used:
-                st.kind = "drop"  # `tvars = tf.trainable_variables()` only logging loops read
+                st.kind = StmtKind.DROP  # `tvars = tf.trainable_variables()` only logging loops read
                 continue
             if starts or st.uses & grad_names or st is stmts[apply_index]:
-                st.kind = "grad"
+                st.kind = StmtKind.GRADIENT
                 grad_names |= st.defs
                 section.append(st)
         rewriter = _GradientRewriter(self, optimizers, global_steps)
@@ -232,3 +234,95 @@ class OptimizerAndSchedules:
         if cls.startswith("runtime:"):
             return f"{self.tfm}.{cls[len('runtime:'):]}({', '.join(args)})"
         return f"{self.tf}.keras.optimizers.{cls}({', '.join(args)})"
+
+    # -- steps of `analyze()` -----------------------------------------------------------------
+    def _check_train_op(self, flow: Flow) -> None:
+        """The spec's train_op is `minimize`'s or `apply_gradients`'s; `control_dependencies` only
+        on the UPDATE_OPS collection."""
+        stmts, train_op = flow.stmts, flow.train_op
+        if self.update_ops_dependency_names - flow.update_ops_defined:
+            raise Unsupported("`tf.control_dependencies(...)` on something other than the UPDATE_OPS collection")
+        if train_op is not None and not any(train_op in st.defs for st in stmts if st.kind in (StmtKind.DROP, StmtKind.GRADIENT)):
+            raise Unsupported("train_op is not `optimizer.minimize(loss, ...)` or `optimizer.apply_gradients(...)`")
+
+    def _step_function(self, flow: Flow) -> None:
+        """A learning rate computed by hand from the global step (a linear warmup blend over a
+        decay): those statements become a function of the step, called by the optimizer."""
+        stmts, optimizer_names = flow.stmts, flow.optimizer_names
+        step_names = flow.step_names = set(flow.global_step_names)
+        for st in stmts:
+            if (
+                st.kind == StmtKind.UNCLASSIFIED
+                and isinstance(st.small, (cst.Assign, cst.AugAssign, cst.AnnAssign))
+                and not st.uses & optimizer_names
+                and (st.uses & (step_names | self.schedule_names) or calls_any(st.small, self, GLOBAL_STEP_FNS))
+            ):
+                st.kind = StmtKind.STEP_FN
+                step_names |= st.defs
+        for st in stmts:
+            if st.kind == StmtKind.UNCLASSIFIED and st.uses & (step_names | optimizer_names):
+                raise Unsupported("the optimizer or global step is used beyond `minimize`/`apply_gradients`", st.line)
+
+
+    def _optimizer_plan(self, flow: Flow) -> None:
+        """The optimizer -> `plan.optimizer`, with what its arguments need (`optimizer_prelude`),
+        or a learning-rate function of the step (`step_fn`); init_from_checkpoint's arguments."""
+        plan, stmts, optimizer_stmt = flow.plan, flow.stmts, flow.optimizer_stmt
+        forward, label_names, step_names = flow.forward, flow.label_names, flow.step_names
+        global_step_names, schedule_nodes, needed_pure = flow.global_step_names, flow.schedule_nodes, flow.needed_pure
+        schedules = [st for st in stmts if st.kind in (StmtKind.SCHEDULE, StmtKind.STEP_FN)]
+        wanted = names_in(optimizer_stmt.small.value)  # type: ignore[union-attr]
+        in_schedule: list[Stmt] = []
+        for st in reversed(schedules):
+            if st.defs & wanted:
+                wanted |= st.uses
+                in_schedule.insert(0, st)
+        init_uses = set().union(set(), *(uses for _, _, uses in self.init_checkpoints))
+        bad = init_uses & ((forward - {self.features}) | label_names | {self.features})
+        if bad:
+            raise Unsupported(f"init_from_checkpoint reads tensors of the model ({', '.join(sorted(bad))})")
+        init_prelude = {id(st) for st in needed_pure(init_uses)}
+        plan.init_checkpoints = [(condition, args) for condition, args, _ in self.init_checkpoints]
+        prelude = {id(st) for st in needed_pure(wanted)} | init_prelude
+        if any(st.kind == StmtKind.STEP_FN for st in in_schedule):
+            lr = bind_args(optimizer_stmt.small.value, OPTIMIZERS[self.call_key(optimizer_stmt.small.value)][1]).get("learning_rate")  # type: ignore[union-attr,index]
+            others = names_in(optimizer_stmt.small.value) - ({lr.value} if isinstance(lr, cst.Name) else set())  # type: ignore[union-attr]
+            if not isinstance(lr, cst.Name) or others & step_names:
+                raise Unsupported("an optimizer argument other than the learning rate is computed from the global step")
+            param = min(global_step_names) if global_step_names else "global_step"
+            plan.step_fn = f"{lr.value}_fn"
+            plan.step_fn_param = param
+            plan.step_fn_result = lr.value
+            # The function computes everything the rate needs (pure values included: TF1 code
+            # rebinds names, `learning_rate = tf.train.polynomial_decay(learning_rate, ...)`).
+            steps = GlobalStepRewriter(self, param)
+            inside = {id(st) for st in in_schedule} | {id(st) for st in needed_pure(set().union(*(st.uses for st in in_schedule)))}
+            plan.step_fn_stmts = [
+                called_with(schedule_nodes[id(st)], param) if st.kind == StmtKind.SCHEDULE else self._rewritten(st, steps)
+                for st in stmts
+                if id(st) in inside
+            ]
+            plan.optimizer_prelude = [st.node for st in stmts if id(st) in {id(x) for x in needed_pure(others)} | init_prelude]
+            self.step_fn = plan.step_fn
+        else:
+            plan.optimizer_prelude = [
+                schedule_nodes[id(st)] if st.kind == StmtKind.SCHEDULE else st.node
+                for st in stmts
+                if id(st) in prelude or (st.kind == StmtKind.SCHEDULE and st.defs & wanted)
+            ]
+        plan.optimizer = self._keras_optimizer(optimizer_stmt.small.value)  # type: ignore[union-attr]
+        func = optimizer_stmt.small.value.func  # type: ignore[union-attr]
+        if isinstance(func, cst.Name) and func.value in self.user_optimizers:
+            plan.absorbed_functions.append(func.value)  # the class goes when nothing else uses it
+
+    def _gradient_plan(self, flow: Flow) -> None:
+        """Hand-written gradient code: what it reads of the pure values (`gradient_prelude`)."""
+        plan = flow.plan
+        if plan.gradient_stmts:
+            uses = self.gradient_uses - {flow.loss_name} - flow.optimizer_names - flow.global_step_names
+            bad = uses & ((flow.forward - {self.features}) | flow.label_names | {self.features})
+            if bad:
+                raise Unsupported(f"the gradient code reads tensors of the model ({', '.join(sorted(bad))})")
+            gradient_pure = flow.needed_pure(uses)
+            plan.gradient_prelude = [st.node for st in gradient_pure]
+            plan.gradient_uses_params = self.params in uses | set().union(set(), *(st.uses for st in gradient_pure))

@@ -9,6 +9,7 @@ import re
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from enum import StrEnum
 
 import libcst as cst
 
@@ -139,13 +140,39 @@ class Plan:
     metric_model_prelude: list[cst.SimpleStatementLine] = field(default_factory=list)
 
 
+class StmtKind(StrEnum):
+    """What a model_fn statement is to the plan; `analyze()` sets it, step by step.
+
+    `UNCLASSIFIED` is the empty string, so `if st.kind:` reads "already classified"."""
+
+    UNCLASSIFIED = ""
+    PURE = "pure"  # reads neither features nor labels (hyper-parameters, constants): copied where needed
+    FORWARD = "forward"  # the forward pass -> `Model.call`
+    DEAD = "dead"  # a forward statement the model output does not need (PREDICT may recompute it)
+    LAYER_OBJECT = "layerobj"  # `head = tf.keras.layers.Dense(2)`: a model attribute, built once
+    VARIABLE = "variable"  # `w = tf.get_variable(...)` -> `add_weight`
+    LOSS = "loss"  # reads labels -> the loss
+    LABEL_SOURCE = "labelsrc"  # reads the labels out of the features (`label_ids = features[...]`)
+    OPTIMIZER = "optimizer"  # the `tf.train.*Optimizer(...)`
+    SCHEDULE = "schedule"  # a `tf.train.*_decay(...)` learning rate
+    STEP_FN = "stepfn"  # part of a learning rate computed by hand from the global step
+    GRADIENT = "grad"  # hand-written gradient code (compute, transform, apply)
+    METRIC_OP = "metricop"  # `acc = tf.metrics.accuracy(...)`
+    METRIC_DICT = "metricdict"  # `{'accuracy': acc, ...}`, the eval metric ops
+    SUMMARY = "summary"  # `tf.summary.scalar(...)` & co.
+    DROP = "drop"  # no job in TF2 (update ops, global step, minimize, logging, ...), or taken up elsewhere
+
+
 @dataclass
 class Stmt:
+    """One model_fn statement (a line `StatementShapes._flatten` put out): the names it defines
+    and reads, and its kind."""
+
     node: cst.SimpleStatementLine
     small: cst.BaseSmallStatement
     defs: set[str]
     uses: set[str]
-    kind: str = ""  # pure | forward | loss | optimizer | drop
+    kind: StmtKind = StmtKind.UNCLASSIFIED
     line: cst.SimpleStatementLine = field(init=False)  # the line `_flatten` put out (`node` may be rewritten)
 
     def __post_init__(self) -> None:

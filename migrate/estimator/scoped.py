@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 import libcst as cst
 
 from ..names import dotted
-from .plan import Plan, Stmt, Unsupported
+from .plan import Plan, Stmt, StmtKind, Unsupported
 from .syntax import snake
 from .tables import PLAIN_MODULES, SCOPED_LAYERS, VARIABLE_SCOPES
 
@@ -107,7 +107,7 @@ class ScopedCode:
         on values that are not the model's (a "pure" statement, kept as written) is said so: if
         its TF1 code makes variables, they would not be the model's weights."""
         for st in stmts:
-            if st.kind == "pure":
+            if st.kind == StmtKind.PURE:
                 for call in _foreign_calls(st.small, self.foreign):
                     parts = (dotted(call.func) or "").split(".")[1:]
                     if any(part[:1].isupper() for part in parts):
@@ -117,19 +117,19 @@ class ScopedCode:
                         "variable store: if the TF1 code behind it creates variables (tf.get_variable, tf.layers), "
                         "call it on the features so it becomes part of the forward pass"
                     )
-            if st.kind not in ("forward", "pure", "drop") and _foreign_calls(st.small, self.foreign):
+            if st.kind not in (StmtKind.FORWARD, StmtKind.PURE, StmtKind.DROP) and _foreign_calls(st.small, self.foreign):
                 call = _foreign_calls(st.small, self.foreign)[0]
                 raise Unsupported(
                     f"`{self.code(call.func)}(...)` outside the forward pass: the TF1 code behind it is not migrated", st.line
                 )
-            if st.kind != "forward" or not isinstance(st.small, cst.Assign) or len(st.defs) != 1:
+            if st.kind != StmtKind.FORWARD or not isinstance(st.small, cst.Assign) or len(st.defs) != 1:
                 continue
             value = st.small.value
             if isinstance(value, cst.Call) and _foreign_calls(value, self.foreign) and (
                 (dotted(value.func) or "").rsplit(".", 1)[-1][:1].isupper()
             ):
                 for other in stmts:
-                    if other.kind not in ("forward", "dead") and other.uses & st.defs:
+                    if other.kind not in (StmtKind.FORWARD, StmtKind.DEAD) and other.uses & st.defs:
                         raise Unsupported(
                             f"`{self.code(value.func)}(...)`: the object it returns is used outside the forward pass "
                             "(only the outputs it computes can be)",
@@ -174,7 +174,7 @@ class ScopedCode:
             name
             for st in stmts
             if id(st) not in members
-            and st.kind != "dead"
+            and st.kind != StmtKind.DEAD
             for name in st.uses
         } | {plan.output}
         for st in stmts:

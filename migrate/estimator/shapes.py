@@ -15,8 +15,8 @@ import libcst as cst
 
 from ..inline import InlineError, inline
 from ..names import names_in
-from .plan import Unsupported, declining_at
-from .syntax import bind_args, defs_of, single_target
+from .plan import Plan, Stmt, Unsupported, declining_at
+from .syntax import assigned_names, bind_args, defs_of, is_docstring, single_target
 from .tables import CONTRIB_LAYERS, FUNCTIONAL_LAYERS, MODEL_BUILDING, MODEL_BUILDING_PREFIXES, NAME_SCOPES, OPTIMIZERS, VARIABLE_SCOPES
 
 if TYPE_CHECKING:
@@ -441,3 +441,37 @@ class StatementShapes:
             if self.canonical(small.value.func) != "tpu.CrossShardOptimizer":
                 return False
         return True
+
+    # -- steps of `analyze()` -----------------------------------------------------------------
+    def _lines(self, plan: Plan) -> list[cst.SimpleStatementLine]:
+        """The model_fn's body as straight lines (its docstring -> `plan.docstring`), ending with
+        its `return`."""
+        body = list(self.fn.body.body)  # type: ignore[attr-defined]
+        if body and is_docstring(body[0]):
+            plan.docstring = body[0].body[0].value.evaluated_value  # type: ignore[attr-defined]
+            body = body[1:]
+        body = self._spec_chain(body)
+        lines: list[cst.SimpleStatementLine] = []
+        self._flatten(body, lines)
+        plan.absorbed_functions.extend(self.inlined)
+        if not lines or not isinstance(lines[-1].body[0], cst.Return):
+            raise Unsupported("model_fn does not end with `return <EstimatorSpec>`", lines[-1] if lines else None)
+        return lines
+
+    def _statements(self, lines: list[cst.SimpleStatementLine]) -> list[Stmt]:
+        """A `Stmt` for each line before the `return`: one assignment or expression statement each."""
+        stmts: list[Stmt] = []
+        for line in lines[:-1]:
+            if len(line.body) != 1:
+                raise Unsupported("several statements on one line in model_fn", line)
+            small = line.body[0]
+            if isinstance(small, cst.Return):
+                raise Unsupported("more than one `return` in model_fn", line)
+            if not isinstance(small, (cst.Assign, cst.AnnAssign, cst.AugAssign, cst.Expr)):
+                raise Unsupported(f"`{type(small).__name__}` statement in model_fn", line)
+            value = getattr(small, "value", None)
+            uses = names_in(value) if value is not None else set()
+            if isinstance(small, cst.AugAssign):
+                uses |= names_in(small.target)
+            stmts.append(Stmt(line, small, assigned_names(small), uses))
+        return stmts

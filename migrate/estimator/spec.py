@@ -7,7 +7,8 @@ from __future__ import annotations
 import libcst as cst
 
 from ..names import names_in
-from .plan import Plan, Stmt, Unsupported
+from .dataflow import Flow
+from .plan import Plan, Stmt, StmtKind, Unsupported, declining_at
 from .syntax import assigned_names
 from .tables import SPEC_KEYS_SUPPORTED
 
@@ -191,3 +192,40 @@ class SpecAndPredictions:
         if "loss" not in spec:
             raise Unsupported("EstimatorSpec has no `loss=`")
         return spec
+
+    # -- a step of `analyze()` ----------------------------------------------------------------
+    def _read_spec(self, flow: Flow, ret: cst.SimpleStatementLine) -> None:
+        """The spec's keys (the EVAL branch's loss must be the same): the loss and train_op
+        names -> `flow`; a named `eval_metrics` tuple, a `scaffold_fn`, the spec's hooks."""
+        plan, stmts = flow.plan, flow.stmts
+        with declining_at(ret):
+            spec = self._spec(ret.body[0])  # type: ignore[arg-type]
+        if self.eval_return is not None:
+            eval_spec = self._spec(self.eval_return)
+            if eval_spec.get("loss") != spec["loss"]:
+                raise Unsupported("the EVAL branch reports a different loss")
+        metric_names: set[str] = set()
+        if isinstance(self.eval_metrics_expr, cst.Name):
+            metric_names.add(self.eval_metrics_expr.value)
+            for st in stmts:
+                if st.defs & metric_names:
+                    st.kind = StmtKind.DROP
+                    if not isinstance(st.small, cst.Assign):
+                        raise Unsupported("`eval_metrics` is not assigned a `(metric_fn, tensors)` tuple", st.line)
+                    self.eval_metrics_expr = st.small.value
+        if self.scaffold_fn is not None:
+            self._scaffold_fn(self.scaffold_fn, plan)
+        loss_name = flow.loss_name = spec["loss"]
+        flow.train_op = spec.get("train_op")
+        plan.loss_name = loss_name
+        if self.predict_return is not None and isinstance(self.predict_return.value, cst.Call):
+            # The PREDICT spec's `prediction_hooks=`: a `prediction_hooks()` method, as for training.
+            for arg in self.predict_return.value.args:
+                if arg.keyword is not None and arg.keyword.value == "prediction_hooks" and not (
+                    isinstance(arg.value, cst.Name) and arg.value.value == "None"
+                ):
+                    self.hook_exprs.setdefault("prediction_hooks", []).append(arg.value)
+        if self.hook_exprs:
+            from ..estimator_surface import spec_hooks
+
+            spec_hooks(self, plan, stmts, self.hook_exprs, loss_name)

@@ -9,7 +9,7 @@ import libcst as cst
 from ..names import names_in
 from .forward import VariableRefs
 from .optimizer import GlobalStepRewriter, called_with
-from .plan import Plan, Stmt, Unsupported
+from .plan import Plan, Stmt, StmtKind, Unsupported
 from .syntax import bind_args, is_docstring
 from .tables import SUMMARY_CONTEXTS, SUMMARY_DROP, SUMMARY_FNS, SUMMARY_RESULTS
 
@@ -113,7 +113,7 @@ class Summaries:
         """Summary statements -> plan.summaries / plan.host_summaries, each preceded by what its
         values need: statements recomputed from the model output, hyper-parameters, and the
         learning rate or other values of the global step (`self.optimizer.iterations`)."""
-        calls = [st for st in stmts if st.kind == "summary"]
+        calls = [st for st in stmts if st.kind == StmtKind.SUMMARY]
         host: list[cst.SimpleStatementLine] = []
         host_uses: set[str] = set()
         if self.host_call_expr is not None:
@@ -124,7 +124,7 @@ class Summaries:
         param = min(global_steps) if global_steps else "global_step"
 
         def block(lines: list[cst.SimpleStatementLine], uses: set[str]) -> list[cst.SimpleStatementLine]:
-            defs = {n: st for st in stmts if st.kind in ("pure", "stepfn", "schedule") for n in st.defs}
+            defs = {n: st for st in stmts if st.kind in (StmtKind.PURE, StmtKind.STEP_FN, StmtKind.SCHEDULE) for n in st.defs}
             needed: set[int] = set()
             forward_uses = (uses & forward) - available
             todo = [n for n in uses if n in defs and n not in available]
@@ -144,12 +144,12 @@ class Summaries:
             step_used = bool(uses & global_steps)
             for st in stmts:
                 if id(st) in needed:
-                    if st.kind == "schedule":
+                    if st.kind == StmtKind.SCHEDULE:
                         out.append(called_with(schedule_nodes[id(st)], param))
                         step_used = True
                     else:
                         out.append(self._rewritten(st, steps))
-                        step_used = step_used or st.kind == "stepfn" or bool(st.uses & global_steps)
+                        step_used = step_used or st.kind == StmtKind.STEP_FN or bool(st.uses & global_steps)
                 elif id(st.node) in after:
                     out.append(st.node)
             if step_used:
@@ -159,7 +159,7 @@ class Summaries:
         # A summary of something the training step cannot recompute (a tf.metrics update op, a
         # gradient) is left out, and said so.
         elsewhere = {
-            n for st in stmts if st.kind not in ("pure", "stepfn", "schedule", "forward", "dead", "loss") for n in st.defs
+            n for st in stmts if st.kind not in (StmtKind.PURE, StmtKind.STEP_FN, StmtKind.SCHEDULE, StmtKind.FORWARD, StmtKind.DEAD, StmtKind.LOSS) for n in st.defs
         } - global_steps
         kept = []
         for st in calls:
