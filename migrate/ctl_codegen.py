@@ -1,4 +1,4 @@
-"""Renders a `modelfn.Plan` as a custom training loop (`--target ctl`): source text, never TF imports.
+"""Renders a `estimator.plan.Plan` as a custom training loop (`--target ctl`): source text, never TF imports.
 
 The model_fn becomes two classes, written as the TF2 distribution guides write a custom loop:
 
@@ -34,7 +34,8 @@ from .keras_codegen import (
     summary_lines,
     wrap_call,
 )
-from .modelfn import MODEL_PLACEHOLDER, Plan, names_in
+from .estimator.plan import MODEL_PLACEHOLDER, Plan
+from .names import names_in
 
 # Attributes that lived on the Keras model in the Keras target and live on `self.model` here.
 _MODEL_ATTRS = frozenset({"trainable_variables", "trainable_weights", "variables", "weights", "losses", "layers"})

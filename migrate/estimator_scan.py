@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 import libcst as cst
 
 if TYPE_CHECKING:
-    from .modelfn import Plan
+    from .estimator.plan import Plan
 
 # Why TFM201/TFM301 decline an estimator (a TODO, or the hosted tier with a note) and what to do.
 MODEL_FN_DECLINES = (

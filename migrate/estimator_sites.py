@@ -2,7 +2,7 @@
 canned estimators): `EstimatorSiteRule`, the base class their rule modules subclass.
 
 A rule finds `est = <Estimator class>(model_fn=..., ...)` sites, analyses their `model_fn`
-(`modelfn.ModelFnAnalyzer`), replaces the `model_fn` with a Keras model class and builder, the
+(`estimator.analyzer.ModelFnAnalyzer`), replaces the `model_fn` with a Keras model class and builder, the
 site with a strategy and the model built in its scope, and `est.train/evaluate/predict` with the
 runtime's `fit`/`evaluate`/`predict_examples`; hooks, exporters, receivers and specs go with
 them (`estimator_surface`). This module walks the file: it finds the sites and their uses
@@ -41,7 +41,9 @@ from .estimator_scan import (
 from .hosted import HOSTED_SITES, site_note
 from .estimator_surface import EARLY_STOPPING, RECEIVERS, SURFACE_SYMBOLS, SurfaceRewriter, base_kind, session_only_uses, tensor_arg_problem
 from .keras_codegen import render
-from .modelfn import ModelFnAnalyzer, Plan, Unsupported, names_in
+from .estimator.analyzer import ModelFnAnalyzer
+from .estimator.plan import Plan, Unsupported
+from .names import names_in
 from .rule import Rule
 
 if TYPE_CHECKING:

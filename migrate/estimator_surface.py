@@ -3,9 +3,9 @@
 TF1 symbols that only Estimator programs use map one to one onto the runtime's
 (`tfmigrate.runtime.hooks`, `tfmigrate.runtime.export`, `TrainSpec`/`EvalSpec`), which keep TF1's
 arguments; the Estimator-family rules (`estimator_sites`) apply `SurfaceRewriter` to the whole
-file once they migrate an estimator in it, and `modelfn` applies it to a model_fn's
-`training_hooks`/`export_outputs` code, with the model_fn's tensors mapped onto the runtime's
-handles (the spec's loss -> `tfm.hooks.LOSS`, the global step -> `tfm.hooks.GLOBAL_STEP`).
+file once they migrate an estimator in it, and the model_fn analysis (`estimator`) applies it to
+a model_fn's `training_hooks`/`export_outputs` code, with the model_fn's tensors mapped onto the
+runtime's handles (the spec's loss -> `tfm.hooks.LOSS`, the global step -> `tfm.hooks.GLOBAL_STEP`).
 """
 
 from __future__ import annotations
@@ -13,6 +13,8 @@ from __future__ import annotations
 from typing import Callable
 
 import libcst as cst
+
+from .estimator.plan import StmtKind
 
 _HOOK_NAMES = (
     "SessionRunHook",
@@ -203,7 +205,7 @@ def session_only_uses(cls: cst.ClassDef) -> list[str]:
     return found
 
 
-# -- a model_fn's spec hooks and export outputs (called by modelfn) ------------------------------
+# -- a model_fn's spec hooks and export outputs (called by the estimator package) ----------------
 
 HOOK_SPEC_KEYS = {
     "training_hooks": "training_hooks",
@@ -236,7 +238,7 @@ def _names(node: cst.CSTNode) -> set[str]:
 def spec_hooks(analyzer, plan, stmts, hook_exprs: dict[str, list[cst.BaseExpression]], loss_name: str) -> None:
     """A model_fn's `training_hooks=`/... -> `plan.hooks`: methods making them afresh on the model.
 
-    The statements that only build the hooks leave the forward pass (kind "drop") and go with
+    The statements that only build the hooks leave the forward pass (`StmtKind.DROP`) and go with
     them; the spec's loss becomes `tfm.hooks.LOSS` and the global step `tfm.hooks.GLOBAL_STEP`.
     Hooks reading other model_fn tensors are not migrated: they get a note (a TODO) and are left
     out of the model.
@@ -288,7 +290,7 @@ def spec_hooks(analyzer, plan, stmts, hook_exprs: dict[str, list[cst.BaseExpress
         for expr in exprs:
             expr.visit(Summaries())
     for st in chosen:
-        st.kind = "drop"
+        st.kind = StmtKind.DROP
     if unknown or summaries:
         what = f"the model_fn tensors {', '.join(f'`{n}`' for n in unknown)}" if unknown else "graph summary ops"
         plan.notes.append(

@@ -1,4 +1,4 @@
-"""Renders a `modelfn.Plan` as a Keras model class plus a builder function (source text)."""
+"""Renders a `estimator.plan.Plan` as a Keras model class plus a builder function (source text)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from typing import Callable
 
 import libcst as cst
 
-from .modelfn import MODEL_PLACEHOLDER, Plan
+from .estimator.plan import MODEL_PLACEHOLDER, Plan
 
 _IND = "    "
 _WIDTH = 100

@@ -24,7 +24,7 @@ _BIAS_CORRECTION = ("beta1_power", "beta_1_power", "**", "pow(", "_get_beta_accu
 
 
 def recognise(cls: cst.ClassDef, module: cst.Module, canonical: Callable[[cst.BaseExpression], str | None]) -> str | None:
-    """The key (`OPTIMIZERS` in modelfn) of the algorithm a user optimizer class implements."""
+    """The key (`OPTIMIZERS` in `estimator.tables`) of the algorithm a user optimizer class implements."""
     if not any(canonical(base.value) == "train.Optimizer" for base in cls.bases):
         return None
     methods = {s.name.value: s for s in cls.body.body if isinstance(s, cst.FunctionDef)}  # type: ignore[attr-defined]

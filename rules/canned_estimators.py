@@ -8,10 +8,10 @@ import libcst as cst
 
 from tfmigrate import ctl_codegen
 from tfmigrate.hosted import HOSTED_CANNED, canned_note
+from tfmigrate.estimator.tables import OPTIMIZER_DROP, OPTIMIZERS
 from tfmigrate.estimator_scan import Site, fresh_name
 from tfmigrate.estimator_sites import EstimatorSiteRule
-from tfmigrate.modelfn import OPTIMIZERS, _OPTIMIZER_DROP, names_in
-from tfmigrate.names import ast_dotted, dotted
+from tfmigrate.names import ast_dotted, dotted, names_in
 from tfmigrate.rule import RUNTIME_ALIAS, RUNTIME_MODULE
 
 _DNN_V2 = ("hidden_units", "feature_columns", "model_dir")
@@ -386,7 +386,7 @@ class _ArgRewriter(cst.CSTTransformer):
         elif "learning_rate" in spelled:
             args.append(f"learning_rate={spelled['learning_rate']}")
         for name, expr in bound.items():
-            if name in _OPTIMIZER_DROP:
+            if name in OPTIMIZER_DROP:
                 continue
             args.append(f"{renames.get(name, name)}={self.rule.module.code_for_node(expr)}")
         for name, default in spelled.items():

@@ -138,3 +138,72 @@ def test_runtime_modules_import_only_their_layer_or_lower() -> None:
         if target and layer(target) > layer(name)
     )
     assert not upward, "runtime imports that go up a layer:\n" + "\n".join(upward)
+
+
+# -- the codemod's model_fn analysis (`tfmigrate.estimator`) ----------------------------------------
+
+#: The model_fn analysis' modules, lowest first (migrate/estimator/__init__.py describes them); a
+#: module imports at run time only from its own layer or lower ones (imports under
+#: `if TYPE_CHECKING:`, for annotations, are left out). A new module must be placed here.
+ESTIMATOR_LAYERS: dict[str, tuple[str, ...]] = {
+    "plan": ("plan",),
+    "tables": ("tables",),
+    "syntax": ("syntax",),
+    "concerns": (
+        "shapes", "spec", "checkpoints", "dataflow", "forward", "scoped", "loss", "optimizer", "metrics", "summaries",
+    ),
+    "analyzer": ("analyzer",),
+}
+
+
+def _codemod_imports() -> list[tuple[Path, str, str, int, bool]]:
+    """(file, imported module, imported name, line, at run time) for each `from ... import name` in
+    the codemod (migrate/, rules/), relative imports resolved to `tfmigrate.*`."""
+    packages = {"migrate": "tfmigrate", "rules": "tfmigrate.rules"}
+    out: list[tuple[Path, str, str, int, bool]] = []
+    for top, package in packages.items():
+        for path in sorted((ROOT / top).rglob("*.py")):
+            parts = package.split(".") + list(path.relative_to(ROOT / top).with_suffix("").parts)
+            here = parts[:-1]  # the package a relative import starts from
+            tree = ast.parse(path.read_text(encoding="utf-8"))
+            typing_only: set[int] = set()
+            for node in ast.walk(tree):
+                if isinstance(node, ast.If) and isinstance(node.test, ast.Name) and node.test.id == "TYPE_CHECKING":
+                    typing_only |= {id(n) for n in ast.walk(node)}
+            for node in ast.walk(tree):
+                if not isinstance(node, ast.ImportFrom):
+                    continue
+                if node.level:
+                    base = here[: len(here) - (node.level - 1)]
+                    target = ".".join(base + (node.module.split(".") if node.module else []))
+                else:
+                    target = node.module or ""
+                for alias in node.names:
+                    out.append((path, target, alias.name, node.lineno, id(node) not in typing_only))
+    return out
+
+
+def test_estimator_modules_import_only_their_layer_or_lower() -> None:
+    rank = {module: index for index, modules in enumerate(ESTIMATOR_LAYERS.values()) for module in modules}
+    estimator = ROOT / "migrate" / "estimator"
+    unplaced = sorted(p.stem for p in estimator.glob("*.py") if p.stem != "__init__" and p.stem not in rank)
+    assert not unplaced, f"tfmigrate.estimator modules in no layer of ESTIMATOR_LAYERS: {unplaced}"
+    upward = []
+    for path, target, name, line, runtime in _codemod_imports():
+        if path.parent != estimator or path.stem == "__init__" or not runtime:
+            continue
+        module = f"{target}.{name}" if target == "tfmigrate.estimator" else target
+        if module.startswith("tfmigrate.estimator.") and rank[module.rsplit(".", 1)[1]] > rank[path.stem]:
+            upward.append(f"{path.relative_to(ROOT)}:{line}: imports {module}")
+    assert not upward, "tfmigrate.estimator imports that go up a layer:\n" + "\n".join(upward)
+
+
+def test_nothing_imports_private_names_of_the_estimator_package() -> None:
+    """Across modules, `tfmigrate.estimator` and its users import public names only."""
+    private = [
+        f"{path.relative_to(ROOT)}:{line}: from {target} import {name}"
+        for path, target, name, line, _ in _codemod_imports()
+        if name.startswith("_") and not name.startswith("__")
+        and (target.split(".")[:2] == ["tfmigrate", "estimator"] or path.parent == ROOT / "migrate" / "estimator")
+    ]
+    assert not private, "private names imported across modules:\n" + "\n".join(private)

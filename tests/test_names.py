@@ -44,7 +44,7 @@ def test_imports_inside_functions_count() -> None:
 
 
 def test_model_class_names_are_valid_keras_scope_names() -> None:
-    from tfmigrate.modelfn import camel
+    from tfmigrate.estimator.plan import camel
 
     assert camel("model_fn") == "KerasModel"
     assert camel("resnet_model_fn") == "ResnetModel"
