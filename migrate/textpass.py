@@ -196,6 +196,7 @@ class SourceView:
         self._scanned = True
         roots = self.names.aliases
         chains: list[Chain] = []
+        lone: list[Chain] = []  # every lone Name of an import alias, any context
         imports: list[tuple[ast.Import | ast.ImportFrom, bool]] = []
         bare: set[str] = set()
         loads: dict[str, int] = {}
@@ -223,9 +224,11 @@ class SourceView:
                             top_loads[name] = node.lineno  # type: ignore[attr-defined]
                     else:
                         binds[name] = binds.get(name, 0) + 1
-                    if id(node) in funcs:
-                        start = offset(node.lineno, node.col_offset)  # type: ignore[attr-defined]
-                        chains.append(Chain(name, start, start + len(name.encode()), stmt, fstr, False, under, node, True, True))  # type: ignore[arg-type]
+                    start = offset(node.lineno, node.col_offset)  # type: ignore[attr-defined]
+                    use = Chain(name, start, start + len(name.encode()), stmt, fstr, False, under, node, id(node) in funcs, True)  # type: ignore[arg-type]
+                    lone.append(use)
+                    if use.call:
+                        chains.append(use)
                 continue
             if kind is Attribute:
                 dotted = ast_dotted(node)  # type: ignore[arg-type]
@@ -286,6 +289,7 @@ class SourceView:
                 push((child, stmt, fstr, inner_top, under))
         chains.sort(key=lambda c: c.start)
         self._chains = chains
+        self._lone = lone
         self._imports = imports
         self._bare = bare
         self._loads = loads
@@ -313,6 +317,14 @@ class SourceView:
         if not self._scanned:
             self._scan()
         return self._chains
+
+    @property
+    def lone_names(self) -> list[Chain]:
+        """Every Name of an import alias that is no chain's root (loads, stores, `del`s; calls too),
+        in source order, as bare chains: the Names TFM101's `leave_Name` sees, less those in imports."""
+        if not self._scanned:
+            self._scan()
+        return self._lone
 
     @property
     def imports(self) -> list[tuple[ast.Import | ast.ImportFrom, bool]]:

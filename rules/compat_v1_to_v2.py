@@ -478,15 +478,50 @@ class CompatV1ToV2(Rule):
             if isinstance(imp, ast.ImportFrom) and not imp.level and (imp.module or "").startswith(_CST_IMPORTS)
             and imp.names[0].name != "*"
         ]
-        if any(imp.module.startswith("tensorflow.contrib") for imp in estimator_imports):  # type: ignore[union-attr]
-            return None  # bare uses of contrib objects and contrib imports the runtime replaces: the CST pass
+        # `from tensorflow.contrib.X import Y`: the runtime's module instead when it has every name
+        # (leave_ImportFrom), else each lone use of a name it binds is respelled or gets a TODO (leave_Name).
+        contrib_homes: dict[int, str] = {}
+        contrib_locals: dict[str, str] = {}
+        for imp in estimator_imports:
+            if not imp.module.startswith("tensorflow.contrib") or hosted_import_home(imp.module, [a.name for a in imp.names]) is not None:  # type: ignore[union-attr]
+                continue
+            objs = [alias.name for alias in imp.names]
+            runtime = _contrib_runtime_home(imp.module, objs)  # type: ignore[arg-type]
+            if runtime is not None:
+                home, renamed = runtime
+                if renamed != objs:
+                    return None  # names the runtime spells otherwise: the CST pass adds their `as`
+                contrib_homes[id(imp)] = home
+                continue
+            for alias in imp.names:
+                contrib_locals[alias.asname or alias.name] = f"{imp.module}.{alias.name}"
+        if contrib_locals and not _lone_uses_are_names(view, names, set(contrib_locals)):
+            return None
         plan = TextPlan()
         dropped: dict[str, int] = {}
         to_tf2 = False  # an edit spells `tf.`: `import tensorflow as tf` if the file lacks it
         data = view.lines.data
         calls: dict[int, ast.Call] | None = None
-        for chain in view.chains:
+        chains = view.chains
+        if contrib_locals:
+            uses = [use for use in view.lone_names if use.dotted in contrib_locals and not use.call]
+            chains = sorted([*chains, *uses], key=lambda chain: chain.start)
+        for chain in chains:
             if chain.bare:
+                if chain.dotted in contrib_locals:
+                    # leave_Name: a name bound by a kept contrib import names something TF2 lacks.
+                    full = contrib_locals[chain.dotted]
+                    text, todo = plan_chain(full, tf, scope_module, self.ctx.tf1_program)
+                    if chain.in_fstring:
+                        return None
+                    if text is not None and todo is None and text.startswith(RUNTIME_ALIAS + "."):
+                        if view.wrapped_in_parens(chain.start, chain.end) is not False:
+                            return None  # parentheses of its own: LibCST drops them
+                        plan.replacements.append((chain.start, chain.end, text))
+                        dropped[chain.dotted] = dropped.get(chain.dotted, 0) + 1
+                        plan.changed = plan.needs_runtime = True
+                    else:
+                        plan.todos.append((chain.stmt, _removed("contrib", f"{chain.dotted}`: `{full.replace('tensorflow.', 'tf.', 1)}")))
                 continue
             full = names.qualify_dotted(chain.dotted)
             if full is None:
@@ -533,11 +568,12 @@ class CompatV1ToV2(Rule):
         rewritten: set[int] = set()
         for imp in estimator_imports:
             home = hosted_import_home(imp.module, [alias.name for alias in imp.names])  # type: ignore[arg-type]
-            if home is not None:
+            module = f"tfmigrate.runtime.{home}" if home is not None else contrib_homes.get(id(imp))
+            if module is not None:
                 span = _import_module_span(view, imp)
                 if span is None:
                     return None
-                plan.replacements.append((*span, f"tfmigrate.runtime.{home}"))
+                plan.replacements.append((*span, module))
                 plan.changed = True
                 rewritten.add(id(imp))
         # leave_Import / leave_ImportFrom: (module, obj, local) that RemoveImportsVisitor is asked about.
@@ -743,25 +779,55 @@ def _runtime_import(node: cst.ImportFrom) -> cst.ImportFrom | None:
     home = hosted_import_home(module, [dotted_text(alias.name) for alias in node.names])
     if home is not None:
         return node.with_changes(module=chain_node(f"tfmigrate.runtime.{home}"))
+    objs = [dotted_text(alias.name) for alias in node.names]
+    runtime = _contrib_runtime_home(module, objs)
+    if runtime is None:
+        return None
+    home, renamed = runtime
+    aliases = []
+    for alias, obj, name in zip(node.names, objs, renamed):
+        asname = alias.asname
+        if asname is None and name != obj:
+            asname = cst.AsName(name=cst.Name(obj))
+        aliases.append(alias.with_changes(name=cst.Name(name), asname=asname))
+    return node.with_changes(module=chain_node(home), names=aliases)
+
+
+def _contrib_runtime_home(module: str, objs: list[str]) -> tuple[str, list[str]] | None:
+    """`from tensorflow.contrib.X import objs` whose every name the runtime replaces from one of
+    its modules: that module (`tfmigrate.runtime[.home]`) and the names there; else None."""
     if not module.startswith("tensorflow.contrib"):
         return None
     homes: set[str] = set()
-    aliases = []
-    for alias in node.names:
-        obj = dotted_text(alias.name)
+    renamed = []
+    for obj in objs:
         replaced = runtime_symbol(f"{module}.{obj}")
         if replaced is None or replaced[1] or replaced[0].startswith("tf:"):
             return None
         home, _, name = replaced[0].rpartition(".")
         homes.add(home)
-        asname = alias.asname
-        if asname is None and name != obj:
-            asname = cst.AsName(name=cst.Name(obj))
-        aliases.append(alias.with_changes(name=cst.Name(name), asname=asname))
+        renamed.append(name)
     if len(homes) != 1:
         return None
     home = homes.pop()
-    return node.with_changes(module=chain_node("tfmigrate.runtime" + (f".{home}" if home else "")), names=aliases)
+    return "tfmigrate.runtime" + (f".{home}" if home else ""), renamed
+
+
+def _lone_uses_are_names(view: SourceView, names, locals_: set[str]) -> bool:
+    """Whether every mention of these import-bound names that TFM101's `leave_Name` would see is
+    one of `view.lone_names` (no def, class, `global`, `except ... as` or pattern binds one)."""
+    if not locals_ <= set(names.aliases):
+        return False
+    for node in view.nodes_of(ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef):
+        if node.name in locals_:
+            return False
+    for node in view.nodes_of(ast.Global, ast.Nonlocal):
+        if locals_ & set(node.names):
+            return False
+    for node in view.nodes_of(ast.ExceptHandler, ast.MatchAs, ast.MatchStar, ast.MatchMapping):
+        if (getattr(node, "name", None) or getattr(node, "rest", None)) in locals_:
+            return False
+    return True
 
 
 _REMOVED_MODULES = ("tensorflow.contrib", "tf_slim")

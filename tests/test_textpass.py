@@ -119,6 +119,21 @@ CASES = {
         "import tensorflow as tf\nfrom tensorflow.python.ops import array_ops\ntry:\n  from tensorflow.python.ops import math_ops\n"
         "except ImportError:\n  math_ops = None\nx = tf.gfile.Exists('a')\ndef f():\n  return math_ops\n"
     ),
+    # `from tensorflow.contrib... import` on the text path (TFM101's leave_ImportFrom / leave_Name).
+    "contrib from-imports: kept, runtime-replaced, respelled lone names": (
+        "import tensorflow as tf\nfrom tensorflow.contrib.training import HParams\n"
+        "from tensorflow.contrib.framework import arg_scope\nfrom tensorflow.contrib import layers as contrib_layers\n"
+        "from tensorflow.contrib.tpu import TPUEstimator\n"
+        "hp = HParams(a=1)\nwith arg_scope([contrib_layers.conv2d]):\n  x = contrib_layers\ny = [arg_scope, (arg_scope)]\n"
+        "def f(contrib_layers=contrib_layers):\n  del contrib_layers\nz = tf.gfile.Exists(TPUEstimator)\n"
+    ),
+    "contrib local bound again by a def": (
+        "import tensorflow as tf\nfrom tensorflow.contrib import layers\ndef layers():\n  return tf.gfile.Exists(layers)\n"
+    ),
+    "contrib local in an f-string": "import tensorflow as tf\nfrom tensorflow.contrib import layers\nx = f'{layers}' + tf.gfile.Exists('a')\n",
+    "contrib import in a function": (
+        "import tensorflow as tf\ndef f():\n  from tensorflow.contrib import slim\n  return slim, tf.gfile.Exists(slim.conv2d)\n"
+    ),
     "unused imports cut whole, with their comments": (
         "import tensorflow as tf\n\n# slim, for layers\nimport tensorflow.contrib.slim as slim  # noqa\n"
         "from tensorflow.python.ops import array_ops, math_ops\nx = tf.gfile.Exists('a')\n"
