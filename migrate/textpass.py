@@ -134,6 +134,28 @@ def _position(node: ast.AST) -> tuple[int, int]:
     return getattr(node, "lineno", 0), getattr(node, "col_offset", 0)
 
 
+_SKIPPED_TOKENS = frozenset({tokenize.NL, tokenize.NEWLINE, tokenize.COMMENT, tokenize.INDENT, tokenize.DEDENT,
+                             tokenize.ENDMARKER})
+
+
+def _significant_tokens(source: str, lines: SourceLines) -> list[tuple[str, int, int, int]]:
+    """The file's tokens but comments, line breaks and indentation, with byte offsets; [] when it
+    does not tokenize."""
+    texts = source.split("\n")  # the view's lines (no `\r`: such files keep to the CST path)
+    out = []
+
+    def offset(row: int, col: int) -> int:
+        return lines.starts[row - 1] + len(texts[row - 1][:col].encode("utf-8")) if row <= len(texts) else len(lines.data)
+
+    try:
+        for token in tokenize.generate_tokens(io.StringIO(source).readline):
+            if token.type not in _SKIPPED_TOKENS:
+                out.append((token.string, offset(*token.start), offset(*token.end), token.type))
+    except (tokenize.TokenError, SyntaxError, IndentationError):
+        return []
+    return out
+
+
 def heeded_removals(entries: list[tuple[str, str | None, str | None]]) -> list[tuple[str, str | None, str | None]]:
     """The removal requests LibCST's RemoveImportsVisitor acts on: of the aliases asked of one
     `import module`, only the last (it keeps one per module); every `from module import name`."""
@@ -178,6 +200,8 @@ class SourceView:
         self.names = names if names is not None else AliasTable.from_ast(tree, self.lines)
         self._scanned = False
         self._by_type: dict[type, list[ast.AST]] | None = None
+        self._tokens: list[tuple[str, int, int, int]] | None = None  # (text, byte start, byte end, type)
+        self._token_starts: list[int] = []
 
     def nodes_of(self, *kinds: type) -> list:
         """Every node of the tree of one of these exact types (one type: depth-first order; several:
@@ -444,7 +468,34 @@ class SourceView:
     # -- splicing ---------------------------------------------------------------------------
     def wrapped_in_parens(self, start: int, end: int) -> bool | None:
         """Whether `(chain)` has parentheses of its own (LibCST would drop them with the node);
-        None when that cannot be told cheaply."""
+        None when that cannot be told (the text does not tokenize)."""
+        quick = self._wrapped_in_parens_on_its_line(start, end)
+        return quick if quick is not None else self._wrapped_in_parens_by_tokens(start, end)
+
+    def _wrapped_in_parens_by_tokens(self, start: int, end: int) -> bool | None:
+        """`wrapped_in_parens` read from the file's tokens (comments and line breaks skipped)."""
+        if self._tokens is None:
+            self._tokens = _significant_tokens(self.source, self.lines)
+            self._token_starts = [token[1] for token in self._tokens]
+        tokens, starts = self._tokens, self._token_starts
+        if not tokens:
+            return None
+        first = bisect.bisect_left(starts, start)
+        last = bisect.bisect_left(starts, end) - 1
+        if first >= len(tokens) or starts[first] != start or last < first or tokens[last][2] != end:
+            return None
+        if first == 0 or last + 1 >= len(tokens) or tokens[first - 1][0] != "(" or tokens[last + 1][0] != ")":
+            return False
+        if first < 2:
+            return True
+        before, kind = tokens[first - 2][0], tokens[first - 2][3]
+        if before in (")", "]", "}") or kind == tokenize.STRING:
+            return False  # a call's (or subscript's) parentheses
+        if kind == tokenize.NAME:
+            return keyword.iskeyword(before)  # `if (x)` groups; `f(x)` calls
+        return True
+
+    def _wrapped_in_parens_on_its_line(self, start: int, end: int) -> bool | None:
         data = self.lines.data
         pos, size = end, len(data)
         while pos < size and data[pos] in _WS:

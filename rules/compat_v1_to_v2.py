@@ -545,8 +545,9 @@ class CompatV1ToV2(Rule):
             if todo is not None:
                 plan.todos.append((chain.stmt, todo))
             if edit:
-                if data[chain.start : chain.end] != chain.dotted.encode("utf-8") or view.wrapped_in_parens(chain.start, chain.end) is not False:
-                    return None  # whitespace, comments or parentheses of its own: LibCST drops them
+                if view.wrapped_in_parens(chain.start, chain.end) is not False:
+                    return None  # parentheses of its own: LibCST drops them with the node
+                # (whitespace and comments inside the chain go with it, as they do from the CST)
                 plan.replacements.append((chain.start, chain.end, text))  # type: ignore[arg-type]
                 root = chain.dotted.partition(".")[0]
                 dropped[root] = dropped.get(root, 0) + 1

@@ -134,6 +134,12 @@ CASES = {
     "contrib import in a function": (
         "import tensorflow as tf\ndef f():\n  from tensorflow.contrib import slim\n  return slim, tf.gfile.Exists(slim.conv2d)\n"
     ),
+    # Chains LibCST replaces whole: own parentheses told from the tokens, whitespace inside dropped.
+    "chains beside comments and line breaks": (
+        "import tensorflow as tf\nk = tf.GraphKeys  # keys\nx = f(a,\n      tf.GraphKeys.GLOBAL_STEP)\n"
+        "y = (tf.GraphKeys.LOSSES  # c\n     )\nz = (tf.layers.\n     dense)(1)\nif (\n    tf.GraphKeys.LOSSES):\n  pass\n"
+        "w = g(  # c\n    tf.python_io.TFRecordCompressionType.GZIP)\nv = [tf.contrib.\n     layers.xavier_initializer]\n"
+    ),
     "unused imports cut whole, with their comments": (
         "import tensorflow as tf\n\n# slim, for layers\nimport tensorflow.contrib.slim as slim  # noqa\n"
         "from tensorflow.python.ops import array_ops, math_ops\nx = tf.gfile.Exists('a')\n"
