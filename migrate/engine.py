@@ -557,6 +557,7 @@ class _Pipeline:
                     raise TooDeep
                 self.depth_checked = True
             self.module = cst.parse_module(self.text)
+            self.ctx.parsed = (self.module, self.text)
         return self.module
 
     def _add_imports(self) -> None:

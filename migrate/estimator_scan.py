@@ -7,6 +7,7 @@ the statements that replace what they found.
 
 from __future__ import annotations
 
+import ast
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -234,3 +235,58 @@ def fresh_name(base: str, taken: set[str], est_name: str) -> str:
         candidate = f"{base}_{index}"
         index += 1
     return candidate
+
+
+def line_in_text(module: cst.Module, text: str, node: cst.CSTNode) -> int | None:
+    """The first line of `node` (inside `module`, which LibCST parsed from `text`), from the
+    positions of its top-level statement alone and that statement's line in `text`'s `ast`;
+    None when the two trees' top-level statements do not pair up."""
+    from libcst.metadata import MetadataWrapper, PositionProvider
+
+    from .textpass import parse
+
+    top = next((stmt for stmt in module.body if _holds(stmt, node)), None)
+    if top is None:
+        return None
+    lines = _top_level_lines(parse(text).body)
+    if len(lines) != len(module.body):
+        return None
+    positions = MetadataWrapper(cst.Module(body=[top]), unsafe_skip_copy=True).resolve(PositionProvider)
+    return lines[module.body.index(top)] + positions[node].start.line - positions[top].start.line
+
+
+def _holds(tree: cst.CSTNode, node: cst.CSTNode) -> bool:
+    finder = _Finder(node)
+    tree.visit(finder)
+    return finder.found
+
+
+class _Finder(cst.CSTVisitor):
+    def __init__(self, node: cst.CSTNode) -> None:
+        super().__init__()
+        self.node, self.found = node, False
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        if node is self.node:
+            self.found = True
+        return not self.found
+
+
+def _top_level_lines(body: list[ast.stmt]) -> list[int]:
+    """The first line of each top-level statement as LibCST groups them (`a; b` is one line of
+    small statements; a decorated definition starts at its first decorator)."""
+    lines: list[int] = []
+    last_end = 0
+    for stmt in body:
+        decorators = getattr(stmt, "decorator_list", None)
+        start = min([stmt.lineno] + [d.lineno for d in decorators]) if decorators else stmt.lineno
+        if lines and start == last_end and not isinstance(stmt, _COMPOUND_STATEMENTS):
+            last_end = stmt.end_lineno or start  # `a; b`: the same line of small statements
+            continue
+        lines.append(start)
+        last_end = stmt.end_lineno or start
+    return lines
+
+
+_COMPOUND_STATEMENTS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.If, ast.For, ast.AsyncFor, ast.While,
+                        ast.With, ast.AsyncWith, ast.Try, ast.Match) + ((ast.TryStar,) if hasattr(ast, "TryStar") else ())

@@ -22,6 +22,7 @@ import libcst as cst
 from . import ctl_codegen
 from .estimator_codegen import SiteCodegen
 from .estimator_scan import (
+    line_in_text,
     BRANCHING,
     ESTIMATOR_METHODS,
     MODEL_FN_DECLINES,
@@ -207,7 +208,13 @@ class EstimatorSiteRule(SiteCodegen, Rule):
         return Decline(reason, statement, self._line_of(statement), code) if code else Decline(reason)
 
     def _line_of(self, node: cst.CSTNode) -> int:
-        """`node`'s first line in this module (positions worked out once, when first asked for)."""
+        """`node`'s first line in this module: read off the text LibCST parsed it from (positions
+        of its top-level statement only), else the whole module's positions, worked out once."""
+        parsed = self.ctx.parsed
+        if parsed is not None and parsed[0] is self.module:
+            line = line_in_text(self.module, parsed[1], node)
+            if line is not None:
+                return line
         if self._positions is None:
             from libcst.metadata import MetadataWrapper, PositionProvider
 

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, ClassVar
+from typing import Any, TYPE_CHECKING, ClassVar
 
 import libcst as cst
 
@@ -116,6 +116,8 @@ class FileContext:
     # path): while no rule has changed the file, what a rule would compute from the CST again.
     source: str = ""
     source_symbols: frozenset[str] | None = None
+    # The module LibCST last parsed and the text it parsed (its positions can be read off the text).
+    parsed: tuple[Any, str] | None = None
 
     def unchanged_source(self) -> str | None:
         """The file's text while no rule has changed it yet, else None."""
