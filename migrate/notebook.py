@@ -21,7 +21,8 @@ import json
 import re
 from dataclasses import dataclass, field
 
-from .engine import ERROR, MIGRATED, TODO, UNCHANGED, Finding, Options, scan_todos, transform_source
+from .engine import Options, transform_source
+from .results import ERROR, MIGRATED, TODO, UNCHANGED, Finding, scan_todos
 
 # Cell magics whose body is Python: the `%%` line is masked and the body migrates.
 PYTHON_CELL_MAGICS = frozenset({"time", "timeit", "capture", "prun", "debug", "tensorflow_version"})
@@ -45,7 +46,7 @@ class _Cell:
 
 @dataclass
 class NotebookResult:
-    """The notebook analogue of `engine.TransformResult`; every finding carries its `cell`."""
+    """The notebook analogue of `results.TransformResult`; every finding carries its `cell`."""
 
     source: str
     output: str

@@ -13,8 +13,8 @@ from typing import IO
 
 import click
 
-from .engine import Finding
-from .engine import TODO
+from .results import Finding
+from .results import TODO
 from .runner import CHECK, DIFF, WRITE, FileOutcome, summarize
 
 # Fewer files than this finish before a progress bar would be worth drawing.

@@ -20,7 +20,8 @@ from pathlib import Path
 from . import __version__
 from .config import PathFilter
 from .discovery import SOURCE_SUFFIXES, Discovery, discover, discover_all  # noqa: F401 - re-exported
-from .engine import ERROR, MIGRATED, TODO, UNCHANGED, Finding, Options, transform_source
+from .engine import Options, transform_source
+from .results import ERROR, MIGRATED, TODO, UNCHANGED, Finding
 from .exports import imported_names, module_name
 from .tf1_program import is_tf1_project
 from .fileio import FileChanged, NotRegularFile, atomic_write, read_source, replace_file  # noqa: F401

@@ -21,7 +21,7 @@ import os
 from pathlib import Path
 
 from . import RULES_URL, __version__, docs_url
-from .engine import Finding
+from .results import Finding
 from .registry import all_rules
 from .runner import CHECK, DIFF, FileOutcome
 
