@@ -14,6 +14,7 @@ import sys
 from importlib import resources
 from pathlib import Path
 
+from . import REPOSITORY_URL
 from .registry import all_rules
 from .rule import Rule
 
@@ -149,7 +150,8 @@ def render_rule(rule: type[Rule], *, level: int = 2) -> str:
     lines = [
         f"{h} {rule.CODE}",
         "",
-        f"**{rule.__name__}** · {safety} · {kind} · targets: {', '.join(sorted(rule.TARGETS))}",
+        f"**{rule.__name__}** · {safety} · {kind} · targets: {', '.join(sorted(rule.TARGETS))} · "
+        f"source: [`{rule_module(rule)}`]({REPOSITORY_URL}/blob/main/{rule_module(rule)})",
         "",
         f"{rule.SUMMARY}.",
         "",
@@ -186,13 +188,21 @@ def render_rule(rule: type[Rule], *, level: int = 2) -> str:
     return "\n".join(lines)
 
 
+def rule_module(rule: type[Rule]) -> str:
+    """The repository path of the module a rule lives in (`tfmigrate.rules.x` -> `rules/x.py`)."""
+    package, _, name = rule.__module__.rpartition(".")
+    return f"{'rules' if package == 'tfmigrate.rules' else 'migrate'}/{name}.py"
+
+
 def render_all() -> str:
     rules = all_rules()
-    table = ["| code | summary | fix | targets |", "|---|---|---|---|"]
+    table = ["| code | summary | fix | targets | source |", "|---|---|---|---|---|"]
     for rule in sorted(rules, key=lambda r: r.CODE):
+        module = rule_module(rule)
         table.append(
             f"| [{rule.CODE}](#{rule.CODE.lower()}) | {rule.SUMMARY.replace('|', '&#124;')} | "
-            f"{'safe' if rule.SAFE else 'unsafe'} | {', '.join(sorted(rule.TARGETS))} |"
+            f"{'safe' if rule.SAFE else 'unsafe'} | {', '.join(sorted(rule.TARGETS))} | "
+            f"[`{module.removeprefix('rules/')}`]({REPOSITORY_URL}/blob/main/{module}) |"
         )
     sections = [render_rule(rule) for rule in sorted(rules, key=lambda r: r.CODE)]
     codes = ["| code | meaning |", "|---|---|"]

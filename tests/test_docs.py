@@ -85,6 +85,17 @@ def test_incomplete_rules_are_refused(rule: type[Rule], message: str) -> None:
         docs.render_rule(rule)
 
 
+def test_the_rule_reference_links_each_rule_to_its_module() -> None:
+    """One hop from the rule list to the code: each rule's row and section name its module, which
+    defines the rule class (TPUEstimator -> TPUStrategy is in rules/tpu_estimator_to_keras.py)."""
+    text = (ROOT / "docs" / "rules.md").read_text(encoding="utf-8")
+    for rule in all_rules():
+        module = docs.rule_module(rule)
+        assert (ROOT / module).read_text(encoding="utf-8").count(f"class {rule.__name__}(") == 1, module
+        assert f"source: [`{module}`]" in text and f"/blob/main/{module})" in text
+    assert docs.rule_module(next(r for r in all_rules() if r.CODE == "TFM301")) == "rules/tpu_estimator_to_keras.py"
+
+
 def test_every_rule_has_a_fixture_directory() -> None:
     dirs = {p.name.split("_", 1)[0] for p in FIXTURES.iterdir() if p.is_dir() and not p.name.startswith("_")}
     assert {r.CODE for r in all_rules()} <= dirs
