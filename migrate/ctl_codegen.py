@@ -25,7 +25,7 @@ import re
 import libcst as cst
 
 from .keras_codegen import (
-    _Slots,
+    Slots,
     export_outputs_lines,
     hook_method_lines,
     init_checkpoint_lines,
@@ -108,7 +108,7 @@ def _unpack(plan: Plan) -> str:
 def render(plan: Plan, *, tf: str, tfm: str, indent: str = "    ", standalone: bool = False) -> list[cst.BaseStatement]:
     """The model class and the loop class replacing `plan`'s model_fn, as module-level statements."""
     u = indent
-    slots = _Slots()
+    slots = Slots()
     p = plan.params_name
     out = plan.output
     feats, labels = plan.features_name, plan.labels_name

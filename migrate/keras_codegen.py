@@ -31,7 +31,7 @@ def wrap_dict(head: str, items: dict[str, str], indent: str, unit: str = _IND) -
     return [f"{indent}{head}{{"] + [f"{indent}{unit}{pair}," for pair in pairs] + [f"{indent}}}"]
 
 
-class _Slots:
+class Slots:
     """Placeholders for carried-over statements: generated text holds `__tfm_slot_N__`, and the
     parsed result gets the original nodes back, so comments and layout survive the move."""
 
@@ -60,7 +60,7 @@ class _Slots:
         return module.visit(Fill())
 
 
-def model_class_lines(plan: Plan, slots: _Slots, tf: str, u: str, *, store_params: bool, metrics: bool) -> list[str]:
+def model_class_lines(plan: Plan, slots: Slots, tf: str, u: str, *, store_params: bool, metrics: bool) -> list[str]:
     """The Keras model class of the model_fn's forward pass, up to and including `call`: layers
     made in `__init__`, `tf.get_variable` weights in `build`, TF1 names for checkpoint loading.
     (Shared by both targets: same layers and initializers, same numbers.)"""
@@ -119,7 +119,7 @@ def model_class_lines(plan: Plan, slots: _Slots, tf: str, u: str, *, store_param
     return lines
 
 
-def step_fn_lines(plan: Plan, slots: _Slots, depth: int, u: str) -> list[str]:
+def step_fn_lines(plan: Plan, slots: Slots, depth: int, u: str) -> list[str]:
     """`def learning_rate_fn(global_step): ...` for a hand-written TF1 learning rate (or nothing)."""
     if not plan.step_fn:
         return []
@@ -131,7 +131,7 @@ def step_fn_lines(plan: Plan, slots: _Slots, depth: int, u: str) -> list[str]:
     return lines
 
 
-def summary_lines(plan: Plan, slots: _Slots, tf: str, depth: int, u: str, *, training: str = "training") -> list[str]:
+def summary_lines(plan: Plan, slots: Slots, tf: str, depth: int, u: str, *, training: str = "training") -> list[str]:
     """The model_fn's summaries (recorded every `save_summary_steps` by the runtime's writer) and
     the host_call's (every step), on the training step only."""
     if not plan.summaries and not plan.host_summaries:
@@ -158,7 +158,7 @@ def init_checkpoint_lines(plan: Plan, tfm: str, model: str, depth: int, u: str) 
 
 
 def export_outputs_lines(
-    plan: Plan, slots: _Slots, u: str, *, model: str, writer: str, stmts: Callable[[list], list] = list
+    plan: Plan, slots: Slots, u: str, *, model: str, writer: str, stmts: Callable[[list], list] = list
 ) -> list[str]:
     """The `export_outputs(features)` method (a PREDICT spec's `export_outputs=`), on the Keras
     model (`model="self"`) or on the ctl loop (`model="self.model"`, `stmts` moving the TF1 code
@@ -180,7 +180,7 @@ def export_outputs_lines(
     return lines
 
 
-def hook_method_lines(plan: Plan, slots: _Slots, u: str, *, caller: str) -> list[str]:
+def hook_method_lines(plan: Plan, slots: Slots, u: str, *, caller: str) -> list[str]:
     """`training_hooks()`/`evaluation_hooks()`/`prediction_hooks()`: a spec's hooks, made per call."""
     p = plan.params_name
     lines: list[str] = []
@@ -198,7 +198,7 @@ def hook_method_lines(plan: Plan, slots: _Slots, u: str, *, caller: str) -> list
 def render(plan: Plan, *, tf: str, tfm: str, indent: str = _IND) -> list[cst.BaseStatement]:
     """The class and builder replacing `plan`'s model_fn, as module-level statements."""
     _IND = indent  # the module's own indentation unit
-    slots = _Slots()
+    slots = Slots()
     p = plan.params_name
     lines = model_class_lines(plan, slots, tf, _IND, store_params=(
         plan.call_uses_params
