@@ -11,7 +11,7 @@ import ast
 from collections.abc import Iterable
 
 from .names import ast_dotted
-from .textpass import parse
+from .textpass import index_by_type, parse
 
 
 def module_exports(tree: ast.Module | None) -> frozenset[str]:
@@ -66,11 +66,10 @@ def imported_names(modules: Iterable[tuple[str, str]]) -> dict[str, frozenset[st
         bound = {local: module for local, module in bound.items() if module in by_tail}
         if not bound:
             continue
-        for node in ast.walk(tree):
-            if isinstance(node, ast.Attribute):
-                dotted = ast_dotted(node.value)
-                if dotted in bound:
-                    add(bound[dotted], [node.attr], importer)
+        for node in index_by_type(tree).get(ast.Attribute, ()):  # one walk, cheaper than ast.walk's
+            dotted = ast_dotted(node.value)
+            if dotted in bound:
+                add(bound[dotted], [node.attr], importer)
     return {name: frozenset(names) for name, names in out.items()}
 
 
