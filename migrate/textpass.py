@@ -625,6 +625,14 @@ def _binds(imp: ast.Import | ast.ImportFrom, local: str) -> bool:
     return False
 
 
+def _line_offset(source: str, lineno: int) -> int:
+    """Where line `lineno` (1-based) starts in `source`."""
+    pos = 0
+    for _ in range(lineno - 1):
+        pos = source.find("\n", pos) + 1
+    return pos
+
+
 def add_imports(source: str, tree: ast.Module, items) -> str | None:
     """LibCST's `AddImportsVisitor` (no package name) on `source`, computed from its `ast`: the
     `ImportItem`s the top import block lacks, as new lines after it. None where the visitor would
@@ -667,7 +675,10 @@ def add_imports(source: str, tree: ast.Module, items) -> str | None:
         pos = source.find("\n", pos) + 1
         if pos == 0:
             return None
-    if "\\\n" in source[:pos]:
+    block_start = 0
+    if start:  # the docstring's own text may hold backslashes (`usage: prog \`): not a line join
+        block_start = _line_offset(source, body[0].end_lineno)  # type: ignore[arg-type]  # its last line on
+    if "\\\n" in source[block_start:pos]:
         return None  # a backslash joins lines: `import a; \` + `x = 1` is one LibCST line
 
     # The gatherer: what the top import block provides.

@@ -296,6 +296,9 @@ HEADS = [
     'f"doc"\nimport os\nx = 1\n',
     '"""Doc."""; import os\nx = 1\n',
     "__strict__ = True\nimport os\nx = 1\n",
+    '"""Usage:\n  prog \\\n    --flag=1\n"""\nimport os\nx = 1\n',  # a backslash in the docstring joins no lines
+    '"""Doc."""; \\\nimport os\nx = 1\n',
+    '"""Doc."""\nimport os; \\\nx = 1\n',
     "__strict__ = x = True\nimport os\nx = 1\n",
     "# header\n\nx = 1\n",
     "import os\n",
