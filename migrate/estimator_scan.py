@@ -256,9 +256,28 @@ def line_in_text(module: cst.Module, text: str, node: cst.CSTNode) -> int | None
 
 
 def _holds(tree: cst.CSTNode, node: cst.CSTNode) -> bool:
-    finder = _Finder(node)
-    tree.visit(finder)
-    return finder.found
+    """Whether `node` is `tree` or inside it. A statement (what a decline names) is looked for
+    through blocks only, never expressions; anything else through the whole tree."""
+    if not isinstance(node, (cst.BaseStatement, cst.BaseSmallStatement)):
+        finder = _Finder(node)
+        tree.visit(finder)
+        return finder.found
+    stack = [tree]
+    while stack:
+        current = stack.pop()
+        if current is node:
+            return True
+        if isinstance(current, cst.SimpleStatementLine):
+            if any(small is node for small in current.body):
+                return True
+            continue
+        stack.extend(child for child in current.children if isinstance(child, _BLOCK_PARTS))
+    return False
+
+
+# What a statement's blocks are made of (LibCST): suites, statements, and the clauses that hold them.
+_BLOCK_PARTS = (cst.BaseSuite, cst.BaseStatement, cst.Else, cst.ExceptHandler, cst.ExceptStarHandler, cst.Finally,
+                cst.MatchCase)
 
 
 class _Finder(cst.CSTVisitor):

@@ -190,7 +190,9 @@ class EstimatorSiteRule(SiteCodegen, Rule):
             return
         analyzer = None
         try:
-            analyzer = ModelFnAnalyzer(self.functions[name], self.ctx.names, self.module, self.ctx.tf2_alias, "tfm")
+            parsed = self.ctx.parsed
+            text = parsed[1] if parsed is not None and parsed[0] is self.module else None
+            analyzer = ModelFnAnalyzer(self.functions[name], self.ctx.names, self.module, self.ctx.tf2_alias, "tfm", text)
             # `feature_column.input_layer`/`linear_model` -> tfm.feature_columns layers, whose
             # columns TFM401 makes the runtime's (both targets).
             analyzer.feature_column_layers = True

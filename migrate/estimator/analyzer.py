@@ -42,7 +42,10 @@ class ModelFnAnalyzer(
 ):
     """Builds a `Plan` for one model_fn, or raises `Unsupported`."""
 
-    def __init__(self, fn: cst.FunctionDef, names: AliasTable, module: cst.Module, tf: str, tfm: str) -> None:
+    def __init__(self, fn: cst.FunctionDef, names: AliasTable, module: cst.Module, tf: str, tfm: str,
+                 text: str | None = None) -> None:
+        """`text`: the source `module` was parsed from, when known (it spares walks that look for
+        what the text does not spell)."""
         self.fn = fn
         self.names = names
         self.module = module
@@ -90,7 +93,9 @@ class ModelFnAnalyzer(
         # Calls the forward pass makes into code it cannot restructure, run under a variable
         # store instead: other modules' functions, and helpers that share variables
         # (`variable_scope(..., reuse=tf.AUTO_REUSE)`, a siamese tower called on two inputs).
-        self.foreign = foreign_names(module) | {name for name, f in self.module_fns.items() if self._shares_variables(f)}
+        # (Sharing needs `reuse=` or `reuse_variables()`: a text without "reuse" has none to find.)
+        sharing = text is None or "reuse" in text
+        self.foreign = foreign_names(module) | {name for name, f in self.module_fns.items() if sharing and self._shares_variables(f)}
         self.inlined: list[str] = []
         self._inlining: list[str] = []
         self.mode_aliases: dict[str, tuple[bool, str]] = {}
