@@ -25,7 +25,7 @@ from .registry import all_rules
 from .rule import ADD_IMPORTS, REMOVE_IMPORTS, RUNTIME_MODULE, FileContext, Rule
 from .results import ChangeTrack, Finding, TransformResult, scan_todos
 from .import_removal import ImportReads, import_reads, remove_unused_top_level_imports
-from .textpass import SourceView, heeded_removals, parse
+from .textpass import SourceView, heeded_removals, parse, reparse_edited
 from .textpass import add_imports as text_add_imports
 
 # A file that never spells one of these cannot hold TF1 code (TorchFix-style text pre-filter).
@@ -351,7 +351,9 @@ class _Pipeline:
         if plan.changed:  # type: ignore[union-attr]
             self.ctx.applied.append(rule.CODE)
         if output != self.text:
-            self.text, self.view = output, None
+            tree = reparse_edited(view.tree, view.lines, plan.replacements, output) if not plan.todos else None  # type: ignore[union-attr]
+            self.text = output
+            self.view = SourceView(output, tree, names=self.ctx.names) if tree is not None else None
         return True
 
     def _as_text(self) -> bool:

@@ -171,14 +171,7 @@ def parse(source: str) -> ast.Module:
     tree = _PARSED.get(source)
     if tree is not None:
         return tree
-    if not gc.isenabled():
-        tree = ast.parse(source)
-    else:
-        gc.disable()
-        try:
-            tree = ast.parse(source)
-        finally:
-            gc.enable()
+    tree = _parse_without_gc(source)
     if len(_PARSED) >= _PARSED_KEPT:
         del _PARSED[next(iter(_PARSED))]
     _PARSED[source] = tree
@@ -187,6 +180,62 @@ def parse(source: str) -> ast.Module:
 
 _PARSED: dict[str, ast.Module] = {}
 _PARSED_KEPT = 4
+
+
+def _parse_without_gc(source: str) -> ast.Module:
+    if not gc.isenabled():
+        return ast.parse(source)
+    gc.disable()
+    try:
+        return ast.parse(source)
+    finally:
+        gc.enable()
+
+
+def reparse_edited(tree: ast.Module, lines: SourceLines, replacements: list[tuple[int, int, str]], output: str) -> ast.Module | None:
+    """The `ast` of `output`, the text of `lines` with `replacements` (byte spans) spliced in, by
+    parsing again only the top-level statements the replacements fall in (the others are shared
+    with `tree`, unchanged: no caller changes a tree). None when that does not apply: an edit
+    adds or removes a line, or falls outside a statement, or the statements do not parse alone."""
+    data = lines.data
+    if any(b"\n" in data[start:end] or "\n" in text for start, end, text in replacements):
+        return None
+    body = tree.body
+    if not body or output.count("\n") != data.count(b"\n"):
+        return None
+    # Top-level statements as groups of whole lines (`a; b` share one): (first line, last line, indexes).
+    groups: list[list] = []
+    for index, stmt in enumerate(body):
+        decorators = getattr(stmt, "decorator_list", None)
+        first = min([stmt.lineno] + [d.lineno for d in decorators]) if decorators else stmt.lineno
+        last = stmt.end_lineno or stmt.lineno
+        if groups and first <= groups[-1][1]:
+            groups[-1][1] = max(groups[-1][1], last)
+            groups[-1][2].append(index)
+        else:
+            groups.append([first, last, [index]])
+    firsts = [group[0] for group in groups]
+    touched: set[int] = set()
+    for start, end, _ in replacements:
+        lineno = bisect.bisect_right(lines.starts, start)
+        at = bisect.bisect_right(firsts, lineno) - 1
+        if at < 0 or lineno > groups[at][1] or bisect.bisect_right(lines.starts, max(start, end - 1)) > groups[at][1]:
+            return None
+        touched.add(at)
+    new_lines = output.split("\n")
+    new_body: list[ast.stmt] = []
+    done = 0
+    for at in sorted(touched):
+        first, last, indexes = groups[at]
+        new_body.extend(body[done : indexes[0]])
+        try:  # blank lines above it give the statement its own line numbers
+            part = _parse_without_gc("\n" * (first - 1) + "\n".join(new_lines[first - 1 : last]))
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            return None
+        new_body.extend(part.body)
+        done = indexes[-1] + 1
+    new_body.extend(body[done:])
+    return ast.Module(body=new_body, type_ignores=tree.type_ignores)
 
 
 class SourceView:

@@ -347,3 +347,36 @@ def test_text_import_pass_equals_add_imports_visitor(head: int) -> None:
             continue
         expected = AddImportsVisitor(context).transform_module(cst.parse_module(source)).code
         assert fast == expected, (source, requests)
+
+
+REPARSE_SOURCE = (
+    '"""Doc."""\nimport tensorflow as tf\n\n@deco(tf.a)\n# between\ndef f(x):\n  return tf.gfile.Exists(x)  # c\n\n'
+    "a = tf.b; c = tf.d\nclass K:\n  y = tf.e\n# tail comment tf.f\n"
+)
+
+
+@pytest.mark.parametrize(
+    "old, new, parsed_alone",
+    [
+        ("tf.gfile.Exists", "tf.io.gfile.exists", True),  # inside a function
+        ("tf.a", "tfm.a", True),  # in a decorator
+        ("tf.d", "tf.compat.v1.d", True),  # `a; b`: both statements again
+        ("tf.e", "x", True),
+        ("tf.f", "x", False),  # in a comment between statements: the whole file again
+        ("tf.b", "(\ntf.b)", False),  # a line added
+    ],
+)
+def test_reparse_edited_equals_a_full_parse(old: str, new: str, parsed_alone: bool) -> None:
+    from tfmigrate.names import SourceLines
+    from tfmigrate.textpass import reparse_edited
+
+    source = REPARSE_SOURCE
+    lines = SourceLines(source)
+    start = source.encode().index(old.encode())
+    output = source.replace(old, new, 1)
+    tree = reparse_edited(ast.parse(source), lines, [(start, start + len(old.encode()), new)], output)
+    if not parsed_alone:
+        assert tree is None
+        return
+    assert tree is not None
+    assert ast.dump(tree, include_attributes=True) == ast.dump(ast.parse(output), include_attributes=True)
