@@ -8,7 +8,7 @@ then respells instead of deleting. A module's own `__all__` counts the same way.
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 from .names import ast_dotted
 from .textpass import index_by_type, parse
@@ -24,23 +24,34 @@ def module_exports(tree: ast.Module | None) -> frozenset[str]:
     return frozenset(out)
 
 
-def imported_names(modules: Iterable[tuple[str, str]]) -> dict[str, frozenset[str]]:
+def imported_names(
+    modules: Iterable[tuple[str, str]], *, reads: Callable[[list[tuple[str, str]], frozenset[str]], list] | None = None
+) -> dict[str, frozenset[str]]:
     """For (dotted module name, source) pairs of one program: module name -> the names other modules
     import from it (`from m import x`, relative imports too) or read as `m.x` after `import m`. A
-    module is also reachable by each tail of its name (`pkg.m` as `m`, the program run from `pkg/`)."""
+    module is also reachable by each tail of its name (`pkg.m` as `m`, the program run from `pkg/`).
+
+    `reads`: how to apply `reads_of` to the (name, source) pairs and the tails (the runner's
+    process pool for `-j N`); by default, here."""
     modules = list(modules)
     by_tail: dict[str, list[str]] = {}
     for name, _ in modules:
         parts = name.split(".")
         for start in range(len(parts)):
             by_tail.setdefault(".".join(parts[start:]), []).append(name)
+    found = (reads or reads_of)(modules, frozenset(by_tail))
     out: dict[str, set[str]] = {}
-
-    def add(target: str, names: Iterable[str], importer: str) -> None:
+    for importer, target, names in found:
         for module in by_tail.get(target, ()):
             if module != importer:
                 out.setdefault(module, set()).update(names)
+    return {name: frozenset(names) for name, names in out.items()}
 
+
+def reads_of(modules: list[tuple[str, str]], tails: frozenset[str]) -> list[tuple[str, str, list[str]]]:
+    """(importer, module it reads from, the names) for each import and `m.x` read in these
+    modules; `tails`: every name a module of the program goes by."""
+    found: list[tuple[str, str, list[str]]] = []
     for importer, source in modules:
         if "import" not in source:
             continue
@@ -55,22 +66,21 @@ def imported_names(modules: Iterable[tuple[str, str]]) -> dict[str, frozenset[st
                 if node.level:
                     package = importer.split(".")[: -node.level]
                     target = ".".join([*package, *([target] if target else [])])
-                names = [alias.name for alias in node.names if alias.name != "*"]
-                add(target, names, importer)
+                found.append((importer, target, [alias.name for alias in node.names if alias.name != "*"]))
                 for alias in node.names:  # `from pkg import m` binds a module
                     bound[alias.asname or alias.name] = f"{target}.{alias.name}" if target else alias.name
             elif isinstance(node, ast.Import):
                 for alias in node.names:
                     bound[alias.asname or alias.name] = alias.name
         # Only a name bound to a module of this program can read names from one.
-        bound = {local: module for local, module in bound.items() if module in by_tail}
+        bound = {local: module for local, module in bound.items() if module in tails}
         if not bound:
             continue
         for node in index_by_type(tree).get(ast.Attribute, ()):  # one walk, cheaper than ast.walk's
             dotted = ast_dotted(node.value)
             if dotted in bound:
-                add(bound[dotted], [node.attr], importer)
-    return {name: frozenset(names) for name, names in out.items()}
+                found.append((importer, bound[dotted], [node.attr]))
+    return found
 
 
 _BLOCK_FIELDS = ("body", "handlers", "orelse", "finalbody", "cases")

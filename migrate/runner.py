@@ -22,7 +22,7 @@ from .config import PathFilter
 from .discovery import SOURCE_SUFFIXES, Discovery, discover, discover_all  # noqa: F401 - re-exported
 from .engine import Options, transform_source
 from .results import ERROR, MIGRATED, TODO, UNCHANGED, Finding
-from .exports import imported_names, module_name
+from .exports import imported_names, module_name, reads_of
 from .tf1_program import is_tf1_project
 from .fileio import FileChanged, NotRegularFile, atomic_write, read_source, replace_file  # noqa: F401
 from .notebook import transform_notebook
@@ -265,6 +265,7 @@ def plan(
     changes: bool = True,
     timeout: float | None = DEFAULT_TIMEOUT,
     found: Discovery | None = None,
+    jobs: int = 1,
 ) -> list[Job]:
     """One job per discovered file, with the file's own rule selection (per-file-ignores).
 
@@ -275,7 +276,10 @@ def plan(
     work = []
     dests: dict[str, str] = {}
     modules = {path: module_name(path, root) for path, root in found.files if path.endswith(".py")}
-    exported = imported_names((modules[path], text) for path, text in zip(modules, _texts(modules))) if len(modules) > 1 else {}
+    exported: dict[str, frozenset[str]] = {}
+    if len(modules) > 1:
+        pairs = [(modules[path], text) for path, text in zip(modules, _texts(modules))]
+        exported = imported_names(pairs, reads=_pooled_reads(jobs) if jobs > 1 and len(pairs) >= 4 * jobs else None)
     for path, root in found.files:
         dest: str | None = path if mode == WRITE else None
         if mode == WRITE and out_dir is not None:
@@ -289,6 +293,19 @@ def plan(
             file_options = replace(file_options, exported=exported[modules[path]])
         work.append(Job(path, dest, mode, file_options, changes, timeout))
     return work
+
+
+def _pooled_reads(jobs: int):
+    """`exports.reads_of` over a process pool of `jobs` workers: the program-wide read of imports
+    parses every module, and done serially it would be the part of a `-j N` run that does not scale."""
+
+    def reads(modules: list[tuple[str, str]], tails: frozenset[str]) -> list:
+        size = max(1, len(modules) // (jobs * 4))
+        chunks = [modules[i : i + size] for i in range(0, len(modules), size)]
+        with ProcessPoolExecutor(max_workers=jobs, initializer=_worker_init, initargs=(os.getpid(),)) as pool:
+            return [read for found in pool.map(reads_of, chunks, [tails] * len(chunks)) for read in found]
+
+    return reads
 
 
 def _file_options(options: Options, ignored: frozenset[str]) -> Options:
@@ -411,7 +428,7 @@ def run(
         options = replace(options, tf1_program=True)  # one program: TF 1.x if any file is
     work = plan(
         paths, mode=mode, options=options, out_dir=out_dir, path_filter=path_filter, force_exclude=force_exclude,
-        changes=changes, timeout=timeout, found=found,
+        changes=changes, timeout=timeout, found=found, jobs=jobs,
     )
     unreadable = [_failed(path, "E002", message) for path, message in found.errors]
     if out_dir is not None and mode == WRITE:
