@@ -478,6 +478,36 @@ class CompatV1ToV2(Rule):
             if isinstance(imp, ast.ImportFrom) and not imp.level and (imp.module or "").startswith(_CST_IMPORTS)
             and imp.names[0].name != "*"
         ]
+        contrib = self._contrib_imports(view, estimator_imports)
+        if contrib is None:
+            return None
+        contrib_homes, contrib_locals = contrib
+        plan = TextPlan()
+        dropped: dict[str, int] = {}
+        to_tf2 = self._chain_edits(view, plan, contrib_locals, scope_module, dropped)
+        if to_tf2 is None:
+            return None
+        if _ITERATOR_CALL.search(view.source):
+            iterators = _iterator_edits(view, names, tf)
+            if iterators is None:
+                return None
+            if iterators:
+                if any(start == edit[0] for edit in plan.replacements for start, _, _ in iterators):
+                    return None  # two edits starting together: the CST pass orders them
+                plan.replacements.extend(iterators)
+                plan.changed = to_tf2 = True
+        plan.needs_tf2 = to_tf2 and tf not in names.tf_roots and tf not in names.tf1_roots
+        rewritten = self._import_edits(view, plan, estimator_imports, contrib_homes, dropped, to_tf2)
+        if rewritten is None:
+            return None
+        kept = [imp for imp in estimator_imports if id(imp) not in rewritten and _removed_import_head(imp.module) is not None]  # type: ignore[arg-type]
+        if kept and not self._kept_import_todos(view, plan, kept):
+            return None
+        return plan
+
+    def _contrib_imports(self, view: SourceView, estimator_imports: list[ast.ImportFrom]) -> tuple[dict[int, str], dict[str, str]] | None:
+        """The imports from contrib modules: (id -> the runtime module replacing one, local name ->
+        the contrib object of one kept); None where the CST pass must decide."""
         # `from tensorflow.contrib.X import Y`: the runtime's module instead when it has every name
         # (leave_ImportFrom), else each lone use of a name it binds is respelled or gets a TODO (leave_Name).
         contrib_homes: dict[int, str] = {}
@@ -495,12 +525,17 @@ class CompatV1ToV2(Rule):
                 continue
             for alias in imp.names:
                 contrib_locals[alias.asname or alias.name] = f"{imp.module}.{alias.name}"
-        if contrib_locals and not _lone_uses_are_names(view, names, set(contrib_locals)):
+        if contrib_locals and not _lone_uses_are_names(view, self.ctx.names, set(contrib_locals)):
             return None
-        plan = TextPlan()
-        dropped: dict[str, int] = {}
+        return contrib_homes, contrib_locals
+
+    def _chain_edits(self, view: SourceView, plan: TextPlan, contrib_locals: dict[str, str], scope_module: bool,
+                     dropped: dict[str, int]) -> bool | None:
+        """leave_Attribute / leave_Name: each chain (and lone name of a kept contrib import)
+        respelled or given its TODO, into `plan`; `dropped` counts the respelled uses of each
+        import's name. Whether an edit spells `tf.`; None where the CST pass must decide."""
+        names, tf = self.ctx.names, self.ctx.tf2_alias
         to_tf2 = False  # an edit spells `tf.`: `import tensorflow as tf` if the file lacks it
-        data = view.lines.data
         calls: dict[int, ast.Call] | None = None
         chains = view.chains
         if contrib_locals:
@@ -556,15 +591,14 @@ class CompatV1ToV2(Rule):
                     plan.needs_runtime = True  # `import tfmigrate.runtime as tfm`, as `_emit` schedules it
                 else:
                     to_tf2 = True
-        if _ITERATOR_CALL.search(view.source):
-            iterators = _iterator_edits(view, names, tf)
-            if iterators is None:
-                return None
-            if iterators:
-                if any(start == edit[0] for edit in plan.replacements for start, _, _ in iterators):
-                    return None  # two edits starting together: the CST pass orders them
-                plan.replacements.extend(iterators)
-                plan.changed = to_tf2 = True
+        return to_tf2
+
+    def _import_edits(self, view: SourceView, plan: TextPlan, estimator_imports: list[ast.ImportFrom],
+                      contrib_homes: dict[int, str], dropped: dict[str, int], to_tf2: bool) -> set[int] | None:
+        """leave_ImportFrom / leave_Import: imports rewritten to the hosted or runtime module, and
+        the removals RemoveImportsVisitor is asked about. The ids of the rewritten imports; None
+        where the CST pass must decide."""
+        tf, data = self.ctx.tf2_alias, view.lines.data
         # leave_ImportFrom: `from <TF1 estimator module> import ModeKeys` -> from the hosted module.
         rewritten: set[int] = set()
         for imp in estimator_imports:
@@ -597,7 +631,6 @@ class CompatV1ToV2(Rule):
                         scheduled.append((alias.name, None, alias.asname))  # as leave_Import does
             elif imp.module and not imp.level and imp.names[0].name != "*" and imp.module.startswith("tensorflow"):
                 scheduled.extend((imp.module, alias.name, alias.asname) for alias in imp.names)
-        plan.needs_tf2 = to_tf2 and tf not in names.tf_roots and tf not in names.tf1_roots
         if plan.changed or self.ctx.applied:  # the import visitors will run
             for module, obj, asname in heeded_removals(scheduled):  # as the visitor will read them
                 local = asname or obj or module
@@ -611,10 +644,7 @@ class CompatV1ToV2(Rule):
                     plan.replacements.append((*removal, ""))
                 else:  # let RemoveImportsVisitor decide, as the CST pass does
                     plan.removals.append((module, obj, asname))
-        kept = [imp for imp in estimator_imports if id(imp) not in rewritten and _removed_import_head(imp.module) is not None]  # type: ignore[arg-type]
-        if kept and not self._kept_import_todos(view, plan, kept):
-            return None
-        return plan
+        return rewritten
 
     def _kept_import_todos(self, view: SourceView, plan: TextPlan, kept: list[ast.ImportFrom]) -> bool:
         """`leave_Module`'s TODO above each kept import from a TF1 estimator module whose names the
