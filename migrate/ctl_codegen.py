@@ -109,9 +109,6 @@ def render(plan: Plan, *, tf: str, tfm: str, indent: str = "    ", standalone: b
     """The model class and the loop class replacing `plan`'s model_fn, as module-level statements."""
     u = indent
     slots = Slots()
-    p = plan.params_name
-    out = plan.output
-    feats, labels = plan.features_name, plan.labels_name
     lines: list[str] = []
 
     # -- the forward pass -------------------------------------------------------------------
@@ -119,6 +116,37 @@ def render(plan: Plan, *, tf: str, tfm: str, indent: str = "    ", standalone: b
     lines += ["", ""]
 
     # -- the loop ---------------------------------------------------------------------------
+    name = loop_class_name(plan)
+    lines += _loop_head_lines(plan, slots, tf, u, tfm=tfm, standalone=standalone)
+    lines += _compute_loss_lines(plan, slots, tf, u)
+    lines += _train_lines(plan, slots, tf, u)
+    lines += _test_lines(plan, slots, tf, u)
+    lines += _predict_lines(plan, slots, tf, u)
+
+    # The spec's export_outputs and hooks: what `export_saved_model` and `train`/... run.
+    lines += export_outputs_lines(
+        plan, slots, u, model="self.model", writer="`export_saved_model`", stmts=lambda stmts: _on_loop(stmts, plan)
+    )
+    lines += hook_method_lines(plan, slots, u, caller="each call of the loop")
+
+    if standalone:
+        from .ctl_standalone import host_methods
+
+        lines += host_methods(u, tf, predict=plan.predictions is not None)
+
+    if plan.closure:
+        # The builder returns `model_fn`: now the loop class, constructed where the estimator was.
+        lines += ["", "", f"{plan.fn_name} = {name}"]
+
+    text = "\n".join(lines) + "\n"
+    module = cst.parse_module(text, config=cst.PartialParserConfig(default_indent=indent))
+    return list(slots.fill(module).body)
+
+
+def _loop_head_lines(plan: Plan, slots: Slots, tf: str, indent: str, *, tfm: str, standalone: bool) -> list[str]:
+    """The loop class's head: its docstring and `__init__` (model, optimizer, loss, metrics, checkpoint)."""
+    u, p = indent, plan.params_name
+    lines: list[str] = []
     name = loop_class_name(plan)
     base = "" if standalone else f"({tfm}.ctl.EstimatorLoop)"
     lines.append(f"class {name}{base}:")
@@ -160,10 +188,17 @@ def render(plan: Plan, *, tf: str, tfm: str, indent: str = "    ", standalone: b
         else:
             lines += [f"{u * 3}self.eval_metrics = ["] + [f"{u * 4}{item}," for item in items] + [f"{u * 3}]"]
     lines.append(f"{u * 3}self.checkpoint = {tf}.train.Checkpoint(model=self.model, optimizer=self.optimizer)")
+    return lines
 
+
+def _compute_loss_lines(plan: Plan, slots: Slots, tf: str, indent: str) -> list[str]:
+    """`compute_loss`: one replica's loss, scaled so that summing over replicas gives the batch mean."""
+    u, p, out = indent, plan.params_name, plan.output
+    labels = plan.labels_name
+    summaries = bool(plan.summaries or plan.host_summaries)
+    lines: list[str] = []
     # compute_loss: one replica's loss, scaled so that summing over replicas gives the batch mean.
     lines.append("")
-    summaries = bool(plan.summaries or plan.host_summaries)
     lines.append(f"{u}def compute_loss(self, {labels}, {out}{', training=False' if summaries else ''}):")
     if plan.keras_loss is not None:
         lines.append(f'{u * 2}"""The TF1 loss of `{plan.fn_name}` on one replica\'s examples, averaged over the global batch."""')
@@ -186,7 +221,15 @@ def render(plan: Plan, *, tf: str, tfm: str, indent: str = "    ", standalone: b
             on_loop.host_summaries = [s if not isinstance(s, cst.SimpleStatementLine) else _on_loop([s], plan)[0] for s in plan.host_summaries]
             lines += summary_lines(on_loop, slots, tf, 2, u)
         lines.append(f"{u * 2}return {plan.loss_name} / self.strategy.num_replicas_in_sync")
+    return lines
 
+
+def _train_lines(plan: Plan, slots: Slots, tf: str, indent: str) -> list[str]:
+    """`train_step` and `train_steps` (up to `steps` steps in one call)."""
+    u, p, out = indent, plan.params_name, plan.output
+    feats, labels = plan.features_name, plan.labels_name
+    summaries = bool(plan.summaries or plan.host_summaries)
+    lines: list[str] = []
     # train_step / train_steps
     lines.append("")
     lines.append(f"{u}def train_step(self, batch):")
@@ -228,7 +271,14 @@ def render(plan: Plan, *, tf: str, tfm: str, indent: str = "    ", standalone: b
     lines.append(f"{u * 3}per_replica_loss = self.strategy.run(self.train_step, args=(batch.get_value(),))")
     lines.append(f"{u * 3}loss = self.strategy.reduce({tf}.distribute.ReduceOp.SUM, per_replica_loss, axis=None)")
     lines.append(f"{u * 2}return loss")
+    return lines
 
+
+def _test_lines(plan: Plan, slots: Slots, tf: str, indent: str) -> list[str]:
+    """`test_step` and `test_steps`."""
+    u, p, out = indent, plan.params_name, plan.output
+    feats, labels = plan.features_name, plan.labels_name
+    lines: list[str] = []
     # test_step / test_steps
     lines.append("")
     lines.append(f"{u}def test_step(self, batch):")
@@ -261,7 +311,14 @@ def render(plan: Plan, *, tf: str, tfm: str, indent: str = "    ", standalone: b
     lines.append(f"{u * 3}loss_sum += self.strategy.reduce({tf}.distribute.ReduceOp.SUM, per_replica_loss, axis=None)")
     lines.append(f"{u * 3}steps_run += 1")
     lines.append(f"{u * 2}return loss_sum, steps_run")
+    return lines
 
+
+def _predict_lines(plan: Plan, slots: Slots, tf: str, indent: str) -> list[str]:
+    """`predict_step` and `distributed_predict_step`, when the model_fn predicts."""
+    u, p, out = indent, plan.params_name, plan.output
+    feats = plan.features_name
+    lines: list[str] = []
     # predict_step
     if plan.predictions is not None:
         lines.append("")
@@ -280,25 +337,7 @@ def render(plan: Plan, *, tf: str, tfm: str, indent: str = "    ", standalone: b
         lines.append(f'{u * 2}"""The predictions for one global batch: every replica\'s, gathered in order."""')
         lines.append(f"{u * 2}per_replica = self.strategy.run(self.predict_step, args=(batch,))")
         lines.append(f"{u * 2}return {tf}.nest.map_structure(lambda value: self.strategy.gather(value, axis=0), per_replica)")
-
-    # The spec's export_outputs and hooks: what `export_saved_model` and `train`/... run.
-    lines += export_outputs_lines(
-        plan, slots, u, model="self.model", writer="`export_saved_model`", stmts=lambda stmts: _on_loop(stmts, plan)
-    )
-    lines += hook_method_lines(plan, slots, u, caller="each call of the loop")
-
-    if standalone:
-        from .ctl_standalone import host_methods
-
-        lines += host_methods(u, tf, predict=plan.predictions is not None)
-
-    if plan.closure:
-        # The builder returns `model_fn`: now the loop class, constructed where the estimator was.
-        lines += ["", "", f"{plan.fn_name} = {name}"]
-
-    text = "\n".join(lines) + "\n"
-    module = cst.parse_module(text, config=cst.PartialParserConfig(default_indent=indent))
-    return list(slots.fill(module).body)
+    return lines
 
 
 def construct_loop(
