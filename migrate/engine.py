@@ -19,6 +19,7 @@ import libcst as cst
 
 from . import tiers
 from .exports import module_exports
+from .gcpause import cyclic_gc_paused
 from .tf1_program import is_tf1_source
 from .names import AliasTable, SourceLines
 from .registry import all_rules
@@ -53,12 +54,14 @@ def transform_source(source: str, *, filename: str = "<string>", options: Option
     so rules that cannot fire are never run), then a rule's `text_edits` fast path when it is the
     only rule left, and LibCST only for the files that still need it.
     """
-    return _with_newlines(source, filename, options, reference=False)
+    with cyclic_gc_paused():
+        return _with_newlines(source, filename, options, reference=False)
 
 
 def reference_transform(source: str, *, filename: str = "<string>", options: Options = Options()) -> TransformResult:
     """The same migration on LibCST alone, every rule's CST pass, no shortcuts (what tests compare with)."""
-    return _with_newlines(source, filename, options, reference=True)
+    with cyclic_gc_paused():
+        return _with_newlines(source, filename, options, reference=True)
 
 
 def _with_newlines(source: str, filename: str, options: Options, *, reference: bool) -> TransformResult:

@@ -16,13 +16,13 @@ from __future__ import annotations
 
 import ast
 import bisect
-import gc
 import io
 import keyword
 import re
 import tokenize
 from dataclasses import dataclass, field
 
+from .gcpause import cyclic_gc_paused
 from .names import AliasTable, SourceLines, ast_dotted, canonical_name
 from .rule import todo_comment
 
@@ -172,10 +172,14 @@ def parse(source: str) -> ast.Module:
     if tree is not None:
         return tree
     tree = _parse_without_gc(source)
+    _remember(source, tree)
+    return tree
+
+
+def _remember(source: str, tree: ast.Module) -> None:
     if len(_PARSED) >= _PARSED_KEPT:
         del _PARSED[next(iter(_PARSED))]
     _PARSED[source] = tree
-    return tree
 
 
 _PARSED: dict[str, ast.Module] = {}
@@ -183,13 +187,8 @@ _PARSED_KEPT = 4
 
 
 def _parse_without_gc(source: str) -> ast.Module:
-    if not gc.isenabled():
+    with cyclic_gc_paused():
         return ast.parse(source)
-    gc.disable()
-    try:
-        return ast.parse(source)
-    finally:
-        gc.enable()
 
 
 def reparse_edited(tree: ast.Module, lines: SourceLines, replacements: list[tuple[int, int, str]], output: str) -> ast.Module | None:
@@ -201,8 +200,8 @@ def reparse_edited(tree: ast.Module, lines: SourceLines, replacements: list[tupl
     if any(b"\n" in data[start:end] or "\n" in text for start, end, text in replacements):
         return None
     body = tree.body
-    if not body or output.count("\n") != data.count(b"\n"):
-        return None
+    if not body or output.count("\n") != data.count(b"\n") or "barry_as_FLUFL" in output:
+        return None  # (that one `__future__` import changes how later statements parse)
     # Top-level statements as groups of whole lines (`a; b` share one): (first line, last line, indexes).
     groups: list[list] = []
     for index, stmt in enumerate(body):
@@ -222,20 +221,33 @@ def reparse_edited(tree: ast.Module, lines: SourceLines, replacements: list[tupl
         if at < 0 or lineno > groups[at][1] or bisect.bisect_right(lines.starts, max(start, end - 1)) > groups[at][1]:
             return None
         touched.add(at)
+    # One parse of the output with every line outside the touched statements blanked: their line
+    # numbers come out right, and blank lines cost the parser next to nothing.
     new_lines = output.split("\n")
+    kept = bytearray(len(new_lines))
+    for at in touched:
+        first, last, _ = groups[at]
+        kept[first - 1 : last] = b"\x01" * (last - first + 1)
+    try:
+        parts = _parse_without_gc("\n".join(line if keep else "" for line, keep in zip(new_lines, kept))).body
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+    if len(parts) != sum(len(groups[at][2]) for at in touched):
+        return None
     new_body: list[ast.stmt] = []
-    done = 0
+    done = taken = 0
     for at in sorted(touched):
-        first, last, indexes = groups[at]
+        indexes = groups[at][2]
         new_body.extend(body[done : indexes[0]])
-        try:  # blank lines above it give the statement its own line numbers
-            part = _parse_without_gc("\n" * (first - 1) + "\n".join(new_lines[first - 1 : last]))
-        except (SyntaxError, ValueError, RecursionError, MemoryError):
-            return None
-        new_body.extend(part.body)
+        new_body.extend(parts[taken : taken + len(indexes)])
+        taken += len(indexes)
         done = indexes[-1] + 1
     new_body.extend(body[done:])
-    return ast.Module(body=new_body, type_ignores=tree.type_ignores)
+    result = ast.Module(body=new_body, type_ignores=tree.type_ignores)
+    # `ast.parse` judges each top-level statement in its place, so this is the tree it would give
+    # `output` (and proof that `output` parses): later parses of `output` take it.
+    _remember(output, result)
+    return result
 
 
 class SourceView:
