@@ -24,6 +24,7 @@ sys.path.insert(0, str(HERE))
 import tf1_corpus  # noqa: E402
 
 from tfmigrate.engine import transform_source  # noqa: E402
+from tfmigrate.textpass import forget_parses  # noqa: E402
 
 SIZES = (250, 500, 1000, 2000, 4000)
 KINDS = ("script", "estimator")
@@ -32,6 +33,7 @@ KINDS = ("script", "estimator")
 def time_file(text: str, repeats: int) -> float:
     best = float("inf")
     for _ in range(repeats):
+        forget_parses()  # each run from scratch, not from the last run's parse of the same text
         start = time.perf_counter()
         result = transform_source(text, filename="generated.py")
         best = min(best, time.perf_counter() - start)
