@@ -212,7 +212,7 @@ def _estimator_sites(source: str, view: SourceView, symbols: set[str]) -> list[t
     keys = tiers.estimator_keys()
     if not (symbols & keys) and f"{RUNTIME_MODULE}" not in source:
         return []
-    return tiers.estimator_calls(view.tree, view.names, keys)
+    return tiers.estimator_calls(view.nodes_of(ast.Call), view.names, keys)
 
 
 # Deeper than this (ast nodes, root to leaf), LibCST's recursive passes take seconds and then

@@ -9,10 +9,12 @@ constructs there was rewritten into a Keras model: `idiomatic`.
 from __future__ import annotations
 
 import ast
+from collections.abc import Iterable
 
 from .hosted import HOSTED_CANNED
 from .names import AliasTable, SourceLines, ast_dotted, canonical_name
 from .rule import RUNTIME_MODULE
+from .textpass import index_by_type
 
 IDIOMATIC, HOSTED, NOT_MIGRATED = "idiomatic", "hosted", "not migrated"
 TIERS = (IDIOMATIC, HOSTED, NOT_MIGRATED)
@@ -28,12 +30,11 @@ def estimator_keys() -> frozenset[str]:
     return frozenset(key for rule in all_rules() for key in getattr(rule, "ESTIMATOR_KEYS", ()))
 
 
-def estimator_calls(tree: ast.Module, names: AliasTable, keys: frozenset[str]) -> list[tuple[int, str, bool]]:
-    """(line, class name, hosted) for each call of a TF1 estimator class in `keys` or of the hosted runtime's."""
+def estimator_calls(calls: Iterable[ast.Call], names: AliasTable, keys: frozenset[str]) -> list[tuple[int, str, bool]]:
+    """(line, class name, hosted) for each of `calls` (a module's) of a TF1 estimator class in
+    `keys` or of the hosted runtime's."""
     out = []
-    for node in ast.walk(tree):
-        if not isinstance(node, ast.Call):
-            continue
+    for node in calls:
         dotted = ast_dotted(node.func)
         full = names.qualify_dotted(dotted) if dotted else None
         if full is None:
@@ -50,7 +51,7 @@ def output_calls(output: str, keys: frozenset[str]) -> list[tuple[int, str, bool
         tree = ast.parse(output)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return []
-    return estimator_calls(tree, AliasTable.from_ast(tree, SourceLines(output)), keys)
+    return estimator_calls(index_by_type(tree).get(ast.Call, ()), AliasTable.from_ast(tree, SourceLines(output)), keys)
 
 
 def classify(sites: list[tuple[int, str, bool]], output_sites: list[tuple[int, str, bool]], source_line) -> list[dict]:
