@@ -22,7 +22,7 @@ import re
 from dataclasses import dataclass, field
 
 from .engine import Options, transform_source
-from .results import ERROR, MIGRATED, TODO, UNCHANGED, Finding, scan_todos
+from .results import Finding, Outcome, scan_todos
 
 # Cell magics whose body is Python: the `%%` line is masked and the body migrates.
 PYTHON_CELL_MAGICS = frozenset({"time", "timeit", "capture", "prun", "debug", "tensorflow_version"})
@@ -45,7 +45,7 @@ class _Cell:
 
 
 @dataclass
-class NotebookResult:
+class NotebookResult(Outcome):
     """The notebook analogue of `results.TransformResult`; every finding carries its `cell`."""
 
     source: str
@@ -59,18 +59,6 @@ class NotebookResult:
     warnings: list[Finding] = field(default_factory=list)
     error: Finding | None = None
     cell_diffs: list[tuple[int, str, str]] = field(default_factory=list)  # (cell, before, after)
-
-    @property
-    def changed(self) -> bool:
-        return self.error is None and self.output != self.source
-
-    @property
-    def status(self) -> str:
-        if self.error is not None:
-            return ERROR
-        if self.todos:
-            return TODO
-        return MIGRATED if self.changed else UNCHANGED
 
     def diff(self, path: str) -> str:
         """Unified diffs, one per changed cell, headed `a/PATH:cell_N`."""

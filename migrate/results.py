@@ -43,8 +43,30 @@ class Finding:
         return Finding(self.code, line, self.message, end_line if self.end_line is not None else None, self.cell)
 
 
+class Outcome:
+    """`changed` and `status` of a migrated text (a module's or a notebook's), read off its
+    `source`, `output`, `error` and `todos`."""
+
+    source: str
+    output: str
+    error: Finding | None
+    todos: list
+
+    @property
+    def changed(self) -> bool:
+        return self.error is None and self.output != self.source
+
+    @property
+    def status(self) -> str:
+        if self.error is not None:
+            return ERROR
+        if self.todos:
+            return TODO
+        return MIGRATED if self.changed else UNCHANGED
+
+
 @dataclass
-class TransformResult:
+class TransformResult(Outcome):
     """What one file's migration did.
 
     Coordinates: `todos` are lines of `output`; `changes` (the lines each applied rule rewrote) and
@@ -124,18 +146,6 @@ class TransformResult:
         if self.origin is None:
             return line
         return output_line(self.origin, line, self.output.splitlines())
-
-    @property
-    def changed(self) -> bool:
-        return self.error is None and self.output != self.source
-
-    @property
-    def status(self) -> str:
-        if self.error is not None:
-            return ERROR
-        if self.todos:
-            return TODO
-        return MIGRATED if self.changed else UNCHANGED
 
 
 @dataclass
