@@ -8,7 +8,7 @@ import libcst as cst
 
 from tfmigrate import ctl_codegen
 from tfmigrate.hosted import HOSTED_CANNED, canned_note
-from tfmigrate.estimator.tables import OPTIMIZER_DROP, OPTIMIZERS
+from tfmigrate.estimator.tables import OPTIMIZERS, keras_optimizer_args
 from tfmigrate.estimator_scan import Site, fresh_name
 from tfmigrate.estimator_sites import EstimatorSiteRule
 from tfmigrate.names import ast_dotted, dotted, names_in
@@ -380,18 +380,7 @@ class _ArgRewriter(cst.CSTTransformer):
                 self.problems.append(f"unexpected arguments to `tf.{key}`")
                 return call
             bound[arg.keyword.value if arg.keyword else positional[index]] = arg.value
-        args = []
-        if "learning_rate" in bound:
-            args.append(f"learning_rate={self.rule.module.code_for_node(bound.pop('learning_rate'))}")
-        elif "learning_rate" in spelled:
-            args.append(f"learning_rate={spelled['learning_rate']}")
-        for name, expr in bound.items():
-            if name in OPTIMIZER_DROP:
-                continue
-            args.append(f"{renames.get(name, name)}={self.rule.module.code_for_node(expr)}")
-        for name, default in spelled.items():
-            if name != "learning_rate" and name not in bound:
-                args.append(f"{name}={default}")
+        args = keras_optimizer_args(bound, renames, spelled, self.rule.module.code_for_node)
         if cls.startswith("runtime:"):
             return cst.parse_expression(f"{tfm}.{cls[len('runtime:'):]}({', '.join(args)})")
         tf = self.rule.ctx.need_tf2()

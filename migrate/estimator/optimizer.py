@@ -14,7 +14,7 @@ from ..user_optimizers import ADAM_WEIGHT_DECAY
 from .dataflow import Flow
 from .plan import Plan, Stmt, StmtKind, Unsupported
 from .syntax import bind_args, calls_any, calls_method, is_constant_like
-from .tables import GLOBAL_STEP_FNS, OPTIMIZERS, OPTIMIZER_DROP, SCHEDULES
+from .tables import GLOBAL_STEP_FNS, OPTIMIZERS, SCHEDULES, keras_optimizer_args
 
 if TYPE_CHECKING:
     from .analyzer import ModelFnAnalyzer
@@ -216,18 +216,7 @@ class OptimizerAndSchedules:
         scheduled = self.step_fn is not None or (isinstance(lr, cst.Name) and lr.value in self.schedule_names)
         if key == "train.MomentumOptimizer" and lr is not None and not (scheduled or is_constant_like(lr)):
             raise Unsupported("MomentumOptimizer with a tensor learning rate (not a tf.train.*_decay schedule)")
-        args: list[str] = []
-        if "learning_rate" in bound:
-            args.append(f"learning_rate={self.code(bound.pop('learning_rate'))}")
-        elif "learning_rate" in spelled:
-            args.append(f"learning_rate={spelled['learning_rate']}")
-        for name, expr in bound.items():
-            if name in OPTIMIZER_DROP:
-                continue
-            args.append(f"{renames.get(name, name)}={self.code(expr)}")
-        for name, default in spelled.items():
-            if name != "learning_rate" and name not in bound:
-                args.append(f"{name}={default}")
+        args = keras_optimizer_args(bound, renames, spelled, self.code)
         for value in bound.values():
             if not is_constant_like(value) and isinstance(value, cst.Call):
                 raise Unsupported("an optimizer argument is a tensor expression (only tf.train.*_decay schedules migrate)")

@@ -8,6 +8,9 @@ in the concern modules beside this one.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 from ..user_optimizers import ADAM_WEIGHT_DECAY
 from .plan import MODEL_PLACEHOLDER
 
@@ -312,6 +315,25 @@ OPTIMIZERS: dict[str, tuple[str, tuple[str, ...], dict[str, str], dict[str, str]
     ),
 }
 OPTIMIZER_DROP = {"use_locking", "name", "accum_name", "linear_name"}
+
+
+def keras_optimizer_args(bound: dict, renames: dict[str, str], spelled: dict[str, str], code: Callable[[Any], str]) -> list[str]:
+    """The `name=value` arguments of the Keras optimizer for a TF1 optimizer call whose arguments
+    are `bound` (name -> expression, `code` spells one; its `learning_rate` is popped): the
+    learning rate first, TF1-only arguments dropped, `renames` applied, and the TF1 defaults
+    Keras does not share (`spelled`, an `OPTIMIZERS` entry's) written out."""
+    args: list[str] = []
+    if "learning_rate" in bound:
+        args.append(f"learning_rate={code(bound.pop('learning_rate'))}")
+    elif "learning_rate" in spelled:
+        args.append(f"learning_rate={spelled['learning_rate']}")
+    for name, expr in bound.items():
+        if name not in OPTIMIZER_DROP:
+            args.append(f"{renames.get(name, name)}={code(expr)}")
+    for name, default in spelled.items():
+        if name != "learning_rate" and name not in bound:
+            args.append(f"{name}={default}")
+    return args
 
 # TF1 loss functions (they add their result to the LOSSES collection).
 TF1_LOSS_FNS: set[str] = set()
