@@ -101,13 +101,8 @@ class ForwardRewriter(cst.CSTTransformer):
         return _ShapeValue().leave_Attribute(original, updated)
 
     def leave_Comparison(self, original: cst.Comparison, updated: cst.Comparison) -> cst.BaseExpression:
-        mode = self.a.is_mode_compare(original)
-        if mode is None:
-            return updated
-        equal, key = mode
-        if key != "estimator.ModeKeys.TRAIN":
-            raise Unsupported(f"the forward pass tests `mode` against {key.rsplit('.', 1)[-1]}")
-        return cst.Name("training") if equal else cst.UnaryOperation(cst.Not(), cst.Name("training"))
+        training = training_test(self.a, original)
+        return updated if training is None else training
 
     def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
         if isinstance(original.func, cst.Name) and original.func.value in self.a.layer_objects:
@@ -600,3 +595,15 @@ class ForwardPass:
             for layer in plan.layers:
                 layer.args = [a for a in layer.args if not re.match(r"\w*_regularizer=", a)]
             plan.weights = [(attr, [a for a in args if not a.startswith("regularizer=")]) for attr, args in plan.weights]
+
+
+def training_test(analyzer: "ModelFnAnalyzer", comparison: cst.Comparison) -> cst.BaseExpression | None:
+    """`training` for `mode == TRAIN` (`not training` for `!=`); None when `comparison` does not
+    test `mode`. A test against another mode has no Keras form in the forward pass."""
+    mode = analyzer.is_mode_compare(comparison)
+    if mode is None:
+        return None
+    equal, key = mode
+    if key != "estimator.ModeKeys.TRAIN":
+        raise Unsupported(f"the forward pass tests `mode` against {key.rsplit('.', 1)[-1]}")
+    return cst.Name("training") if equal else cst.UnaryOperation(cst.Not(), cst.Name("training"))

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 import libcst as cst
 
 from ..names import dotted
+from .forward import training_test
 from .plan import Plan, Stmt, StmtKind, Unsupported
 from .syntax import snake
 from .tables import PLAIN_MODULES, SCOPED_LAYERS, VARIABLE_SCOPES
@@ -60,14 +61,11 @@ class _ScopedRewriter(cst.CSTTransformer):
         self.training = False
 
     def leave_Comparison(self, original: cst.Comparison, updated: cst.Comparison) -> cst.BaseExpression:
-        mode = self.a.is_mode_compare(original)
-        if mode is None:
+        training = training_test(self.a, original)
+        if training is None:
             return updated
-        equal, key = mode
-        if key != "estimator.ModeKeys.TRAIN":
-            raise Unsupported(f"the forward pass tests `mode` against {key.rsplit('.', 1)[-1]}")
         self.training = True
-        return cst.Name("training") if equal else cst.UnaryOperation(cst.Not(), cst.Name("training"))
+        return training
 
     def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
         key = self.a.canonical(original.func)
