@@ -137,8 +137,13 @@ def run_current(program: Path, cwd: Path) -> Run:
     return run_repeated(sys.executable, program, cwd)
 
 
-def compare(expected: list[dict[str, float]], actual: list[dict[str, float]], rtol: float = 1e-5) -> list[str]:
-    """Differences between two result lists (empty when equivalent)."""
+def compare(
+    expected: list[dict[str, float]], actual: list[dict[str, float]], rtol: float = 1e-5, scales: dict[str, float] | None = None
+) -> list[str]:
+    """Differences between two result lists (empty when equivalent): each value within `rtol` of
+    the larger of the two, or of its key's entry in `scales` where that is larger (a value that
+    is one of a vector's entries, near 0, compared at the vector's scale)."""
+    scales = scales or {}
     problems = []
     if not expected:
         problems.append("the original printed no results")
@@ -150,6 +155,6 @@ def compare(expected: list[dict[str, float]], actual: list[dict[str, float]], rt
             continue
         for key in sorted(want):
             a, b = float(want[key]), float(got[key])
-            if abs(a - b) > rtol * max(abs(a), abs(b)) + 1e-12:
+            if abs(a - b) > rtol * max(abs(a), abs(b), scales.get(key, 0.0)) + 1e-12:
                 problems.append(f"result {index}: {key} = {a!r} on the oracle, {b!r} migrated (rel {abs(a-b)/max(abs(a),1e-30):.2e})")
     return problems

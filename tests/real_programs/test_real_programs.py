@@ -18,7 +18,7 @@ import pytest
 from equivalence.harness import compare
 
 from . import inputs
-from .lane import PROGRAMS, TRAIN_STEPS, Program, Session, results_of, same_migration, tail
+from .lane import PROGRAMS, TRAIN_STEPS, Program, Session, comparison_scales, results_of, same_migration, tail
 
 pytestmark = [pytest.mark.oracle, pytest.mark.tf, pytest.mark.slow]
 
@@ -74,6 +74,6 @@ def test_migration_matches_oracle(program: Program, target: str, lane: Session) 
         f"the migrated {program.id} ({target}) failed (exit {run.returncode}); tfmigrate said:\n"
         f"{tail(migration.output, 5)}\n--- the run's last lines:\n{tail(run.stderr)}"
     )
-    problems = compare(reference.results, results_of(program, output_dir))
+    problems = compare(reference.results, results_of(program, output_dir), scales=comparison_scales(program, reference.results))
     assert not problems, "\n".join(problems)
 
