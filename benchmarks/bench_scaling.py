@@ -24,7 +24,7 @@ sys.path.insert(0, str(HERE))
 import tf1_corpus  # noqa: E402
 
 from tfmigrate.engine import transform_source  # noqa: E402
-from tfmigrate.textpass import forget_parses  # noqa: E402
+from tfmigrate.parsing import forget_parses  # noqa: E402
 
 SIZES = (250, 500, 1000, 2000, 4000)
 KINDS = ("script", "estimator")

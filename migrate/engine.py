@@ -26,7 +26,8 @@ from .registry import all_rules
 from .rule import ADD_IMPORTS, REMOVE_IMPORTS, RUNTIME_MODULE, FileContext, Rule
 from .results import ChangeTrack, Finding, TransformResult, scan_todos
 from .import_removal import ImportReads, import_reads, remove_unused_top_level_imports
-from .textpass import SourceView, heeded_removals, parse, reparse_edited
+from .parsing import parse, reparse_edited
+from .textpass import SourceView, heeded_removals
 from .textpass import add_imports as text_add_imports
 
 # A file that never spells one of these cannot hold TF1 code (TorchFix-style text pre-filter).

@@ -243,7 +243,7 @@ def line_in_text(module: cst.Module, text: str, node: cst.CSTNode) -> int | None
     None when the two trees' top-level statements do not pair up."""
     from libcst.metadata import MetadataWrapper, PositionProvider
 
-    from .textpass import parse
+    from .parsing import parse
 
     top = next((stmt for stmt in module.body if _holds(stmt, node)), None)
     if top is None:

@@ -11,7 +11,7 @@ import ast
 from collections.abc import Callable, Iterable
 
 from .names import ast_dotted
-from .textpass import index_by_type, parse
+from .parsing import index_by_type, parse
 
 
 def module_exports(tree: ast.Module | None) -> frozenset[str]:

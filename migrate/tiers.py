@@ -14,7 +14,7 @@ from collections.abc import Iterable
 from .hosted import HOSTED_CANNED
 from .names import AliasTable, SourceLines, ast_dotted, canonical_name
 from .rule import RUNTIME_MODULE
-from .textpass import index_by_type
+from .parsing import index_by_type
 
 IDIOMATIC, HOSTED, NOT_MIGRATED = "idiomatic", "hosted", "not migrated"
 TIERS = (IDIOMATIC, HOSTED, NOT_MIGRATED)

@@ -22,7 +22,8 @@ import libcst as cst
 from tfmigrate.hosted import hosted_import_home, hosted_symbol
 from tfmigrate.names import ast_dotted, canonical_name, chain_node, dotted_text, is_chain, iter_imports
 from tfmigrate.rule import RUNTIME_ALIAS, Rule
-from tfmigrate.textpass import SourceView, TextPlan, heeded_removals, index_by_type, parse
+from tfmigrate.parsing import index_by_type, parse
+from tfmigrate.textpass import SourceView, TextPlan, heeded_removals
 from tfmigrate.tf_api import api_table, keeps_v1_signature, lookup, other_in_tf2, signature_changes, v1_only_module, v1_path, v1_present, v2_name
 
 # Namespaces that are gone from TF >= 2.16 with Keras 3 even under tf.compat.v1.

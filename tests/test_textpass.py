@@ -368,7 +368,7 @@ REPARSE_SOURCE = (
 )
 def test_reparse_edited_equals_a_full_parse(old: str, new: str, parsed_alone: bool) -> None:
     from tfmigrate.names import SourceLines
-    from tfmigrate.textpass import reparse_edited
+    from tfmigrate.parsing import reparse_edited
 
     source = REPARSE_SOURCE
     lines = SourceLines(source)

@@ -1,0 +1,146 @@
+"""Parsing with stdlib `ast` for the text path: `parse` (the collector paused, and the last few
+texts' trees remembered), `reparse_edited` (after a text pass, only the top-level statements an
+edit fell in are parsed again; the rest of the tree is shared) and `index_by_type` (one walk that
+groups a tree's nodes by type, for every rule that reads the same tree).
+
+The trees are shared between passes and callers, so no caller may change one.
+"""
+
+from __future__ import annotations
+
+import ast
+import bisect
+
+from .gcpause import cyclic_gc_paused
+from .names import SourceLines
+
+# Fields holding only leaves the scan has nothing to do with: expression contexts and operators.
+_LEAF_FIELDS = frozenset({"ctx", "op", "ops", "type_ignores"})
+NODE_FIELDS: dict[type, tuple[str, ...]] = {}
+
+
+def child_fields(kind: type) -> tuple[str, ...]:
+    """The fields of an ast node type that may hold nodes worth visiting (remembered in
+    `NODE_FIELDS`, which a hot loop reads first)."""
+    found = NODE_FIELDS[kind] = tuple(name for name in kind._fields if name not in _LEAF_FIELDS)  # type: ignore[attr-defined]
+    return found
+
+
+def index_by_type(tree: ast.AST) -> dict[type, list[ast.AST]]:
+    """The tree's nodes grouped by exact type, each group in depth-first order."""
+    by_type: dict[type, list[ast.AST]] = {}
+    AST, fields = ast.AST, NODE_FIELDS
+    stack = [tree]
+    pop, push = stack.pop, stack.append
+    while stack:
+        node = pop()
+        kind = type(node)
+        group = by_type.get(kind)
+        if group is None:
+            group = by_type[kind] = []
+        group.append(node)
+        names = fields.get(kind) or child_fields(kind)
+        for name in reversed(names):
+            value = getattr(node, name, None)
+            if value is None:
+                continue
+            if type(value) is list:
+                for item in reversed(value):
+                    if isinstance(item, AST):
+                        push(item)
+            elif isinstance(value, AST):
+                push(value)
+    return by_type
+
+
+def parse(source: str) -> ast.Module:
+    """`ast.parse`, without the cyclic GC (an ast has no cycles, and collections triggered by its
+    allocations would otherwise take most of the parse time), and once per text among the last
+    few: a pass checks its output parses and the next pass reads that same text (a quarter of the
+    parses over real code were of a text parsed just before). The trees are shared, so no caller
+    may change one."""
+    tree = _PARSED.get(source)
+    if tree is not None:
+        return tree
+    tree = _parse_without_gc(source)
+    _remember(source, tree)
+    return tree
+
+
+def _remember(source: str, tree: ast.Module) -> None:
+    if len(_PARSED) >= _PARSED_KEPT:
+        del _PARSED[next(iter(_PARSED))]
+    _PARSED[source] = tree
+
+
+_PARSED: dict[str, ast.Module] = {}
+_PARSED_KEPT = 4
+
+
+def forget_parses() -> None:
+    """Empty `parse`'s memo (a benchmark that repeats a file times each run from scratch)."""
+    _PARSED.clear()
+
+
+def _parse_without_gc(source: str) -> ast.Module:
+    with cyclic_gc_paused():
+        return ast.parse(source)
+
+
+def reparse_edited(tree: ast.Module, lines: SourceLines, replacements: list[tuple[int, int, str]], output: str) -> ast.Module | None:
+    """The `ast` of `output`, the text of `lines` with `replacements` (byte spans) spliced in, by
+    parsing again only the top-level statements the replacements fall in (the others are shared
+    with `tree`, unchanged: no caller changes a tree). None when that does not apply: an edit
+    adds or removes a line, or falls outside a statement, or the statements do not parse alone."""
+    data = lines.data
+    if any(b"\n" in data[start:end] or "\n" in text for start, end, text in replacements):
+        return None
+    body = tree.body
+    if not body or output.count("\n") != data.count(b"\n") or "barry_as_FLUFL" in output:
+        return None  # (that one `__future__` import changes how later statements parse)
+    # Top-level statements as groups of whole lines (`a; b` share one): (first line, last line, indexes).
+    groups: list[list] = []
+    for index, stmt in enumerate(body):
+        decorators = getattr(stmt, "decorator_list", None)
+        first = min([stmt.lineno] + [d.lineno for d in decorators]) if decorators else stmt.lineno
+        last = stmt.end_lineno or stmt.lineno
+        if groups and first <= groups[-1][1]:
+            groups[-1][1] = max(groups[-1][1], last)
+            groups[-1][2].append(index)
+        else:
+            groups.append([first, last, [index]])
+    firsts = [group[0] for group in groups]
+    touched: set[int] = set()
+    for start, end, _ in replacements:
+        lineno = bisect.bisect_right(lines.starts, start)
+        at = bisect.bisect_right(firsts, lineno) - 1
+        if at < 0 or lineno > groups[at][1] or bisect.bisect_right(lines.starts, max(start, end - 1)) > groups[at][1]:
+            return None
+        touched.add(at)
+    # One parse of the output with every line outside the touched statements blanked: their line
+    # numbers come out right, and blank lines cost the parser next to nothing.
+    new_lines = output.split("\n")
+    kept = bytearray(len(new_lines))
+    for at in touched:
+        first, last, _ = groups[at]
+        kept[first - 1 : last] = b"\x01" * (last - first + 1)
+    try:
+        parts = _parse_without_gc("\n".join(line if keep else "" for line, keep in zip(new_lines, kept))).body
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+    if len(parts) != sum(len(groups[at][2]) for at in touched):
+        return None
+    new_body: list[ast.stmt] = []
+    done = taken = 0
+    for at in sorted(touched):
+        indexes = groups[at][2]
+        new_body.extend(body[done : indexes[0]])
+        new_body.extend(parts[taken : taken + len(indexes)])
+        taken += len(indexes)
+        done = indexes[-1] + 1
+    new_body.extend(body[done:])
+    result = ast.Module(body=new_body, type_ignores=tree.type_ignores)
+    # `ast.parse` judges each top-level statement in its place, so this is the tree it would give
+    # `output` (and proof that `output` parses): later parses of `output` take it.
+    _remember(output, result)
+    return result
