@@ -14,7 +14,7 @@ from collections.abc import Iterable
 from .hosted import HOSTED_CANNED
 from .names import AliasTable, SourceLines, ast_dotted, canonical_name
 from .rule import RUNTIME_MODULE
-from .parsing import index_by_type
+from .parsing import index_by_type, parse
 
 IDIOMATIC, HOSTED, NOT_MIGRATED = "idiomatic", "hosted", "not migrated"
 TIERS = (IDIOMATIC, HOSTED, NOT_MIGRATED)
@@ -48,7 +48,7 @@ def estimator_calls(calls: Iterable[ast.Call], names: AliasTable, keys: frozense
 
 def output_calls(output: str, keys: frozenset[str]) -> list[tuple[int, str, bool]]:
     try:
-        tree = ast.parse(output)
+        tree = parse(output)  # the migration's own check of its output parsed it just before
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return []
     return estimator_calls(index_by_type(tree).get(ast.Call, ()), AliasTable.from_ast(tree, SourceLines(output)), keys)
