@@ -26,7 +26,7 @@ from .registry import all_rules
 from .rule import ADD_IMPORTS, REMOVE_IMPORTS, RUNTIME_MODULE, FileContext, Rule
 from .results import ChangeTrack, Finding, TransformResult, scan_todos
 from .import_removal import ImportReads, import_reads, remove_unused_top_level_imports
-from .parsing import parse, reparse_edited
+from .parsing import forget_parses, parse, reparse_edited
 from .textpass import SourceView, heeded_removals
 from .textpass import add_imports as text_add_imports
 
@@ -56,13 +56,21 @@ def transform_source(source: str, *, filename: str = "<string>", options: Option
     only rule left, and LibCST only for the files that still need it.
     """
     with cyclic_gc_paused():
-        return _with_newlines(source, filename, options, reference=False)
+        try:
+            return _with_newlines(source, filename, options, reference=False)
+        finally:
+            # The file's trees die here, while the collector is paused: once it runs again, its
+            # first collection walks every young object still alive, whole trees included.
+            forget_parses()
 
 
 def reference_transform(source: str, *, filename: str = "<string>", options: Options = Options()) -> TransformResult:
     """The same migration on LibCST alone, every rule's CST pass, no shortcuts (what tests compare with)."""
     with cyclic_gc_paused():
-        return _with_newlines(source, filename, options, reference=True)
+        try:
+            return _with_newlines(source, filename, options, reference=True)
+        finally:
+            forget_parses()
 
 
 def _with_newlines(source: str, filename: str, options: Options, *, reference: bool) -> TransformResult:
@@ -286,9 +294,23 @@ class _Pipeline:
         self.track = ChangeTrack(source)
         self.parsed: str | None = None  # a text known to parse (the output need not be parsed again)
         self.depth_checked = module is not None  # nesting depth fits LibCST (`MAX_DEPTH`)
+        self._rendered: tuple[cst.Module | None, str] = (None, "")  # (module, its code)
 
     def _current(self) -> str:
-        return self.module.code if self.module is not None else self.text
+        return self._code() if self.module is not None else self.text
+
+    def _code(self) -> str:
+        """The CST's text, rendered once: the change track's steps that hold this module get the
+        text too (`ChangeTrack.lines` would render each again)."""
+        module = self.module
+        if self._rendered[0] is not module:
+            code = module.code  # type: ignore[union-attr]
+            self._rendered = (module, code)
+            steps = self.track.steps
+            for index, (rule, summary, after, dry_run) in enumerate(steps):
+                if after is module:
+                    steps[index] = (rule, summary, code, dry_run)
+        return self._rendered[1]
 
     def run(self, rules: list[Rule]) -> TransformResult:
         ctx, track = self.ctx, self.track
@@ -363,7 +385,7 @@ class _Pipeline:
     def _as_text(self) -> bool:
         """Hold the file as text and a SourceView (resolving names with the original table)."""
         if self.module is not None:
-            self.text, self.module, self.view = self.module.code, None, None
+            self.text, self.module, self.view = self._code(), None, None
         if self.view is None:
             if "\r" in self.text:
                 return False
@@ -449,7 +471,7 @@ class _Pipeline:
     def _remove_imports(self) -> None:
         """RemoveImportsVisitor (scope analysis of the whole module) only for imports that may
         really have lost their last use; those surely still used are kept without asking."""
-        code = self.module.code if self.module is not None else self.text
+        code = self._current()
         view = SourceView(code, parse(code))
         entries = heeded_removals(self.ctx.codemod.scratch[REMOVE_IMPORTS])
         pending = [entry for entry in entries if not view.certainly_used(entry[2] or entry[1] or entry[0])]

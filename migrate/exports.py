@@ -11,7 +11,8 @@ import ast
 from collections.abc import Callable, Iterable
 
 from .names import ast_dotted
-from .parsing import index_by_type, parse
+from .gcpause import cyclic_gc_paused
+from .parsing import index_by_type
 
 
 def module_exports(tree: ast.Module | None) -> frozenset[str]:
@@ -51,35 +52,40 @@ def imported_names(
 def reads_of(modules: list[tuple[str, str]], tails: frozenset[str]) -> list[tuple[str, str, list[str]]]:
     """(importer, module it reads from, the names) for each import and `m.x` read in these
     modules; `tails`: every name a module of the program goes by."""
+    # One pause of the collector for them all: each tree dies at the next module, unwalked by it.
+    with cyclic_gc_paused():
+        return [read for importer, source in modules for read in _reads(importer, source, tails)]
+
+
+def _reads(importer: str, source: str, tails: frozenset[str]) -> list[tuple[str, str, list[str]]]:
     found: list[tuple[str, str, list[str]]] = []
-    for importer, source in modules:
-        if "import" not in source:
-            continue
-        try:
-            tree = parse(source)
-        except (SyntaxError, ValueError, RecursionError, MemoryError):
-            continue
-        bound: dict[str, str] = {}  # local dotted name -> the module it is
-        for node in _import_statements(tree):
-            if isinstance(node, ast.ImportFrom):
-                target = node.module or ""
-                if node.level:
-                    package = importer.split(".")[: -node.level]
-                    target = ".".join([*package, *([target] if target else [])])
-                found.append((importer, target, [alias.name for alias in node.names if alias.name != "*"]))
-                for alias in node.names:  # `from pkg import m` binds a module
-                    bound[alias.asname or alias.name] = f"{target}.{alias.name}" if target else alias.name
-            elif isinstance(node, ast.Import):
-                for alias in node.names:
-                    bound[alias.asname or alias.name] = alias.name
-        # Only a name bound to a module of this program can read names from one.
-        bound = {local: module for local, module in bound.items() if module in tails}
-        if not bound:
-            continue
-        for node in index_by_type(tree).get(ast.Attribute, ()):  # one walk, cheaper than ast.walk's
-            dotted = ast_dotted(node.value)
-            if dotted in bound:
-                found.append((importer, bound[dotted], [node.attr]))
+    if "import" not in source:
+        return found
+    try:
+        tree = ast.parse(source)  # (not `parsing.parse`: its memo would keep the trees alive)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return found
+    bound: dict[str, str] = {}  # local dotted name -> the module it is
+    for node in _import_statements(tree):
+        if isinstance(node, ast.ImportFrom):
+            target = node.module or ""
+            if node.level:
+                package = importer.split(".")[: -node.level]
+                target = ".".join([*package, *([target] if target else [])])
+            found.append((importer, target, [alias.name for alias in node.names if alias.name != "*"]))
+            for alias in node.names:  # `from pkg import m` binds a module
+                bound[alias.asname or alias.name] = f"{target}.{alias.name}" if target else alias.name
+        elif isinstance(node, ast.Import):
+            for alias in node.names:
+                bound[alias.asname or alias.name] = alias.name
+    # Only a name bound to a module of this program can read names from one.
+    bound = {local: module for local, module in bound.items() if module in tails}
+    if not bound:
+        return found
+    for node in index_by_type(tree).get(ast.Attribute, ()):  # one walk, cheaper than ast.walk's
+        dotted = ast_dotted(node.value)
+        if dotted in bound:
+            found.append((importer, bound[dotted], [node.attr]))
     return found
 
 
