@@ -376,6 +376,9 @@ class _Pipeline:
         plan.schedule(self.ctx)  # type: ignore[union-attr]
         if plan.changed:  # type: ignore[union-attr]
             self.ctx.applied.append(rule.CODE)
+        # Each TODO asked for, as the CST pass records them (`Rule.attach_messages`): a pass that
+        # only adds TODOs is a step of the change track too.
+        self.ctx.todos.extend((rule.CODE, message) for _, message in plan.todos)  # type: ignore[union-attr]
         if output != self.text:
             tree = reparse_edited(view.tree, view.lines, plan.replacements, output) if not plan.todos else None  # type: ignore[union-attr]
             self.text = output

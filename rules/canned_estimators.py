@@ -11,8 +11,9 @@ from tfmigrate.hosted import HOSTED_CANNED, canned_note
 from tfmigrate.estimator.tables import OPTIMIZERS, keras_optimizer_args
 from tfmigrate.estimator_scan import Site, fresh_name
 from tfmigrate.estimator_sites import EstimatorSiteRule
-from tfmigrate.names import ast_dotted, dotted, names_in
+from tfmigrate.names import ast_dotted, canonical_name, dotted, names_in
 from tfmigrate.rule import RUNTIME_ALIAS, RUNTIME_MODULE
+from tfmigrate.textpass import SourceView, TextPlan
 
 _DNN_V2 = ("hidden_units", "feature_columns", "model_dir")
 # Constructor parameters in TF 2.15's order (positional arguments are bound by them).
@@ -171,6 +172,32 @@ class CannedEstimatorsToKeras(EstimatorSiteRule):
     ESTIMATOR_NAME = "canned estimator"
     SKIPS_QUIET_DEFS = False  # feature columns and optimizers are rewritten wherever they are
 
+    def text_edits(self, view: SourceView) -> TextPlan | None:
+        """The CST pass's whole work, read from the `ast`, on a file that builds no estimator this
+        rule knows (no site, loose call or surface to rewrite) and no runtime column layer: a TODO
+        above each `feature_column.input_layer`/`linear_model` call, nothing else. Such a module
+        (a test module of feature-column helpers, say) otherwise costs two CST walks a pass for
+        those TODOs. None (the CST pass) whenever more may happen."""
+        if view.symbols() & self.ESTIMATOR_KEYS or {"TFM201", "TFM301"} & set(self.ctx.applied):
+            return None
+        if ("InputLayer" in view.source or "LinearModel" in view.source) and _calls_column_layer(view.nodes_of(ast.Call), self.ctx.names):
+            return None  # the columns a runtime column layer is given become the runtime's
+        qualify = self.ctx.names.qualify_dotted
+        plan = TextPlan()
+        said: dict[int, str] = {}
+        for chain in view.chains:
+            if not chain.call or chain.in_import:
+                continue
+            full = qualify(chain.dotted)
+            key = canonical_name(full) if full else None
+            if key is None or not key.startswith("feature_column.") or key[len("feature_column."):] not in _COLUMN_TODO:
+                continue
+            message = _COLUMN_TODO[key[len("feature_column."):]]
+            if chain.in_fstring or said.setdefault(id(chain.stmt), message) != message:
+                return None  # two messages on one statement: the CST pass orders them
+            plan.todos.append((chain.stmt, message))
+        return plan
+
     def visit_Module(self, node: cst.Module) -> bool:
         self.builds: dict[int, str] = {}
         # TFM201 built `tfm.feature_columns.InputLayer`/`LinearModel` from a model_fn's
@@ -187,13 +214,7 @@ class CannedEstimatorsToKeras(EstimatorSiteRule):
             return _calls_runtime_column_layer(node, self.ctx.names)
         if "InputLayer" not in source and "LinearModel" not in source:
             return False
-        names = self.ctx.names
-        for call in ast.walk(ast.parse(source)):
-            if isinstance(call, ast.Call):
-                name = ast_dotted(call.func)
-                if name is not None and _qualified_column_layer(name, names):
-                    return True
-        return False
+        return _calls_column_layer((node for node in ast.walk(ast.parse(source)) if isinstance(node, ast.Call)), self.ctx.names)
 
     # -- the estimator class at a call ---------------------------------------------------------
     def _class_of(self, call: cst.Call) -> tuple[str, str] | None:
@@ -319,6 +340,15 @@ def _qualified_column_layer(name: str, names) -> bool:
         # The runtime import an earlier rule scheduled is not in the alias table yet.
         return RUNTIME_MODULE + name[len(RUNTIME_ALIAS):] in _COLUMN_LAYERS
     return names.qualify_dotted(name) in _COLUMN_LAYERS
+
+
+def _calls_column_layer(calls, names) -> bool:
+    """Whether one of these `ast` calls is of the runtime's `InputLayer` or `LinearModel`."""
+    for call in calls:
+        name = ast_dotted(call.func)
+        if name is not None and _qualified_column_layer(name, names):
+            return True
+    return False
 
 
 def _calls_runtime_column_layer(module: cst.Module, names) -> bool:

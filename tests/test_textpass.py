@@ -32,6 +32,8 @@ def _same(source: str, name: str = "<string>") -> None:
     assert fast.output == slow.output
     assert fast.rules == slow.rules
     assert [t.as_dict() for t in fast.todos] == [t.as_dict() for t in slow.todos]
+    # Which rule changed which lines (`--check`, reports): TODO-only passes included.
+    assert [c.as_dict() for c in fast.changes] == [c.as_dict() for c in slow.changes]
     assert (fast.error and fast.error.as_dict()) == (slow.error and slow.error.as_dict())
 
 
@@ -64,6 +66,14 @@ def test_generated_corpus_fast_equals_reference_and_is_idempotent(tmp_path: Path
 
 
 CASES = {
+    "a TODO and nothing else": "import tensorflow as tf\n\n\ndef f():\n    return tf.contrib.memory_stats.BytesInUse()\n",
+    "feature-column layers outside a model_fn": (
+        "import tensorflow as tf\n\n\ndef features(x, columns):\n    return tf.feature_column.input_layer(x, columns)\n\n\n"
+        "def logits(x, columns):\n    net = tf.feature_column.linear_model(x, columns); return net\n"
+    ),
+    "both feature-column layers in one statement": (
+        "import tensorflow as tf\ny = tf.feature_column.linear_model(tf.feature_column.input_layer(x, c), c)\n"
+    ),
     "parenthesised chain": "import tensorflow as tf\nx = (tf.gfile.Exists)('a')\ny = (tf.gfile.Exists('b'))\n",
     "call paren": "import tensorflow as tf\nx = tf.get_collection(tf.GraphKeys.UPDATE_OPS)\nif (tf.gfile.Exists):\n  pass\n",
     "chain with spaces": "import tensorflow as tf\nx = tf . gfile.Exists('a')\ny = (tf.\n  gfile.Exists)\n",
@@ -271,6 +281,16 @@ def test_case_fast_equals_reference(name: str) -> None:
         return
     _same_table(source)
     _same(transform_source(source).output)
+
+
+def test_feature_column_layer_todos_take_no_cst_pass(monkeypatch: pytest.MonkeyPatch) -> None:
+    source = CASES["feature-column layers outside a model_fn"]
+    expected = reference_transform(source)
+    assert [t.code for t in expected.todos] == ["TFM401", "TFM401"]
+    monkeypatch.setattr(cst, "parse_module", lambda *args, **kwargs: pytest.fail("a CST pass"))
+    result = transform_source(source)
+    assert result.output == expected.output
+    assert [c.as_dict() for c in result.changes] == [c.as_dict() for c in expected.changes]
 
 
 def test_files_without_tensorflow_are_left_alone() -> None:
