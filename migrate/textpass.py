@@ -157,6 +157,9 @@ class SourceView:
         # One loop over the whole tree on purpose (~100 lines): it is the text path's hottest code,
         # and every rule's chains, imports, loads and binds come from this single walk.
         self._scanned = True
+        # The walk indexes the nodes by type as it goes (what `nodes_of` reads; `index_by_type`
+        # would walk the tree again), unless that was done already.
+        by_type: dict[type, list[ast.AST]] | None = {ast.Module: [self.tree]} if self._by_type is None else None
         roots = self.names.aliases
         chains: list[Chain] = []
         lone: list[Chain] = []  # every lone Name of an import alias, any context
@@ -177,6 +180,11 @@ class SourceView:
         while stack:
             node, stmt, fstr, top, under = pop()
             kind = type(node)
+            if by_type is not None:
+                group = by_type.get(kind)
+                if group is None:
+                    group = by_type[kind] = []
+                group.append(node)
             if kind is Name:
                 name = node.id  # type: ignore[attr-defined]
                 if name in roots:
@@ -204,6 +212,13 @@ class SourceView:
                         start = offset(node.lineno, node.col_offset)  # type: ignore[attr-defined]
                         end = offset(node.end_lineno, node.end_col_offset)  # type: ignore[attr-defined]
                         chains.append(Chain(dotted, start, end, stmt, fstr, False, under, node, id(node) in funcs))  # type: ignore[arg-type]
+                    if by_type is not None:  # the chain's inner attributes and its root name
+                        inner = node.value  # type: ignore[attr-defined]
+                        while True:
+                            by_type.setdefault(type(inner), []).append(inner)
+                            if type(inner) is not Attribute:
+                                break
+                            inner = inner.value  # type: ignore[attr-defined]
                     continue  # a pure chain is handled whole (as TFM101's visit_Attribute does)
                 under = True
             elif kind is Call:
@@ -213,6 +228,8 @@ class SourceView:
                 if kind is ast.Import or kind is ast.ImportFrom:
                     imports.append((node, top))  # type: ignore[arg-type]
                     self._import_chains(node, chains, binds)  # type: ignore[arg-type]
+                    if by_type is not None:
+                        by_type.setdefault(ast.alias, []).extend(node.names)  # type: ignore[attr-defined]
                     continue
                 if isinstance(node, _SCOPES):
                     name = node.name  # type: ignore[attr-defined]
@@ -251,6 +268,8 @@ class SourceView:
             for child in reversed(children):
                 push((child, stmt, fstr, inner_top, under))
         chains.sort(key=lambda c: c.start)
+        if by_type is not None:
+            self._by_type = by_type
         self._chains = chains
         self._lone = lone
         self._imports = imports

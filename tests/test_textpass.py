@@ -15,6 +15,8 @@ import pytest
 from conftest import ROOT, fixture_id, fixture_pairs
 from tfmigrate.engine import reference_transform, transform_source
 from tfmigrate.names import AliasTable, SourceLines
+from tfmigrate.parsing import index_by_type
+from tfmigrate.textpass import SourceView
 
 PAIRS = fixture_pairs()
 
@@ -291,6 +293,20 @@ def test_feature_column_layer_todos_take_no_cst_pass(monkeypatch: pytest.MonkeyP
     result = transform_source(source)
     assert result.output == expected.output
     assert [c.as_dict() for c in result.changes] == [c.as_dict() for c in expected.changes]
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_the_scan_indexes_nodes_as_index_by_type_does(name: str) -> None:
+    try:
+        tree = ast.parse(CASES[name])
+    except SyntaxError:
+        return
+    view = SourceView(CASES[name], tree)
+    assert view.chains is not None  # the scan, which indexes the nodes as it walks
+    expected = index_by_type(tree)
+    assert set(view._by_type or ()) == set(expected)
+    for kind, nodes in expected.items():
+        assert [id(node) for node in view.nodes_of(kind)] == [id(node) for node in nodes], kind.__name__
 
 
 def test_files_without_tensorflow_are_left_alone() -> None:
