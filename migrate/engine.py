@@ -201,7 +201,7 @@ def _transform(source: str, filename: str, options: Options, *, reference: bool)
         if view is None:
             return _Pipeline(source, None, ctx, options, module=module, reference=reference).run(rules)
         symbols = view.symbols()
-        ctx.source, ctx.source_symbols = source, frozenset(symbols)
+        ctx.source, ctx.source_symbols = source, symbols
         sites = _estimator_sites(source, view, symbols)
         rules = [rule for rule in rules if type(rule).triggered(symbols)]
         if not rules:
@@ -217,7 +217,7 @@ def _transform(source: str, filename: str, options: Options, *, reference: bool)
         return _internal_error(source, exc)
 
 
-def _estimator_sites(source: str, view: SourceView, symbols: set[str]) -> list[tuple[int, str, bool]]:
+def _estimator_sites(source: str, view: SourceView, symbols: frozenset[str]) -> list[tuple[int, str, bool]]:
     keys = tiers.estimator_keys()
     if not (symbols & keys) and f"{RUNTIME_MODULE}" not in source:
         return []

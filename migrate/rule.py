@@ -187,7 +187,7 @@ class Rule(cst.CSTTransformer):
         return True
 
     @classmethod
-    def triggered(cls, symbols: set[str]) -> bool:
+    def triggered(cls, symbols: set[str] | frozenset[str]) -> bool:
         """Whether a file referencing `symbols` (canonical TF1 paths) may need this rule."""
         if cls.TRIGGERS is None:
             return True

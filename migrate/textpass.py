@@ -136,6 +136,7 @@ class SourceView:
         self.lines = SourceLines(source)
         self.names = names if names is not None else AliasTable.from_ast(tree, self.lines)
         self._scanned = False
+        self._symbols: frozenset[str] | None = None
         self._by_type: dict[type, list[ast.AST]] | None = None
         self._tokens: list[tuple[str, int, int, int]] | None = None  # (text, byte start, byte end, type)
         self._token_starts: list[int] = []
@@ -315,8 +316,14 @@ class SourceView:
             self._scan()
         return self._imports
 
-    def symbols(self) -> set[str]:
-        """Canonical TF1 paths of every chain and chain prefix the file spells (`estimator.tpu.RunConfig`)."""
+    def symbols(self) -> frozenset[str]:
+        """Canonical TF1 paths of every chain and chain prefix the file spells (`estimator.tpu.RunConfig`),
+        worked out once per view (the engine and the rules each ask)."""
+        if self._symbols is None:
+            self._symbols = frozenset(self._find_symbols())
+        return self._symbols
+
+    def _find_symbols(self) -> set[str]:
         if not self._scanned:
             self._scan()
         out: set[str] = set()
