@@ -49,6 +49,9 @@ _MARKER = ".tfmigrate-unpacked"
 _PER_FILE = """
 import json, sys, time, pathlib
 from tfmigrate.engine import transform_source
+# The modules the codemod imports on first need (LibCST's codemod visitors and metadata), imported
+# before the clock starts: the first file to need one would otherwise be charged the import.
+import libcst.codemod.visitors, libcst.metadata
 rows = []
 for path in sorted(pathlib.Path(sys.argv[1]).rglob('*.py')):
     text = path.read_text(encoding='utf-8', errors='replace')
@@ -156,6 +159,10 @@ def main(argv: list[str] | None = None) -> int:
             print(f"  {seconds:6.2f} s {n:6,} lines {n / seconds:8,.0f} lines/s  {Path(path).relative_to(tree)}{note}")
         slowest_rate = min(n / t for _, n, t, _ in rows if n >= 200 and t > 0)
         print(f"slowest file of 200+ lines: {slowest_rate:,.0f} lines/s, {median / slowest_rate:.1f}x below the median")
+        # Whether time grows faster than size: the largest files' rate against the median file's.
+        largest = sorted((r for r in rows if r[2] > 0), key=lambda r: -r[1])[:5]
+        print("the five largest files: " + ", ".join(
+            f"{n:,} lines {n / t:,.0f} lines/s ({median / (n / t):.1f}x below)" for _, n, t, _ in largest))
 
         print("\nratios (their time / tfmigrate's; above 1: tfmigrate is faster)")
         if upgrade is not None:
