@@ -48,7 +48,7 @@ def estimator_calls(calls: Iterable[ast.Call], names: AliasTable, keys: frozense
 
 def output_calls(output: str, keys: frozenset[str]) -> list[tuple[int, str, bool]]:
     try:
-        tree = parse(output)  # the migration's own check of its output parsed it just before
+        tree = parse(output)  # (parsed again: `transform_source` lets its trees go when it ends)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return []
     return estimator_calls(index_by_type(tree).get(ast.Call, ()), AliasTable.from_ast(tree, SourceLines(output)), keys)
