@@ -12,6 +12,7 @@ from tfmigrate.estimator.tables import OPTIMIZERS, keras_optimizer_args
 from tfmigrate.estimator_scan import Site, fresh_name
 from tfmigrate.estimator_sites import EstimatorSiteRule
 from tfmigrate.names import ast_dotted, canonical_name, dotted, names_in
+from tfmigrate.parsing import index_by_type, parse
 from tfmigrate.rule import RUNTIME_ALIAS, RUNTIME_MODULE
 from tfmigrate.textpass import SourceView, TextPlan
 
@@ -190,9 +191,9 @@ class CannedEstimatorsToKeras(EstimatorSiteRule):
                 continue
             full = qualify(chain.dotted)
             key = canonical_name(full) if full else None
-            if key is None or not key.startswith("feature_column.") or key[len("feature_column."):] not in _COLUMN_TODO:
+            message = _COLUMN_TODO.get(key.removeprefix("feature_column.")) if key and key.startswith("feature_column.") else None
+            if message is None:
                 continue
-            message = _COLUMN_TODO[key[len("feature_column."):]]
             if chain.in_fstring or said.setdefault(id(chain.stmt), message) != message:
                 return None  # two messages on one statement: the CST pass orders them
             plan.todos.append((chain.stmt, message))
@@ -214,7 +215,7 @@ class CannedEstimatorsToKeras(EstimatorSiteRule):
             return _calls_runtime_column_layer(node, self.ctx.names)
         if "InputLayer" not in source and "LinearModel" not in source:
             return False
-        return _calls_column_layer((node for node in ast.walk(ast.parse(source)) if isinstance(node, ast.Call)), self.ctx.names)
+        return _calls_column_layer(index_by_type(parse(source)).get(ast.Call, ()), self.ctx.names)  # (the engine's parse of it)
 
     # -- the estimator class at a call ---------------------------------------------------------
     def _class_of(self, call: cst.Call) -> tuple[str, str] | None:
