@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import re
 
 import libcst as cst
 
@@ -21,6 +22,42 @@ def _is_shape_item(node: ast.AST) -> bool:
     if isinstance(owner, ast.Attribute) and owner.attr == "dims":
         owner = owner.value
     return isinstance(owner, ast.Attribute) and owner.attr == "shape"
+
+
+_VALUE_WORD = re.compile(r"\bvalue\b")
+
+
+def _may_read_dimension(source: str) -> bool:
+    """Whether `source` may spell `<subscript>.value`: False only where no word `value` follows a
+    `.` that follows a `]` (across blanks, line breaks and continuations; a comment where one of
+    them could be makes it True). Non-ASCII text may spell `value` in other characters (NFKC); a
+    lone `\\r` ends a line (and so a comment) too."""
+    if not source.isascii() or "\r" in source:
+        return True
+    for match in _VALUE_WORD.finditer(source):
+        dot = _previous_char(source, match.start() - 1)
+        if dot is None:
+            return True
+        if dot < 0 or source[dot] != ".":
+            continue
+        item_end = _previous_char(source, dot - 1)
+        if item_end is None or (item_end >= 0 and source[item_end] == "]"):
+            return True
+    return False
+
+
+def _previous_char(source: str, i: int) -> int | None:
+    """The index of the last character at or before `i` that is no blank, line break or `\\`
+    (-1: none); None where a line passed over holds a `#` (a comment may end there)."""
+    while i >= 0:
+        char = source[i]
+        if char == "\n":
+            if "#" in source[source.rfind("\n", 0, i) + 1 : i]:
+                return None
+        elif char not in " \t\f\\":
+            return i
+        i -= 1
+    return -1
 
 
 def _is_shape_item_cst(node: cst.BaseExpression) -> bool:
@@ -62,6 +99,8 @@ class DimensionValue(Rule):
 
     def text_edits(self, view: SourceView) -> TextPlan | None:
         plan = TextPlan()
+        if not _may_read_dimension(view.source):
+            return plan  # no `<item>.value` to rewrite: the tree need not be walked
         lines = view.lines
         tf = self.ctx.tf2_alias
         for node in view.nodes_of(ast.Attribute):

@@ -309,6 +309,50 @@ def test_the_scan_indexes_nodes_as_index_by_type_does(name: str) -> None:
         assert [id(node) for node in view.nodes_of(kind)] == [id(node) for node in nodes], kind.__name__
 
 
+DIMENSION_READS = {
+    # source: whether it holds `<subscript>.value`
+    "d = x.shape[0].value\n": True,
+    "d = x.get_shape()[1] .value\n": True,
+    "d = (x.shape[0]\n     .value)\n": True,
+    "d = (x.shape[0]  # the rows\n     .value)\n": True,
+    "d = x.shape[0]. \\\n    value\n": True,
+    "d = (x.shape[0].\n value)\n": True,
+    "v = self.value\nvalue = 3\nf(value=v)\nprint('x.value')\n": False,
+    "v = counts['a'].values\n": False,
+    "v = [1][0]\ndef value(): pass\n": False,
+    "v = d[k]\nw = self.value\n": False,
+    "v = x.shape[0].ｖalue\n": True,  # NFKC: the attribute is `value`
+    "d = (x.shape[0].  # the rows\r     value)\r": True,  # a lone CR ends the comment
+}
+
+
+@pytest.mark.parametrize("source", sorted(DIMENSION_READS))
+def test_dimension_value_precheck_never_misses_a_read(source: str) -> None:
+    """TFM103 walks the tree only where the text may spell `<subscript>.value`: the cheap check says
+    so wherever the tree holds one (and may say so where it does not)."""
+    from tfmigrate.rules.dimension_value import _may_read_dimension
+
+    holds = any(
+        isinstance(node, ast.Attribute) and node.attr == "value" and isinstance(node.value, ast.Subscript)
+        for node in ast.walk(ast.parse(source))
+    )
+    assert holds == DIMENSION_READS[source]
+    assert _may_read_dimension(source) is holds  # exact on these, `self.value` and keywords included
+
+
+def test_dimension_value_precheck_agrees_with_the_tree_on_every_fixture() -> None:
+    from tfmigrate.rules.dimension_value import _may_read_dimension
+
+    for pair in PAIRS:
+        source = pair.read_text(encoding="utf-8")
+        try:
+            tree = ast.parse(source)
+        except SyntaxError:
+            continue
+        if any(isinstance(n, ast.Attribute) and n.attr == "value" and isinstance(n.value, ast.Subscript) for n in ast.walk(tree)):
+            assert _may_read_dimension(source), pair
+
+
 def test_files_without_tensorflow_are_left_alone() -> None:
     source = "import numpy as np\n\nprint(np.ones(3))  # tensorflow is not imported here\n"
     result = transform_source(source)
