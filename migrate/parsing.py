@@ -10,20 +10,43 @@ from __future__ import annotations
 
 import ast
 import bisect
+from collections.abc import Iterator
 
 from .gcpause import cyclic_gc_paused
 from .names import SourceLines
 
 # Fields holding only leaves the scan has nothing to do with: expression contexts and operators.
 _LEAF_FIELDS = frozenset({"ctx", "op", "ops", "type_ignores"})
+# Fields that hold names, numbers or flags, never a node, in every node type that has them (a walk
+# that reads them only tests and drops their values); `value` and `names` only where noted.
+_NEVER_NODES = frozenset({
+    "id", "attr", "name", "asname", "arg", "module", "level", "type_comment", "kind", "is_async",
+    "conversion", "simple", "rest", "kwd_attrs", "tag",
+})
+_VALUE_NOT_NODE = (ast.Constant, ast.MatchSingleton)
+_NAMES_NOT_NODES = (ast.Global, ast.Nonlocal)
 NODE_FIELDS: dict[type, tuple[str, ...]] = {}
 
 
 def child_fields(kind: type) -> tuple[str, ...]:
     """The fields of an ast node type that may hold nodes worth visiting (remembered in
     `NODE_FIELDS`, which a hot loop reads first)."""
-    found = NODE_FIELDS[kind] = tuple(name for name in kind._fields if name not in _LEAF_FIELDS)  # type: ignore[attr-defined]
+    found = NODE_FIELDS[kind] = tuple(
+        name for name in kind._fields  # type: ignore[attr-defined]
+        if name not in _LEAF_FIELDS and name not in _NEVER_NODES
+        and not (name == "value" and kind in _VALUE_NOT_NODE) and not (name == "names" and kind in _NAMES_NOT_NODES)
+    )
     return found
+
+
+def _every_node_type(kind: type = ast.AST) -> Iterator[type]:
+    for sub in kind.__subclasses__():
+        yield sub
+        yield from _every_node_type(sub)
+
+
+for _kind in _every_node_type():
+    child_fields(_kind)
 
 
 def index_by_type(tree: ast.AST) -> dict[type, list[ast.AST]]:
@@ -39,7 +62,9 @@ def index_by_type(tree: ast.AST) -> dict[type, list[ast.AST]]:
         if group is None:
             group = by_type[kind] = []
         group.append(node)
-        names = fields.get(kind) or child_fields(kind)
+        names = fields.get(kind)
+        if names is None:
+            names = child_fields(kind)
         for name in reversed(names):
             value = getattr(node, name, None)
             if value is None:

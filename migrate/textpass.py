@@ -256,7 +256,8 @@ class SourceView:
                     binds[name] = binds.get(name, 0) + 1
             inner_top = top and not isinstance(node, _SCOPES)
             children = []  # ast.iter_child_nodes, less the leaves it cannot matter to skip
-            for name in fields.get(kind) or child_fields(kind):
+            names = fields.get(kind)
+            for name in names if names is not None else child_fields(kind):
                 value = getattr(node, name, None)
                 if value is None:
                     continue

@@ -309,6 +309,29 @@ def test_the_scan_indexes_nodes_as_index_by_type_does(name: str) -> None:
         assert [id(node) for node in view.nodes_of(kind)] == [id(node) for node in nodes], kind.__name__
 
 
+def test_the_walks_skip_only_fields_that_never_hold_a_node() -> None:
+    """`index_by_type` (and the scan, which reads the same field table) finds every node that
+    `ast.walk` finds but contexts and operators (left out on purpose), over every fixture and
+    case: the other fields they skip hold no node."""
+    leaves = (ast.expr_context, ast.boolop, ast.operator, ast.unaryop, ast.cmpop, ast.type_ignore)
+    sources = [pair.read_text(encoding="utf-8") for pair in PAIRS] + list(CASES.values())
+    sources.append("match x:\n  case {'a': 1, **rest}: pass\n  case C(k=1) | None: pass\n  case [*r] as w: pass\n"
+                   "def f(a: int, *b, c=1, **d) -> None:\n  global g\n  return f'{a!r:>{c}}'\n")
+    for source in sources:
+        try:
+            tree = ast.parse(source)
+        except SyntaxError:
+            continue
+        found = index_by_type(tree)
+        expected: dict[type, list[int]] = {}
+        for node in ast.walk(tree):
+            if not isinstance(node, leaves):
+                expected.setdefault(type(node), []).append(id(node))
+        assert {kind: sorted(map(id, nodes)) for kind, nodes in found.items()} == {
+            kind: sorted(ids) for kind, ids in expected.items()
+        }
+
+
 DIMENSION_READS = {
     # source: whether it holds `<subscript>.value`
     "d = x.shape[0].value\n": True,
