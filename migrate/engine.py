@@ -18,7 +18,7 @@ from dataclasses import dataclass
 import libcst as cst
 
 from . import tiers
-from .exports import module_exports
+from .exports import AskedNames, module_exports
 from .gcpause import cyclic_gc_paused
 from .tf1_program import is_tf1_source
 from .names import AliasTable, SourceLines
@@ -147,7 +147,9 @@ def _merge_passes(source: str, first: TransformResult, again: TransformResult) -
             track.remove_owners.extend(result.track.remove_owners)
             track.last_applied = result.track.last_applied or track.last_applied
     rules = list(dict.fromkeys(first.rules + again.rules))
-    return TransformResult(source, again.output, rules=rules, todos=scan_todos(again.output), track=track)
+    merged = TransformResult(source, again.output, rules=rules, todos=scan_todos(again.output), track=track, sites=first.sites)
+    merged.asked = first.asked | again.asked
+    return merged
 
 
 def _newline(source: str) -> str:
@@ -196,12 +198,14 @@ def _transform(source: str, filename: str, options: Options, *, reference: bool)
         ctx = FileContext(
             filename=filename, target=options.target, names=names, tf2_alias=_tf2_alias(names), standalone=options.standalone,
             tf1_program=options.tf1_program or is_tf1_source(source, tree),
-            exported=options.exported | module_exports(tree),
+            exported=AskedNames(options.exported | module_exports(tree)),
         )
         rules = _rules(ctx, options)
         ctx.hosted = any(rule.CODE == "TFM101" for rule in rules)
         if view is None:
-            return _Pipeline(source, None, ctx, options, module=module, reference=reference).run(rules)
+            result = _Pipeline(source, None, ctx, options, module=module, reference=reference).run(rules)
+            result.asked = frozenset(ctx.exported.asked)
+            return result
         symbols = view.symbols()
         ctx.source, ctx.source_symbols = source, symbols
         sites = _estimator_sites(source, view, symbols)
@@ -210,6 +214,7 @@ def _transform(source: str, filename: str, options: Options, *, reference: bool)
             return TransformResult(source, source, todos=scan_todos(source), sites=sites)
         result = _Pipeline(source, view, ctx, options).run(rules)
         result.sites = sites
+        result.asked = frozenset(ctx.exported.asked)
         return result
     except cst.ParserSyntaxError as exc:
         return TransformResult(source, source, error=Finding("E001", exc.raw_line, f"syntax error: {exc.message}"))

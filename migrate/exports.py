@@ -15,6 +15,21 @@ from .gcpause import cyclic_gc_paused
 from .parsing import index_by_type
 
 
+class AskedNames(frozenset):
+    """A module's exported names that remember which names were asked about (`name in names`):
+    a rule's only use of them. The runner migrates each module before it knows what the others
+    import from it, then again the few whose rules asked about a name that turns out exported."""
+
+    def __new__(cls, names: Iterable[str] = ()) -> "AskedNames":
+        self = super().__new__(cls, names)
+        self.asked: set[str] = set()
+        return self
+
+    def __contains__(self, name: object) -> bool:
+        self.asked.add(name)  # type: ignore[arg-type]
+        return frozenset.__contains__(self, name)
+
+
 def module_exports(tree: ast.Module | None) -> frozenset[str]:
     """The names a module's `__all__ = [...]` (or `+= [...]`, tuples too) lists."""
     out: set[str] = set()
@@ -32,21 +47,35 @@ def imported_names(
     import from it (`from m import x`, relative imports too) or read as `m.x` after `import m`. A
     module is also reachable by each tail of its name (`pkg.m` as `m`, the program run from `pkg/`).
 
-    `reads`: how to apply `reads_of` to the (name, source) pairs and the tails (the runner's
-    process pool for `-j N`); by default, here."""
+    `reads`: how to apply `reads_of` to the (name, source) pairs and the tails; by default, here."""
     modules = list(modules)
+    names = [name for name, _ in modules]
+    return names_read_from(names, (reads or reads_of)(modules, program_tails(names)))
+
+
+def program_tails(names: Iterable[str]) -> frozenset[str]:
+    """Every name the program's modules go by: each tail of each dotted module name."""
+    return frozenset(_by_tail(names))
+
+
+def names_read_from(names: Iterable[str], found: Iterable[tuple[str, str, list[str]]]) -> dict[str, frozenset[str]]:
+    """`imported_names` from the program's module names and what `reads_of` found in its modules."""
+    by_tail = _by_tail(names)
+    out: dict[str, set[str]] = {}
+    for importer, target, read in found:
+        for module in by_tail.get(target, ()):
+            if module != importer:
+                out.setdefault(module, set()).update(read)
+    return {name: frozenset(read) for name, read in out.items()}
+
+
+def _by_tail(names: Iterable[str]) -> dict[str, list[str]]:
     by_tail: dict[str, list[str]] = {}
-    for name, _ in modules:
+    for name in names:
         parts = name.split(".")
         for start in range(len(parts)):
             by_tail.setdefault(".".join(parts[start:]), []).append(name)
-    found = (reads or reads_of)(modules, frozenset(by_tail))
-    out: dict[str, set[str]] = {}
-    for importer, target, names in found:
-        for module in by_tail.get(target, ()):
-            if module != importer:
-                out.setdefault(module, set()).update(names)
-    return {name: frozenset(names) for name, names in out.items()}
+    return by_tail
 
 
 def reads_of(modules: list[tuple[str, str]], tails: frozenset[str]) -> list[tuple[str, str, list[str]]]:
@@ -54,15 +83,17 @@ def reads_of(modules: list[tuple[str, str]], tails: frozenset[str]) -> list[tupl
     modules; `tails`: every name a module of the program goes by."""
     # One pause of the collector for them all: each tree dies at the next module, unwalked by it.
     with cyclic_gc_paused():
-        return [read for importer, source in modules for read in _reads(importer, source, tails)]
+        return [read for importer, source in modules for read in module_reads(importer, source, tails)]
 
 
-def _reads(importer: str, source: str, tails: frozenset[str]) -> list[tuple[str, str, list[str]]]:
+def module_reads(importer: str, source: str, tails: frozenset[str], parse: Callable[[str], ast.Module] = ast.parse) -> list[tuple[str, str, list[str]]]:
+    """`reads_of` for one module; `parse`: how to parse its source (by default `ast.parse`, whose
+    trees die with the call; the runner passes the memo the module's migration then reads)."""
     found: list[tuple[str, str, list[str]]] = []
     if "import" not in source:
         return found
     try:
-        tree = ast.parse(source)  # (not `parsing.parse`: its memo would keep the trees alive)
+        tree = parse(source)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return found
     bound: dict[str, str] = {}  # local dotted name -> the module it is

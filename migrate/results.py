@@ -86,6 +86,9 @@ class TransformResult(Outcome):
     track: ChangeTrack | None = field(default=None, repr=False, compare=False)
     # The source's estimator constructions (line, class, already hosted), for `estimators`.
     sites: list[tuple[int, str, bool]] = field(default_factory=list, repr=False, compare=False)
+    # The names a rule asked whether another module imports them (`Options.exported`): a run
+    # that did not know yet migrates again where one of them is.
+    asked: frozenset[str] = field(default_factory=frozenset, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         self._lines: _Lines | None = None

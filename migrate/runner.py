@@ -22,7 +22,8 @@ from .config import PathFilter
 from .discovery import SOURCE_SUFFIXES, Discovery, discover, discover_all  # noqa: F401 - re-exported
 from .engine import Options, transform_source
 from .results import ERROR, MIGRATED, TODO, UNCHANGED, Finding
-from .exports import imported_names, module_name, reads_of
+from .exports import module_name, module_reads, names_read_from, program_tails
+from .parsing import parse
 from .tf1_program import is_tf1_project
 from .fileio import FileChanged, NotRegularFile, atomic_write, read_source, replace_file  # noqa: F401
 from .notebook import transform_notebook
@@ -54,6 +55,12 @@ class FileOutcome:
     notebook: bool = False
     estimators: list[dict] = field(default_factory=list)  # each estimator site's tier (`tiers`)
     lines: int = 0  # the source's line count (for the closing lines/s figure; not in the report)
+    # A module of a program (`Job.program`), migrated before the run knew what the others import
+    # from it: what it imports from them (`exports.module_reads`), the names its rules asked about,
+    # and, while one of those may turn out imported, the output it holds back (text, encoding, snapshot).
+    reads: list = field(default_factory=list, repr=False, compare=False)
+    asked: frozenset[str] = field(default_factory=frozenset, repr=False, compare=False)
+    held: tuple | None = field(default=None, repr=False, compare=False)
 
     def as_dict(self) -> dict:
         out = {
@@ -81,6 +88,16 @@ class Job:
     options: Options
     changes: bool = True  # work out which rule changed which line (`FileOutcome.changes`)
     timeout: float | None = DEFAULT_TIMEOUT  # E009 past this many seconds (None: no limit)
+    program: ProgramModule | None = None  # one module of several: `execute` settles its exports
+
+
+@dataclass(frozen=True)
+class ProgramModule:
+    """A module of the program a run migrates: its dotted name and every name the program's
+    modules go by (`exports.program_tails`)."""
+
+    name: str
+    tails: frozenset[str]
 
 
 def decode(data: bytes) -> tuple[str, str]:
@@ -145,11 +162,23 @@ def _is_notebook(path: str) -> bool:
 
 
 def _run_job(job: Job) -> FileOutcome:
-    notebook = _is_notebook(job.path)
     try:
         snap = read_source(job.path)
     except OSError as exc:
         return _failed(job.path, "E002", f"cannot read: {exc.strerror or exc}")
+    if job.program is None:
+        return _migrate(job, snap)
+    # What this module imports from the others, read from its text as `Path.read_text` gives it
+    # (parsed once for this and the migration when that is the text migrated).
+    text = snap.data.decode("utf-8", errors="replace").replace("\r\n", "\n").replace("\r", "\n")
+    reads = module_reads(job.program.name, text, job.program.tails, parse)
+    outcome = _migrate(job, snap)
+    outcome.reads = reads
+    return outcome
+
+
+def _migrate(job: Job, snap) -> FileOutcome:
+    notebook = _is_notebook(job.path)
     data = snap.data
     try:
         source, encoding = (data.decode("utf-8-sig"), "utf-8") if notebook else decode(data)
@@ -179,6 +208,8 @@ def _run_job(job: Job) -> FileOutcome:
         notebook=notebook,
         lines=source.count("\n") + (not source.endswith("\n") and bool(source)),
     )
+    if job.program is not None:
+        outcome.asked = result.asked
     if result.error is not None:
         return outcome
     sites = list(getattr(result, "estimators", ()))  # (notebooks: none reported)
@@ -200,21 +231,30 @@ def _run_job(job: Job) -> FileOutcome:
                 )
             )
     if job.mode == WRITE and job.dest is not None and (job.dest != job.path or result.changed):
-        try:
-            output = result.output.encode(encoding)
-            if job.dest == job.path:
-                replace_file(job.path, output, snap)
-            else:
-                atomic_write(job.dest, output, like=job.path)
-        except FileChanged:
-            outcome.status, outcome.todos, outcome.unsafe_fixes = ERROR, [], []
-            outcome.errors.append(Finding("E007", 0, "changed during migration; left as it is now (run tfmigrate again)"))
+        if outcome.asked:
+            outcome.held = (result.output, encoding, snap)  # `execute` writes it, or migrates again
             return outcome
-        except (OSError, UnicodeEncodeError) as exc:
-            outcome.status = ERROR
-            outcome.errors.append(Finding("E004", 0, f"cannot write {job.dest}: {exc}"))
-            return outcome
-        outcome.written_to = job.dest
+        return _write(job, outcome, result.output, encoding, snap)
+    return outcome
+
+
+def _write(job: Job, outcome: FileOutcome, text: str, encoding: str, snap) -> FileOutcome:
+    """Write the migrated text to `job.dest` (only if the source is still as it was read)."""
+    try:
+        output = text.encode(encoding)
+        if job.dest == job.path:
+            replace_file(job.path, output, snap)
+        else:
+            atomic_write(job.dest, output, like=job.path)
+    except FileChanged:
+        outcome.status, outcome.todos, outcome.unsafe_fixes = ERROR, [], []
+        outcome.errors.append(Finding("E007", 0, "changed during migration; left as it is now (run tfmigrate again)"))
+        return outcome
+    except (OSError, UnicodeEncodeError) as exc:
+        outcome.status = ERROR
+        outcome.errors.append(Finding("E004", 0, f"cannot write {job.dest}: {exc}"))
+        return outcome
+    outcome.written_to = job.dest
     return outcome
 
 
@@ -276,10 +316,9 @@ def plan(
     work = []
     dests: dict[str, str] = {}
     modules = {path: module_name(path, root) for path, root in found.files if path.endswith(".py")}
-    exported: dict[str, frozenset[str]] = {}
-    if len(modules) > 1:
-        pairs = [(modules[path], text) for path, text in zip(modules, _texts(modules))]
-        exported = imported_names(pairs, reads=_pooled_reads(jobs) if jobs > 1 and len(pairs) >= 4 * jobs else None)
+    # Several modules are one program: each job also reads what its module imports from the
+    # others, and `execute` settles the names each module exports once all have been read.
+    tails = program_tails(modules.values()) if len(modules) > 1 else None
     for path, root in found.files:
         dest: str | None = path if mode == WRITE else None
         if mode == WRITE and out_dir is not None:
@@ -289,23 +328,9 @@ def plan(
                 raise OutDirCollision(f"--out-dir: {dests[key]} and {path} would both be written to {dest}")
             dests[key] = path
         file_options = _file_options(options, path_filter.ignored_codes(path))
-        if exported.get(modules.get(path, "")):
-            file_options = replace(file_options, exported=exported[modules[path]])
-        work.append(Job(path, dest, mode, file_options, changes, timeout))
+        program = ProgramModule(modules[path], tails) if tails is not None and path in modules else None
+        work.append(Job(path, dest, mode, file_options, changes, timeout, program))
     return work
-
-
-def _pooled_reads(jobs: int):
-    """`exports.reads_of` over a process pool of `jobs` workers: the program-wide read of imports
-    parses every module, and done serially it would be the part of a `-j N` run that does not scale."""
-
-    def reads(modules: list[tuple[str, str]], tails: frozenset[str]) -> list:
-        size = max(1, len(modules) // (jobs * 4))
-        chunks = [modules[i : i + size] for i in range(0, len(modules), size)]
-        with ProcessPoolExecutor(max_workers=jobs, initializer=_worker_init, initargs=(os.getpid(),)) as pool:
-            return [read for found in pool.map(reads_of, chunks, [tails] * len(chunks)) for read in found]
-
-    return reads
 
 
 def _file_options(options: Options, ignored: frozenset[str]) -> Options:
@@ -325,18 +350,56 @@ class Interrupted(Exception):
 
 def execute(work: list[Job], *, jobs: int = 1, on_result: Callable[[FileOutcome], None] | None = None) -> list[FileOutcome]:
     """Run the jobs (in a process pool when jobs > 1); the outcomes come back in the jobs' order,
-    and `on_result` sees each as it finishes. Ctrl-C raises Interrupted with what finished."""
-    if jobs > 1 and len(work) > 1:
-        return _execute_pool(work, jobs, on_result)
+    and `on_result` sees each as it finishes. Ctrl-C raises Interrupted with what finished.
+
+    The modules of a program are migrated before the run knows which of their names the others
+    import; one whose rules asked about a name (to delete it as unused here, say) is settled once
+    every module has been read: written as it is, or migrated again where that name is imported."""
+
+    def report(outcome: FileOutcome) -> None:
+        if on_result is not None and not outcome.asked:
+            on_result(outcome)
+
+    try:
+        outcomes = _execute_pool(work, jobs, report) if jobs > 1 and len(work) > 1 else _execute_serial(work, report)
+    except Interrupted as exc:
+        raise Interrupted([outcome for outcome in exc.outcomes if not outcome.asked]) from None
+    if any(job.program is not None for job in work):
+        _settle(work, outcomes, on_result)
+    return outcomes
+
+
+def _execute_serial(work: list[Job], on_result: Callable[[FileOutcome], None]) -> list[FileOutcome]:
     done: list[FileOutcome] = []
     try:
         for job in work:
             done.append(run_job(job))
-            if on_result is not None:
-                on_result(done[-1])
+            on_result(done[-1])
     except KeyboardInterrupt:
         raise Interrupted(done) from None
     return done
+
+
+def _settle(work: list[Job], outcomes: list[FileOutcome], on_result: Callable[[FileOutcome], None] | None) -> None:
+    """Each program module whose rules asked about names: written as migrated when the other
+    modules import none of them, else migrated again knowing which they import (in place)."""
+    names = [job.program.name for job in work if job.program is not None]
+    exported = names_read_from(names, (read for outcome in outcomes for read in outcome.reads))
+    try:
+        for index, (job, outcome) in enumerate(zip(work, outcomes)):
+            if job.program is None or not outcome.asked:
+                continue
+            wanted = exported.get(job.program.name, frozenset())
+            if outcome.asked & wanted:
+                outcome = run_job(replace(job, options=replace(job.options, exported=wanted), program=None))
+            elif outcome.held is not None:
+                outcome = _write(job, outcome, *outcome.held)
+            outcome.held, outcome.asked = None, frozenset()
+            outcomes[index] = outcome
+            if on_result is not None:
+                on_result(outcome)
+    except KeyboardInterrupt:
+        raise Interrupted([outcome for outcome in outcomes if not outcome.asked]) from None
 
 
 def _execute_pool(work: list[Job], jobs: int, on_result: Callable[[FileOutcome], None] | None) -> list[FileOutcome]:

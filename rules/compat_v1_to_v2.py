@@ -310,7 +310,7 @@ class CompatV1ToV2(Rule):
         if not _has_removed_imports(original):
             return updated
         used = {node.id for node in ast.walk(ast.parse(updated.code)) if isinstance(node, ast.Name)}
-        return updated.visit(_ContribImportTodos(self, used | self.ctx.exported))
+        return updated.visit(_ContribImportTodos(self, used, self.ctx.exported))
 
     def visit_Import(self, node: cst.Import) -> None:
         self._in_import += 1
@@ -653,10 +653,11 @@ class CompatV1ToV2(Rule):
         preview = view.apply(TextPlan(replacements=list(plan.replacements)), self.CODE)
         if preview is None:
             return False
-        used = {node.id for node in index_by_type(parse(preview)).get(ast.Name, ())} | self.ctx.exported
+        used = {node.id for node in index_by_type(parse(preview)).get(ast.Name, ())}
+        exported = self.ctx.exported
         lines, data = view.lines, view.lines.data
         for imp in kept:
-            if not {alias.asname or alias.name for alias in imp.names} & used:
+            if not any(name in used or name in exported for name in {alias.asname or alias.name for alias in imp.names}):
                 continue
             if imp.end_lineno is None or imp.end_col_offset is None or not lines.starts_line(imp):
                 return False
@@ -759,9 +760,9 @@ def _has_removed_imports(module: cst.Module) -> bool:
 class _ContribImportTodos(cst.CSTTransformer):
     """Puts the rule's TODO above each kept contrib/estimator import line (any depth) binding a used name."""
 
-    def __init__(self, rule: "CompatV1ToV2", used: set[str]) -> None:
+    def __init__(self, rule: "CompatV1ToV2", used: set[str], exported: frozenset[str]) -> None:
         super().__init__()
-        self.rule, self.used = rule, used
+        self.rule, self.used, self.exported = rule, used, exported
 
     def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> bool:
         return False  # an import line holds no statement
@@ -771,7 +772,7 @@ class _ContribImportTodos(cst.CSTTransformer):
         if head is None:
             return updated
         node = updated.body[0]
-        if not _bound_locals(node) & self.used:  # type: ignore[arg-type]
+        if not any(name in self.used or name in self.exported for name in _bound_locals(node)):  # type: ignore[arg-type]
             return updated
         text = cst.Module(body=[]).code_for_node(node)
         return self.rule.attach_messages(updated, [_removed(head, text) + "; then remove this import"])
