@@ -23,6 +23,7 @@ from .discovery import SOURCE_SUFFIXES, Discovery, discover, discover_all  # noq
 from .engine import Options, transform_source
 from .results import ERROR, MIGRATED, TODO, UNCHANGED, Finding
 from .exports import module_name, module_reads, names_read_from, program_tails
+from .gcpause import cyclic_gc_paused
 from .parsing import parse
 from .tf1_program import is_tf1_project
 from .fileio import FileChanged, NotRegularFile, atomic_write, read_source, replace_file  # noqa: F401
@@ -169,10 +170,12 @@ def _run_job(job: Job) -> FileOutcome:
     if job.program is None:
         return _migrate(job, snap)
     # What this module imports from the others, read from its text as `Path.read_text` gives it
-    # (parsed once for this and the migration when that is the text migrated).
+    # (parsed once for this and the migration when that is the text migrated). One pause of the
+    # collector for both: the tree dies with the migration, unwalked by it.
     text = snap.data.decode("utf-8", errors="replace").replace("\r\n", "\n").replace("\r", "\n")
-    reads = module_reads(job.program.name, text, job.program.tails, parse)
-    outcome = _migrate(job, snap)
+    with cyclic_gc_paused():
+        reads = module_reads(job.program.name, text, job.program.tails, parse)
+        outcome = _migrate(job, snap)
     outcome.reads = reads
     return outcome
 
