@@ -24,7 +24,9 @@ def _is_shape_item(node: ast.AST) -> bool:
     return isinstance(owner, ast.Attribute) and owner.attr == "shape"
 
 
-_VALUE_WORD = re.compile(r"\bvalue\b")
+# A word `value` after a `.`, a line break or a `\` (blanks between): the only ones that may be
+# an attribute (any other character before it ends an expression's token that no `.` follows).
+_VALUE_WORD = re.compile(r"[.\n\\][ \t\f]*(value)\b")
 
 
 def _may_read_dimension(source: str) -> bool:
@@ -35,7 +37,7 @@ def _may_read_dimension(source: str) -> bool:
     if not source.isascii() or "\r" in source:
         return True
     for match in _VALUE_WORD.finditer(source):
-        dot = _previous_char(source, match.start() - 1)
+        dot = _previous_char(source, match.start(1) - 1)
         if dot is None:
             return True
         if dot < 0 or source[dot] != ".":

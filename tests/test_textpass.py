@@ -343,6 +343,8 @@ DIMENSION_READS = {
     "v = self.value\nvalue = 3\nf(value=v)\nprint('x.value')\n": False,
     "v = counts['a'].values\n": False,
     "v = [1][0]\ndef value(): pass\n": False,
+    "v = x[0]\nvalue = 2\n": False,  # a line that starts with the word, after a subscript
+    "a = x[0] \\\n  .value\n": True,
     "v = d[k]\nw = self.value\n": False,
     "v = x.shape[0].ｖalue\n": True,  # NFKC: the attribute is `value`
     "d = (x.shape[0].  # the rows\r     value)\r": True,  # a lone CR ends the comment
