@@ -40,17 +40,13 @@ def module_exports(tree: ast.Module | None) -> frozenset[str]:
     return frozenset(out)
 
 
-def imported_names(
-    modules: Iterable[tuple[str, str]], *, reads: Callable[[list[tuple[str, str]], frozenset[str]], list] | None = None
-) -> dict[str, frozenset[str]]:
+def imported_names(modules: Iterable[tuple[str, str]]) -> dict[str, frozenset[str]]:
     """For (dotted module name, source) pairs of one program: module name -> the names other modules
     import from it (`from m import x`, relative imports too) or read as `m.x` after `import m`. A
-    module is also reachable by each tail of its name (`pkg.m` as `m`, the program run from `pkg/`).
-
-    `reads`: how to apply `reads_of` to the (name, source) pairs and the tails; by default, here."""
+    module is also reachable by each tail of its name (`pkg.m` as `m`, the program run from `pkg/`)."""
     modules = list(modules)
     names = [name for name, _ in modules]
-    return names_read_from(names, (reads or reads_of)(modules, program_tails(names)))
+    return names_read_from(names, reads_of(modules, program_tails(names)))
 
 
 def program_tails(names: Iterable[str]) -> frozenset[str]:
