@@ -18,11 +18,11 @@ from __future__ import annotations
 import ast
 import re
 import shutil
-import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+from . import forked
 from .oracle import oracle_python, quiet_env
 
 RESULT_PREFIX = "eval_results "
@@ -69,14 +69,8 @@ def copy_siblings(case: Path, directory: Path) -> None:
 
 
 def run_program(python: str | Path, program: Path, cwd: Path, timeout: int = 600) -> Run:
-    proc = subprocess.run(
-        [str(python), str(program)],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        env=quiet_env(),
-    )
+    """`python program` in `cwd`, forked from a server that imported TensorFlow once (forked.py)."""
+    proc = forked.run(python, [str(program)], cwd, quiet_env(), timeout)
     return Run(str(python), program, proc.returncode, proc.stdout, proc.stderr)
 
 

@@ -32,6 +32,7 @@ import pytest
 from conftest import FIXTURES
 from tfmigrate.engine import Options, transform_source
 
+from . import forked
 from .harness import Run, compare, parse_results, runs_wanted
 from .test_equivalence import oracle_results, program_group
 
@@ -97,10 +98,7 @@ def test_ctl_program_under_mirrored_two_cpus(name: str, tmp_path: Path) -> None:
     case, program = _migrated(name, tmp_path)
     runs = []
     for _ in range(runs_wanted(case)):
-        proc = subprocess.run(
-            [sys.executable, str(HERE / "mirrored_program.py"), str(program)],
-            cwd=tmp_path, capture_output=True, text=True, timeout=TIMEOUT_S, env=_env(),
-        )
+        proc = forked.run(sys.executable, [str(HERE / "mirrored_program.py"), str(program)], tmp_path, _env(), TIMEOUT_S)
         assert "strategy MirroredStrategy" in proc.stdout, proc.stderr[-3000:]
         runs.append(Run(sys.executable, program, proc.returncode, proc.stdout, proc.stderr))
     _check(case, runs)

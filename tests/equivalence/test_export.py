@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 import shutil
-import subprocess
 import sys
 from pathlib import Path
 from typing import Callable
@@ -22,6 +21,7 @@ import pytest
 from conftest import FIXTURES
 from tfmigrate.engine import Options, transform_source
 
+from . import forked
 from .harness import run_program
 from .oracle import oracle_python, quiet_env
 
@@ -73,9 +73,7 @@ print("LOADED " + json.dumps(out, sort_keys=True))
 def _load(python: str | Path, export: Path, cwd: Path) -> dict:
     script = cwd / "load_savedmodel.py"
     script.write_text(LOADER, encoding="utf-8")
-    proc = subprocess.run(
-        [str(python), str(script), str(export)], cwd=cwd, capture_output=True, text=True, timeout=300, env=quiet_env()
-    )
+    proc = forked.run(python, [str(script), str(export)], cwd, quiet_env(), 300)
     assert proc.returncode == 0, proc.stderr[-4000:]
     line = next(l for l in proc.stdout.splitlines() if l.startswith("LOADED "))
     return json.loads(line[len("LOADED "):])

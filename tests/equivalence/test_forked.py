@@ -1,0 +1,96 @@
+"""A program forked from the fork server runs as it would in a fresh interpreter (forked.py)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from . import forked
+from .oracle import quiet_env
+
+PROGRAM = '''
+import atexit, os, sys, threading, time
+import helper  # next to the program: sys.path[0] is the program's folder
+
+print("argv", sys.argv[1:], "name", __name__, "file", os.path.basename(__file__))
+print("cwd", os.path.basename(os.getcwd()), "env", os.environ.get("FORKED_TEST"))
+print("stdin", repr(sys.stdin.read()))
+print("to stderr", file=sys.stderr)
+atexit.register(print, "atexit ran")
+threading.Thread(target=lambda: (time.sleep(0.2), print("thread joined"))).start()
+mode = sys.argv[1]
+if mode == "raise":
+    raise ValueError("boom")
+if mode == "exit-text":
+    sys.exit("stopped")
+if mode == "exit-3":
+    sys.exit(3)
+if mode == "sleep":
+    time.sleep(60)
+'''
+
+
+@pytest.fixture
+def program(tmp_path: Path) -> Path:
+    folder = tmp_path / "prog"
+    folder.mkdir()
+    (folder / "helper.py").write_text("VALUE = 1\n")
+    path = folder / "program.py"
+    path.write_text(textwrap.dedent(PROGRAM))
+    return path
+
+
+def _both(program: Path, cwd: Path, *args: str, timeout: float = 60) -> tuple[subprocess.CompletedProcess, subprocess.CompletedProcess]:
+    env = {**quiet_env(), "FORKED_TEST": "yes"}
+    fresh = subprocess.run([sys.executable, str(program), *args], cwd=cwd, capture_output=True, text=True, env=env, timeout=timeout)
+    fork = forked.run(sys.executable, [str(program), *args], cwd, env, timeout, preload=())
+    return fresh, fork
+
+
+@pytest.mark.parametrize("mode", ["ok", "raise", "exit-text", "exit-3"])
+def test_forked_run_matches_a_fresh_interpreter(program: Path, tmp_path: Path, mode: str) -> None:
+    fresh, fork = _both(program, tmp_path, mode)
+    assert fork.returncode == fresh.returncode == {"ok": 0, "raise": 1, "exit-text": 1, "exit-3": 3}[mode]
+    assert fork.stdout == fresh.stdout
+    assert "argv ['%s'] name __main__ file program.py" % mode in fork.stdout
+    assert "env yes" in fork.stdout and "stdin ''" in fork.stdout
+    assert fork.stdout.rstrip().endswith("thread joined\natexit ran")
+    assert "to stderr" in fork.stderr
+    if mode == "raise":
+        assert "ValueError: boom" in fork.stderr and "ValueError: boom" in fresh.stderr
+    if mode == "exit-text":
+        assert fork.stderr.rstrip().endswith("stopped")
+
+
+def test_a_forked_run_past_its_timeout_is_killed_and_the_server_goes_on(program: Path, tmp_path: Path) -> None:
+    with pytest.raises(subprocess.TimeoutExpired):
+        forked.run(sys.executable, [str(program), "sleep"], tmp_path, quiet_env(), 2, preload=())
+    again = forked.run(sys.executable, [str(program), "ok"], tmp_path, quiet_env(), 60, preload=())
+    assert again.returncode == 0 and "atexit ran" in again.stdout
+
+
+@pytest.mark.tf
+def test_a_tensorflow_program_gives_the_same_numbers_forked(tmp_path: Path) -> None:
+    """TensorFlow imported in the server: the child still builds its own runtime, threads and state."""
+    path = tmp_path / "tf_program.py"
+    path.write_text(textwrap.dedent('''
+        import tensorflow as tf
+        import keras
+        tf.config.set_logical_device_configuration(
+            tf.config.list_physical_devices("CPU")[0], [tf.config.LogicalDeviceConfiguration()] * 2)
+        print(len(tf.config.list_logical_devices("CPU")), "logical CPUs")
+        keras.utils.set_random_seed(3)
+        model = keras.Sequential([keras.Input((4,)), keras.layers.Dense(3)])
+        print(model.layers[0].name, float(tf.reduce_sum(model(tf.ones((2, 4))))))
+        print(float(tf.random.uniform(())))
+    '''))
+    env = quiet_env()
+    fresh = subprocess.run([sys.executable, str(path)], cwd=tmp_path, capture_output=True, text=True, env=env, timeout=300)
+    fork = forked.run(sys.executable, [str(path)], tmp_path, env, 300, preload=("tensorflow", "keras"))
+    assert fresh.returncode == fork.returncode == 0, fork.stderr[-3000:]
+    assert fork.stdout == fresh.stdout
+    assert fork.stdout.startswith("2 logical CPUs\ndense ")
