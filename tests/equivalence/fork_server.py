@@ -4,9 +4,10 @@
 
 imports each MODULE (`tensorflow`, `keras`: seconds of CPU each), then reads requests from stdin,
 one JSON object a line: {"argv": [program, arg...], "cwd": ..., "env": {...}, "stdout": path,
-"stderr": path}. For each it forks a child that runs the program as `python program arg...` would
-(`__main__`, `sys.argv`, `sys.path[0]` the program's folder, stdin empty, stdout and stderr to the
-two files, exit status from `SystemExit` or an uncaught exception, then the interpreter's shutdown:
+"stderr": path}, optionally "code" (then argv holds only the arguments: `python -c code arg...`)
+and "stdin" (a file to read instead of nothing). For each it forks a child that runs the program
+as `python program arg...` would (`__main__`, `sys.argv`, `sys.path[0]` the program's folder, or
+"" for code, stdout and stderr to the two files, exit status from `SystemExit` or an uncaught exception, then the interpreter's shutdown:
 non-daemon threads joined, atexit handlers run) and answers two lines: {"pid": N} when the child
 starts (its own process group, so that a caller can kill it and whatever it started) and
 {"returncode": N} when it ends (negative: the signal that ended it, as `subprocess` reports).
@@ -24,6 +25,7 @@ import runpy
 import sys
 import threading
 import traceback
+import types
 
 
 def _exit_status(code) -> int:
@@ -42,22 +44,34 @@ def _redirect(path: str, fd: int, flags: int) -> None:
     os.close(target)
 
 
+def _run_main(request: dict) -> None:
+    """`python program arg...`, or with "code" in the request `python -c code arg...`."""
+    if "code" in request:
+        sys.argv = ["-c", *request["argv"]]
+        sys.path[0] = ""
+        main = types.ModuleType("__main__")
+        sys.modules["__main__"] = main
+        exec(compile(request["code"], "<string>", "exec"), main.__dict__)
+        return
+    program = request["argv"][0]
+    sys.argv = list(request["argv"])
+    sys.path[0] = os.path.dirname(os.path.abspath(program))
+    runpy.run_path(program, run_name="__main__")
+
+
 def _child(request: dict) -> None:
     """Runs in the forked child; never returns."""
     status = 1
     try:
         os.setpgid(0, 0)
-        _redirect(os.devnull, 0, os.O_RDONLY)
+        _redirect(request.get("stdin") or os.devnull, 0, os.O_RDONLY)
         _redirect(request["stdout"], 1, os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
         _redirect(request["stderr"], 2, os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
         os.chdir(request["cwd"])
         os.environ.clear()
         os.environ.update(request["env"])
-        program = request["argv"][0]
-        sys.argv = list(request["argv"])
-        sys.path[0] = os.path.dirname(os.path.abspath(program))
         try:
-            runpy.run_path(program, run_name="__main__")
+            _run_main(request)
             status = 0
         except SystemExit as stop:
             status = _exit_status(stop.code)

@@ -66,10 +66,16 @@ class ForkServer:
         line, self._pending = self._pending.split(b"\n", 1)
         return json.loads(line)
 
-    def run(self, argv: list[str], cwd: Path, env: dict[str, str], timeout: float) -> subprocess.CompletedProcess:
+    def run(self, argv: list[str], cwd: Path, env: dict[str, str], timeout: float, *,
+            code: str | None = None, input: str | None = None) -> subprocess.CompletedProcess:
         with tempfile.TemporaryDirectory(prefix="tfmigrate-forked-") as scratch:
             out, err = Path(scratch) / "stdout", Path(scratch) / "stderr"
             request = {"argv": argv, "cwd": str(cwd), "env": env, "stdout": str(out), "stderr": str(err)}
+            if code is not None:
+                request["code"] = code
+            if input is not None:
+                (Path(scratch) / "stdin").write_text(input, encoding="utf-8")
+                request["stdin"] = str(Path(scratch) / "stdin")
             self._proc.stdin.write((json.dumps(request) + "\n").encode())
             self._proc.stdin.flush()
             pid = self._read(STARTUP_TIMEOUT)["pid"]
@@ -117,10 +123,14 @@ def default_preload(python: str) -> tuple[str, ...]:
     return ("tensorflow", "keras") if python == sys.executable else ("tensorflow",)
 
 
-def run(python: str | Path, argv: list[str], cwd: Path, env: dict[str, str], timeout: float,
+def run(python: str | Path, argv: list[str], cwd: Path, env: dict[str, str], timeout: float, *,
+        code: str | None = None, input: str | None = None,
         preload: tuple[str, ...] | None = None) -> subprocess.CompletedProcess:
-    """`python argv...` in `cwd` with `env`, output captured as text: forked from a server, or fresh."""
+    """`python argv...` (with `code`: `python -c code argv...`) in `cwd` with `env`, `input` on stdin,
+    output captured as text: forked from this process's server for `python`, or a fresh interpreter."""
     python = str(python)
     if os.environ.get("TFMIGRATE_FRESH_PROCESSES") == "1":
-        return subprocess.run([python, *argv], cwd=cwd, capture_output=True, text=True, timeout=timeout, env=env)
-    return server(python, default_preload(python) if preload is None else preload, env).run(argv, cwd, env, timeout)
+        command = [python, *argv] if code is None else [python, "-c", code, *argv]
+        return subprocess.run(command, cwd=cwd, capture_output=True, text=True, timeout=timeout, env=env, input=input)
+    chosen = default_preload(python) if preload is None else preload
+    return server(python, chosen, env).run(argv, cwd, env, timeout, code=code, input=input)

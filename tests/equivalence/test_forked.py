@@ -94,3 +94,12 @@ def test_a_tensorflow_program_gives_the_same_numbers_forked(tmp_path: Path) -> N
     assert fresh.returncode == fork.returncode == 0, fork.stderr[-3000:]
     assert fork.stdout == fresh.stdout
     assert fork.stdout.startswith("2 logical CPUs\ndense ")
+
+
+def test_code_and_stdin_run_as_python_dash_c(tmp_path: Path) -> None:
+    code = "import os, sys\nprint(sys.argv, repr(sys.path[0]), __name__, os.path.basename(os.getcwd()))\nprint(sys.stdin.read().upper())\n"
+    fresh = subprocess.run([sys.executable, "-c", code, "a", "b"], cwd=tmp_path, capture_output=True, text=True,
+                           env=quiet_env(), input="payload", timeout=60)
+    fork = forked.run(sys.executable, ["a", "b"], tmp_path, quiet_env(), 60, code=code, input="payload", preload=())
+    assert fork.returncode == fresh.returncode == 0
+    assert fork.stdout == fresh.stdout == f"['-c', 'a', 'b'] '' __main__ {tmp_path.name}\nPAYLOAD\n"

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 import textwrap
 from pathlib import Path
 from typing import Any
@@ -51,15 +50,11 @@ def run_oracle(script: str, payload: Any = None, *, timeout: float = 300) -> Any
 
     The script reads `PAYLOAD` (JSON-decoded `payload`) and must `print(json.dumps(result))`.
     """
+    from equivalence import forked
     from equivalence.oracle import oracle_python  # builds the oracle venv on first use; never skips
 
     prelude = "import json, os, sys\nos.environ['TF_CPP_MIN_LOG_LEVEL'] = '3'\nPAYLOAD = json.loads(sys.stdin.read())\n"
-    proc = subprocess.run(
-        [str(oracle_python()), "-c", prelude + textwrap.dedent(script)],
-        input=json.dumps(payload),
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-    )
+    proc = forked.run(oracle_python(), [], Path.cwd(), dict(os.environ), timeout,
+                      code=prelude + textwrap.dedent(script), input=json.dumps(payload))
     assert proc.returncode == 0, f"oracle script failed:\n{proc.stderr[-4000:]}"
     return json.loads(proc.stdout.strip().splitlines()[-1])

@@ -119,11 +119,10 @@ print('ok')
 def test_canned_estimator_on_current_tf(tmp_path: Path) -> None:
     """TF columns converted, v1 positional arguments, `train_and_evaluate` with an exporter,
     `predict(predict_keys=...)`, and TF's argument lists enforced (no oracle needed)."""
-    import subprocess
     import sys
 
+    from equivalence import forked
     from equivalence.oracle import quiet_env
 
-    proc = subprocess.run([sys.executable, "-c", _CURRENT], cwd=tmp_path, capture_output=True, text=True,
-                          env=quiet_env(), timeout=600)
+    proc = forked.run(sys.executable, [], tmp_path, quiet_env(), 600, code=_CURRENT)
     assert proc.returncode == 0 and proc.stdout.strip().endswith("ok"), proc.stderr[-4000:]
