@@ -6,9 +6,10 @@ imports each MODULE (`tensorflow`, `keras`: seconds of CPU each), then reads req
 one JSON object a line: {"argv": [program, arg...], "cwd": ..., "env": {...}, "stdout": path,
 "stderr": path}, optionally "code" (then argv holds only the arguments: `python -c code arg...`)
 and "stdin" (a file to read instead of nothing). For each it forks a child that runs the program
-as `python program arg...` would (`__main__`, `sys.argv`, `sys.path[0]` the program's folder, or
-"" for code, stdout and stderr to the two files, exit status from `SystemExit` or an uncaught exception, then the interpreter's shutdown:
-non-daemon threads joined, atexit handlers run) and answers two lines: {"pid": N} when the child
+as `python program arg...` would (`__main__`, `sys.argv`, `sys.path[0]` the program's folder or
+"" for code, then the request's PYTHONPATH, stdout and stderr to the two files, exit status from
+`SystemExit` or an uncaught exception, then the interpreter's shutdown: non-daemon threads
+joined, atexit handlers run) and answers two lines: {"pid": N} when the child
 starts (its own process group, so that a caller can kill it and whatever it started) and
 {"returncode": N} when it ends (negative: the signal that ended it, as `subprocess` reports).
 
@@ -44,8 +45,27 @@ def _redirect(path: str, fd: int, flags: int) -> None:
     os.close(target)
 
 
+def _python_path(env) -> list:
+    """The `sys.path` entries an interpreter started with `env` takes from its PYTHONPATH."""
+    return [os.path.abspath(entry) for entry in env.get("PYTHONPATH", "").split(os.pathsep) if entry]
+
+
+_OWN_PYTHON_PATH = _python_path(os.environ)
+
+
+def _set_python_path(env) -> None:
+    """`sys.path` as a fresh interpreter started with `env` has it: this server's PYTHONPATH entries
+    (right after `sys.path[0]`) give way to the request's."""
+    rest = sys.path[1:]
+    for entry in _OWN_PYTHON_PATH:
+        if entry in rest:
+            rest.remove(entry)
+    sys.path[1:] = _python_path(env) + rest
+
+
 def _run_main(request: dict) -> None:
     """`python program arg...`, or with "code" in the request `python -c code arg...`."""
+    _set_python_path(request["env"])
     if "code" in request:
         sys.argv = ["-c", *request["argv"]]
         sys.path[0] = ""

@@ -103,3 +103,20 @@ def test_code_and_stdin_run_as_python_dash_c(tmp_path: Path) -> None:
     fork = forked.run(sys.executable, ["a", "b"], tmp_path, quiet_env(), 60, code=code, input="payload", preload=())
     assert fork.returncode == fresh.returncode == 0
     assert fork.stdout == fresh.stdout == f"['-c', 'a', 'b'] '' __main__ {tmp_path.name}\nPAYLOAD\n"
+
+
+def test_each_run_gets_the_pythonpath_of_its_own_env(tmp_path: Path) -> None:
+    """The server started with one PYTHONPATH; a run asking for another sees only its own."""
+    for name in ("a", "b"):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / f"mod_{name}.py").write_text(f"WHERE = {name!r}\n")
+    code = "import importlib, sys\nfor name in sys.argv[1:]:\n    try:\n        print(importlib.import_module(name).WHERE)\n    except ImportError:\n        print('no', name)\n"
+    started = {**quiet_env(), "PYTHONPATH": str(tmp_path / "a")}
+    server = forked.ForkServer(sys.executable, (), started)
+    try:
+        own = server.run(["mod_a", "mod_b"], tmp_path, started, 60, code=code)
+        other = server.run(["mod_a", "mod_b"], tmp_path, {**quiet_env(), "PYTHONPATH": str(tmp_path / "b")}, 60, code=code)
+    finally:
+        server.close()
+    assert own.stdout == "a\nno mod_b\n", own.stderr
+    assert other.stdout == "no mod_a\nb\n", other.stderr

@@ -53,6 +53,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
+from equivalence import forked
 from equivalence.oracle import oracle_python, quiet_env
 
 from . import inputs
@@ -145,8 +146,8 @@ def _env(package_parent: Path) -> dict[str, str]:
 
 
 def _run(argv: list[str], package_parent: Path, cwd: Path, **env: str) -> Run:
-    proc = subprocess.run(argv, cwd=cwd, capture_output=True, text=True, timeout=TIMEOUT,
-                          env={**_env(package_parent), **env})
+    """`argv` (an interpreter, a script, its flags), forked from that interpreter's server (equivalence/forked.py)."""
+    proc = forked.run(argv[0], argv[1:], cwd, {**_env(package_parent), **env}, TIMEOUT)
     return Run(argv, proc.returncode, proc.stdout, proc.stderr)
 
 
