@@ -3,15 +3,17 @@
     python fork_server.py MODULE...
 
 imports each MODULE (`tensorflow`, `keras`: seconds of CPU each), then reads requests from stdin,
-one JSON object a line: {"argv": [program, arg...], "cwd": ..., "env": {...}, "stdout": path,
-"stderr": path}, optionally "code" (then argv holds only the arguments: `python -c code arg...`)
-and "stdin" (a file to read instead of nothing). For each it forks a child that runs the program
-as `python program arg...` would (`__main__`, `sys.argv`, `sys.path[0]` the program's folder or
-"" for code, then the request's PYTHONPATH, stdout and stderr to the two files, exit status from
-`SystemExit` or an uncaught exception, then the interpreter's shutdown: non-daemon threads
-joined, atexit handlers run) and answers two lines: {"pid": N} when the child
-starts (its own process group, so that a caller can kill it and whatever it started) and
-{"returncode": N} when it ends (negative: the signal that ended it, as `subprocess` reports).
+one JSON object a line: {"id": ..., "argv": [program, arg...], "cwd": ..., "env": {...}, "stdout":
+path, "stderr": path}, optionally "code" (then argv holds only the arguments: `python -c code
+arg...`) and "stdin" (a file to read, a FIFO included, instead of nothing); "stdout" and "stderr"
+may name one file. For each it forks a child that runs the program as `python program arg...`
+would: `__main__`, `sys.argv`, `sys.path[0]` the program's folder ("" for code) and then the
+request's PYTHONPATH, stdout and stderr to the files (unbuffered under PYTHONUNBUFFERED), the exit
+status from `SystemExit` or an uncaught exception, then the interpreter's shutdown (non-daemon
+threads joined, atexit handlers run). It answers {"id": ..., "pid": N} at once (the child leads
+its own process group, so that a caller can kill it and whatever it started) and {"id": ...,
+"returncode": N} when it ends (negative: the signal that ended it, as `subprocess` reports).
+Children run side by side; when stdin closes, the server kills those still running and exits.
 
 Nothing runs in this process but imports, so each child starts as a fresh interpreter would after
 importing MODULE: no TensorFlow runtime, graph, thread pool or Keras state exists before the
@@ -20,9 +22,12 @@ program makes it. Standard library only: the oracle's interpreter (TF 2.15) runs
 
 import atexit
 import importlib
+import io
 import json
 import os
 import runpy
+import select
+import signal
 import sys
 import threading
 import traceback
@@ -43,6 +48,11 @@ def _redirect(path: str, fd: int, flags: int) -> None:
     target = os.open(path, flags, 0o644)
     os.dup2(target, fd)
     os.close(target)
+
+
+def _unbuffered(stream):
+    binary = open(stream.fileno(), "wb", buffering=0, closefd=False)
+    return io.TextIOWrapper(binary, encoding=stream.encoding, errors=stream.errors, write_through=True)
 
 
 def _python_path(env) -> list:
@@ -86,10 +96,15 @@ def _child(request: dict) -> None:
         os.setpgid(0, 0)
         _redirect(request.get("stdin") or os.devnull, 0, os.O_RDONLY)
         _redirect(request["stdout"], 1, os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
-        _redirect(request["stderr"], 2, os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
+        if request["stderr"] == request["stdout"]:
+            os.dup2(1, 2)
+        else:
+            _redirect(request["stderr"], 2, os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
         os.chdir(request["cwd"])
         os.environ.clear()
         os.environ.update(request["env"])
+        if os.environ.get("PYTHONUNBUFFERED"):  # `python -u`: every write reaches the file at once
+            sys.stdout, sys.stderr = (_unbuffered(stream) for stream in (sys.stdout, sys.stderr))
         try:
             _run_main(request)
             status = 0
@@ -117,19 +132,71 @@ def _answer(message: dict) -> None:
     sys.stdout.flush()
 
 
-def main() -> None:
-    for module in sys.argv[1:]:
-        importlib.import_module(module)
-    _answer({"ready": True})
-    for line in sys.stdin:
-        request = json.loads(line)
+class _Server:
+    """One thread, no waiting on a child: requests and child exits (SIGCHLD, through a wake-up
+    pipe) are served as they come, so several children run at once (a cluster's processes)."""
+
+    def __init__(self) -> None:
+        self.children: dict[int, object] = {}  # pid -> the request's id
+        self.pending = b""
+        self.wake_read, self.wake_write = os.pipe()
+        os.set_blocking(self.wake_read, False)
+        os.set_blocking(self.wake_write, False)
+        signal.set_wakeup_fd(self.wake_write)
+        signal.signal(signal.SIGCHLD, lambda *_: None)
+
+    def start(self, request: dict) -> None:
         sys.stderr.flush()
         pid = os.fork()
         if pid == 0:
+            signal.set_wakeup_fd(-1)
+            signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+            os.close(self.wake_read)
+            os.close(self.wake_write)
             _child(request)
-        _answer({"pid": pid})
-        _, wait_status = os.waitpid(pid, 0)
-        _answer({"returncode": os.waitstatus_to_exitcode(wait_status)})
+        self.children[pid] = request.get("id")
+        _answer({"id": request.get("id"), "pid": pid})
+
+    def reap(self) -> None:
+        while self.children:
+            pid, wait_status = os.waitpid(-1, os.WNOHANG)
+            if pid == 0:
+                return
+            _answer({"id": self.children.pop(pid), "returncode": os.waitstatus_to_exitcode(wait_status)})
+
+    def serve(self) -> None:
+        """Until stdin closes; then the children still running are killed (their process groups)."""
+        while True:
+            ready, _, _ = select.select([0, self.wake_read], [], [])
+            if self.wake_read in ready:
+                try:
+                    while os.read(self.wake_read, 4096):
+                        pass
+                except BlockingIOError:
+                    pass
+            self.reap()
+            if 0 in ready:
+                chunk = os.read(0, 65536)
+                if not chunk:
+                    break
+                self.pending += chunk
+                while b"\n" in self.pending:
+                    line, self.pending = self.pending.split(b"\n", 1)
+                    self.start(json.loads(line))
+        for pid in list(self.children):
+            try:
+                os.killpg(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+            os.waitpid(pid, 0)
+
+
+def main() -> None:
+    for module in sys.argv[1:]:
+        importlib.import_module(module)
+    server = _Server()
+    _answer({"ready": True})
+    server.serve()
 
 
 if __name__ == "__main__":

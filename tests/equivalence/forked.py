@@ -10,6 +10,7 @@ runs every program in a fresh interpreter instead (to tell a fork effect from a 
 from __future__ import annotations
 
 import atexit
+import itertools
 import json
 import os
 import select
@@ -22,6 +23,35 @@ from pathlib import Path
 
 SERVER = Path(__file__).with_name("fork_server.py")
 STARTUP_TIMEOUT = 300
+
+
+class Child:
+    """A program the server forked, as much of `subprocess.Popen` as the tests use."""
+
+    def __init__(self, server: "ForkServer", argv: list[str], pid: int) -> None:
+        self.server, self.args, self.pid = server, argv, pid
+        self.returncode: int | None = None
+
+    def poll(self) -> int | None:
+        self.server._pump(0)
+        return self.returncode
+
+    def wait(self, timeout: float | None = None) -> int:
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while self.returncode is None:
+            left = None if deadline is None else deadline - time.monotonic()
+            if left is not None and left <= 0:
+                raise subprocess.TimeoutExpired(self.args, timeout)
+            self.server._pump(left)
+        return self.returncode
+
+    def kill(self) -> None:
+        """SIGKILL to the child's process group: it and whatever it started."""
+        if self.returncode is None:
+            try:
+                os.killpg(self.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
 
 
 class ForkServer:
@@ -38,6 +68,8 @@ class ForkServer:
             env=env,
         )
         self._pending = b""
+        self._ids = itertools.count()
+        self._children: dict[int, Child] = {}
         reply = self._read(STARTUP_TIMEOUT)
         if reply != {"ready": True}:
             self.close()
@@ -66,27 +98,49 @@ class ForkServer:
         line, self._pending = self._pending.split(b"\n", 1)
         return json.loads(line)
 
+    def _pump(self, timeout: float | None) -> dict | None:
+        """Reads the server's next message (within `timeout`) and records a child's end."""
+        message = self._read(timeout)
+        if message is not None and "returncode" in message:
+            self._children.pop(message["id"]).returncode = message["returncode"]
+        return message
+
+    def start(self, argv: list[str], cwd: Path, env: dict[str, str], *, stdout: Path, stderr: Path,
+              code: str | None = None, stdin: Path | None = None) -> Child:
+        """Forks `python argv...` (`python -c code argv...`) in `cwd` with `env`, its output to files."""
+        request = {"id": next(self._ids), "argv": argv, "cwd": str(cwd), "env": env, "stdout": str(stdout), "stderr": str(stderr)}
+        if code is not None:
+            request["code"] = code
+        if stdin is not None:
+            request["stdin"] = str(stdin)
+        self._proc.stdin.write((json.dumps(request) + "\n").encode())
+        self._proc.stdin.flush()
+        while True:
+            message = self._pump(STARTUP_TIMEOUT)
+            if message is None:
+                raise RuntimeError(f"fork server for {self.python} did not fork within {STARTUP_TIMEOUT} s")
+            if message.get("id") == request["id"] and "pid" in message:
+                child = self._children[request["id"]] = Child(self, argv, message["pid"])
+                return child
+
     def run(self, argv: list[str], cwd: Path, env: dict[str, str], timeout: float, *,
             code: str | None = None, input: str | None = None) -> subprocess.CompletedProcess:
         with tempfile.TemporaryDirectory(prefix="tfmigrate-forked-") as scratch:
-            out, err = Path(scratch) / "stdout", Path(scratch) / "stderr"
-            request = {"argv": argv, "cwd": str(cwd), "env": env, "stdout": str(out), "stderr": str(err)}
-            if code is not None:
-                request["code"] = code
+            out, err, stdin = Path(scratch) / "stdout", Path(scratch) / "stderr", None
             if input is not None:
-                (Path(scratch) / "stdin").write_text(input, encoding="utf-8")
-                request["stdin"] = str(Path(scratch) / "stdin")
-            self._proc.stdin.write((json.dumps(request) + "\n").encode())
-            self._proc.stdin.flush()
-            pid = self._read(STARTUP_TIMEOUT)["pid"]
-            done = self._read(timeout)
-            if done is None:
-                os.killpg(pid, signal.SIGKILL)
-                self._read(None)
-                raise subprocess.TimeoutExpired(argv, timeout, _text(out), _text(err))
-            return subprocess.CompletedProcess(argv, done["returncode"], _text(out), _text(err))
+                stdin = Path(scratch) / "stdin"
+                stdin.write_text(input, encoding="utf-8")
+            child = self.start(argv, cwd, env, stdout=out, stderr=err, code=code, stdin=stdin)
+            try:
+                child.wait(timeout)
+            except subprocess.TimeoutExpired:
+                child.kill()
+                child.wait()
+                raise subprocess.TimeoutExpired(argv, timeout, _text(out), _text(err)) from None
+            return subprocess.CompletedProcess(argv, child.returncode, _text(out), _text(err))
 
     def close(self) -> None:
+        """Ends the server; it kills the children still running."""
         if self._proc.poll() is None:
             self._proc.stdin.close()
             try:

@@ -112,21 +112,20 @@ _LOGGED = (
 )
 
 
-def _start(program: Path, cwd: Path, tf_config: str, log: Path) -> subprocess.Popen:
-    with open(log, "wb") as handle:
-        return subprocess.Popen(
-            [sys.executable, "-c", _LOGGED, str(program)], cwd=cwd, env=_env(tf_config),
-            stdout=subprocess.PIPE, stderr=handle, start_new_session=True,
-        )
+def _start(program: Path, cwd: Path, tf_config: str, log: Path) -> forked.Child:
+    """The migrated program as one process of a cluster, forked from this process's TF server."""
+    server = forked.server(sys.executable, forked.default_preload(sys.executable), _env())
+    return server.start([str(program)], cwd, _env(tf_config), stdout=log.with_suffix(".out"), stderr=log, code=_LOGGED)
 
 
-def _finish(popen: subprocess.Popen, program: Path, log: Path) -> Run:
+def _finish(child: forked.Child, program: Path, log: Path) -> Run:
     try:
-        stdout, _ = popen.communicate(timeout=TIMEOUT_S)
+        child.wait(TIMEOUT_S)
     except subprocess.TimeoutExpired:
-        popen.kill()
-        stdout, _ = popen.communicate()
-    return Run(sys.executable, program, popen.returncode, stdout.decode(), log.read_text(errors="replace"))
+        child.kill()
+        child.wait()
+    stdout = log.with_suffix(".out").read_text(errors="replace")
+    return Run(sys.executable, program, child.returncode, stdout, log.read_text(errors="replace"))
 
 
 @pytest.mark.parametrize("name", _params(MULTI_WORKER))
@@ -137,14 +136,13 @@ def test_ctl_program_as_two_multi_worker_processes(name: str, tmp_path: Path) ->
     for attempt in range(runs_wanted(case)):
         cluster = local_cluster(worker=2)
         logs = [tmp_path / f"worker{i}.{attempt}.log" for i in range(2)]
-        popens = [_start(program, tmp_path, tf_config(cluster, "worker", i), logs[i]) for i in range(2)]
+        children = [_start(program, tmp_path, tf_config(cluster, "worker", i), logs[i]) for i in range(2)]
         try:
-            for index, popen in enumerate(popens):
-                per_worker[index].append(_finish(popen, program, logs[index]))
+            for index, child in enumerate(children):
+                per_worker[index].append(_finish(child, program, logs[index]))
         finally:
-            for popen in popens:
-                if popen.poll() is None:
-                    popen.kill()
+            for child in children:
+                child.kill()
     for runs in per_worker:  # Both workers report the cluster's (identical) results.
         assert all("-> CollectiveAllReduceStrategy" in run.stderr for run in runs), runs[0].stderr[-3000:]
         _check(case, runs)
@@ -166,8 +164,7 @@ def test_ctl_program_as_parameter_server_coordinator(name: str, tmp_path: Path) 
         try:
             run = _finish(chief, program, log)
         finally:
-            if chief.poll() is None:
-                chief.kill()
+            chief.kill()
         assert servers.popen.poll() is None, f"the servers died:\n{servers.log_tail()}"
     assert "-> ParameterServerStrategyV2" in run.stderr, run.stderr[-3000:]
     _check(case, [run])

@@ -120,3 +120,47 @@ def test_each_run_gets_the_pythonpath_of_its_own_env(tmp_path: Path) -> None:
         server.close()
     assert own.stdout == "a\nno mod_b\n", own.stderr
     assert other.stdout == "no mod_a\nb\n", other.stderr
+
+
+def test_children_run_side_by_side_and_end_on_their_own(tmp_path: Path) -> None:
+    """A cluster's processes: one waits on its stdin (a FIFO) while another starts and ends; a
+    killed child takes the processes it started with it."""
+    import os
+    import signal
+
+    server = forked.ForkServer(sys.executable, (), quiet_env())
+    try:
+        fifo = tmp_path / "stdin"
+        os.mkfifo(fifo)
+        log = tmp_path / "reader.log"
+        reader = server.start([], tmp_path, quiet_env(), stdout=log, stderr=log, stdin=fifo,
+                              code="import sys\nprint('got', sys.stdin.read())\n")
+        quick = server.start([], tmp_path, quiet_env(), stdout=tmp_path / "quick.out", stderr=tmp_path / "quick.err",
+                             code="print('quick')\n")
+        assert quick.wait(60) == 0 and (tmp_path / "quick.out").read_text() == "quick\n"
+        assert reader.poll() is None
+        with open(fifo, "w") as writer:
+            writer.write("hello")
+        assert reader.wait(60) == 0 and log.read_text() == "got hello\n"
+
+        spawner = server.start([], tmp_path, quiet_env(), stdout=tmp_path / "spawner.out", stderr=tmp_path / "spawner.err",
+                               code="import subprocess, time\np = subprocess.Popen(['sleep', '60'])\nprint(p.pid, flush=True)\ntime.sleep(60)\n")
+        out = tmp_path / "spawner.out"
+        for _ in range(600):
+            if out.exists() and out.read_text().strip():
+                break
+            spawner.server._pump(0.05)
+        grandchild = int(out.read_text())
+        spawner.kill()
+        assert spawner.wait(60) == -signal.SIGKILL
+        for _ in range(100):  # the group's kill reaches it (gone, or a zombie no one has reaped yet)
+            try:
+                if Path(f"/proc/{grandchild}/stat").read_text().rsplit(")", 1)[1].split()[0] == "Z":
+                    break
+            except (FileNotFoundError, ProcessLookupError):
+                break
+            server._pump(0.05)
+        else:
+            raise AssertionError("the child's own child outlived the kill")
+    finally:
+        server.close()

@@ -7,16 +7,18 @@ a failure message carries the tail of each process's log.
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import random
-import signal
 import socket
 import subprocess
 import sys
 import time
 from pathlib import Path
 from typing import Any, Callable
+
+from equivalence import forked
 
 WORKER = Path(__file__).resolve().parent / "strategy_worker.py"
 
@@ -91,8 +93,11 @@ def tf_config(cluster: dict[str, list[str]], task_type: str, index: int) -> str:
 
 
 class Process:
-    def __init__(self, name: str, popen: subprocess.Popen, log: Path, out: Path | None) -> None:
-        self.name, self.popen, self.log, self.out = name, popen, log, out
+    """A worker forked from the test process's TensorFlow server (`equivalence/forked.py`); `popen`
+    is its `forked.Child` (poll, wait, kill, pid, returncode), `stdin_fd` the writing end of its stdin."""
+
+    def __init__(self, name: str, popen: forked.Child, log: Path, out: Path | None, stdin_fd: int | None) -> None:
+        self.name, self.popen, self.log, self.out, self.stdin_fd = name, popen, log, out, stdin_fd
 
     def log_tail(self, chars: int = 3000) -> str:
         try:
@@ -105,6 +110,25 @@ class Process:
     def result(self) -> Any:
         assert self.out is not None and self.out.exists(), f"{self.name} wrote no result:\n{self.log_tail()}"
         return json.loads(self.out.read_text())
+
+
+def _open_writer(fifo: Path, child: forked.Child, timeout: float = 60) -> int | None:
+    """The writing end of `fifo` once `child` has opened it to read (None if it ended first)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            fd = os.open(fifo, os.O_WRONLY | os.O_NONBLOCK)
+        except OSError as error:
+            if error.errno != errno.ENXIO:  # ENXIO: no reader yet
+                raise
+        else:
+            os.set_blocking(fd, True)
+            return fd
+        if child.poll() is not None:
+            return None
+        if time.monotonic() > deadline:
+            raise AssertionError(f"{fifo.name}: the worker did not open its stdin within {timeout}s")
+        time.sleep(0.01)
 
 
 class ProcessGroup:
@@ -130,31 +154,23 @@ class ProcessGroup:
         out = self.directory / f"{name}.json"
         spec = {"out": str(out), "deadline_s": self.deadline_s, **spec}
         log = self.directory / f"{name}.log"
-        with open(log, "wb") as log_file:
-            popen = subprocess.Popen(
-                [sys.executable, str(WORKER), json.dumps(spec)],
-                env=env,
-                stdin=subprocess.PIPE,
-                stdout=log_file,
-                stderr=subprocess.STDOUT,
-                start_new_session=True,
-            )
-        process = Process(name, popen, log, out)
+        stdin = self.directory / f"{name}.stdin"
+        os.mkfifo(stdin)
+        server = forked.server(sys.executable, forked.default_preload(sys.executable), env)
+        child = server.start([str(WORKER), json.dumps(spec)], Path.cwd(), env, stdout=log, stderr=log, stdin=stdin)
+        process = Process(name, child, log, out, _open_writer(stdin, child))
         self.processes.append(process)
         return process
 
     def kill(self, process: Process) -> None:
-        if process.popen.poll() is None:
-            try:
-                os.killpg(process.popen.pid, signal.SIGKILL)  # Its own session: it and its children.
-            except ProcessLookupError:
-                pass
+        process.popen.kill()  # Its own process group: it and its children.
         try:
             process.popen.wait(timeout=10)
         except subprocess.TimeoutExpired:
             pass
-        if process.popen.stdin is not None:
-            process.popen.stdin.close()
+        if process.stdin_fd is not None:
+            os.close(process.stdin_fd)
+            process.stdin_fd = None
 
     def wait(self, processes: list[Process], timeout: float) -> None:
         """Waits for `processes` to exit; fails (with their logs) on a timeout or a nonzero exit."""
