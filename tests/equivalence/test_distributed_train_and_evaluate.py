@@ -28,7 +28,6 @@ also evaluates the checkpoint of step 0 when it sees it).
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -38,6 +37,7 @@ import pytest
 from conftest import FIXTURES
 from tfmigrate.engine import Options, transform_source
 
+from . import forked
 from .harness import Run, compare, parse_results
 from .oracle import oracle_python
 from .test_ctl_strategies import TIMEOUT_S, _env, _processes
@@ -67,37 +67,35 @@ def _run_cluster(python: str | Path, program: Path, cwd: Path, **jobs: int) -> d
     jobs = jobs or {"chief": 1, "worker": 1}
     cluster = _processes().local_cluster(**jobs)
     serving = {"ps", "worker"} if "ps" in jobs else set()
-    popens: dict[str, subprocess.Popen] = {}
+    children: dict[str, forked.Child] = {}
     tasks = [(job, index) for job, count in jobs.items() for index in range(count)] + [("evaluator", 0)]
+    server = forked.server(str(python), forked.default_preload(str(python)), _env())
     try:
         for job, index in tasks:
             name = f"{job}{index or ''}"
             tf_config = json.dumps({"cluster": cluster, "task": {"type": job, "index": index}})
-            with open(cwd / f"{name}.log", "wb") as log:
-                popens[name] = subprocess.Popen(
-                    [str(python), "-c", _LOGGED, str(program)], cwd=cwd, env=_env(tf_config),
-                    stdout=subprocess.PIPE, stderr=log, start_new_session=True,
-                )
+            children[name] = server.start([str(program)], cwd, _env(tf_config), code=_LOGGED,
+                                          stdout=cwd / f"{name}.out", stderr=cwd / f"{name}.log")
         runs = {}
-        for name, popen in popens.items():
+        for name, child in children.items():
             if name.rstrip("0123456789") in serving:
                 continue
             try:
-                stdout, _ = popen.communicate(timeout=TIMEOUT_S)
+                child.wait(TIMEOUT_S)
             except subprocess.TimeoutExpired:
-                os.killpg(popen.pid, 9)
-                stdout, _ = popen.communicate()
-            stderr = (cwd / f"{name}.log").read_text(errors="replace")
-            runs[name] = Run(str(python), program, popen.returncode, stdout.decode(), stderr)
-        for name, popen in popens.items():
+                child.kill()
+                child.wait()
+            stdout, stderr = ((cwd / f"{name}{suffix}").read_text(errors="replace") for suffix in (".out", ".log"))
+            runs[name] = Run(str(python), program, child.returncode, stdout, stderr)
+        for name, child in children.items():
             if name not in runs:
-                assert popen.poll() is None, f"{name} exited:\n{(cwd / f'{name}.log').read_text(errors='replace')[-3000:]}"
+                assert child.poll() is None, f"{name} exited:\n{(cwd / f'{name}.log').read_text(errors='replace')[-3000:]}"
                 runs[name] = Run(str(python), program, 0, "", (cwd / f"{name}.log").read_text(errors="replace"))
     finally:
-        for popen in popens.values():
-            if popen.poll() is None:
-                os.killpg(popen.pid, 9)
-                popen.wait(timeout=30)
+        for child in children.values():
+            if child.poll() is None:
+                child.kill()
+                child.wait(30)
     for name, run in runs.items():
         assert run.returncode == 0, f"{name} exited with {run.returncode}:\n{run.stderr[-4000:]}"
     return runs
