@@ -33,7 +33,7 @@ from conftest import FIXTURES
 from tfmigrate.engine import Options, transform_source
 
 from . import forked
-from .harness import Run, compare, parse_results, runs_wanted
+from .harness import Run, compare, runs_wanted
 from .test_equivalence import oracle_results, program_group
 
 pytestmark = [pytest.mark.oracle, pytest.mark.tf, pytest.mark.slow]
