@@ -164,3 +164,31 @@ def test_children_run_side_by_side_and_end_on_their_own(tmp_path: Path) -> None:
             raise AssertionError("the child's own child outlived the kill")
     finally:
         server.close()
+
+
+@pytest.mark.oracle
+@pytest.mark.tf
+@pytest.mark.parametrize("side", ["oracle", "current"])
+def test_an_equivalence_program_prints_the_same_forked_as_fresh(side: str, tmp_path: Path) -> None:
+    """A fixture program on the oracle (TF1 graph mode, Estimator) and its migration on current TF
+    (the runtime, Keras): every printed digit the same from the fork server as from a fresh interpreter."""
+    from conftest import FIXTURES
+
+    from .oracle import oracle_python
+
+    case = FIXTURES / "TFM301_tpu_estimator_to_keras" / "linear_warmup_polynomial_decay"
+    source, python = (case.with_suffix(".in.py"), oracle_python()) if side == "oracle" else (case.with_suffix(".out.py"), sys.executable)
+    outputs = []
+    for how in ("fresh", "forked"):
+        directory = tmp_path / how
+        directory.mkdir()
+        (directory / "program.py").write_text(source.read_text(encoding="utf-8"), encoding="utf-8")
+        if how == "fresh":
+            done = subprocess.run([str(python), "program.py"], cwd=directory, capture_output=True, text=True,
+                                  env=quiet_env(), timeout=600)
+        else:
+            done = forked.run(python, [str(directory / "program.py")], directory, quiet_env(), 600)
+        assert done.returncode == 0, done.stderr[-3000:]
+        outputs.append(done.stdout)
+    assert "eval_results" in outputs[0]
+    assert outputs[1] == outputs[0]
