@@ -4,7 +4,8 @@ The equivalence tests run a few hundred short programs, on current TF and on the
 interpreter spends 5-7 s of CPU importing TensorFlow before a few seconds of training. A
 `ForkServer` per interpreter and test process pays that once. `run` is `subprocess.run` for a
 program file: same arguments, same exit status, output captured. `TFMIGRATE_FRESH_PROCESSES=1`
-runs every program in a fresh interpreter instead (to tell a fork effect from a program's own).
+starts every program, cluster tasks included, in a fresh interpreter instead (to tell a fork
+effect from a program's own).
 """
 
 from __future__ import annotations
@@ -23,6 +24,74 @@ from pathlib import Path
 
 SERVER = Path(__file__).with_name("fork_server.py")
 STARTUP_TIMEOUT = 300
+
+
+class _Launcher:
+    """Starts programs (`start`, each a `Child`-like handle); `run` is `subprocess.run` on top."""
+
+    def start(self, argv: list[str], cwd: Path, env: dict[str, str], *, stdout: Path, stderr: Path,
+              code: str | None = None, stdin: Path | None = None):
+        raise NotImplementedError
+
+    def run(self, argv: list[str], cwd: Path, env: dict[str, str], timeout: float, *,
+            code: str | None = None, input: str | None = None) -> subprocess.CompletedProcess:
+        with tempfile.TemporaryDirectory(prefix="tfmigrate-forked-") as scratch:
+            out, err, stdin = Path(scratch) / "stdout", Path(scratch) / "stderr", None
+            if input is not None:
+                stdin = Path(scratch) / "stdin"
+                stdin.write_text(input, encoding="utf-8")
+            child = self.start(argv, cwd, env, stdout=out, stderr=err, code=code, stdin=stdin)
+            try:
+                child.wait(timeout)
+            except subprocess.TimeoutExpired:
+                child.kill()
+                child.wait()
+                raise subprocess.TimeoutExpired(argv, timeout, _text(out), _text(err)) from None
+            return subprocess.CompletedProcess(argv, child.returncode, _text(out), _text(err))
+
+
+class FreshChild:
+    """A fresh interpreter (`TFMIGRATE_FRESH_PROCESSES=1`) behind `Child`'s interface."""
+
+    def __init__(self, popen: subprocess.Popen) -> None:
+        self.popen, self.pid = popen, popen.pid
+
+    @property
+    def returncode(self) -> int | None:
+        return self.popen.returncode
+
+    def poll(self) -> int | None:
+        return self.popen.poll()
+
+    def wait(self, timeout: float | None = None) -> int:
+        return self.popen.wait(timeout)
+
+    def kill(self) -> None:
+        if self.popen.poll() is None:
+            try:
+                os.killpg(self.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+
+
+class FreshLauncher(_Launcher):
+    """Each program in a fresh `python` (its own session, as forked children have their own group)."""
+
+    def __init__(self, python: str) -> None:
+        self.python = python
+
+    def start(self, argv: list[str], cwd: Path, env: dict[str, str], *, stdout: Path, stderr: Path,
+              code: str | None = None, stdin: Path | None = None) -> FreshChild:
+        command = [self.python, *argv] if code is None else [self.python, "-c", code, *argv]
+        source = os.open(stdin or os.devnull, os.O_RDONLY | os.O_NONBLOCK)  # a FIFO opens without a writer
+        os.set_blocking(source, True)
+        try:
+            with open(stdout, "wb") as out, open(stderr, "ab" if stderr == stdout else "wb") as err:
+                popen = subprocess.Popen(command, cwd=cwd, env=env, stdin=source, stdout=out,
+                                         stderr=subprocess.STDOUT if stderr == stdout else err, start_new_session=True)
+        finally:
+            os.close(source)
+        return FreshChild(popen)
 
 
 class Child:
@@ -54,7 +123,7 @@ class Child:
                 pass
 
 
-class ForkServer:
+class ForkServer(_Launcher):
     """One `fork_server.py` process for `python`, its `preload` modules imported."""
 
     def __init__(self, python: str, preload: tuple[str, ...], env: dict[str, str]) -> None:
@@ -123,22 +192,6 @@ class ForkServer:
                 child = self._children[request["id"]] = Child(self, argv, message["pid"])
                 return child
 
-    def run(self, argv: list[str], cwd: Path, env: dict[str, str], timeout: float, *,
-            code: str | None = None, input: str | None = None) -> subprocess.CompletedProcess:
-        with tempfile.TemporaryDirectory(prefix="tfmigrate-forked-") as scratch:
-            out, err, stdin = Path(scratch) / "stdout", Path(scratch) / "stderr", None
-            if input is not None:
-                stdin = Path(scratch) / "stdin"
-                stdin.write_text(input, encoding="utf-8")
-            child = self.start(argv, cwd, env, stdout=out, stderr=err, code=code, stdin=stdin)
-            try:
-                child.wait(timeout)
-            except subprocess.TimeoutExpired:
-                child.kill()
-                child.wait()
-                raise subprocess.TimeoutExpired(argv, timeout, _text(out), _text(err)) from None
-            return subprocess.CompletedProcess(argv, child.returncode, _text(out), _text(err))
-
     def close(self) -> None:
         """Ends the server; it kills the children still running."""
         if self._proc.poll() is None:
@@ -157,8 +210,11 @@ def _text(path: Path) -> str:
 _SERVERS: dict[tuple[str, tuple[str, ...]], ForkServer] = {}
 
 
-def server(python: str, preload: tuple[str, ...], env: dict[str, str]) -> ForkServer:
-    """This process's server for `python` with `preload` imported (started on first use, again if it died)."""
+def server(python: str, preload: tuple[str, ...], env: dict[str, str]) -> _Launcher:
+    """This process's server for `python` with `preload` imported (started on first use, again if it
+    died); under `TFMIGRATE_FRESH_PROCESSES=1` a launcher of fresh interpreters instead."""
+    if os.environ.get("TFMIGRATE_FRESH_PROCESSES") == "1":
+        return FreshLauncher(python)
     key = (python, preload)
     found = _SERVERS.get(key)
     if found is None or not found.alive():
@@ -183,8 +239,5 @@ def run(python: str | Path, argv: list[str], cwd: Path, env: dict[str, str], tim
     """`python argv...` (with `code`: `python -c code argv...`) in `cwd` with `env`, `input` on stdin,
     output captured as text: forked from this process's server for `python`, or a fresh interpreter."""
     python = str(python)
-    if os.environ.get("TFMIGRATE_FRESH_PROCESSES") == "1":
-        command = [python, *argv] if code is None else [python, "-c", code, *argv]
-        return subprocess.run(command, cwd=cwd, capture_output=True, text=True, timeout=timeout, env=env, input=input)
     chosen = default_preload(python) if preload is None else preload
     return server(python, chosen, env).run(argv, cwd, env, timeout, code=code, input=input)

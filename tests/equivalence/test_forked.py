@@ -192,3 +192,21 @@ def test_an_equivalence_program_prints_the_same_forked_as_fresh(side: str, tmp_p
         outputs.append(done.stdout)
     assert "eval_results" in outputs[0]
     assert outputs[1] == outputs[0]
+
+
+def test_fresh_processes_take_the_same_requests(program: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`TFMIGRATE_FRESH_PROCESSES=1`: runs and started processes (a FIFO stdin included) in fresh interpreters."""
+    import os
+
+    monkeypatch.setenv("TFMIGRATE_FRESH_PROCESSES", "1")
+    launcher = forked.server(sys.executable, (), quiet_env())
+    assert isinstance(launcher, forked.FreshLauncher)
+    done = forked.run(sys.executable, [str(program), "exit-3"], tmp_path, {**quiet_env(), "FORKED_TEST": "yes"}, 60)
+    assert done.returncode == 3 and "env yes" in done.stdout and "to stderr" in done.stderr
+    fifo, log = tmp_path / "stdin", tmp_path / "reader.log"
+    os.mkfifo(fifo)
+    reader = launcher.start([], tmp_path, quiet_env(), stdout=log, stderr=log, stdin=fifo,
+                            code="import sys\nprint('got', sys.stdin.read())\n")
+    with open(fifo, "w") as writer:
+        writer.write("hello")
+    assert reader.wait(60) == 0 and log.read_text() == "got hello\n"
