@@ -181,6 +181,7 @@ def test_declared_encoding_and_permissions_are_kept(tmp_path: Path) -> None:
     assert not [p for p in tmp_path.iterdir() if p.name.startswith(".tfmigrate-")]
 
 
+@pytest.mark.slow  # about 45 s (every fixture, twice): scheduled first in a parallel run
 def test_parallel_jobs_match_serial(tmp_path: Path) -> None:
     pairs = sorted((FIXTURES).glob("*/*.in.py"))
     serial, parallel = tmp_path / "serial", tmp_path / "parallel"

@@ -55,6 +55,7 @@ def test_fixture_fast_equals_reference(case: Path) -> None:
     _same(transform_source(source).output, str(case))
 
 
+@pytest.mark.slow  # about 90 s (the reference pipeline): scheduled first in a parallel run
 def test_generated_corpus_fast_equals_reference_and_is_idempotent(tmp_path: Path) -> None:
     corpus = _corpus_module()
     corpus.write_corpus(tmp_path, files=36, seed=3, lines_per_file=120)
