@@ -26,8 +26,39 @@ SERVER = Path(__file__).with_name("fork_server.py")
 STARTUP_TIMEOUT = 300
 
 
+class Handle:
+    """What `Child` and `FreshChild` share: `pid` leads a process group of its own."""
+
+    pid: int
+
+    def poll(self) -> int | None:
+        raise NotImplementedError
+
+    def wait(self, timeout: float | None = None) -> int:
+        raise NotImplementedError
+
+    def kill(self) -> None:
+        """SIGKILL to the process group: the program and whatever it started."""
+        if self.poll() is None:
+            try:
+                os.killpg(self.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+
+
+def wait_or_kill(child: Handle, timeout: float) -> bool:
+    """Waits up to `timeout` s for `child`; True if it ended in time, else it is killed and reaped."""
+    try:
+        child.wait(timeout)
+        return True
+    except subprocess.TimeoutExpired:
+        child.kill()
+        child.wait()
+        return False
+
+
 class _Launcher:
-    """Starts programs (`start`, each a `Child`-like handle); `run` is `subprocess.run` on top."""
+    """Starts programs (`start`, each a `Handle`); `run` is `subprocess.run` on top."""
 
     def start(self, argv: list[str], cwd: Path, env: dict[str, str], *, stdout: Path, stderr: Path,
               code: str | None = None, stdin: Path | None = None):
@@ -41,16 +72,12 @@ class _Launcher:
                 stdin = Path(scratch) / "stdin"
                 stdin.write_text(input, encoding="utf-8")
             child = self.start(argv, cwd, env, stdout=out, stderr=err, code=code, stdin=stdin)
-            try:
-                child.wait(timeout)
-            except subprocess.TimeoutExpired:
-                child.kill()
-                child.wait()
-                raise subprocess.TimeoutExpired(argv, timeout, _text(out), _text(err)) from None
+            if not wait_or_kill(child, timeout):
+                raise subprocess.TimeoutExpired(argv, timeout, _text(out), _text(err))
             return subprocess.CompletedProcess(argv, child.returncode, _text(out), _text(err))
 
 
-class FreshChild:
+class FreshChild(Handle):
     """A fresh interpreter (`TFMIGRATE_FRESH_PROCESSES=1`) behind `Child`'s interface."""
 
     def __init__(self, popen: subprocess.Popen) -> None:
@@ -66,12 +93,6 @@ class FreshChild:
     def wait(self, timeout: float | None = None) -> int:
         return self.popen.wait(timeout)
 
-    def kill(self) -> None:
-        if self.popen.poll() is None:
-            try:
-                os.killpg(self.pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
 
 
 class FreshLauncher(_Launcher):
@@ -94,7 +115,7 @@ class FreshLauncher(_Launcher):
         return FreshChild(popen)
 
 
-class Child:
+class Child(Handle):
     """A program the server forked, as much of `subprocess.Popen` as the tests use."""
 
     def __init__(self, server: "ForkServer", argv: list[str], pid: int) -> None:
@@ -114,13 +135,6 @@ class Child:
             self.server._pump(left)
         return self.returncode
 
-    def kill(self) -> None:
-        """SIGKILL to the child's process group: it and whatever it started."""
-        if self.returncode is None:
-            try:
-                os.killpg(self.pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
 
 
 class ForkServer(_Launcher):
@@ -210,15 +224,17 @@ def _text(path: Path) -> str:
 _SERVERS: dict[tuple[str, tuple[str, ...]], ForkServer] = {}
 
 
-def server(python: str, preload: tuple[str, ...], env: dict[str, str]) -> _Launcher:
-    """This process's server for `python` with `preload` imported (started on first use, again if it
-    died); under `TFMIGRATE_FRESH_PROCESSES=1` a launcher of fresh interpreters instead."""
+def server(python: str | Path, env: dict[str, str], preload: tuple[str, ...] | None = None) -> _Launcher:
+    """This process's server for `python` with `preload` (by default `default_preload`) imported,
+    started on first use (with `env`) and again if it died; under `TFMIGRATE_FRESH_PROCESSES=1` a
+    launcher of fresh interpreters instead."""
+    python = str(python)
     if os.environ.get("TFMIGRATE_FRESH_PROCESSES") == "1":
         return FreshLauncher(python)
-    key = (python, preload)
+    key = (python, default_preload(python) if preload is None else preload)
     found = _SERVERS.get(key)
     if found is None or not found.alive():
-        found = _SERVERS[key] = ForkServer(python, preload, env)
+        found = _SERVERS[key] = ForkServer(python, key[1], env)
     return found
 
 
@@ -238,6 +254,4 @@ def run(python: str | Path, argv: list[str], cwd: Path, env: dict[str, str], tim
         preload: tuple[str, ...] | None = None) -> subprocess.CompletedProcess:
     """`python argv...` (with `code`: `python -c code argv...`) in `cwd` with `env`, `input` on stdin,
     output captured as text: forked from this process's server for `python`, or a fresh interpreter."""
-    python = str(python)
-    chosen = default_preload(python) if preload is None else preload
-    return server(python, chosen, env).run(argv, cwd, env, timeout, code=code, input=input)
+    return server(python, env, preload).run(argv, cwd, env, timeout, code=code, input=input)

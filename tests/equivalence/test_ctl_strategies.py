@@ -23,7 +23,6 @@ from __future__ import annotations
 import functools
 import importlib.util
 import os
-import subprocess
 import sys
 from pathlib import Path
 
@@ -112,18 +111,14 @@ _LOGGED = (
 )
 
 
-def _start(program: Path, cwd: Path, tf_config: str, log: Path) -> forked.Child:
+def _start(program: Path, cwd: Path, tf_config: str, log: Path) -> forked.Handle:
     """The migrated program as one process of a cluster, forked from this process's TF server."""
-    server = forked.server(sys.executable, forked.default_preload(sys.executable), _env())
-    return server.start([str(program)], cwd, _env(tf_config), stdout=log.with_suffix(".out"), stderr=log, code=_LOGGED)
+    return forked.server(sys.executable, _env()).start(
+        [str(program)], cwd, _env(tf_config), stdout=log.with_suffix(".out"), stderr=log, code=_LOGGED)
 
 
-def _finish(child: forked.Child, program: Path, log: Path) -> Run:
-    try:
-        child.wait(TIMEOUT_S)
-    except subprocess.TimeoutExpired:
-        child.kill()
-        child.wait()
+def _finish(child: forked.Handle, program: Path, log: Path) -> Run:
+    forked.wait_or_kill(child, TIMEOUT_S)
     stdout = log.with_suffix(".out").read_text(errors="replace")
     return Run(sys.executable, program, child.returncode, stdout, log.read_text(errors="replace"))
 

@@ -28,7 +28,6 @@ also evaluates the checkpoint of step 0 when it sees it).
 from __future__ import annotations
 
 import json
-import subprocess
 import sys
 from pathlib import Path
 
@@ -67,9 +66,9 @@ def _run_cluster(python: str | Path, program: Path, cwd: Path, **jobs: int) -> d
     jobs = jobs or {"chief": 1, "worker": 1}
     cluster = _processes().local_cluster(**jobs)
     serving = {"ps", "worker"} if "ps" in jobs else set()
-    children: dict[str, forked.Child] = {}
+    children: dict[str, forked.Handle] = {}
     tasks = [(job, index) for job, count in jobs.items() for index in range(count)] + [("evaluator", 0)]
-    server = forked.server(str(python), forked.default_preload(str(python)), _env())
+    server = forked.server(python, _env())
     try:
         for job, index in tasks:
             name = f"{job}{index or ''}"
@@ -80,11 +79,7 @@ def _run_cluster(python: str | Path, program: Path, cwd: Path, **jobs: int) -> d
         for name, child in children.items():
             if name.rstrip("0123456789") in serving:
                 continue
-            try:
-                child.wait(TIMEOUT_S)
-            except subprocess.TimeoutExpired:
-                child.kill()
-                child.wait()
+            forked.wait_or_kill(child, TIMEOUT_S)
             stdout, stderr = ((cwd / f"{name}{suffix}").read_text(errors="replace") for suffix in (".out", ".log"))
             runs[name] = Run(str(python), program, child.returncode, stdout, stderr)
         for name, child in children.items():

@@ -199,7 +199,7 @@ def test_fresh_processes_take_the_same_requests(program: Path, tmp_path: Path, m
     import os
 
     monkeypatch.setenv("TFMIGRATE_FRESH_PROCESSES", "1")
-    launcher = forked.server(sys.executable, (), quiet_env())
+    launcher = forked.server(sys.executable, quiet_env(), ())
     assert isinstance(launcher, forked.FreshLauncher)
     done = forked.run(sys.executable, [str(program), "exit-3"], tmp_path, {**quiet_env(), "FORKED_TEST": "yes"}, 60)
     assert done.returncode == 3 and "env yes" in done.stdout and "to stderr" in done.stderr

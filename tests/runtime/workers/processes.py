@@ -94,9 +94,9 @@ def tf_config(cluster: dict[str, list[str]], task_type: str, index: int) -> str:
 
 class Process:
     """A worker forked from the test process's TensorFlow server (`equivalence/forked.py`); `popen`
-    is its `forked.Child` (poll, wait, kill, pid, returncode), `stdin_fd` the writing end of its stdin."""
+    is its `forked.Handle` (poll, wait, kill, pid, returncode), `stdin_fd` the writing end of its stdin."""
 
-    def __init__(self, name: str, popen: forked.Child, log: Path, out: Path | None, stdin_fd: int | None) -> None:
+    def __init__(self, name: str, popen: forked.Handle, log: Path, out: Path | None, stdin_fd: int | None) -> None:
         self.name, self.popen, self.log, self.out, self.stdin_fd = name, popen, log, out, stdin_fd
 
     def log_tail(self, chars: int = 3000) -> str:
@@ -112,7 +112,7 @@ class Process:
         return json.loads(self.out.read_text())
 
 
-def _open_writer(fifo: Path, child: forked.Child, timeout: float = 60) -> int | None:
+def _open_writer(fifo: Path, child: forked.Handle, timeout: float = 60) -> int | None:
     """The writing end of `fifo` once `child` has opened it to read (None if it ended first)."""
     deadline = time.monotonic() + timeout
     while True:
@@ -156,8 +156,8 @@ class ProcessGroup:
         log = self.directory / f"{name}.log"
         stdin = self.directory / f"{name}.stdin"
         os.mkfifo(stdin)
-        server = forked.server(sys.executable, forked.default_preload(sys.executable), env)
-        child = server.start([str(WORKER), json.dumps(spec)], Path.cwd(), env, stdout=log, stderr=log, stdin=stdin)
+        child = forked.server(sys.executable, env).start(
+            [str(WORKER), json.dumps(spec)], Path.cwd(), env, stdout=log, stderr=log, stdin=stdin)
         process = Process(name, child, log, out, _open_writer(stdin, child))
         self.processes.append(process)
         return process
