@@ -26,7 +26,7 @@ from .registry import all_rules
 from .rule import ADD_IMPORTS, REMOVE_IMPORTS, RUNTIME_MODULE, FileContext, Rule
 from .results import ChangeTrack, Finding, TransformResult, scan_todos
 from .import_removal import ImportReads, import_reads, remove_unused_top_level_imports
-from .parsing import forget_parses, parse, reparse_edited
+from .parsing import forget_parses, index_by_type, parse, reparse_edited
 from .textpass import SourceView, heeded_removals
 from .textpass import add_imports as text_add_imports
 
@@ -195,9 +195,12 @@ def _transform(source: str, filename: str, options: Options, *, reference: bool)
         names = view.names if view is not None else AliasTable.from_module(module)
         if not names.mentions_tensorflow():
             return TransformResult(source, source, todos=scan_todos(source))
+        # The view's one walk indexes the Attribute nodes `is_tf1_source` may ask for.
+        symbols = view.symbols() if view is not None else frozenset()
+        attributes = (lambda: view.nodes_of(ast.Attribute)) if view is not None else (lambda: index_by_type(tree).get(ast.Attribute, []))
         ctx = FileContext(
             filename=filename, target=options.target, names=names, tf2_alias=_tf2_alias(names), standalone=options.standalone,
-            tf1_program=options.tf1_program or is_tf1_source(source, tree),
+            tf1_program=options.tf1_program or is_tf1_source(source, attributes),
             exported=AskedNames(options.exported | module_exports(tree)),
         )
         rules = _rules(ctx, options)
@@ -206,7 +209,6 @@ def _transform(source: str, filename: str, options: Options, *, reference: bool)
             result = _Pipeline(source, None, ctx, options, module=module, reference=reference).run(rules)
             result.asked = frozenset(ctx.exported.asked)
             return result
-        symbols = view.symbols()
         ctx.source, ctx.source_symbols = source, symbols
         sites = _estimator_sites(source, view, symbols)
         rules = [rule for rule in rules if type(rule).triggered(symbols)]

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import ast
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 from .names import ast_dotted
 
@@ -23,23 +23,27 @@ _COMPAT_IMPORT = re.compile(r"^\s*import\s+tensorflow\.compat\.v1\s+as\s+tf\b", 
 _CONTRIB_IMPORT = re.compile(r"^\s*(from\s+tensorflow\.contrib\b|import\s+tensorflow\.contrib\b)", re.M)
 
 
-def is_tf1_source(source: str, tree: ast.Module | None = None) -> bool:
+def is_tf1_source(source: str, attributes: Callable[[], Iterable[ast.Attribute]] | None = None) -> bool:
     """`import tensorflow as tf` code using TF1-only API (or importing tensorflow.contrib); in code,
-    not in its comments or docstrings (a migrated file's docstring may still name `tf.Session`)."""
+    not in its comments or docstrings (a migrated file's docstring may still name `tf.Session`).
+    `attributes`: every Attribute node of the source's tree, asked for only when the text alone
+    cannot tell (the engine passes its view's index; without it the source is parsed)."""
     if _CONTRIB_IMPORT.search(source):
         return True
     if _COMPAT_IMPORT.search(source) or not _TF1_ONLY.search(source):
         return False
-    if tree is None:  # (the engine passes the tree it parsed already)
+    if attributes is None:
         try:
             tree = ast.parse(source)
         except (SyntaxError, ValueError, RecursionError, MemoryError):
             return False
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Attribute):
-            dotted = ast_dotted(node)
-            if dotted and _TF1_ONLY.match(dotted):
-                return True
+        nodes: Iterable[ast.AST] = (node for node in ast.walk(tree) if isinstance(node, ast.Attribute))
+    else:
+        nodes = attributes()
+    for node in nodes:
+        dotted = ast_dotted(node)  # type: ignore[arg-type]
+        if dotted and _TF1_ONLY.match(dotted):
+            return True
     return False
 
 

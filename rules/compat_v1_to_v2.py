@@ -22,7 +22,7 @@ import libcst as cst
 from tfmigrate.hosted import hosted_import_home, hosted_symbol
 from tfmigrate.names import ast_dotted, canonical_name, chain_node, dotted_text, is_chain, iter_imports
 from tfmigrate.rule import RUNTIME_ALIAS, Rule
-from tfmigrate.parsing import index_by_type, parse
+from tfmigrate.parsing import index_by_type, parse, reparse_edited
 from tfmigrate.textpass import SourceView, TextPlan, heeded_removals
 from tfmigrate.tf_api import api_table, keeps_v1_signature, lookup, other_in_tf2, signature_changes, v1_only_module, v1_path, v1_present, v2_name
 
@@ -653,7 +653,9 @@ class CompatV1ToV2(Rule):
         preview = view.apply(TextPlan(replacements=list(plan.replacements)), self.CODE)
         if preview is None:
             return False
-        used = {node.id for node in index_by_type(parse(preview)).get(ast.Name, ())}
+        # (only the statements the respellings fell in are parsed again, where that applies)
+        tree = reparse_edited(view.tree, view.lines, plan.replacements, preview) or parse(preview)
+        used = {node.id for node in index_by_type(tree).get(ast.Name, ())}
         exported = self.ctx.exported
         lines, data = view.lines, view.lines.data
         for imp in kept:
