@@ -55,13 +55,19 @@ RNN_CELLS = frozenset(
 _CONTRIB_RNN_FUNCTIONS = frozenset({"static_rnn", "static_bidirectional_rnn", "static_state_saving_rnn"})
 
 
-# tf.contrib layers whose TF1 variables the runtime's `tf1` functions make in graph mode too.
-_CONTRIB_LAYERS = {"contrib.layers.layer_norm": "tf1.layer_norm"}
+# tf.contrib layers whose TF1 variables the runtime's `tf1` functions make in graph mode too, and
+# contrib.layers' training helper `optimize_loss` with its module's other names (TF 1.15's code,
+# kept in tf-slim as `tf_slim.layers.optimizers`: `tfm.legacy.optimizers`).
+_CONTRIB_LAYERS = {"contrib.layers.layer_norm": "tf1.layer_norm"} | {
+    f"{home}.{name}": f"legacy.optimizers.{name}"
+    for home in ("contrib.layers", "contrib.layers.python.layers.optimizers")
+    for name in ("optimize_loss", "adaptive_clipping_fn", "OPTIMIZER_CLS_NAMES", "OPTIMIZER_SUMMARIES")
+}
 
 
 # TF1's `tf.contrib.slim` and the layer functions of `tf.contrib.layers` went to tf-slim, which runs
 # them in TF1 graph mode on current TF (`tfm.legacy.slim`): what `tf.contrib.layers` also held
-# (feature columns, `optimize_loss`, summaries) tf-slim does not have, and keeps its TODO.
+# (feature columns, summaries) tf-slim does not have, and keeps its TODO (`optimize_loss`: above).
 _SLIM_LAYERS = frozenset(
     {
         "avg_pool2d", "avg_pool3d", "batch_norm", "bias_add", "conv1d", "conv2d", "conv2d_in_plane",

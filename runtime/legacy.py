@@ -1,4 +1,4 @@
-"""`tfm.legacy`: TF1's `tf.layers`, `tf.nn.rnn_cell`, `tf.contrib.slim` and `tf.contrib.summary`, for hosted TF1 graph-mode model code.
+"""`tfm.legacy`: TF1's `tf.layers`, `tf.nn.rnn_cell`, `tf.contrib.slim`, `optimize_loss` and `tf.contrib.summary`, for hosted TF1 graph-mode model code.
 
 TF 2.16+ dropped `tf.compat.v1.layers` and `tf.compat.v1.nn.rnn_cell`; tf-keras (Keras 2) still
 ships them as its legacy modules, with TF1's variable names and `get_variable` scoping. The codemod
@@ -10,6 +10,10 @@ respells `tf.layers.X` to `tfm.legacy.layers.X` and `tf.nn.rnn_cell.X` / `tf.con
 `tf.contrib.layers`, as Google moved them out of TF 1.15). Its `batch_norm` reaches TF's legacy
 normalization layer through the module path `tf_keras.legacy_tf_layers.normalization`, which
 tf-keras ships as `tf_keras.src.legacy_tf_layers.normalization`; the loader aliases that path.
+`tfm.legacy.optimizers` is `tf.contrib.layers`' training helper module, which tf-slim kept as
+`tf_slim.layers.optimizers`: `optimize_loss` (the optimizer by name, class, instance or function, a
+`learning_rate` variable under the `OptimizeLoss` scope, decay, gradient noise, multipliers and
+clipping, the UPDATE_OPS run first, its summaries), `adaptive_clipping_fn`, `OPTIMIZER_CLS_NAMES`.
 
 `tfm.legacy.contrib_summary` is TF 1.15's `tf.contrib.summary`: the names it re-exported from
 TensorFlow's `summary_ops_v2`, which current TF still has with the same signatures
@@ -31,14 +35,15 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-__all__ = ["layers", "rnn_cell", "slim", "contrib_summary", "contrib_deprecated"]
+__all__ = ["layers", "rnn_cell", "slim", "optimizers", "contrib_summary", "contrib_deprecated"]
 
 _MODULES = {
     "layers": "tf_keras.api._v1.keras.__internal__.legacy.layers",
     "rnn_cell": "tf_keras.api._v1.keras.__internal__.legacy.rnn_cell",
     "slim": "tf_slim",
+    "optimizers": "tf_slim.layers.optimizers",
 }
-_PACKAGES = {"layers": "tf-keras", "rnn_cell": "tf-keras", "slim": "tf-slim"}
+_PACKAGES = {"layers": "tf-keras", "rnn_cell": "tf-keras", "slim": "tf-slim", "optimizers": "tf-slim"}
 # TF 1.15's tf.contrib.summary: these names of summary_ops_v2 (`all_summary_ops` under its v2 name).
 _CONTRIB_SUMMARY = (
     "always_record_summaries", "audio", "create_db_writer", "create_file_writer", "eval_dir", "flush",
@@ -74,6 +79,18 @@ def _contrib_deprecated() -> Any:
     return module
 
 
+def restore_ops_aliases() -> None:
+    """`ops.Tensor` and `ops.IndexedSlices` in `tensorflow.python.framework.ops`, where TF <= 2.13 had
+    them and tf-slim's modules (`optimize_loss`, `layers.utils`, `learning`) still look for them."""
+    from tensorflow.python.framework import ops
+
+    if hasattr(ops, "Tensor") and hasattr(ops, "IndexedSlices"):
+        return  # (TF <= 2.13, which has no `framework.tensor` module to take them from)
+    from tensorflow.python.framework import indexed_slices, tensor
+
+    ops.Tensor, ops.IndexedSlices = tensor.Tensor, indexed_slices.IndexedSlices
+
+
 def _alias_legacy_tf_layers() -> None:
     """`tf_keras.legacy_tf_layers[.normalization]` (where TF's own module points) as tf-keras has them."""
     import sys
@@ -96,8 +113,9 @@ def __getattr__(name: str) -> Any:
     if name not in _MODULES:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     try:
-        if name == "slim":
+        if name in ("slim", "optimizers"):
             _alias_legacy_tf_layers()
+            restore_ops_aliases()
         module = importlib.import_module(_MODULES[name])
         if name == "slim":
             importlib.import_module("tf_slim.nets")  # `slim.nets.inception...`, as contrib.slim had it

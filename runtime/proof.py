@@ -280,6 +280,18 @@ def _module(name: str, **attributes: Any) -> Any:
     return module
 
 
+def _restore_ops_aliases() -> None:
+    """`ops.Tensor`/`ops.IndexedSlices` where TF <= 2.13 had them (tf_slim's `optimize_loss`, `layers.utils`
+    and `learning` look there); the same as `tfm.legacy.restore_ops_aliases`, which this file cannot import."""
+    from tensorflow.python.framework import ops
+
+    if hasattr(ops, "Tensor") and hasattr(ops, "IndexedSlices"):
+        return  # (TF <= 2.13, which has no `framework.tensor` module to take them from)
+    from tensorflow.python.framework import indexed_slices, tensor
+
+    ops.Tensor, ops.IndexedSlices = tensor.Tensor, indexed_slices.IndexedSlices
+
+
 def as_tf1() -> None:
     """`import tensorflow` gives `tensorflow.compat.v1`, v2 behaviour disabled (a TF 1.x program),
     with a stand-in `tensorflow.contrib` holding the contrib pieces TF 1.x programs import, each
@@ -323,6 +335,8 @@ def as_tf1() -> None:
     try:  # tf.contrib.layers / slim / metrics went to tf_slim (installed beside the oracle's TF)
         import tf_slim
 
+        _restore_ops_aliases()
+
         submodules["layers"] = {name: getattr(tf_slim.layers, name) for name in dir(tf_slim.layers) if not name.startswith("_")}
         # ...and contrib.layers' regularizers and initializers, which tf_slim keeps at its top level.
         submodules["layers"].update(
@@ -331,6 +345,13 @@ def as_tf1() -> None:
                          "apply_regularization", "variance_scaling_initializer", "xavier_initializer",
                          "xavier_initializer_conv2d")
             if hasattr(tf_slim, name)
+        )
+        # ...and its training helpers (TF 1.15's contrib/layers/python/layers/optimizers.py).
+        from tf_slim.layers import optimizers
+
+        submodules["layers"].update(
+            (name, getattr(optimizers, name))
+            for name in ("optimize_loss", "adaptive_clipping_fn", "OPTIMIZER_CLS_NAMES", "OPTIMIZER_SUMMARIES")
         )
         submodules["metrics"] = {name: getattr(tf_slim.metrics, name) for name in dir(tf_slim.metrics) if not name.startswith("_")}
         setattr(contrib, "slim", tf_slim)

@@ -108,6 +108,26 @@ def test_a_tf1_slim_program_runs_hosted_on_tf_slim_with_the_oracles_numbers(tmp_
     assert proc.stdout.splitlines()[-1] == "tfmigrate verify: equivalent: 15 values agree within rtol=1e-05"
 
 
+OPTIMIZE_LOSS_PROGRAM = Path(__file__).parent / "data" / "tf1_programs" / "optimize_loss_estimator.py"
+
+
+def test_a_tf1_program_training_with_contrib_optimize_loss_runs_hosted_with_the_oracles_numbers(tmp_path: Path) -> None:
+    """`tf.contrib.layers.optimize_loss` (by name with decay, clipping and summaries; through
+    `from tensorflow.contrib import layers` with an optimizer instance) is spelled
+    `tfm.legacy.optimizers.optimize_loss` (TF 1.15's, as tf-slim keeps it): no TODO left, the
+    contrib import gone, and training, evaluation and predictions equal to TF 1.x's on the oracle."""
+    shutil.copy(OPTIMIZE_LOSS_PROGRAM, tmp_path / "trainer.py")
+    migrated = tmp_path / "migrated"
+    run = subprocess.run([*TFMIGRATE, str(tmp_path / "trainer.py"), "--out-dir", str(migrated)],
+                         capture_output=True, text=True, cwd=tmp_path)
+    assert "estimators: 2 hosted" in run.stdout and "0 TODOs" in run.stdout, run.stdout + run.stderr
+    code = (migrated / "trainer.py").read_text(encoding="utf-8").split('"""', 2)[2]
+    assert code.count("tfm.legacy.optimizers.optimize_loss(") == 2 and "contrib" not in code
+    proc = _verify("trainer.py", str(migrated / "trainer.py"), cwd=tmp_path)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert proc.stdout.splitlines()[-1] == "tfmigrate verify: equivalent: 11 values agree within rtol=1e-05"
+
+
 HOST_CALL_PROGRAM = Path(__file__).parent / "data" / "tf1_programs" / "host_call_summaries.py"
 LAUNCHER = Path(__file__).parent / "real_programs" / "tf1_launcher.py"
 
