@@ -11,7 +11,7 @@ from tfmigrate.hosted import HOSTED_CANNED, canned_note
 from tfmigrate.estimator.tables import OPTIMIZERS, keras_optimizer_args
 from tfmigrate.estimator_scan import Site, fresh_name
 from tfmigrate.estimator_sites import EstimatorSiteRule
-from tfmigrate.names import ast_dotted, canonical_name, dotted, names_in
+from tfmigrate.names import ast_dotted, dotted, names_in
 from tfmigrate.parsing import index_by_type, parse
 from tfmigrate.rule import RUNTIME_ALIAS, RUNTIME_MODULE
 from tfmigrate.textpass import SourceView, TextPlan
@@ -114,13 +114,14 @@ _COLUMNS = {
     "make_parse_example_spec",
 }
 _COLUMN_TODO = {
-    "input_layer": "`feature_column.input_layer` is migrated inside a model_fn that TFM201 turns into a Keras model; "
-    "here it is not: build "
-    "`tfm.feature_columns.InputLayer(columns)` in the Keras model (same columns, same TF1 variable names under "
-    "`input_layer/`) and call it on the features",
-    "linear_model": "`feature_column.linear_model` is migrated inside a model_fn that TFM201 turns into a Keras "
-    "model; here it is not: build "
-    "`tfm.feature_columns.LinearModel(columns, units)` in the Keras model and call it on the features",
+    "input_layer": "this file's feature columns are the runtime's now (`tfm.feature_columns`), and TF's "
+    "`feature_column.input_layer` takes only TF's (it is migrated inside a model_fn that TFM201 turns into a Keras "
+    "model, not here): build `tfm.feature_columns.InputLayer(columns)` in the Keras model (same columns, same TF1 "
+    "variable names under `input_layer/`) and call it on the features",
+    "linear_model": "this file's feature columns are the runtime's now (`tfm.feature_columns`), and TF's "
+    "`feature_column.linear_model` takes only TF's (it is migrated inside a model_fn that TFM201 turns into a Keras "
+    "model, not here): build `tfm.feature_columns.LinearModel(columns, units)` in the Keras model and call it on the "
+    "features",
 }
 _REDUCTIONS = {
     "SUM": "SUM",
@@ -155,7 +156,8 @@ class CannedEstimatorsToKeras(EstimatorSiteRule):
     DECLINES = (
         ("a boosted-trees estimator (`BoostedTreesClassifier`/`Regressor`): no Keras form reproduces TF1's trees",
          "move to TensorFlow Decision Forests (`tfdf.keras.GradientBoostedTreesModel`; retrain and re-validate), or keep the program on TF <= 2.15"),
-        ("`feature_column.input_layer`/`linear_model` outside a model_fn that TFM201 migrates",
+        ("`feature_column.input_layer`/`linear_model` outside a model_fn that TFM201 migrates, in a file whose feature "
+         "columns become the runtime's",
          "build `tfm.feature_columns.InputLayer(columns)` / `LinearModel(columns, units)` in the Keras model and call it on the features"),
         ("a canned estimator with a custom head or arguments the rule does not map",
          "drop or rewrite those arguments and run tfmigrate again, or write the Keras model by hand"),
@@ -174,30 +176,17 @@ class CannedEstimatorsToKeras(EstimatorSiteRule):
     SKIPS_QUIET_DEFS = False  # feature columns and optimizers are rewritten wherever they are
 
     def text_edits(self, view: SourceView) -> TextPlan | None:
-        """The CST pass's whole work, read from the `ast`, on a file that builds no estimator this
-        rule knows (no site, loose call or surface to rewrite) and no runtime column layer: a TODO
-        above each `feature_column.input_layer`/`linear_model` call, nothing else. Such a module
-        (a test module of feature-column helpers, say) otherwise costs two CST walks a pass for
-        those TODOs. None (the CST pass) whenever more may happen."""
+        """The CST pass's whole work on a file that builds no estimator this rule knows (no site,
+        loose call or surface to rewrite) and no runtime column layer: nothing. Its feature columns
+        stay TF's, so a `feature_column.input_layer`/`linear_model` call there runs as written and
+        gets no TODO. Such a module (a model_fn module beside a trainer that builds the estimator,
+        a test module of feature-column helpers) otherwise costs two CST walks a pass. None (the
+        CST pass) whenever more may happen."""
         if view.symbols() & self.ESTIMATOR_KEYS or {"TFM201", "TFM301"} & set(self.ctx.applied):
             return None
         if ("InputLayer" in view.source or "LinearModel" in view.source) and _calls_column_layer(view.nodes_of(ast.Call), self.ctx.names):
             return None  # the columns a runtime column layer is given become the runtime's
-        qualify = self.ctx.names.qualify_dotted
-        plan = TextPlan()
-        said: dict[int, str] = {}
-        for chain in view.chains:
-            if not chain.call or chain.in_import:
-                continue
-            full = qualify(chain.dotted)
-            key = canonical_name(full) if full else None
-            message = _COLUMN_TODO.get(key.removeprefix("feature_column.")) if key and key.startswith("feature_column.") else None
-            if message is None:
-                continue
-            if chain.in_fstring or said.setdefault(id(chain.stmt), message) != message:
-                return None  # two messages on one statement: the CST pass orders them
-            plan.todos.append((chain.stmt, message))
-        return plan
+        return TextPlan()
 
     def visit_Module(self, node: cst.Module) -> bool:
         self.builds: dict[int, str] = {}
@@ -325,7 +314,10 @@ class CannedEstimatorsToKeras(EstimatorSiteRule):
         if key and key.startswith("feature_column."):
             column = key[len("feature_column."):]
             if column in _COLUMN_TODO:
-                self.todo(_COLUMN_TODO[column])
+                # TF's `input_layer` takes TF's columns and runs as written (TF1 graph mode, the
+                # hosted tier): it fails only where this file's columns become the runtime's.
+                if self._migrating():
+                    self.todo(_COLUMN_TODO[column])
             elif column in _COLUMNS and self._migrating():
                 self.mark_changed()
                 return updated.with_changes(func=_column_func(self.ctx.need_runtime(), column))

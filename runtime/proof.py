@@ -280,6 +280,18 @@ def _module(name: str, **attributes: Any) -> Any:
     return module
 
 
+# TF 1.15's tf.contrib.data names that tf.data.experimental also has.
+_CONTRIB_DATA = (
+    "AUTOTUNE", "Counter", "CheckpointInputPipelineHook", "CsvDataset", "Optional", "RandomDataset", "Reducer",
+    "SqlDataset", "TFRecordWriter", "bucket_by_sequence_length", "choose_from_datasets", "copy_to_device",
+    "dense_to_sparse_batch", "enumerate_dataset", "get_next_as_optional", "get_single_element", "group_by_reducer",
+    "group_by_window", "ignore_errors", "make_batched_features_dataset", "make_csv_dataset",
+    "make_saveable_from_iterator", "map_and_batch", "parallel_interleave", "parse_example_dataset",
+    "prefetch_to_device", "rejection_resample", "sample_from_datasets", "scan", "shuffle_and_repeat", "unbatch",
+    "unique",
+)
+
+
 def _restore_ops_aliases() -> None:
     """`ops.Tensor`/`ops.IndexedSlices` where TF <= 2.13 had them (tf_slim's `optimize_loss`, `layers.utils`
     and `learning` look there); the same as `tfm.legacy.restore_ops_aliases`, which this file cannot import."""
@@ -318,11 +330,9 @@ def as_tf1() -> None:
             CrossShardOptimizer=tf.tpu.CrossShardOptimizer,
         ),
         "cluster_resolver": dict(TPUClusterResolver=tf.distribute.cluster_resolver.TPUClusterResolver),
-        "data": dict(
-            map_and_batch=tf.data.experimental.map_and_batch,
-            parallel_interleave=tf.data.experimental.parallel_interleave,
-            shuffle_and_repeat=tf.data.experimental.shuffle_and_repeat,
-        ),
+        # TF 1.15's tf.contrib.data re-exported tf.data.experimental's (AUTOTUNE, map_and_batch,
+        # parallel_interleave, shuffle_and_repeat, unbatch, CsvDataset, ...).
+        "data": {name: getattr(tf.data.experimental, name) for name in _CONTRIB_DATA if hasattr(tf.data.experimental, name)},
         "lookup": {name: getattr(lookup_ops, name) for name in dir(lookup_ops) if not name.startswith("_")},
         "framework": dict(
             get_or_create_global_step=tf.train.get_or_create_global_step,

@@ -286,14 +286,33 @@ def test_case_fast_equals_reference(name: str) -> None:
     _same(transform_source(source).output)
 
 
-def test_feature_column_layer_todos_take_no_cst_pass(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_feature_column_layers_where_no_column_changes_run_as_written_without_a_cst_pass(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`input_layer`/`linear_model` in a file that builds no estimator: its columns stay TF's, so
+    the calls run as written (TF1 graph mode, the hosted tier) and get no TODO (a file whose
+    columns become the runtime's keeps it: the next test)."""
     source = CASES["feature-column layers outside a model_fn"]
     expected = reference_transform(source)
-    assert [t.code for t in expected.todos] == ["TFM401", "TFM401"]
+    assert expected.todos == [] and "TFM401" not in expected.rules
+    assert "tf.compat.v1.feature_column.input_layer(x, columns)" in expected.output
     monkeypatch.setattr(cst, "parse_module", lambda *args, **kwargs: pytest.fail("a CST pass"))
     result = transform_source(source)
     assert result.output == expected.output
     assert [c.as_dict() for c in result.changes] == [c.as_dict() for c in expected.changes]
+
+
+def test_feature_column_layers_in_a_file_whose_columns_become_the_runtimes_keep_their_todo() -> None:
+    """A canned estimator in the file: its columns become `tfm.feature_columns`, which TF's
+    `input_layer` rejects at run time, so the call beside it gets TFM401's TODO saying so."""
+    source = (
+        "import tensorflow as tf\n\ncolumns = [tf.feature_column.numeric_column('x')]\n\n\n"
+        "def features(x):\n    return tf.feature_column.input_layer(x, columns)\n\n\n"
+        "est = tf.estimator.LinearClassifier(feature_columns=columns)\n"
+    )
+    result = transform_source(source)
+    assert result.output == reference_transform(source).output
+    assert "columns = [tfm.feature_columns.numeric_column('x')]" in result.output
+    assert [(t.code, t.line) for t in result.todos] == [("TFM401", 8)]
+    assert "TF's `feature_column.input_layer` takes only TF's" in result.todos[0].message
 
 
 @pytest.mark.parametrize("name", sorted(CASES))
