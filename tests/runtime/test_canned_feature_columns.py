@@ -115,6 +115,7 @@ def _dropout_model(batch_norm):
 def test_dnn_dropout_sits_after_the_activation_at_the_rate_and_only_in_training():
     """TF1's canned DNN (`_DNNModel.call`): hidden layer with its activation, then dropout (training
     only, kept units scaled by 1/(1 - rate)), then batch norm."""
+    tf.random.set_seed(11)  # the mask below is one draw: seeded, the test cannot flake
     model = _dropout_model(batch_norm=False)
     features = {"x": tf.constant([[1.0], [1.0], [1.0], [1.0], [1.0]])}
     unit = 1.0 / (1.0 + np.exp(-1.0))
@@ -125,7 +126,7 @@ def test_dnn_dropout_sits_after_the_activation_at_the_rate_and_only_in_training(
     kept = trained != 0.0
     # After the activation: a dropped unit is 0 (before it, sigmoid(0) = 0.5), a kept one sigmoid(1)/0.6.
     np.testing.assert_allclose(trained[kept], unit / 0.6, rtol=1e-6)
-    assert abs(kept.mean() - 0.6) < 0.03  # 2000 draws: 6 standard deviations
+    assert abs(kept.mean() - 0.6) < 0.066  # 2000 draws: 6 standard deviations (sqrt(0.24 / 2000) = 0.011)
     assert not np.array_equal(kept[0], kept[1])  # A mask per example.
 
 
