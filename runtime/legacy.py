@@ -79,18 +79,6 @@ def _contrib_deprecated() -> Any:
     return module
 
 
-def restore_ops_aliases() -> None:
-    """`ops.Tensor` and `ops.IndexedSlices` in `tensorflow.python.framework.ops`, where TF <= 2.13 had
-    them and tf-slim's modules (`optimize_loss`, `layers.utils`, `learning`) still look for them."""
-    from tensorflow.python.framework import ops
-
-    if hasattr(ops, "Tensor") and hasattr(ops, "IndexedSlices"):
-        return  # (TF <= 2.13, which has no `framework.tensor` module to take them from)
-    from tensorflow.python.framework import indexed_slices, tensor
-
-    ops.Tensor, ops.IndexedSlices = tensor.Tensor, indexed_slices.IndexedSlices
-
-
 def _alias_legacy_tf_layers() -> None:
     """`tf_keras.legacy_tf_layers[.normalization]` (where TF's own module points) as tf-keras has them."""
     import sys
@@ -114,6 +102,8 @@ def __getattr__(name: str) -> Any:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     try:
         if name in ("slim", "optimizers"):
+            from .proof import restore_ops_aliases  # (proof.py, standard library only, is the oracle's too)
+
             _alias_legacy_tf_layers()
             restore_ops_aliases()
         module = importlib.import_module(_MODULES[name])

@@ -292,9 +292,9 @@ _CONTRIB_DATA = (
 )
 
 
-def _restore_ops_aliases() -> None:
+def restore_ops_aliases() -> None:
     """`ops.Tensor`/`ops.IndexedSlices` where TF <= 2.13 had them (tf_slim's `optimize_loss`, `layers.utils`
-    and `learning` look there); the same as `tfm.legacy.restore_ops_aliases`, which this file cannot import."""
+    and `learning` look there): for the oracle's `tf.contrib` stand-in here, and for `tfm.legacy`."""
     from tensorflow.python.framework import ops
 
     if hasattr(ops, "Tensor") and hasattr(ops, "IndexedSlices"):
@@ -345,7 +345,7 @@ def as_tf1() -> None:
     try:  # tf.contrib.layers / slim / metrics went to tf_slim (installed beside the oracle's TF)
         import tf_slim
 
-        _restore_ops_aliases()
+        restore_ops_aliases()
 
         submodules["layers"] = {name: getattr(tf_slim.layers, name) for name in dir(tf_slim.layers) if not name.startswith("_")}
         # ...and contrib.layers' regularizers and initializers, which tf_slim keeps at its top level.
