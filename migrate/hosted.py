@@ -115,6 +115,36 @@ def _contrib_summary_symbol(parts: list[str]) -> tuple[str, str] | None:
     return None
 
 
+def _contrib_metrics_symbol(parts: list[str]) -> tuple[str, str] | None:
+    """`tfm.legacy.slim.metrics[.X]` for `contrib.metrics[.X]`: TF 1.15's streaming metrics, which
+    tf-slim kept (`tf_slim.metrics`). contrib's aliases of core TF (`confusion_matrix`, `set_*`) are
+    TFM101's `RUNTIME_SYMBOLS`."""
+    if parts[:2] == ["contrib", "metrics"] and (len(parts) == 2 or parts[2] in _SLIM_METRICS):
+        return f"{RUNTIME_ALIAS}.legacy.slim.metrics", ".".join(parts[2:])
+    return None
+
+
+# tf_slim.metrics' names: TF 1.15's tf.contrib.metrics less its aliases of core TF.
+_SLIM_METRICS = frozenset(
+    """
+    accuracy aggregate_metric_map aggregate_metrics auc_using_histogram auc_with_confidence_intervals
+    cohen_kappa count f1_score precision_at_recall precision_recall_at_equal_thresholds recall_at_precision
+    sparse_recall_at_top_k streaming_accuracy streaming_auc streaming_concat streaming_covariance
+    streaming_curve_points streaming_dynamic_auc streaming_false_negative_rate
+    streaming_false_negative_rate_at_thresholds streaming_false_negatives streaming_false_negatives_at_thresholds
+    streaming_false_positive_rate streaming_false_positive_rate_at_thresholds streaming_false_positives
+    streaming_false_positives_at_thresholds streaming_mean streaming_mean_absolute_error
+    streaming_mean_cosine_distance streaming_mean_iou streaming_mean_relative_error streaming_mean_squared_error
+    streaming_mean_tensor streaming_pearson_correlation streaming_percentage_less streaming_precision
+    streaming_precision_at_thresholds streaming_recall streaming_recall_at_k streaming_recall_at_thresholds
+    streaming_root_mean_squared_error streaming_sensitivity_at_specificity streaming_sparse_average_precision_at_k
+    streaming_sparse_average_precision_at_top_k streaming_sparse_precision_at_k streaming_sparse_precision_at_top_k
+    streaming_sparse_recall_at_k streaming_specificity_at_sensitivity streaming_true_negatives
+    streaming_true_negatives_at_thresholds streaming_true_positives streaming_true_positives_at_thresholds
+    """.split()
+)
+
+
 # (runtime/legacy.py's CONTRIB_DEPRECATED: the codemod never imports the runtime.)
 _CONTRIB_DEPRECATED = frozenset(
     {"audio_summary", "histogram_summary", "image_summary", "merge_all_summaries", "merge_summary", "scalar_summary"}
@@ -142,7 +172,7 @@ def hosted_symbol(canonical: str) -> tuple[str, str] | None:
     if canonical in _CONTRIB_LAYERS or canonical.startswith(tuple(f"{key}." for key in _CONTRIB_LAYERS)):
         pass  # the runtime's own (tfm.tf1) wins over tf-slim's
     elif parts[0] == "contrib":
-        found = _slim_symbol(parts) or _contrib_summary_symbol(parts)
+        found = _slim_symbol(parts) or _contrib_summary_symbol(parts) or _contrib_metrics_symbol(parts)
         if found is not None:
             return found
     for end in range(len(parts), 0, -1):

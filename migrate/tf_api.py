@@ -12,6 +12,7 @@ from __future__ import annotations
 import functools
 import json
 from importlib import resources
+from typing import NamedTuple
 
 
 @functools.cache
@@ -93,25 +94,71 @@ def _positional(params: list[str]) -> list[str]:
     return params[: params.index("*")] if "*" in params else params
 
 
-def keeps_v1_signature(full: str, positional: int, keywords: set[str], starred: bool) -> str | None:
-    """For a call of the TF1 function `full` whose TF2 name takes other parameters (`nn.dropout`'s
-    `keep_prob`, `reduce_sum`'s `keep_dims`, `argmax`'s `dimension`): its TF1 path when this call
-    passes what the TF2 function does not take, or passes by position what it takes under another
-    name (`tf.nn.dropout(x, 0.9)` is keep_prob in TF1, rate in TF2), so the call must stay
-    `tf.compat.v1.<path>`; None when the TF2 function takes the call as TF1 did."""
+class CallShape(NamedTuple):
+    """What a call passes: how many arguments by position, the keywords, whether any is starred."""
+
+    positional: int
+    keywords: frozenset[str]
+    starred: bool
+
+
+def keeps_v1_signature(full: str, call: CallShape | None) -> str | None:
+    """For TF1's function `full` whose TF2 name takes other parameters (`nn.dropout`'s `keep_prob`,
+    `reduce_sum`'s `keep_dims`, `argmax`'s `dimension`): its TF1 path when `call` passes what the
+    TF2 function does not take, or passes by position what it takes under another name
+    (`tf.nn.dropout(x, 0.9)` is keep_prob in TF1, rate in TF2), so the call must stay
+    `tf.compat.v1.<path>`; None when the TF2 function takes the call as TF1 did. `call` None: the
+    function is referenced, not called here (`partial(tf.nn.dropout, keep_prob=0.9)`), so any call
+    of it may come: its TF1 path when some slot both take by position means another thing in TF2
+    (a class is left alone: it is referenced to test or subclass, `isinstance(v, tf.Variable)`)."""
     path = v1_path(full)
     change = signature_changes().get(path) if path is not None else None
     if change is None or not v1_present(path):  # type: ignore[arg-type]
         return None
     v1, v2 = _positional(change["v1"]), _positional(change["v2"])
-    if starred or positional > len(v2) or keywords - set(change["v2"]):
+    if call is None:
+        if path.rpartition(".")[2][:1].isupper():  # type: ignore[union-attr]
+            return None  # a class (`isinstance(v, tf.Variable)`): what a reference to it is for
+        call = CallShape(min(len(v1), len(v2)), frozenset(), False)
+    elif call.positional and v1[:1] == ["keyword_required"]:
+        return None  # TF1's function took no argument by position (`sparse.split`): written for TF2's
+    if call.starred or call.positional > len(v2) or call.keywords - set(change["v2"]):
         return path
-    for old, new in zip(v1[:positional], v2[:positional]):
+    for old, new in zip(v1[: call.positional], v2[: call.positional]):
         # A slot renamed outright (`ones_like`'s tensor -> input) means the same; one whose TF2
         # name is another TF1 parameter (`dropout`'s keep_prob -> rate) does not.
         if old != new and (old in change["v2"] or new in change["v1"]):
             return path
     return None
+
+
+def signature_sensitive(full: str) -> bool:
+    """Whether `full` (`tf.X`, `tf.compat.v1.X` or `tf.compat.v2.X`) may have to keep its spelling
+    (`kept_spelling`): TF1 and TF2 give its path different parameters."""
+    path = _v2_path(full) or v1_path(full)
+    return path is not None and path in signature_changes()
+
+
+def _v2_path(full: str) -> str | None:
+    """The path of a chain spelled `tf.compat.v2.X` (under either import of TF), else None."""
+    for prefix in ("tensorflow.compat.v2.", "tensorflow.compat.v1.compat.v2."):
+        if full.startswith(prefix):
+            return full[len(prefix):]
+    return None
+
+
+def kept_spelling(full: str, tf: str, call: CallShape | None) -> str | None:
+    """The spelling a function chain called as `call` (None: referenced) keeps, whatever TFM101
+    would spell it otherwise: `tf.compat.v1.<path>` for TF1's function where its TF2 name would
+    read the arguments otherwise (`keeps_v1_signature`); `tf.compat.v2.<path>` for TF2's function
+    where TF1's would, since a TF 1.x program's bare `tf.<path>` is TF1's (`tf.compat.v2.nn.dropout(x,
+    0.1)`: 0.1 is the rate, TF1's keep_prob); None where both read them alike."""
+    path = _v2_path(full)
+    if path is not None:
+        kept = keeps_v1_signature(f"tensorflow.{path}", call)
+        return None if kept is None else f"{tf}.compat.v2.{path}"
+    kept = keeps_v1_signature(full, call)
+    return None if kept is None else f"{tf}.compat.v1.{kept}"
 
 
 def other_in_tf2(symbol: str) -> bool:

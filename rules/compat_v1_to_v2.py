@@ -24,7 +24,9 @@ from tfmigrate.names import ast_dotted, canonical_name, chain_node, dotted_text,
 from tfmigrate.rule import RUNTIME_ALIAS, Rule
 from tfmigrate.parsing import index_by_type, parse, reparse_edited
 from tfmigrate.textpass import SourceView, TextPlan, heeded_removals
-from tfmigrate.tf_api import api_table, keeps_v1_signature, lookup, other_in_tf2, signature_changes, v1_only_module, v1_path, v1_present, v2_name
+from tfmigrate.tf_api import (
+    CallShape, api_table, kept_spelling, lookup, other_in_tf2, signature_sensitive, v1_only_module, v1_present, v2_name,
+)
 
 # Namespaces that are gone from TF >= 2.16 with Keras 3 even under tf.compat.v1.
 _REMOVED = {
@@ -77,6 +79,9 @@ RUNTIME_SYMBOLS: dict[str, str] = {
     "contrib.training.HParams": "HParams",
     "contrib.training.python.training.hparam.HParams": "HParams",
     "contrib.framework.nest": "tf:nest",
+    # contrib.metrics' aliases of core TF (its streaming metrics are tf-slim's: `hosted._contrib_metrics_symbol`)
+    "contrib.metrics.confusion_matrix": "tf:math.confusion_matrix",
+    **{f"contrib.metrics.set_{name}": f"tf:sets.{name}" for name in ("difference", "intersection", "size", "union")},
     # tf.contrib.learn's mode keys are the strings Estimator's are ('train', 'eval', 'infer').
     "contrib.learn.ModeKeys.TRAIN": "estimator.ModeKeys.TRAIN",
     "contrib.learn.ModeKeys.EVAL": "estimator.ModeKeys.EVAL",
@@ -157,6 +162,9 @@ def plan_chain(full: str, tf: str, scope_module: bool = False, tf1_program: bool
     a TF 1.x program (`tfmigrate.tf1_program`), whose `tf.X` is the TF1 function even where TF2
     has another function of the same name (`tf.summary.scalar`, `tf.nn.dropout`): that stays
     `tf.compat.v1.X`."""
+    if full.startswith("tensorflow.compat.v1.compat.v1."):
+        # `tf.compat.v1.X` under `import tensorflow.compat.v1 as tf`: the same `tf.compat.v1.X`.
+        full = full[len("tensorflow.compat.v1."):].replace("compat.v1.", "tensorflow.compat.v1.", 1)
     if scope_module and canonical_name(full) in _SCOPE_LAYERS:
         return f"{RUNTIME_ALIAS}.tf1.{_SCOPE_LAYERS[canonical_name(full)]}", None  # type: ignore[index]
     hosted = _hosted(full)
@@ -252,6 +260,13 @@ class CompatV1ToV2(Rule):
     with no TF2 name is spelled `tf.compat.v1.X` and marked with a TODO; `import
     tensorflow.compat.v1 as tf` becomes `import tensorflow as tf`. Runs after the structural rules,
     which consume the Estimator-era symbols first.
+
+    A function whose TF2 name reads its arguments otherwise (`nn.dropout`'s second argument is
+    TF1's keep_prob, TF2's rate; tf_upgrade_v2's renames that reorder them, `nn.conv2d_backprop_input`
+    -> `nn.conv2d_transpose`) stays `tf.compat.v1.X` where a call passes them so, and where it is
+    referenced uncalled (`partial(tf.nn.dropout, keep_prob=...)`), since any call may come. A TF2
+    function a TF 1.x program calls through `tf.compat.v2` keeps that spelling where TF1's would
+    read the call otherwise. A second run changes nothing.
     """
 
     CODE = "TFM101"
@@ -289,7 +304,7 @@ class CompatV1ToV2(Rule):
             self._scope_module = self._scoped(lambda: SourceView(code, parse(code), names=self.ctx.names))
             self._store_fns = _store_functions(node) if "VariableScopeLayer" in code else set()
         self._fn_stack: list[str] = []
-        self._v1_calls: dict[int, str] = {}  # id(func) -> TF1 path of a call the TF2 function would not take
+        self._kept: dict[int, str | None] = {}  # id(func) -> the spelling a call keeps (`kept_spelling`)
         self._dead_aliases = _dead_module_aliases(node, self.ctx.names, self.ctx.tf2_alias, self.ctx.exported)
         # `from tensorflow.contrib.X import Y`: locals that name removed contrib objects (their bare
         # uses get a TODO), and the imports the runtime replaces whole (rewritten in leave_ImportFrom).
@@ -365,21 +380,24 @@ class CompatV1ToV2(Rule):
 
     def visit_Call(self, node: cst.Call) -> bool:
         full = self.ctx.names.qualify(node.func) if isinstance(node.func, cst.Attribute) else None
-        if full is not None:
-            keywords = {arg.keyword.value for arg in node.args if arg.keyword is not None}
-            positional = sum(1 for arg in node.args if arg.keyword is None and not arg.star)
-            path = keeps_v1_signature(full, positional, keywords, any(arg.star for arg in node.args))
-            if path is not None:
-                self._v1_calls[id(node.func)] = path
+        if full is not None and signature_sensitive(full):
+            shape = CallShape(
+                sum(1 for arg in node.args if arg.keyword is None and not arg.star),
+                frozenset(arg.keyword.value for arg in node.args if arg.keyword is not None),
+                any(arg.star for arg in node.args),
+            )
+            self._kept[id(node.func)] = kept_spelling(full, self.ctx.tf2_alias, shape)
         return True
 
     def leave_Attribute(self, original: cst.Attribute, updated: cst.Attribute) -> cst.BaseExpression:
         full = self.ctx.names.qualify(original)
         if full is None:
             return updated
-        path = self._v1_calls.get(id(original))
-        if path is not None:
-            return self._emit(updated, f"{self.ctx.tf2_alias}.compat.v1.{path}")
+        if signature_sensitive(full):
+            # (called: the spelling `visit_Call` found for the call; else any call may come)
+            kept = self._kept[id(original)] if id(original) in self._kept else kept_spelling(full, self.ctx.tf2_alias, None)
+            if kept is not None:
+                return self._emit(updated, kept)
         return self._rewrite(full, updated)
 
     def leave_Name(self, original: cst.Name, updated: cst.Name) -> cst.BaseExpression:
@@ -563,17 +581,19 @@ class CompatV1ToV2(Rule):
             if full is None:
                 continue
             text, todo = plan_chain(full, tf, scope_module, self.ctx.tf1_program)
-            if chain.call and signature_changes().get(v1_path(full) or ""):
-                if calls is None:
-                    calls = {id(node.func): node for node in view.nodes_of(ast.Call)}
-                call = calls.get(id(chain.node))
-                if call is None:
-                    return None
-                starred = any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords)
-                keywords = {k.arg for k in call.keywords if k.arg is not None}
-                path = keeps_v1_signature(full, len(call.args), keywords, starred)
-                if path is not None:
-                    text, todo = f"{tf}.compat.v1.{path}", None
+            if signature_sensitive(full):
+                shape = None  # referenced, not called: any call of it may come
+                if chain.call:
+                    if calls is None:
+                        calls = {id(node.func): node for node in view.nodes_of(ast.Call)}
+                    call = calls.get(id(chain.node))
+                    if call is None:
+                        return None
+                    starred = any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords)
+                    shape = CallShape(len(call.args), frozenset(k.arg for k in call.keywords if k.arg is not None), starred)
+                kept = kept_spelling(full, tf, shape)
+                if kept is not None:
+                    text, todo = kept, None
             edit = text is not None and text != chain.dotted
             runtime = edit and text.startswith(RUNTIME_ALIAS + ".")  # type: ignore[union-attr]
             if (edit or todo) and (chain.in_import or chain.in_fstring):

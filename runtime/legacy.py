@@ -10,6 +10,9 @@ respells `tf.layers.X` to `tfm.legacy.layers.X` and `tf.nn.rnn_cell.X` / `tf.con
 `tf.contrib.layers`, as Google moved them out of TF 1.15). Its `batch_norm` reaches TF's legacy
 normalization layer through the module path `tf_keras.legacy_tf_layers.normalization`, which
 tf-keras ships as `tf_keras.src.legacy_tf_layers.normalization`; the loader aliases that path.
+`tfm.legacy.slim.metrics` holds `tf.contrib.metrics`' streaming metrics (`streaming_concat`,
+`streaming_pearson_correlation`, ...). tf-slim reads some TF internals where TF <= 2.12 had them
+(`control_flow_ops.cond`, `array_ops.stack`, `ops.Tensor`): the loader puts them back there.
 `tfm.legacy.optimizers` is `tf.contrib.layers`' training helper module, which tf-slim kept as
 `tf_slim.layers.optimizers`: `optimize_loss` (the optimizer by name, class, instance or function, a
 `learning_rate` variable under the `OptimizeLoss` scope, decay, gradient noise, multipliers and

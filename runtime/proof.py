@@ -32,6 +32,7 @@ from __future__ import annotations
 import argparse
 import functools
 import glob
+import importlib
 import json
 import os
 import runpy
@@ -292,16 +293,29 @@ _CONTRIB_DATA = (
 )
 
 
+# Names tf-slim (TF 1.15's contrib code) reads from TF's internal modules, which TF 2.13-2.14 moved
+# into modules of their own: (module, name) -> (the module it is in now, its name there).
+_MOVED_NAMES = {
+    ("framework.ops", "Tensor"): ("framework.tensor", "Tensor"),
+    ("framework.ops", "IndexedSlices"): ("framework.indexed_slices", "IndexedSlices"),
+    ("ops.array_ops", "stack"): ("ops.array_ops_stack", "stack"),
+    ("ops.array_ops", "unstack"): ("ops.array_ops_stack", "unstack"),
+    ("ops.control_flow_ops", "cond"): ("ops.cond", "cond"),
+    ("ops.control_flow_ops", "case"): ("ops.control_flow_case", "case"),
+    ("ops.control_flow_ops", "while_loop"): ("ops.while_loop", "while_loop"),
+    ("ops.control_flow_ops", "Assert"): ("ops.control_flow_assert", "Assert"),
+    ("ops.variable_scope", "variable"): ("ops.variable_v1", "VariableV1"),
+}
+
+
 def restore_ops_aliases() -> None:
-    """`ops.Tensor`/`ops.IndexedSlices` where TF <= 2.13 had them (tf_slim's `optimize_loss`, `layers.utils`
-    and `learning` look there): for the oracle's `tf.contrib` stand-in here, and for `tfm.legacy`."""
-    from tensorflow.python.framework import ops
-
-    if hasattr(ops, "Tensor") and hasattr(ops, "IndexedSlices"):
-        return  # (TF <= 2.13, which has no `framework.tensor` module to take them from)
-    from tensorflow.python.framework import indexed_slices, tensor
-
-    ops.Tensor, ops.IndexedSlices = tensor.Tensor, indexed_slices.IndexedSlices
+    """The names of `_MOVED_NAMES` back where TF <= 2.12 had them (tf_slim's `optimize_loss`,
+    `streaming_concat`, `layers.utils.smart_cond`, `local_variable`, ... look there): for the
+    oracle's `tf.contrib` stand-in here, and for `tfm.legacy`."""
+    for (module, name), (home, new_name) in _MOVED_NAMES.items():
+        old = importlib.import_module(f"tensorflow.python.{module}")
+        if not hasattr(old, name):
+            setattr(old, name, getattr(importlib.import_module(f"tensorflow.python.{home}"), new_name))
 
 
 def as_tf1() -> None:
@@ -364,6 +378,10 @@ def as_tf1() -> None:
             for name in ("optimize_loss", "adaptive_clipping_fn", "OPTIMIZER_CLS_NAMES", "OPTIMIZER_SUMMARIES")
         )
         submodules["metrics"] = {name: getattr(tf_slim.metrics, name) for name in dir(tf_slim.metrics) if not name.startswith("_")}
+        submodules["metrics"].update(  # ...and its aliases of core TF
+            confusion_matrix=tf.confusion_matrix, set_difference=tf.sets.set_difference,
+            set_intersection=tf.sets.set_intersection, set_size=tf.sets.set_size, set_union=tf.sets.set_union,
+        )
         setattr(contrib, "slim", tf_slim)
         sys.modules["tensorflow.contrib.slim"] = tf_slim
     except ImportError:

@@ -493,17 +493,20 @@ def _parameters(obj: Any) -> list[str] | None:
     return names
 
 
-def _signature_changes(tf: Any, symbols: dict[str, str | None], same_name: Any) -> dict[str, dict[str, list[str]]]:
+def _signature_changes(tf: Any, symbols: dict[str, str | None], same_name: Any,
+                       renames: dict[str, str]) -> dict[str, dict[str, list[str]]]:
     """v1 path -> {"v1": params, "v2": params} for the functions whose TF2 name on current TF takes
     other parameters than their TF1 one (`nn.dropout`'s `keep_prob`, `reduce_sum`'s `keep_dims`),
     the TF2 name being the symbol's own or, for a v1 symbol with none, the same path (another
-    function there: `v2_same_name_other_symbol`). A call that passes what the TF2 function does not
-    take, or passes by position what it takes under another name, must stay `tf.compat.v1.<path>`."""
+    function there: `v2_same_name_other_symbol`) or tf_upgrade_v2's rename (`count_nonzero` ->
+    `math.count_nonzero`; `nn.conv2d_backprop_input` -> `nn.conv2d_transpose`, whose arguments
+    tf_upgrade_v2 reorders and TFM101 does not). A call that passes what the TF2 function does not take, or
+    passes by position what it takes under another name, must stay `tf.compat.v1.<path>`."""
     changes: dict[str, dict[str, list[str]]] = {}
     same = set(same_name)
     for path, v2_path in sorted(symbols.items()):
-        if v2_path is None and path in same:
-            v2_path = path
+        if v2_path is None:
+            v2_path = path if path in same else renames.get(path)
         if v2_path is None or not (_resolves(tf.compat.v1, path) and _resolves(tf, v2_path)):
             continue
         v1_obj, v2_obj = _lookup(tf.compat.v1, path), _lookup(tf, v2_path)
@@ -543,7 +546,9 @@ def check_current(out_dir: Path, check: bool) -> bool:
     # under Keras 3, ...): the rest still run, as TF1 graph code, on current TF.
     v1 = tf.compat.v1
     table["v1_absent_in_current_tf"] = sorted(p for p in table["symbols"] if not _resolves(v1, p))
-    table["v1_signature_changes"] = _signature_changes(tf, table["symbols"], table.get("v2_same_name_other_symbol", ()))
+    table["v1_signature_changes"] = _signature_changes(
+        tf, table["symbols"], table.get("v2_same_name_other_symbol", ()), table.get("tf_upgrade_v2_renames", {})
+    )
 
     paths = _walk_v2(tf)
     listed = set(paths)

@@ -128,6 +128,28 @@ def test_a_tf1_program_training_with_contrib_optimize_loss_runs_hosted_with_the_
     assert proc.stdout.splitlines()[-1] == "tfmigrate verify: equivalent: 11 values agree within rtol=1e-05"
 
 
+CONTRIB_METRICS_PROGRAM = Path(__file__).parent / "data" / "tf1_programs" / "contrib_metrics_estimator.py"
+
+
+def test_a_tf1_program_evaluating_with_contrib_metrics_runs_hosted_with_the_oracles_numbers(tmp_path: Path) -> None:
+    """`tf.contrib.metrics` (the module under an alias, the chain, a name imported from it) is
+    tf-slim's `metrics` (`tfm.legacy.slim.metrics`): no TODO or contrib import left, and the
+    streaming metrics (`streaming_concat`'s variable assigned in a branch included) evaluate to
+    TF 1.x's numbers on the oracle."""
+    shutil.copy(CONTRIB_METRICS_PROGRAM, tmp_path / "trainer.py")
+    migrated = tmp_path / "migrated"
+    run = subprocess.run([*TFMIGRATE, str(tmp_path / "trainer.py"), "--out-dir", str(migrated)],
+                         capture_output=True, text=True, cwd=tmp_path)
+    assert "estimators: 1 hosted" in run.stdout and "0 TODOs" in run.stdout, run.stdout + run.stderr
+    code = (migrated / "trainer.py").read_text(encoding="utf-8").split('"""', 2)[2]
+    assert code.count("tfm.legacy.slim.metrics.streaming_") == 6 and "contrib" not in code
+    proc = _verify("trainer.py", str(migrated / "trainer.py"), cwd=tmp_path)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert proc.stdout.splitlines()[-1] == "tfmigrate verify: equivalent: 10 values agree within rtol=1e-05"
+    for key in ("pearson", "gathered_gap", "rmse", "auc", "covariance"):
+        assert f"\n0       {key} " in proc.stdout
+
+
 HOST_CALL_PROGRAM = Path(__file__).parent / "data" / "tf1_programs" / "host_call_summaries.py"
 LAUNCHER = Path(__file__).parent / "real_programs" / "tf1_launcher.py"
 

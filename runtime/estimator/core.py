@@ -35,6 +35,7 @@ from typing import Any, Iterator
 
 import numpy as np
 import tensorflow as tf
+from tensorflow.python.ops import control_flow_util
 from tensorflow.python.training import evaluation as tf1_evaluation
 from tensorflow.python.training import training_util
 
@@ -53,13 +54,20 @@ VocabInfo = tf.compat.v1.train.VocabInfo
 def tf1_variables() -> Iterator[None]:
     """Variables made inside are TF 1.x's reference variables unless they ask for a kind (the root
     variable scope re-entered with `use_resource=False`, which `get_variable`, `compat.v1.Variable`
-    and the legacy layers read). Under a distribution strategy, whose variables must be resource
+    and the legacy layers read), and `tf.cond`/`tf.while_loop` build TF 1.x's control flow: a
+    reference variable assigned in a branch (tf-slim's `streaming_concat`) is not a tensor a TF2
+    branch function can assign. Under a distribution strategy, whose variables must be resource
     variables, nothing changes."""
     if tf.distribute.has_strategy():
         yield
         return
-    with tf.compat.v1.variable_scope(tf.compat.v1.get_variable_scope(), use_resource=False):
-        yield
+    v2_control_flow = control_flow_util.ENABLE_CONTROL_FLOW_V2
+    control_flow_util.ENABLE_CONTROL_FLOW_V2 = False
+    try:
+        with tf.compat.v1.variable_scope(tf.compat.v1.get_variable_scope(), use_resource=False):
+            yield
+    finally:
+        control_flow_util.ENABLE_CONTROL_FLOW_V2 = v2_control_flow
 
 
 class WarmStartSettings(
