@@ -450,7 +450,7 @@ class StatementShapes:
         if body and is_docstring(body[0]):
             plan.docstring = body[0].body[0].value.evaluated_value  # type: ignore[attr-defined]
             body = body[1:]
-        body = self._spec_chain(body)
+        body = self._tpu_spec_switch(self._spec_chain(body))
         lines: list[cst.SimpleStatementLine] = []
         self._flatten(body, lines)
         plan.absorbed_functions.extend(self.inlined)

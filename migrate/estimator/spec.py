@@ -93,6 +93,36 @@ class SpecAndPredictions:
         ]
         return before + early + train
 
+    def _tpu_spec_switch(self, body: list[cst.BaseStatement]) -> list[cst.BaseStatement]:
+        """A model_fn ending in a switch on a Python value between the two kinds of spec, `if
+        params['use_tpu']: return TPUEstimatorSpec(...)` / `else: return EstimatorSpec(...)` (or
+        the second `return` after the `if`): the TPUEstimatorSpec branch, whose `eval_metrics`
+        the migration reads; the strategy, not the model_fn, says where the program runs."""
+        if len(body) >= 2 and isinstance(body[-2], cst.If) and body[-2].orelse is None and self._returned_spec(body[-1]):
+            switch, other, before = body[-2], [body[-1]], body[:-2]
+        elif body and isinstance(body[-1], cst.If) and isinstance(body[-1].orelse, cst.Else):
+            switch, other, before = body[-1], list(body[-1].orelse.body.body), body[:-1]  # type: ignore[attr-defined]
+        else:
+            return body
+        if self.is_mode_compare(switch.test) is not None or names_in(switch.test) & {self.features, self.labels, self.mode} - {None}:
+            return body  # not a Python switch
+        taken = list(switch.body.body)  # type: ignore[attr-defined]
+        kinds = [self._returned_spec(branch[-1]) if branch else None for branch in (taken, other)]
+        if sorted(map(str, kinds)) != ["estimator.EstimatorSpec", "estimator.tpu.TPUEstimatorSpec"]:
+            return body
+        chosen = taken if kinds[0] == "estimator.tpu.TPUEstimatorSpec" else other
+        for line in chosen:
+            self._came_from(line, switch)
+        return before + chosen
+
+    def _returned_spec(self, stmt: cst.BaseStatement) -> str | None:
+        """`return <EstimatorSpec or TPUEstimatorSpec call>`: which of the two, else None."""
+        if not (isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1 and isinstance(stmt.body[0], cst.Return)):
+            return None
+        call = stmt.body[0].value
+        kind = self.canonical(call.func) if isinstance(call, cst.Call) else None
+        return kind if kind in ("estimator.tpu.TPUEstimatorSpec", "estimator.EstimatorSpec") else None
+
     def _predictions(self, plan: "Plan", stmts: list["Stmt"], forward: set[str]) -> None:
         """The PREDICT branch -> `predict_step`, returning the `predictions` TF1 returned."""
         assert self.predict_return is not None
