@@ -618,10 +618,11 @@ _EVALUATING = _Evaluating()
 def _count_batches_once(model: keras.Model) -> None:
     """Makes the model's evaluation `loss` Estimator's mean of batch losses (each batch weight 1).
 
-    Keras's test step updates its loss tracker weighted by the batch size. The wrapper drops that
-    weight while `tfm.evaluate` traces the evaluation function (training's function, traced
-    outside, keeps Keras's weighting); an evaluation function traced before is dropped so that the
-    next evaluation traces with the wrapper.
+    Keras's test step updates its loss tracker weighted by the batch size. The wrapper makes that
+    weight 1 while `tfm.evaluate` traces the evaluation function (training's function, traced
+    outside, keeps Keras's weighting), and 0 for an empty batch: on input of unknown size Keras's
+    last step can see no examples, a batch TF1 never ran. An evaluation function traced before is
+    dropped so that the next evaluation traces with the wrapper.
     """
     tracker = getattr(model, "_loss_tracker", None)
     if tracker is None or getattr(tracker, "_tfm_batch_mean", False):
@@ -629,7 +630,9 @@ def _count_batches_once(model: keras.Model) -> None:
     weighted = tracker.update_state
 
     def update_state(values, sample_weight=None):
-        return weighted(values, sample_weight=None if _EVALUATING.active else sample_weight)
+        if _EVALUATING.active and sample_weight is not None:
+            sample_weight = tf.cast(tf.not_equal(tf.cast(sample_weight, tf.float32), 0.0), tf.float32)
+        return weighted(values, sample_weight=sample_weight)
 
     tracker.update_state = update_state
     tracker._tfm_batch_mean = True

@@ -17,7 +17,7 @@ from ..inline import InlineError, inline
 from ..names import names_in
 from .plan import Plan, Stmt, Unsupported, declining_at
 from .syntax import assigned_names, bind_args, defs_of, is_docstring, single_target
-from .tables import CONTRIB_LAYERS, FUNCTIONAL_LAYERS, MODEL_BUILDING, MODEL_BUILDING_PREFIXES, NAME_SCOPES, OPTIMIZERS, VARIABLE_SCOPES
+from .tables import CONTRIB_LAYERS, FUNCTIONAL_LAYERS, MODEL_BUILDING, MODEL_BUILDING_PREFIXES, NAME_SCOPES, OPTIMIZERS, TF1_RNN_FUNCTIONS, VARIABLE_SCOPES
 
 if TYPE_CHECKING:
     from .analyzer import ModelFnAnalyzer
@@ -112,6 +112,26 @@ class StatementShapes:
 
         fn.body.visit(Visit())
         return found
+
+    def _decline_tf1_rnns(self, lines: list[cst.SimpleStatementLine]) -> None:
+        """A TF1 RNN cell (`tf.nn.rnn_cell.*`, `tf.contrib.rnn.*`) or driver (`tf.nn.dynamic_rnn`)
+        makes its variables when first called, under the graph's variable store, which a Keras
+        model's `call` does not have: the model_fn is hosted as written."""
+        analyzer = self
+
+        class Visit(cst.CSTVisitor):
+            found: str | None = None
+
+            def visit_Call(self, node: cst.Call) -> None:
+                key = analyzer.canonical(node.func)
+                if key is not None and (key.startswith(("nn.rnn_cell.", "contrib.rnn.")) or key in TF1_RNN_FUNCTIONS):
+                    self.found = self.found or key
+
+        for line in lines:
+            visit = Visit()
+            line.visit(visit)
+            if visit.found is not None:
+                raise Unsupported(f"the TF1 RNN `tf.{visit.found}` is not migrated yet", line)
 
     def _inline_helper(self, stmt: cst.SimpleStatementLine) -> tuple[str, list[cst.BaseStatement]] | None:
         if len(stmt.body) != 1:
@@ -453,6 +473,7 @@ class StatementShapes:
         body = self._tpu_spec_switch(self._spec_chain(body))
         lines: list[cst.SimpleStatementLine] = []
         self._flatten(body, lines)
+        self._decline_tf1_rnns(lines)
         plan.absorbed_functions.extend(self.inlined)
         if not lines or not isinstance(lines[-1].body[0], cst.Return):
             raise Unsupported("model_fn does not end with `return <EstimatorSpec>`", lines[-1] if lines else None)

@@ -67,6 +67,11 @@ FUNCTIONAL_LAYERS: dict[str, tuple[str, tuple[str, ...]]] = {
     "feature_column.input_layer": ("runtime:feature_columns.InputLayer", ("feature_columns",)),
     "feature_column.linear_model": ("runtime:feature_columns.LinearModel", ("feature_columns", "units", "sparse_combiner")),
 }
+# TF1's RNN drivers, which call a TF1 cell (its variables made on the first call): the model_fn is hosted.
+TF1_RNN_FUNCTIONS = frozenset({
+    "nn.dynamic_rnn", "nn.bidirectional_dynamic_rnn", "nn.static_rnn", "nn.static_bidirectional_rnn",
+    "nn.static_state_saving_rnn", "nn.raw_rnn",
+})
 FEATURE_COLUMN_LAYERS = frozenset({"feature_column.input_layer", "feature_column.linear_model"})
 LAYER_CLASSES = {
     "layers.BatchNormalization": "runtime:layers.BatchNormalization",

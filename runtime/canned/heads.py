@@ -154,7 +154,8 @@ class Head:
         return metrics
 
     def update_metrics(self, metrics, labels, logits, unreduced, weights, training_loss) -> None:
-        metrics["loss"].update_state(training_loss)
+        # (one batch, one loss; none for an empty batch, Keras's last step on input of unknown size)
+        metrics["loss"].update_state(training_loss, tf.cast(tf.shape(logits)[0] > 0, training_loss.dtype))
         metrics["average_loss"].update_state(unreduced, weights=weights)
         if self.kind == "regressor":
             metrics["label/mean"].update_state(labels, weights=weights)

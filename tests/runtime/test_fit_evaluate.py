@@ -193,6 +193,20 @@ def test_evaluate_loss_is_the_unweighted_mean_of_batch_losses_like_estimator(tmp
     assert np.isfinite(history.history["loss"][0])
 
 
+def test_evaluate_loss_counts_no_empty_batch_on_input_of_unknown_size(tmp_path):
+    # Input of unknown size (a filter, or a TF1 iterator's get_next run through a generator): Keras's
+    # last evaluation step can see no examples. TF1 ran no such batch; the loss is still the mean of
+    # the batches that held examples.
+    model = make_model()
+    tfm.fit(model, dataset(), steps=4, config=tfm.RunConfig(model_dir=tmp_path))
+    batches = tf.data.Dataset.from_tensor_slices((X[:30], Y[:30])).batch(10)
+    per_batch = [float(model.evaluate(x, y, verbose=0, return_dict=True)["loss"]) for x, y in batches]
+    unknown = batches.filter(lambda x, y: True)
+    assert int(unknown.cardinality()) == int(tf.data.UNKNOWN_CARDINALITY)
+    results = tfm.evaluate(model, unknown)
+    assert results["loss"] == pytest.approx(np.mean(per_batch), rel=1e-6)
+
+
 def test_evaluate_restores_a_new_model_object_first(tmp_path):
     config = tfm.RunConfig(model_dir=tmp_path)
     trained = make_model()
