@@ -33,8 +33,11 @@ class FlagsLoggingToAbsl(Rule):
 
     TF2 dropped `tf.flags`, `tf.app` and `tf.logging` (only `tf.compat.v1` keeps them); they were
     thin wrappers over absl-py, which TensorFlow still depends on. `tf.app.run()` without a main
-    called the module's `main`, absl's `app.run` needs it passed: `app.run(main)`. A module that
-    already binds `flags`, `app` or `logging` (stdlib `logging`, say) gets `absl_logging` etc.
+    called the module's `main`, absl's `app.run` needs it passed: `app.run(main)`. TF1's `run`
+    parsed only the flags it knew and passed the rest on to `main`, where absl's rejects them: in a
+    module that parses its own arguments (`argparse`), `app.run` gets TF1's parser,
+    `flags_parser=lambda argv: flags.FLAGS(argv, known_only=True)`. A module that already binds
+    `flags`, `app` or `logging` (stdlib `logging`, say) gets `absl_logging` etc.
 
     Before:
 
@@ -70,6 +73,10 @@ class FlagsLoggingToAbsl(Rule):
         self._local = _locals(bound)
         self._imported: set[str] = set()
         self._has_main = any(isinstance(s, cst.FunctionDef) and s.name.value == "main" for s in node.body)
+        self._own_argv = any(
+            isinstance(small, (cst.Import, cst.ImportFrom)) and _imports_argparse(small)
+            for stmt in node.body if isinstance(stmt, cst.SimpleStatementLine) for small in stmt.body
+        )
         # `FLAGS = tf.app.flags.FLAGS`, `flags = tf.flags`: the assignment is rewritten, after which
         # the name is absl's; no later rule may treat it as a TensorFlow alias any more.
         aliases = self.ctx.names.aliases
@@ -187,6 +194,7 @@ class FlagsLoggingToAbsl(Rule):
             elif isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
                 bound.setdefault(stmt.name, "<defined>")
                 has_main = has_main or stmt.name == "main"
+        own_argv = any(isinstance(stmt, (ast.Import, ast.ImportFrom)) and _imports_argparse(stmt) for stmt in view.tree.body)
         local = _locals(bound)
         plan = TextPlan()
         data = view.lines.data
@@ -236,6 +244,8 @@ class FlagsLoggingToAbsl(Rule):
             if text is not None:
                 plan.replacements.append((chain.start, chain.end, text))
                 plan.changed = True
+            if run_call and own_argv:
+                return None  # `app.run(main, flags_parser=...)`: the CST pass writes the argument
             if run_call and data[chain.end : chain.end + 2] == b"()":
                 if has_main:
                     plan.replacements.append((chain.end, chain.end + 2, "(main)"))
@@ -247,13 +257,36 @@ class FlagsLoggingToAbsl(Rule):
         return plan
 
     def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
-        if self.canonical(original.func) == "app.run" and not original.args:
+        if self.canonical(original.func) != "app.run":
+            return updated
+        args = list(updated.args)
+        if not args:
             if not self._has_main:
                 self.todo("`tf.app.run()` ran the module's `main`; pass absl's `app.run` the main function")
                 return updated
             self.mark_changed()
-            return updated.with_changes(args=[cst.Arg(cst.Name("main"))])
-        return updated
+            args = [cst.Arg(cst.Name("main"))]
+        if self._own_argv and not any(arg.keyword is not None and arg.keyword.value == "flags_parser" for arg in args):
+            self.mark_changed()
+            args[-1] = args[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
+            args.append(cst.Arg(cst.parse_expression(_tf1_flags_parser(self._import("flags"))), keyword=cst.Name("flags_parser"),
+                                equal=cst.AssignEqual(whitespace_before=cst.SimpleWhitespace(""), whitespace_after=cst.SimpleWhitespace(""))))
+        return updated.with_changes(args=args)
+
+
+def _imports_argparse(node: cst.Import | cst.ImportFrom | ast.Import | ast.ImportFrom) -> bool:
+    if isinstance(node, ast.Import):
+        return any(alias.name == "argparse" for alias in node.names)
+    if isinstance(node, ast.ImportFrom):
+        return node.module == "argparse"
+    if isinstance(node, cst.Import):
+        return any(isinstance(alias.name, cst.Name) and alias.name.value == "argparse" for alias in node.names)
+    return isinstance(node.module, cst.Name) and node.module.value == "argparse"
+
+
+def _tf1_flags_parser(flags: str) -> str:
+    """TF1 `tf.app.run`'s flag parser: the flags absl knows, the rest left in argv for `main`."""
+    return f"lambda argv: {flags}.FLAGS(argv, known_only=True)"
 
 
 def _root(node: cst.BaseExpression) -> str | None:
