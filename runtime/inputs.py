@@ -156,7 +156,8 @@ class InputFnData:
             return dataset
         if isinstance(dataset, (tuple, list, dict)) or tf.is_tensor(dataset):
             # TF1's `iterator.get_next()` tensors: the input_fn again, in a graph of its own.
-            return graph_input_dataset(lambda: self.input_fn(**kwargs), getattr(self.input_fn, "__name__", "input_fn"))
+            return graph_input_dataset(lambda: self.input_fn(**kwargs), getattr(self.input_fn, "__name__", "input_fn"),
+                                       seed=getattr(self.config, "tf_random_seed", None))
         name = getattr(self.input_fn, "__name__", repr(self.input_fn))
         raise TypeError(
             f"input_fn {name!r} returned {type(dataset).__name__}, not a tf.data.Dataset or "
@@ -172,17 +173,21 @@ class InputFnData:
         )
 
 
-def graph_input_dataset(call: Callable[[], Any], name: str = "input_fn") -> tf.data.Dataset:
+def graph_input_dataset(call: Callable[[], Any], name: str = "input_fn", seed: int | None = None) -> tf.data.Dataset:
     """The batches of a TF1 `input_fn` that returns tensors (`features, labels` from
     `dataset.make_one_shot_iterator().get_next()`, or a queue-based reader), as a dataset.
 
     Estimator ran such an input_fn in its graph and took one batch per session run. Here it runs in
     a graph of its own (tables and local variables initialized, as Estimator's scaffold did) and
     each element of the returned dataset is one session run, until the input ends
-    (`OutOfRangeError`): the same batches, in the same order.
+    (`OutOfRangeError`): the same batches, in the same order. `seed` (the RunConfig's
+    `tf_random_seed`) is the graph's seed, as Estimator's graph had it: an unseeded
+    `shuffle` is the same every run (not TF1's order: its op seed also counted Estimator's ops).
     """
     graph = tf.Graph()
     with graph.as_default():
+        if seed is not None:
+            tf.compat.v1.random.set_random_seed(seed)
         result = call()
         if any(isinstance(t, tf.SparseTensor) for t in tf.nest.flatten(result)):
             raise TypeError(

@@ -128,6 +128,22 @@ def test_input_fn_returning_iterator_tensors_gives_the_same_batches():
         np.testing.assert_array_equal(gy, wy)
 
 
+def test_iterator_input_fn_shuffles_the_same_every_run_under_tf_random_seed():
+    # Estimator's graph had the RunConfig's graph seed, so an unseeded `shuffle` in such an input_fn
+    # drew the same order every run; the input_fn's own graph gets that seed too.
+    def shuffled(params):
+        dataset = tf.data.Dataset.range(64).shuffle(64).batch(8)
+        return tf.compat.v1.data.make_one_shot_iterator(dataset).get_next()
+
+    def order(config):
+        return np.concatenate([batch.numpy() for batch in input_fn_data(shuffled, batch_size=8, config=config)()])
+
+    seeded = tfm.RunConfig(tf_random_seed=5)
+    first, second = order(seeded), order(seeded)
+    np.testing.assert_array_equal(first, second)
+    assert sorted(first) == list(range(64)) and list(first) != list(range(64))
+
+
 def test_input_fn_returning_something_else_raises():
     with pytest.raises(TypeError, match=r"returned int, not a tf.data.Dataset or \(features, labels\) tensors"):
         input_fn_data(lambda: 3, batch_size=2)()
