@@ -116,16 +116,23 @@ def test_a_tf1_program_training_with_contrib_optimize_loss_runs_hosted_with_the_
     `from tensorflow.contrib import layers` with an optimizer instance) is spelled
     `tfm.legacy.optimizers.optimize_loss` (TF 1.15's, as tf-slim keeps it): no TODO left, the
     contrib import gone, and training, evaluation and predictions equal to TF 1.x's on the oracle."""
-    shutil.copy(OPTIMIZE_LOSS_PROGRAM, tmp_path / "trainer.py")
+    code, proc = _migrated_and_verified(OPTIMIZE_LOSS_PROGRAM, tmp_path, "estimators: 2 hosted")
+    assert code.count("tfm.legacy.optimizers.optimize_loss(") == 2 and "contrib" not in code
+    assert proc.stdout.splitlines()[-1] == "tfmigrate verify: equivalent: 11 values agree within rtol=1e-05"
+
+
+def _migrated_and_verified(program: Path, tmp_path: Path, summary: str) -> tuple[str, subprocess.CompletedProcess]:
+    """`program` migrated with no TODO (the summary line saying `summary`), and `tfmigrate verify`
+    of it against the original, which must pass: (the migrated code after its docstring, verify)."""
+    shutil.copy(program, tmp_path / "trainer.py")
     migrated = tmp_path / "migrated"
     run = subprocess.run([*TFMIGRATE, str(tmp_path / "trainer.py"), "--out-dir", str(migrated)],
                          capture_output=True, text=True, cwd=tmp_path)
-    assert "estimators: 2 hosted" in run.stdout and "0 TODOs" in run.stdout, run.stdout + run.stderr
+    assert summary in run.stdout and "0 TODOs" in run.stdout, run.stdout + run.stderr
     code = (migrated / "trainer.py").read_text(encoding="utf-8").split('"""', 2)[2]
-    assert code.count("tfm.legacy.optimizers.optimize_loss(") == 2 and "contrib" not in code
     proc = _verify("trainer.py", str(migrated / "trainer.py"), cwd=tmp_path)
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    assert proc.stdout.splitlines()[-1] == "tfmigrate verify: equivalent: 11 values agree within rtol=1e-05"
+    return code, proc
 
 
 CONTRIB_METRICS_PROGRAM = Path(__file__).parent / "data" / "tf1_programs" / "contrib_metrics_estimator.py"
@@ -136,15 +143,8 @@ def test_a_tf1_program_evaluating_with_contrib_metrics_runs_hosted_with_the_orac
     tf-slim's `metrics` (`tfm.legacy.slim.metrics`): no TODO or contrib import left, and the
     streaming metrics (`streaming_concat`'s variable assigned in a branch included) evaluate to
     TF 1.x's numbers on the oracle."""
-    shutil.copy(CONTRIB_METRICS_PROGRAM, tmp_path / "trainer.py")
-    migrated = tmp_path / "migrated"
-    run = subprocess.run([*TFMIGRATE, str(tmp_path / "trainer.py"), "--out-dir", str(migrated)],
-                         capture_output=True, text=True, cwd=tmp_path)
-    assert "estimators: 1 hosted" in run.stdout and "0 TODOs" in run.stdout, run.stdout + run.stderr
-    code = (migrated / "trainer.py").read_text(encoding="utf-8").split('"""', 2)[2]
+    code, proc = _migrated_and_verified(CONTRIB_METRICS_PROGRAM, tmp_path, "estimators: 1 hosted")
     assert code.count("tfm.legacy.slim.metrics.streaming_") == 6 and "contrib" not in code
-    proc = _verify("trainer.py", str(migrated / "trainer.py"), cwd=tmp_path)
-    assert proc.returncode == 0, proc.stdout + proc.stderr
     assert proc.stdout.splitlines()[-1] == "tfmigrate verify: equivalent: 10 values agree within rtol=1e-05"
     for key in ("pearson", "gathered_gap", "rmse", "auc", "covariance"):
         assert f"\n0       {key} " in proc.stdout
