@@ -135,11 +135,11 @@ def keeps_v1_signature(full: str, call: CallShape | None) -> str | None:
 def signature_sensitive(full: str) -> bool:
     """Whether `full` (`tf.X`, `tf.compat.v1.X` or `tf.compat.v2.X`) may have to keep its spelling
     (`kept_spelling`): TF1 and TF2 give its path different parameters."""
-    path = _v2_path(full) or v1_path(full)
+    path = v2_spelled_path(full) or v1_path(full)
     return path is not None and path in signature_changes()
 
 
-def _v2_path(full: str) -> str | None:
+def v2_spelled_path(full: str) -> str | None:
     """The path of a chain spelled `tf.compat.v2.X` (under either import of TF), else None."""
     for prefix in ("tensorflow.compat.v2.", "tensorflow.compat.v1.compat.v2."):
         if full.startswith(prefix):
@@ -153,7 +153,7 @@ def kept_spelling(full: str, tf: str, call: CallShape | None) -> str | None:
     read the arguments otherwise (`keeps_v1_signature`); `tf.compat.v2.<path>` for TF2's function
     where TF1's would, since a TF 1.x program's bare `tf.<path>` is TF1's (`tf.compat.v2.nn.dropout(x,
     0.1)`: 0.1 is the rate, TF1's keep_prob); None where both read them alike."""
-    path = _v2_path(full)
+    path = v2_spelled_path(full)
     if path is not None:
         kept = keeps_v1_signature(f"tensorflow.{path}", call)
         return None if kept is None else f"{tf}.compat.v2.{path}"

@@ -26,6 +26,7 @@ from tfmigrate.parsing import index_by_type, parse, reparse_edited
 from tfmigrate.textpass import SourceView, TextPlan, heeded_removals
 from tfmigrate.tf_api import (
     CallShape, api_table, kept_spelling, lookup, other_in_tf2, signature_sensitive, v1_only_module, v1_present, v2_name,
+    v2_spelled_path,
 )
 
 # Namespaces that are gone from TF >= 2.16 with Keras 3 even under tf.compat.v1.
@@ -164,7 +165,7 @@ def plan_chain(full: str, tf: str, scope_module: bool = False, tf1_program: bool
     `tf.compat.v1.X`."""
     if full.startswith("tensorflow.compat.v1.compat.v1."):
         # `tf.compat.v1.X` under `import tensorflow.compat.v1 as tf`: the same `tf.compat.v1.X`.
-        full = full[len("tensorflow.compat.v1."):].replace("compat.v1.", "tensorflow.compat.v1.", 1)
+        full = "tensorflow.compat.v1." + full[len("tensorflow.compat.v1.compat.v1."):]
     if scope_module and canonical_name(full) in _SCOPE_LAYERS:
         return f"{RUNTIME_ALIAS}.tf1.{_SCOPE_LAYERS[canonical_name(full)]}", None  # type: ignore[index]
     hosted = _hosted(full)
@@ -172,9 +173,10 @@ def plan_chain(full: str, tf: str, scope_module: bool = False, tf1_program: bool
         head, rest = hosted
         head = f"{tf}.{head[3:]}" if head.startswith("tf:") else head
         return head + (f".{rest}" if rest else ""), None
-    if full.startswith(("tensorflow.compat.v1.compat.v2.", "tensorflow.compat.v2.")):
+    v2_path = v2_spelled_path(full)
+    if v2_path is not None:
         # `tf.compat.v2.summary.record_if` (TF2 API spelled from TF1 code): plain TF2 now.
-        return f"{tf}.{full.split('compat.v2.', 1)[1]}", None
+        return f"{tf}.{v2_path}", None
     replaced = runtime_symbol(full)
     if replaced is not None:
         target, rest = replaced

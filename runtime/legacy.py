@@ -105,10 +105,10 @@ def __getattr__(name: str) -> Any:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     try:
         if name in ("slim", "optimizers"):
-            from .proof import restore_ops_aliases  # (proof.py, standard library only, is the oracle's too)
+            from .proof import restore_moved_tf_names  # (proof.py, standard library only, is the oracle's too)
 
             _alias_legacy_tf_layers()
-            restore_ops_aliases()
+            restore_moved_tf_names()
         module = importlib.import_module(_MODULES[name])
         if name == "slim":
             importlib.import_module("tf_slim.nets")  # `slim.nets.inception...`, as contrib.slim had it

@@ -308,7 +308,7 @@ _MOVED_NAMES = {
 }
 
 
-def restore_ops_aliases() -> None:
+def restore_moved_tf_names() -> None:
     """The names of `_MOVED_NAMES` back where TF <= 2.12 had them (tf_slim's `optimize_loss`,
     `streaming_concat`, `layers.utils.smart_cond`, `local_variable`, ... look there): for the
     oracle's `tf.contrib` stand-in here, and for `tfm.legacy`."""
@@ -359,7 +359,7 @@ def as_tf1() -> None:
     try:  # tf.contrib.layers / slim / metrics went to tf_slim (installed beside the oracle's TF)
         import tf_slim
 
-        restore_ops_aliases()
+        restore_moved_tf_names()
 
         submodules["layers"] = {name: getattr(tf_slim.layers, name) for name in dir(tf_slim.layers) if not name.startswith("_")}
         # ...and contrib.layers' regularizers and initializers, which tf_slim keeps at its top level.
