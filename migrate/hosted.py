@@ -4,7 +4,8 @@ An Estimator/TPUEstimator site that the structural rules do not migrate to Keras
 runnable: its model_fn stays as written and every estimator-family symbol is spelled from
 `tfmigrate.runtime.estimator` (`tfm.estimator.X`, TF 2.15's `tf.compat.v1.estimator` namespace),
 TF1 layers and RNN cells from `tfm.legacy` (TF 2.15's `tf.compat.v1.layers` /
-`tf.compat.v1.nn.rnn_cell`). This module says which canonical TF1 symbols the hosted namespace
+`tf.compat.v1.nn.rnn_cell`; in a TF 1.x program `tfm.legacy.tf1_layers` / `tf1_rnn_cell`, with TF
+1.x's default initializers). This module says which canonical TF1 symbols the hosted namespace
 holds (TFM101 respells them) and how a hosted site is marked.
 """
 
@@ -165,10 +166,13 @@ def _slim_symbol(parts: list[str]) -> tuple[str, str] | None:
     return None
 
 
-def hosted_symbol(canonical: str) -> tuple[str, str] | None:
+def hosted_symbol(canonical: str, tf1_program: bool = False) -> tuple[str, str] | None:
     """(new head, rest) for a canonical TF1 chain the hosted tier spells from the runtime (or from
-    current TF's `tf.compat.v1`, as `tf:compat.v1...`), longest prefix first; else None."""
+    current TF's `tf.compat.v1`, as `tf:compat.v1...`), longest prefix first; else None.
+    `tf1_program`: TF 1.x's layers and cells (`tfm.legacy.tf1_layers`, `tf1_rnn_cell`: TF 1.x's
+    graph-seeded default initializers), not TF 2.x's `tf.compat.v1` ones."""
     parts = canonical.split(".")
+    layers, cells = ("legacy.tf1_layers", "legacy.tf1_rnn_cell") if tf1_program else ("legacy.layers", "legacy.rnn_cell")
     if canonical in _CONTRIB_LAYERS or canonical.startswith(tuple(f"{key}." for key in _CONTRIB_LAYERS)):
         pass  # the runtime's own (tfm.tf1) wins over tf-slim's
     elif parts[0] == "contrib":
@@ -182,12 +186,12 @@ def hosted_symbol(canonical: str) -> tuple[str, str] | None:
         if head in HOSTED_ESTIMATOR:
             return f"{RUNTIME_ALIAS}.{head}", rest
         if end == 2 and parts[0] == "layers":
-            return f"{RUNTIME_ALIAS}.legacy.{head}", rest
+            return f"{RUNTIME_ALIAS}.{layers}.{parts[1]}", rest
         if end == 3 and head.startswith("nn.rnn_cell.") and parts[2] in RNN_CELLS:
-            return f"{RUNTIME_ALIAS}.legacy.rnn_cell.{parts[2]}", rest
+            return f"{RUNTIME_ALIAS}.{cells}.{parts[2]}", rest
         if end == 3 and head.startswith("contrib.rnn."):
             if parts[2] in RNN_CELLS:
-                return f"{RUNTIME_ALIAS}.legacy.rnn_cell.{parts[2]}", rest
+                return f"{RUNTIME_ALIAS}.{cells}.{parts[2]}", rest
             if parts[2] in _CONTRIB_RNN_FUNCTIONS:
                 return f"tf:compat.v1.nn.{parts[2]}", rest
     return None

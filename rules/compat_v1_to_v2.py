@@ -168,7 +168,7 @@ def plan_chain(full: str, tf: str, scope_module: bool = False, tf1_program: bool
         full = "tensorflow.compat.v1." + full[len("tensorflow.compat.v1.compat.v1."):]
     if scope_module and canonical_name(full) in _SCOPE_LAYERS:
         return f"{RUNTIME_ALIAS}.tf1.{_SCOPE_LAYERS[canonical_name(full)]}", None  # type: ignore[index]
-    hosted = _hosted(full)
+    hosted = _hosted(full, tf1_program)
     if hosted is not None:
         head, rest = hosted
         head = f"{tf}.{head[3:]}" if head.startswith("tf:") else head
@@ -245,12 +245,12 @@ def plan_chain(full: str, tf: str, scope_module: bool = False, tf1_program: bool
     return f"{tf}.compat.v1.{path}", todo
 
 
-def _hosted(full: str) -> tuple[str, str] | None:
+def _hosted(full: str, tf1_program: bool) -> tuple[str, str] | None:
     """`hosted_symbol` of a qualified chain (`tf.compat.v2.estimator.X` included)."""
     canonical = canonical_name(full)
     if canonical is not None and canonical.startswith("compat.v2.estimator."):
         canonical = canonical[len("compat.v2."):]
-    return hosted_symbol(canonical) if canonical else None
+    return hosted_symbol(canonical, tf1_program) if canonical else None
 
 
 class CompatV1ToV2(Rule):

@@ -25,7 +25,8 @@ TF1 Estimator/TPUEstimator behaviour on TF2 + Keras 3:
     `feature_columns`: `tf.feature_column.*` with TF1's semantics, as Keras layers.
   * `estimator` (the hosted tier): TF1's `tf.compat.v1.estimator` (`Estimator`, `tpu.TPUEstimator`,
     `train_and_evaluate`, exporters, hooks) running a TF1 `model_fn` as written, in graph mode;
-    `legacy`: TF1's `tf.layers` / `tf.nn.rnn_cell` (tf-keras's legacy modules, imported lazily).
+    `legacy`: TF1's `tf.layers` / `tf.nn.rnn_cell` (tf-keras's legacy modules, imported lazily;
+    `legacy.tf1_layers` / `tf1_rnn_cell` with TF 1.x's graph-seeded default initializers, `legacy_tf1`).
   * `HParams`: `tf.contrib.training.HParams` (typed hyper-parameters, `parse("a=1,b=[2,3]")`).
   * `lookup`: `tf.contrib.lookup`'s vocabulary tables (OOV hash buckets, TF1's defaults).
   * `initializers`: `tf.contrib.layers`/slim's `variance_scaling_initializer` and
@@ -46,7 +47,7 @@ tests/test_layering.py checks, with no import cycles and no private names across
   * distribution: `cluster` (TF_CONFIG, the one `is_chief`), `config`, `strategy`.
   * TF1-faithful numerics: `optimizers` (which declare their TF1 slot names), `losses`, `metrics`,
     `layers`, `initializers`, `schedules`, `lookup`, `tf1` (the variable-scope host), `tf1_names`,
-    `feature_columns`, `train_step`, `legacy`.
+    `feature_columns`, `train_step`, `legacy`, `legacy_tf1`.
   * the Estimator-compatible host side: `inputs`, `data_source`, `keras_compat` (fit/evaluate/
     predict), `keras_workarounds` (the Keras 3 workarounds, each citing its upstream issue),
     `engine` (the one inner loop, for fit/evaluate/predict and `--target ctl`), `ctl`,

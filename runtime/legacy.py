@@ -4,7 +4,9 @@ TF 2.16+ dropped `tf.compat.v1.layers` and `tf.compat.v1.nn.rnn_cell`; tf-keras 
 ships them as its legacy modules, with TF1's variable names and `get_variable` scoping. The codemod
 respells `tf.layers.X` to `tfm.legacy.layers.X` and `tf.nn.rnn_cell.X` / `tf.contrib.rnn.X` to
 `tfm.legacy.rnn_cell.X` where it leaves a model_fn as written (the hosted tier,
-`tfmigrate.runtime.estimator`).
+`tfmigrate.runtime.estimator`). In a TF 1.x program it writes `tfm.legacy.tf1_layers.X` and
+`tfm.legacy.tf1_rnn_cell.X`: the same layers and cells with TF 1.x's graph-seeded default
+initializers (`legacy_tf1`), where `tfm.legacy.layers` has TF 2.x's `tf.compat.v1.layers` ones.
 
 `tfm.legacy.slim` is tf-slim (TF1's `tf.contrib.slim` and the layer functions of
 `tf.contrib.layers`, as Google moved them out of TF 1.15). Its `batch_norm` reaches TF's legacy
@@ -38,7 +40,7 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-__all__ = ["layers", "rnn_cell", "slim", "optimizers", "contrib_summary", "contrib_deprecated"]
+__all__ = ["layers", "rnn_cell", "tf1_layers", "tf1_rnn_cell", "slim", "optimizers", "contrib_summary", "contrib_deprecated"]
 
 _MODULES = {
     "layers": "tf_keras.api._v1.keras.__internal__.legacy.layers",
@@ -46,7 +48,9 @@ _MODULES = {
     "slim": "tf_slim",
     "optimizers": "tf_slim.layers.optimizers",
 }
-_PACKAGES = {"layers": "tf-keras", "rnn_cell": "tf-keras", "slim": "tf-slim", "optimizers": "tf-slim"}
+# TF 1.x's tf.layers / tf.nn.rnn_cell: the same modules with TF 1.x's default initializers (`legacy_tf1`).
+_TF1_MODULES = {"tf1_layers": "layers", "tf1_rnn_cell": "rnn_cell"}
+_PACKAGES = {"layers": "tf-keras", "rnn_cell": "tf-keras", "tf1_layers": "tf-keras", "tf1_rnn_cell": "tf-keras", "slim": "tf-slim", "optimizers": "tf-slim"}
 # TF 1.15's tf.contrib.summary: these names of summary_ops_v2 (`all_summary_ops` under its v2 name).
 _CONTRIB_SUMMARY = (
     "always_record_summaries", "audio", "create_db_writer", "create_file_writer", "eval_dir", "flush",
@@ -101,9 +105,14 @@ def __getattr__(name: str) -> Any:
     if name == "contrib_deprecated":
         globals()[name] = module = _contrib_deprecated()
         return module
-    if name not in _MODULES:
+    if name not in _MODULES and name not in _TF1_MODULES:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     try:
+        if name in _TF1_MODULES:
+            from .legacy_tf1 import tf1_module
+
+            globals()[name] = module = tf1_module(f"{__name__}.{name}", _MODULES[_TF1_MODULES[name]])
+            return module
         if name in ("slim", "optimizers"):
             from .proof import restore_moved_tf_names  # (proof.py, standard library only, is the oracle's too)
 

@@ -60,9 +60,9 @@ def _hosted_resolves(parts: list[str]) -> bool | None:
     if parts[:1] == ["estimator"] and importlib.util.find_spec("tfmigrate.runtime.estimator") is None:
         return any(".".join(parts[: n]) in HOSTED_ESTIMATOR for n in range(2, len(parts) + 1))
     if parts[:1] == ["legacy"] and importlib.util.find_spec("tfmigrate.runtime.legacy") is None:
-        if parts[1:2] == ["rnn_cell"]:
+        if parts[1:2] in (["rnn_cell"], ["tf1_rnn_cell"]):
             return len(parts) >= 3 and parts[2] in RNN_CELLS
-        if parts[1:2] == ["layers"]:  # TF 2.15's tf.compat.v1.layers, as the symbol table lists it
+        if parts[1:2] in (["layers"], ["tf1_layers"]):  # TF 2.15's tf.compat.v1.layers, as the symbol table lists it
             from tfmigrate.tf_api import api_table
 
             return len(parts) >= 3 and any(".".join(["layers", *parts[2:n]]) in api_table()[0] for n in range(3, len(parts) + 1))
@@ -124,5 +124,7 @@ def test_the_scan_sees_symbols() -> None:
     assert _resolves("tfmigrate.runtime", ["estimator", "tpu", "TPUEstimator"])
     assert _resolves("tfmigrate.runtime", ["legacy", "layers", "conv2d"])
     assert _resolves("tfmigrate.runtime", ["legacy", "rnn_cell", "LSTMCell"])
+    assert _resolves("tfmigrate.runtime", ["legacy", "tf1_layers", "conv2d"])
+    assert _resolves("tfmigrate.runtime", ["legacy", "tf1_rnn_cell", "LSTMCell"])
     assert _resolves("tfmigrate.runtime", ["estimator", "DNNClassifier"])  # hosted canned estimators
     assert not _resolves("tfmigrate.runtime", ["estimator", "BoostedTreesClassifier"])

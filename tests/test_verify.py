@@ -192,3 +192,39 @@ def test_a_tf1_host_call_with_contrib_summary_writes_the_oracles_scalars(tmp_pat
     assert [(tag, step) for tag, step, _ in want] == [(tag, step) for tag, step, _ in got]
     assert len(want) == 24  # loss and learning rate at each of the 12 steps
     assert all(abs(a[2] - b[2]) <= 1e-5 * max(abs(a[2]), 1e-6) for a, b in zip(want, got)), [(a, b) for a, b in zip(want, got) if a != b]
+
+
+GRAPH_SEEDED_PROGRAM = Path(__file__).parent / "data" / "tf1_programs" / "graph_seeded_draws.py"
+
+
+def _eval_results(python: Path | str, program: list[str], cwd: Path) -> list[dict]:
+    from equivalence.oracle import quiet_env
+
+    done = subprocess.run([str(python), *program], cwd=cwd, capture_output=True, text=True, env=quiet_env(), timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    import ast
+
+    return [ast.literal_eval(line.split(" ", 1)[1]) for line in done.stdout.splitlines() if line.startswith("eval_results ")]
+
+
+def test_a_tf1_program_with_graph_seeded_draws_repeats_tf1s_numbers_from_a_fresh_start(tmp_path: Path) -> None:
+    """A TF 1.x program's `tf.layers` and RNN cell with default (and named) initializers, its two
+    dropouts and its shuffle draw their op seeds from the graph seed, in order: hosted, they are
+    `tfm.legacy.tf1_layers` / `tf1_rnn_cell` (TF 1.x's initializers, not tf-keras's Python-seeded
+    ones), and two fresh runs, TF 1.x on the oracle and the migration here, give the same numbers
+    with no checkpoint shared."""
+    from equivalence.oracle import oracle_python
+
+    original, migrated = tmp_path / "original", tmp_path / "migrated"
+    original.mkdir()
+    shutil.copy(GRAPH_SEEDED_PROGRAM, original / "trainer.py")
+    run = subprocess.run([*TFMIGRATE, str(original / "trainer.py"), "--out-dir", str(migrated)],
+                         capture_output=True, text=True, cwd=tmp_path)
+    assert "estimators: 1 hosted" in run.stdout and "(0 TODOs left)" in run.stdout, run.stdout + run.stderr
+    code = (migrated / "trainer.py").read_text(encoding="utf-8").split('"""', 2)[2]
+    assert "tfm.legacy.tf1_rnn_cell.GRUCell(params['units'])" in code and code.count("tfm.legacy.tf1_layers.") == 3
+    want = _eval_results(oracle_python(), [str(LAUNCHER), "trainer.py"], original)
+    got = _eval_results(sys.executable, ["trainer.py"], migrated)
+    assert len(want) == 2 and [sorted(r) for r in want] == [sorted(r) for r in got]
+    for expected, actual in zip(want, got):
+        assert all(abs(expected[k] - actual[k]) <= 1e-5 * max(abs(expected[k]), 1e-6) for k in expected), (want, got)

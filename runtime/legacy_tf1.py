@@ -1,0 +1,126 @@
+"""`tfm.legacy.tf1_layers` / `tfm.legacy.tf1_rnn_cell`: TF 1.x's `tf.layers` and `tf.nn.rnn_cell`
+with TF 1.x's default initializers.
+
+tf-keras's legacy layers and cells (`tfm.legacy.layers`, `tfm.legacy.rnn_cell`) resolve a default
+or named initializer (`kernel_initializer=None`, `'glorot_uniform'`) the way TF 2.x's
+`tf.compat.v1.layers` did with v2 behaviour on: a Keras 2 initializer seeded from Python's
+`random`. TF 1.x resolved it to `tf.compat.v1.glorot_uniform_initializer()` and the like, whose
+draw takes its op seed from the graph (`tf.set_random_seed`, Estimator's `tf_random_seed`), one
+per initializer, in the order the graph asks. Every later unseeded random op of the graph (a
+dropout mask, a shuffle) counts those seeds too, so a TF 1.x program's dropout only repeats when
+its initializers drew theirs. The codemod spells a TF 1.x program's `tf.layers.X` and RNN cells
+from these modules; a TF 2.x program's `tf.compat.v1.layers.X` keeps `tfm.legacy.layers`.
+
+Inside `tf1_initializers()` (each function of these modules, each `add_weight` of their classes and
+subclasses), tf-keras's `initializers.get` maps a name to TF 1.x's initializer, as Keras 2 did
+with v2 behaviour disabled; initializer objects pass through unchanged.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib
+import inspect
+import threading
+import types
+from collections.abc import Iterator
+from typing import Any
+
+_LOCAL = threading.local()
+_PATCHED: list[Any] = []  # tf-keras's `initializers.get`, once it is wrapped
+_TABLE: dict[str, Any] = {}
+
+
+@contextlib.contextmanager
+def tf1_initializers() -> Iterator[None]:
+    """Initializers named (or left default) inside are TF 1.x's, graph-seeded."""
+    _install()
+    _LOCAL.depth = getattr(_LOCAL, "depth", 0) + 1
+    try:
+        yield
+    finally:
+        _LOCAL.depth -= 1
+
+
+def _tf1_table() -> dict[str, Any]:
+    """Keras 2's initializer names with v2 behaviour disabled (tf-keras `populate_deserializable_objects`)."""
+    if not _TABLE:
+        import tensorflow as tf
+        from tf_keras.src.initializers import initializers_v1
+        from tf_keras.src.utils import generic_utils
+
+        v1 = tf.compat.v1
+        classes = {
+            "Constant": v1.constant_initializer, "GlorotNormal": v1.glorot_normal_initializer,
+            "GlorotUniform": v1.glorot_uniform_initializer, "Identity": v1.initializers.identity,
+            "Ones": v1.ones_initializer, "Orthogonal": v1.orthogonal_initializer,
+            "VarianceScaling": v1.variance_scaling_initializer, "Zeros": v1.zeros_initializer,
+            "HeNormal": initializers_v1.HeNormal, "HeUniform": initializers_v1.HeUniform,
+            "LecunNormal": initializers_v1.LecunNormal, "LecunUniform": initializers_v1.LecunUniform,
+            "RandomNormal": initializers_v1.RandomNormal, "RandomUniform": initializers_v1.RandomUniform,
+            "TruncatedNormal": initializers_v1.TruncatedNormal,
+        }
+        for key, value in classes.items():
+            _TABLE[key] = _TABLE[generic_utils.to_snake_case(key)] = value
+        for alias, name in (("normal", "random_normal"), ("uniform", "random_uniform"), ("one", "ones"), ("zero", "zeros")):
+            _TABLE[alias] = _TABLE[name]
+    return _TABLE
+
+
+def _install() -> None:
+    """Wrap tf-keras's `initializers.get` (which its legacy layers' `add_weight` calls) once."""
+    if _PATCHED:
+        return
+    from tf_keras.src import initializers
+
+    keras_get = initializers.get
+    table = _tf1_table()
+
+    def get(identifier: Any) -> Any:
+        if getattr(_LOCAL, "depth", 0) and isinstance(identifier, str) and identifier in table:
+            found = table[identifier]
+            return found() if inspect.isclass(found) else found
+        return keras_get(identifier)
+
+    get.__doc__ = keras_get.__doc__
+    initializers.get = get
+    _PATCHED.append(keras_get)
+
+
+def _tf1_function(function: Any) -> Any:
+    def call(*args: Any, **kwargs: Any) -> Any:
+        with tf1_initializers():
+            return function(*args, **kwargs)
+
+    call.__name__, call.__qualname__, call.__doc__ = function.__name__, function.__qualname__, function.__doc__
+    call.__wrapped__ = function  # type: ignore[attr-defined]
+    return call
+
+
+def _tf1_class(cls: type) -> type:
+    """`cls` whose weights (its subclasses' too) take TF 1.x's initializers; its name unchanged, so
+    default layer names (`dense`, `dense_1`) and variable names are TF1's."""
+
+    def add_weight(self: Any, *args: Any, **kwargs: Any) -> Any:
+        with tf1_initializers():
+            return super(tf1, self).add_weight(*args, **kwargs)
+
+    tf1 = type(cls.__name__, (cls,), {"add_weight": add_weight, "__doc__": cls.__doc__, "__module__": cls.__module__})
+    tf1.__qualname__ = cls.__qualname__
+    return tf1
+
+
+def tf1_module(name: str, source: str) -> types.ModuleType:
+    """The legacy module `source` (tf-keras's `layers` or `rnn_cell`) with TF 1.x's initializers."""
+    legacy = importlib.import_module(source)
+    module = types.ModuleType(name, __doc__)
+    for attr in dir(legacy):
+        if attr.startswith("_"):
+            continue
+        value = getattr(legacy, attr)
+        if inspect.isclass(value) and hasattr(value, "add_weight"):
+            value = _tf1_class(value)
+        elif inspect.isfunction(value):
+            value = _tf1_function(value)
+        setattr(module, attr, value)
+    return module
