@@ -70,6 +70,25 @@ def tf1_variables() -> Iterator[None]:
         control_flow_util.ENABLE_CONTROL_FLOW_V2 = v2_control_flow
 
 
+@contextlib.contextmanager
+def keras_names_per_graph() -> Iterator[None]:
+    """Keras layers made inside are named afresh (`dense`, `dense_1`, ...), as Keras 2 named them
+    in each graph; Keras 3 counts names per process, so a model_fn's `tf.keras.layers` made
+    `dense_3` in the eval graph where training had saved `dense`, and its checkpoint did not
+    restore. The process's own counts are kept for the Keras code around it."""
+    try:
+        from keras.src.backend.common import global_state
+    except ImportError:  # pragma: no cover - Keras 3 moved its state: nothing to keep apart
+        yield
+        return
+    saved = global_state.get_global_attribute("object_name_uids")
+    global_state.set_global_attribute("object_name_uids", collections.defaultdict(int))
+    try:
+        yield
+    finally:
+        global_state.set_global_attribute("object_name_uids", saved)
+
+
 class WarmStartSettings(
     collections.namedtuple(
         "WarmStartSettings",
@@ -332,7 +351,7 @@ class Estimator(CheckpointReader):
 
     def _call_model_fn(self, features: Any, labels: Any, mode: str, config: Any, is_export: bool = False) -> EstimatorSpec:
         kwargs = self._model_fn_kwargs(labels, mode, config)
-        with tf1_variables():
+        with tf1_variables(), keras_names_per_graph():
             spec = self._model_fn(features=features, **kwargs)
         return self._as_estimator_spec(spec)
 
