@@ -5,7 +5,10 @@ migration in this one, each in a copy of the program's directory and under the p
 `tfmigrate/runtime/proof.py`, which records every `evaluate` result and every predicted example.
 The migration starts from the original's first checkpoint (the probe copies it aside on the
 original's side and seeds the migration's model directory with it), so both train from the same
-weights. Every key of every result must agree within `rtol`.
+weights. Graphs the program leaves unseeded get the same graph seed on both sides (the probe's
+`--seed-graphs`), so a program without `tf_random_seed` draws the same dropout masks and shuffles
+in both (in the hosted tier, which builds TF1 graphs as TF 1.x did). Every key of every result
+must agree within `rtol`.
 
 Nothing here imports TensorFlow: both programs run in subprocesses.
 """
@@ -182,10 +185,11 @@ def verify(
         checkpoints = work_dir / "first-checkpoints"
         logs = {} if logdir is None else {"original": logdir / "original", "migrated": logdir / "migrated"}
         say(f"running the original on the oracle ({oracle})")
-        probe = ["--record", str(work_dir / "original.jsonl"), "--save-first-checkpoints", str(checkpoints), *tf1]
+        seed = ["--seed-graphs"]
+        probe = ["--record", str(work_dir / "original.jsonl"), "--save-first-checkpoints", str(checkpoints), *tf1, *seed]
         _run(oracle, probe + (["--logdir", str(logs["original"])] if logs else []), first, args, first_cwd, timeout)
         say(f"running the migration on this environment ({sys.executable})")
-        probe = ["--record", str(work_dir / "migrated.jsonl"), "--seed-from", str(checkpoints)]
+        probe = ["--record", str(work_dir / "migrated.jsonl"), "--seed-from", str(checkpoints), *seed]
         _run(sys.executable, probe + (["--logdir", str(logs["migrated"])] if logs else []), second, args, second_cwd, timeout)
         return compare(_read(work_dir / "original.jsonl"), _read(work_dir / "migrated.jsonl"), rtol)
 

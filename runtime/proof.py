@@ -1,7 +1,7 @@
 """The probe `tfmigrate verify` runs a program under, in either environment.
 
     python proof.py --record OUT.jsonl [--save-first-checkpoints DIR | --seed-from DIR]
-                    [--logdir DIR] [--tf1] (PROGRAM.py | -m MODULE) -- [ARGS...]
+                    [--logdir DIR] [--tf1] [--seed-graphs] (PROGRAM.py | -m MODULE) -- [ARGS...]
 
 It runs PROGRAM as `__main__` (as `python PROGRAM.py ARGS` would) after wrapping the calls whose
 results the proof compares, and writes one JSON line per result to OUT:
@@ -17,6 +17,9 @@ Same starting weights: on the original's side (`--save-first-checkpoints`), the 
 side (`--seed-from`), the n-th model directory that starts training without a checkpoint gets
 the n-th of those copies first, so the migration continues from the original's initial weights
 (the runtime restores TF1 checkpoints).
+
+With `--seed-graphs` (verify gives it to both sides), every graph the program leaves unseeded is
+seeded with `GRAPH_SEED`: a program without `tf_random_seed` is compared run against run with one seed.
 
 With `--logdir`, every evaluation's numbers are also written as scalar summaries at its global
 step into that directory (one run a side: TensorBoard overlays `original` and `migrated`).
@@ -318,6 +321,23 @@ def restore_moved_tf_names() -> None:
             setattr(old, name, getattr(importlib.import_module(f"tensorflow.python.{home}"), new_name))
 
 
+# The graph seed `--seed-graphs` gives the graphs a program leaves unseeded (TF's own default graph
+# seed, `random_seed.DEFAULT_GRAPH_SEED`).
+GRAPH_SEED = 87654321
+
+
+def seed_unseeded_graphs(seed: int) -> None:
+    """Every graph whose program set no graph-level seed reads as seeded with `seed` (what
+    `tf.set_random_seed(seed)` in each graph would do; Estimator sets its RunConfig's
+    `tf_random_seed`, None by default, in each graph it builds). A program that seeds nothing draws
+    new initial weights, dropout masks and shuffles each run, so two runs of the original disagree;
+    seeded alike, the original and a hosted migration draw the same ones."""
+    from tensorflow.python.framework import ops
+
+    setter = ops.Graph.seed.fset
+    ops.Graph.seed = property(lambda graph: seed if graph._seed is None else graph._seed, setter)  # noqa: SLF001
+
+
 def as_tf1() -> None:
     """`import tensorflow` gives `tensorflow.compat.v1`, v2 behaviour disabled (a TF 1.x program),
     with a stand-in `tensorflow.contrib` holding the contrib pieces TF 1.x programs import, each
@@ -398,6 +418,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--seed-from")
     parser.add_argument("--logdir")
     parser.add_argument("--tf1", action="store_true")
+    parser.add_argument("--seed-graphs", action="store_true", help=f"seed every graph the program leaves unseeded ({GRAPH_SEED})")
     parser.add_argument("-m", dest="module", help="run this module as `python -m` would (from the working directory)")
     parser.add_argument("program", nargs="?")
     parser.add_argument("args", nargs=argparse.REMAINDER)
@@ -415,6 +436,8 @@ def main(argv: list[str] | None = None) -> None:
     _install_runtime(tf)
     if options.tf1:
         as_tf1()
+    if options.seed_graphs:
+        seed_unseeded_graphs(GRAPH_SEED)
     args = [a for a in ([options.program] if options.module and options.program else []) + options.args if a != "--"]
     if options.module:
         sys.argv = [options.module, *args]

@@ -23,32 +23,23 @@ import sys
 from pathlib import Path
 
 
-def install() -> None:
-    """The probe's TF 1.x set-up (`runtime/proof.py` `as_tf1`: compat.v1 as `tensorflow`, the
-    `tensorflow.contrib` stand-in), loaded from its file: the oracle has no tfmigrate installed."""
+def _proof():
+    """`runtime/proof.py`, loaded from its file: the oracle has no tfmigrate installed."""
     path = Path(__file__).resolve().parents[2] / "runtime" / "proof.py"
     spec = importlib.util.spec_from_file_location("tfmigrate_proof", path)
     proof = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
     spec.loader.exec_module(proof)  # type: ignore[union-attr]
-    proof.as_tf1()
-
-
-def seed_unseeded_graphs(seed: int) -> None:
-    """A graph's `seed` reads `seed` while the program has not set one (Estimator sets its
-    RunConfig's `tf_random_seed`, None by default, in each graph it builds)."""
-    from tensorflow.python.framework import ops
-
-    setter = ops.Graph.seed.fset
-    ops.Graph.seed = property(lambda graph: seed if graph._seed is None else graph._seed, setter)
+    return proof
 
 
 def main() -> None:
     if len(sys.argv) < 2:
         sys.exit(__doc__)
     program = sys.argv[1]
-    install()
+    proof = _proof()
+    proof.as_tf1()  # the probe's TF 1.x set-up: compat.v1 as `tensorflow`, the `tensorflow.contrib` stand-in
     if os.environ.get("TF1_LAUNCHER_SEED"):
-        seed_unseeded_graphs(int(os.environ["TF1_LAUNCHER_SEED"]))
+        proof.seed_unseeded_graphs(int(os.environ["TF1_LAUNCHER_SEED"]))
     sys.argv = sys.argv[1:]
     sys.path[0] = str(Path(program).resolve().parent)  # as `python PROGRAM` would have it
     runpy.run_path(program, run_name="__main__")
