@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import json
 import shutil
 import subprocess
@@ -154,6 +155,18 @@ HOST_CALL_PROGRAM = Path(__file__).parent / "data" / "tf1_programs" / "host_call
 LAUNCHER = Path(__file__).parent / "real_programs" / "tf1_launcher.py"
 
 
+def _migrated_hosted(program: Path, tmp_path: Path) -> tuple[Path, Path, str]:
+    """`program` as `original/trainer.py`, migrated into `migrated/`: one estimator, hosted, no
+    TODO. (original directory, migrated directory, the migrated trainer's text)."""
+    original, migrated = tmp_path / "original", tmp_path / "migrated"
+    original.mkdir()
+    shutil.copy(program, original / "trainer.py")
+    run = subprocess.run([*TFMIGRATE, str(original / "trainer.py"), "--out-dir", str(migrated)],
+                         capture_output=True, text=True, cwd=tmp_path)
+    assert "estimators: 1 hosted" in run.stdout and "(0 TODOs left)" in run.stdout, run.stdout + run.stderr
+    return original, migrated, (migrated / "trainer.py").read_text(encoding="utf-8")
+
+
 def _scalars(model_dir: Path) -> list[tuple[str, int, float]]:
     """(tag, step, value) of every scalar the host_call wrote (a simple value or a scalar tensor)."""
     import tensorflow as tf
@@ -173,13 +186,7 @@ def test_a_tf1_host_call_with_contrib_summary_writes_the_oracles_scalars(tmp_pat
     hosted, the same evaluation and the same (tag, step, value) per training step as TF 1.x."""
     from equivalence.oracle import oracle_python, quiet_env
 
-    original, migrated = tmp_path / "original", tmp_path / "migrated"
-    original.mkdir()
-    shutil.copy(HOST_CALL_PROGRAM, original / "trainer.py")
-    run = subprocess.run([*TFMIGRATE, str(original / "trainer.py"), "--out-dir", str(migrated)],
-                         capture_output=True, text=True, cwd=tmp_path)
-    assert "estimators: 1 hosted" in run.stdout and "(0 TODOs left)" in run.stdout, run.stdout + run.stderr
-    text = (migrated / "trainer.py").read_text(encoding="utf-8")
+    original, migrated, text = _migrated_hosted(HOST_CALL_PROGRAM, tmp_path)
     assert "tfm.legacy.contrib_summary.scalar('loss', loss[0], step=gs)" in text
     assert "from tensorflow.contrib" not in text.split('"""', 2)[2]
     proc = _verify("trainer.py", str(migrated / "trainer.py"), cwd=original)
@@ -202,8 +209,6 @@ def _eval_results(python: Path | str, program: list[str], cwd: Path) -> list[dic
 
     done = subprocess.run([str(python), *program], cwd=cwd, capture_output=True, text=True, env=quiet_env(), timeout=600)
     assert done.returncode == 0, done.stderr[-3000:]
-    import ast
-
     return [ast.literal_eval(line.split(" ", 1)[1]) for line in done.stdout.splitlines() if line.startswith("eval_results ")]
 
 
@@ -215,13 +220,8 @@ def test_a_tf1_program_with_graph_seeded_draws_repeats_tf1s_numbers_from_a_fresh
     with no checkpoint shared."""
     from equivalence.oracle import oracle_python
 
-    original, migrated = tmp_path / "original", tmp_path / "migrated"
-    original.mkdir()
-    shutil.copy(GRAPH_SEEDED_PROGRAM, original / "trainer.py")
-    run = subprocess.run([*TFMIGRATE, str(original / "trainer.py"), "--out-dir", str(migrated)],
-                         capture_output=True, text=True, cwd=tmp_path)
-    assert "estimators: 1 hosted" in run.stdout and "(0 TODOs left)" in run.stdout, run.stdout + run.stderr
-    code = (migrated / "trainer.py").read_text(encoding="utf-8").split('"""', 2)[2]
+    original, migrated, text = _migrated_hosted(GRAPH_SEEDED_PROGRAM, tmp_path)
+    code = text.split('"""', 2)[2]
     assert "tfm.legacy.tf1_rnn_cell.GRUCell(params['units'])" in code and code.count("tfm.legacy.tf1_layers.") == 3
     want = _eval_results(oracle_python(), [str(LAUNCHER), "trainer.py"], original)
     got = _eval_results(sys.executable, ["trainer.py"], migrated)
