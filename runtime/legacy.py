@@ -50,7 +50,10 @@ _MODULES = {
 }
 # TF 1.x's tf.layers / tf.nn.rnn_cell: the same modules with TF 1.x's default initializers (`legacy_tf1`).
 _TF1_MODULES = {"tf1_layers": "layers", "tf1_rnn_cell": "rnn_cell"}
-_PACKAGES = {"layers": "tf-keras", "rnn_cell": "tf-keras", "tf1_layers": "tf-keras", "tf1_rnn_cell": "tf-keras", "slim": "tf-slim", "optimizers": "tf-slim"}
+_PACKAGES = {
+    "layers": "tf-keras", "rnn_cell": "tf-keras", "tf1_layers": "tf-keras", "tf1_rnn_cell": "tf-keras", "slim": "tf-slim",
+    "optimizers": "tf-slim",
+}
 # TF 1.15's tf.contrib.summary: these names of summary_ops_v2 (`all_summary_ops` under its v2 name).
 _CONTRIB_SUMMARY = (
     "always_record_summaries", "audio", "create_db_writer", "create_file_writer", "eval_dir", "flush",

@@ -45,11 +45,10 @@ def _ctl_run_is_the_keras_run(case: Path) -> bool:
     """`--target ctl` migrates `case` and its sibling modules to the Keras target's text, file for
     file (a hosted program: both targets leave the model_fn as written; tests/test_fixtures.py
     checks both outputs): running it again would run the same program."""
-    files = [case, *sibling_modules(case).values()]
-    return all(
-        f.with_name(f.name.replace(".in.py", ".ctl.out.py")).read_bytes() == f.with_name(f.name.replace(".in.py", ".out.py")).read_bytes()
-        for f in files
-    )
+    def output(source: Path, suffix: str) -> bytes:
+        return source.with_name(source.name.replace(".in.py", suffix)).read_bytes()
+
+    return all(output(f, ".ctl.out.py") == output(f, ".out.py") for f in [case, *sibling_modules(case).values()])
 
 
 CTL_PROGRAMS = [
