@@ -181,8 +181,9 @@ def graph_input_dataset(call: Callable[[], Any], name: str = "input_fn", seed: i
     a graph of its own (tables and local variables initialized, as Estimator's scaffold did) and
     each element of the returned dataset is one session run, until the input ends
     (`OutOfRangeError`): the same batches, in the same order. `seed` (the RunConfig's
-    `tf_random_seed`) is the graph's seed, as Estimator's graph had it: an unseeded
-    `shuffle` is the same every run (not TF1's order: its op seed also counted Estimator's ops).
+    `tf_random_seed`) is the graph's seed, as Estimator's graph had it: an unseeded `shuffle`
+    draws TF1's order (an op seed counts the graph's unseeded random ops before it, and
+    Estimator's graph had none before the input_fn's).
     """
     graph = tf.Graph()
     with graph.as_default():

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import ast
 import json
 import shutil
 import subprocess
@@ -205,11 +204,14 @@ GRAPH_SEEDED_PROGRAM = Path(__file__).parent / "data" / "tf1_programs" / "graph_
 
 
 def _eval_results(python: Path | str, program: list[str], cwd: Path) -> list[dict]:
+    """`python program...` in `cwd` (forked, equivalence/forked.py), which must succeed: its `eval_results`."""
+    from equivalence import forked
+    from equivalence.harness import parse_results
     from equivalence.oracle import quiet_env
 
-    done = subprocess.run([str(python), *program], cwd=cwd, capture_output=True, text=True, env=quiet_env(), timeout=600)
+    done = forked.run(python, program, cwd, quiet_env(), 600)
     assert done.returncode == 0, done.stderr[-3000:]
-    return [ast.literal_eval(line.split(" ", 1)[1]) for line in done.stdout.splitlines() if line.startswith("eval_results ")]
+    return parse_results(done.stdout)
 
 
 def test_a_tf1_program_with_graph_seeded_draws_repeats_tf1s_numbers_from_a_fresh_start(tmp_path: Path) -> None:

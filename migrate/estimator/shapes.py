@@ -16,7 +16,7 @@ import libcst as cst
 from ..inline import InlineError, inline
 from ..names import names_in
 from .plan import Plan, Stmt, Unsupported, declining_at
-from .syntax import assigned_names, bind_args, defs_of, is_docstring, single_target
+from .syntax import assigned_names, bind_args, defs_of, first_match, is_docstring, single_target
 from .tables import CONTRIB_LAYERS, FUNCTIONAL_LAYERS, MODEL_BUILDING, MODEL_BUILDING_PREFIXES, NAME_SCOPES, OPTIMIZERS, TF1_RNN_FUNCTIONS, VARIABLE_SCOPES
 
 if TYPE_CHECKING:
@@ -117,21 +117,17 @@ class StatementShapes:
         """A TF1 RNN cell (`tf.nn.rnn_cell.*`, `tf.contrib.rnn.*`) or driver (`tf.nn.dynamic_rnn`)
         makes its variables when first called, under the graph's variable store, which a Keras
         model's `call` does not have: the model_fn is hosted as written."""
-        analyzer = self
 
-        class Visit(cst.CSTVisitor):
-            found: str | None = None
-
-            def visit_Call(self, node: cst.Call) -> None:
-                key = analyzer.canonical(node.func)
-                if key is not None and (key.startswith(("nn.rnn_cell.", "contrib.rnn.")) or key in TF1_RNN_FUNCTIONS):
-                    self.found = self.found or key
+        def tf1_rnn(call: cst.Call) -> str | None:
+            key = self.canonical(call.func)
+            if key is not None and (key.startswith(("nn.rnn_cell.", "contrib.rnn.")) or key in TF1_RNN_FUNCTIONS):
+                return key
+            return None
 
         for line in lines:
-            visit = Visit()
-            line.visit(visit)
-            if visit.found is not None:
-                raise Unsupported(f"the TF1 RNN `tf.{visit.found}` is not migrated yet", line)
+            found = first_match(line, tf1_rnn)
+            if found is not None:
+                raise Unsupported(f"the TF1 RNN `tf.{found}` is not migrated yet", line)
 
     def _inline_helper(self, stmt: cst.SimpleStatementLine) -> tuple[str, list[cst.BaseStatement]] | None:
         if len(stmt.body) != 1:

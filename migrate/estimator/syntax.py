@@ -55,17 +55,23 @@ def statement_ids(fn: cst.FunctionDef) -> set[int]:
     return found
 
 
-def any_call(node: cst.CSTNode, predicate) -> bool:
-    """Whether any call inside `node` satisfies `predicate(call)`."""
-    found = False
+def first_match(node: cst.CSTNode, match):
+    """The first truthy `match(call)` of the calls inside `node` (in visit order), else None."""
+    found = None
 
     class Finder(cst.CSTVisitor):
         def visit_Call(self, call: cst.Call) -> None:
             nonlocal found
-            found = found or bool(predicate(call))
+            if found is None:
+                found = match(call) or None
 
     node.visit(Finder())
     return found
+
+
+def any_call(node: cst.CSTNode, predicate) -> bool:
+    """Whether any call inside `node` satisfies `predicate(call)`."""
+    return first_match(node, predicate) is not None
 
 
 def calls_method(node: cst.CSTNode, receivers: set[str], method: str) -> bool:
