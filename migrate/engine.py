@@ -27,6 +27,7 @@ from .rule import ADD_IMPORTS, REMOVE_IMPORTS, RUNTIME_MODULE, FileContext, Rule
 from .results import ChangeTrack, Finding, TransformResult, scan_todos
 from .import_removal import ImportReads, import_reads, remove_unused_top_level_imports
 from .parsing import forget_parses, index_by_type, parse, reparse_edited
+from .settled import PassRecord, settled
 from .textpass import SourceView, heeded_removals
 from .textpass import add_imports as text_add_imports
 
@@ -89,6 +90,7 @@ def _with_newlines(source: str, filename: str, options: Options, *, reference: b
 # Passes at most: a rule's output can be another rule's input (`from tensorflow.compat.v1 import
 # logging` -> `tf.compat.v1.logging`, which TFM102 then moves to absl), so a run repeats the
 # pipeline until it changes nothing, like ruff's fix loop; a second run then has nothing to do.
+# A pass whose text edits can feed no rule (`settled`) is the last: most files need one pass.
 MAX_PASSES = 3
 
 
@@ -98,7 +100,7 @@ def _fixpoint(source: str, filename: str, options: Options, *, reference: bool) 
     applies), so no TODO outlives the code it was about."""
     result = _transform(source, filename, options, reference=reference)
     for _ in range(MAX_PASSES - 1):
-        if result.error is not None or not result.changed:
+        if result.error is not None or not result.changed or result.settled:
             return result
         again = _transform(result.output, filename, options, reference=reference)
         if again.error is not None or not again.changed:
@@ -214,9 +216,13 @@ def _transform(source: str, filename: str, options: Options, *, reference: bool)
         rules = [rule for rule in rules if type(rule).triggered(symbols)]
         if not rules:
             return TransformResult(source, source, todos=scan_todos(source), sites=sites)
-        result = _Pipeline(source, view, ctx, options).run(rules)
+        pipeline = _Pipeline(source, view, ctx, options)
+        result = pipeline.run(rules)
         result.sites = sites
         result.asked = frozenset(ctx.exported.asked)
+        if result.changed and not options.safe_only:
+            candidates = [rule for rule in all_rules() if _selected(rule, options)]
+            result.settled = settled(pipeline.record, source, ctx.names, candidates, [rule.CODE for rule in rules])
         return result
     except cst.ParserSyntaxError as exc:
         return TransformResult(source, source, error=Finding("E001", exc.raw_line, f"syntax error: {exc.message}"))
@@ -264,14 +270,16 @@ def _rules(ctx: FileContext, options: Options) -> list[Rule]:
     """The selected rules for this target whose `should_run` gate passes, in order."""
     out = []
     for rule_cls in all_rules():
-        if options.select is not None and rule_cls.CODE not in options.select:
-            continue
-        if options.target not in rule_cls.TARGETS:
+        if not _selected(rule_cls, options):
             continue
         rule = rule_cls(ctx)
         if rule.should_run():
             out.append(rule)
     return out
+
+
+def _selected(rule_cls: type[Rule], options: Options) -> bool:
+    return (options.select is None or rule_cls.CODE in options.select) and options.target in rule_cls.TARGETS
 
 
 class _Pipeline:
@@ -304,6 +312,7 @@ class _Pipeline:
         self.parsed: str | None = None  # a text known to parse (the output need not be parsed again)
         self.depth_checked = module is not None  # nesting depth fits LibCST (`MAX_DEPTH`)
         self._rendered: tuple[cst.Module | None, str] = (None, "")  # (module, its code)
+        self.record = PassRecord()  # what the text passes wrote (`settled`)
 
     def _current(self) -> str:
         return self._code() if self.module is not None else self.text
@@ -336,6 +345,7 @@ class _Pipeline:
                 self.module = module
                 if rule.changed:
                     ctx.applied.append(rule.CODE)
+                    self.record.opaque = True
             if len(ctx.applied) == applied_before and len(ctx.todos) == todos_before:
                 continue
             track.steps.append((rule.CODE, rule.SUMMARY, self.module if self.module is not None else self.text, dry_run))
@@ -358,6 +368,7 @@ class _Pipeline:
                 self.module = RemoveImportsVisitor(context).transform_module(module)
             else:
                 if ctx.adds_imports():
+                    self.record.added_imports(self.ctx.codemod.scratch[ADD_IMPORTS])
                     self._add_imports()
                 if ctx.codemod.scratch.get(REMOVE_IMPORTS):
                     self._remove_imports()
@@ -389,6 +400,7 @@ class _Pipeline:
         # only adds TODOs is a step of the change track too.
         self.ctx.todos.extend((rule.CODE, message) for _, message in plan.todos)  # type: ignore[union-attr]
         if output != self.text:
+            self.record.wrote(rule.CODE, view, plan.replacements)  # type: ignore[union-attr]
             tree = reparse_edited(view.tree, view.lines, plan.replacements, output) if not plan.todos else None  # type: ignore[union-attr]
             self.text = output
             self.view = SourceView(output, tree, names=self.ctx.names) if tree is not None else None

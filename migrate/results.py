@@ -89,6 +89,8 @@ class TransformResult(Outcome):
     # The names a rule asked whether another module imports them (`Options.exported`): a run
     # that did not know yet migrates again where one of them is.
     asked: frozenset[str] = field(default_factory=frozenset, repr=False, compare=False)
+    # The output is a fixpoint of the rules by what the pass wrote (`settled`): no second pass.
+    settled: bool = field(default=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         self._lines: _Lines | None = None

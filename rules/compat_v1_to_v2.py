@@ -175,7 +175,12 @@ def plan_chain(full: str, tf: str, scope_module: bool = False, tf1_program: bool
         return head + (f".{rest}" if rest else ""), None
     v2_path = v2_spelled_path(full)
     if v2_path is not None:
-        # `tf.compat.v2.summary.record_if` (TF2 API spelled from TF1 code): plain TF2 now.
+        # `tf.compat.v2.summary.record_if` (TF2 API spelled from TF1 code): plain TF2 now. But a
+        # TF 1.x program's bare `tf.summary.scalar` is TF1's function (below), so TF2's keeps
+        # `tf.compat.v2.summary.scalar` there: a second run would read the plain spelling as TF1's.
+        found = lookup(v2_path) if tf1_program else None
+        if found is not None and other_in_tf2(found[0]) and v1_present(found[0]):
+            return f"{tf}.compat.v2.{v2_path}", None
         return f"{tf}.{v2_path}", None
     replaced = runtime_symbol(full)
     if replaced is not None:
