@@ -216,6 +216,8 @@ def plan_chain(full: str, tf: str, scope_module: bool = False, tf1_program: bool
     if bare and found is None and v1_only_module(path.split(".")[0]):
         # `tf.logging.__dict__`: a TF1 module TF2 lacks, used as a value (its functions are symbols).
         return f"{tf}.compat.v1.{path}", None
+    if bare and found is None and _tf1_only(path.split(".")[0]):
+        bare = False  # `from tensorflow import layers`: TF1's module, gone from plain TF2
     if bare and (found is None or found[0] in api_table()[3]):
         return None, None  # `import tensorflow as tf; tf.X` that is already valid TF2
     if found is None:
@@ -248,6 +250,15 @@ def plan_chain(full: str, tf: str, scope_module: bool = False, tf1_program: bool
     else:
         todo = f"`tf.compat.v1.{symbol}` has no TF2 equivalent; rewrite this without it"
     return f"{tf}.compat.v1.{path}", todo
+
+
+@functools.cache
+def _tf1_only(name: str) -> bool:
+    """Whether `tf.<name>` is TF1's API (a symbol or a module of it) that no TF 2.x had (`layers`,
+    `gfile`, `logging`; not `estimator`, which TF2 had until 2.16)."""
+    symbols, _, _, current = api_table()
+    tf2 = {path.split(".")[0] for path in symbols.values() if path} | {path.split(".")[0] for path in current}
+    return name not in tf2 and any(path == name or path.startswith(name + ".") for path in symbols)
 
 
 def _hosted(full: str, tf1_program: bool) -> tuple[str, str] | None:
@@ -297,7 +308,11 @@ class CompatV1ToV2(Rule):
         names = self.ctx.names
         return bool(names.tf1_roots) or any(
             full.startswith(("tensorflow.compat.v1.", "tensorflow.contrib")) for full in names.aliases.values()
-        ) or bool(names.tf_roots)
+        ) or bool(names.tf_roots) or any(
+            # `from tensorflow import logging`: TF1's, which plain TF2 lacks (an ImportError there)
+            full.count(".") == 1 and full.startswith("tensorflow.") and _tf1_only(full.split(".")[1])
+            for full in names.aliases.values()
+        )
 
     _scope_module = False
 

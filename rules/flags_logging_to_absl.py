@@ -63,7 +63,12 @@ class FlagsLoggingToAbsl(Rule):
     TRIGGERS = frozenset({"flags", "flags.", "app.", "logging", "logging."})
 
     def should_run(self) -> bool:
-        return bool(self.ctx.names.tf_roots or self.ctx.names.tf1_roots)
+        names = self.ctx.names
+        # (`from tensorflow import logging` alone: TF1's module, which TF2 has no more)
+        return bool(names.tf_roots or names.tf1_roots) or any(
+            full.startswith("tensorflow") and (canonical_name(full) or "").split(".")[0] in ("flags", "logging", "app")
+            for full in names.aliases.values()
+        )
 
     def visit_Module(self, node: cst.Module) -> bool:
         self._module = node

@@ -32,6 +32,8 @@ FROM_IMPORTS = [
     "from tensorflow.compat.v1 import estimator\nconfig = estimator.tpu.RunConfig()\n",
     "from tensorflow.compat.v1 import logging\nlogging.info('x')\n",
     "from tensorflow import layers\ny = layers.dense(x, 3)\n",
+    "from tensorflow import logging\nlogging.info('x')\n",
+    "from tensorflow import gfile\nfound = gfile.Exists('x')\n",
 ]
 
 
@@ -64,3 +66,17 @@ def test_tf1_and_compat_v1_spellings_migrate_alike(body: str) -> None:
 @pytest.mark.parametrize("path", fixture_pairs(), ids=fixture_id)
 def test_fixture_outputs_are_idempotent(path: Path, target: str) -> None:
     assert_idempotent(path.read_text(), Options(target=target))
+
+
+def test_a_tf1_programs_tf2_function_keeps_compat_v2_where_tf1_has_another() -> None:
+    # `tf.summary.scalar` in a TF 1.x program is TF1's: TF2's, spelled so, would become
+    # `tf.compat.v1.summary.scalar(..., step=...)` (which raises) in a second run.
+    source = (
+        "import tensorflow.compat.v1 as tf\nimport tensorflow.compat.v2 as tf2\n\n\n"
+        "def host_call(name, x, step):\n  tf2.summary.scalar(name, x, step=step)\n  return tf.summary.scalar(name, x)\n"
+    )
+    options = Options(tf1_program=True)
+    assert_idempotent(source, options)
+    output = transform_source(source, options=options).output
+    assert "tf.compat.v2.summary.scalar(name, x, step=step)" in output
+    assert "tf.compat.v1.summary.scalar(name, x)" in output
