@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterable
 
 from .names import ast_dotted
 from .gcpause import cyclic_gc_paused
-from .parsing import index_by_type
+from .parsing import indexed
 
 
 class AskedNames(frozenset):
@@ -109,7 +109,7 @@ def module_reads(importer: str, source: str, tails: frozenset[str], parse: Calla
     bound = {local: module for local, module in bound.items() if module in tails}
     if not bound:
         return found
-    for node in index_by_type(tree).get(ast.Attribute, ()):  # one walk, cheaper than ast.walk's
+    for node in indexed(tree).get(ast.Attribute, ()):  # (the migration's walk of the tree, where it made one)
         dotted = ast_dotted(node.value)
         if dotted in bound:
             found.append((importer, bound[dotted], [node.attr]))

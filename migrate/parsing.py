@@ -11,6 +11,7 @@ from __future__ import annotations
 import ast
 import bisect
 from collections.abc import Iterator
+from contextlib import contextmanager
 
 from .gcpause import cyclic_gc_paused
 from .names import SourceLines
@@ -78,6 +79,24 @@ def index_by_type(tree: ast.AST) -> dict[type, list[ast.AST]]:
     return by_type
 
 
+def indexed(tree: ast.AST) -> dict[type, list[ast.AST]]:
+    """`index_by_type(tree)`, or the index a walk of the same tree already built (`SourceView`'s
+    scan gives its own: the project's reads of a module and its migration share one walk)."""
+    hit = _INDEXED.get(id(tree))
+    if hit is not None and hit[0] is tree:
+        return hit[1]
+    by_type = index_by_type(tree)
+    remember_index(tree, by_type)
+    return by_type
+
+
+def remember_index(tree: ast.AST, by_type: dict[type, list[ast.AST]]) -> None:
+    """Keep a tree's index by type (every node of it, grouped by exact type) for `indexed`."""
+    if len(_INDEXED) >= _PARSED_KEPT:
+        del _INDEXED[next(iter(_INDEXED))]
+    _INDEXED[id(tree)] = (tree, by_type)
+
+
 def parse(source: str) -> ast.Module:
     """`ast.parse`, without the cyclic GC (an ast has no cycles, and collections triggered by its
     allocations would otherwise take most of the parse time), and once per text among the last
@@ -99,12 +118,31 @@ def _remember(source: str, tree: ast.Module) -> None:
 
 
 _PARSED: dict[str, ast.Module] = {}
-_PARSED_KEPT = 4
+_INDEXED: dict[int, tuple[ast.AST, dict[type, list[ast.AST]]]] = {}
+_PARSED_KEPT = 6
+_HELD = 0
 
 
 def forget_parses() -> None:
-    """Empty `parse`'s memo (a benchmark that repeats a file times each run from scratch)."""
+    """Empty `parse`'s memo and the indexes (a benchmark that repeats a file times each run from
+    scratch), unless `parses_held` defers that to its end."""
+    if _HELD:
+        return
     _PARSED.clear()
+    _INDEXED.clear()
+
+
+@contextmanager
+def parses_held() -> Iterator[None]:
+    """The trees parsed inside outlive a migration's `forget_parses` until the block ends (the
+    runner reads a module's imports from the tree its migration parsed and indexed)."""
+    global _HELD
+    _HELD += 1
+    try:
+        yield
+    finally:
+        _HELD -= 1
+        forget_parses()
 
 
 def _parse_without_gc(source: str) -> ast.Module:

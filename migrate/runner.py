@@ -24,7 +24,7 @@ from .engine import Options, transform_source
 from .results import ERROR, MIGRATED, TODO, UNCHANGED, Finding
 from .exports import module_name, module_reads, names_read_from, program_tails
 from .gcpause import cyclic_gc_paused
-from .parsing import parse
+from .parsing import parse, parses_held
 from .tf1_program import is_tf1_project
 from .fileio import FileChanged, NotRegularFile, atomic_write, read_source, replace_file  # noqa: F401
 from .notebook import transform_notebook
@@ -170,12 +170,12 @@ def _run_job(job: Job) -> FileOutcome:
     if job.program is None:
         return _migrate(job, snap)
     # What this module imports from the others, read from its text as `Path.read_text` gives it
-    # (parsed once for this and the migration when that is the text migrated). One pause of the
-    # collector for both: the tree dies with the migration, unwalked by it.
+    # (parsed and walked once for this and the migration when that is the text migrated). One
+    # pause of the collector for both: the tree dies after them, unwalked by it.
     text = snap.data.decode("utf-8", errors="replace").replace("\r\n", "\n").replace("\r", "\n")
-    with cyclic_gc_paused():
-        reads = module_reads(job.program.name, text, job.program.tails, parse)
+    with cyclic_gc_paused(), parses_held():
         outcome = _migrate(job, snap)
+        reads = module_reads(job.program.name, text, job.program.tails, parse)
     outcome.reads = reads
     return outcome
 

@@ -23,7 +23,7 @@ import tokenize
 from dataclasses import dataclass, field
 
 from .names import AliasTable, SourceLines, ast_dotted, canonical_name
-from .parsing import NODE_FIELDS, child_fields, index_by_type
+from .parsing import NODE_FIELDS, child_fields, indexed, remember_index
 from .rule import todo_comment
 
 _COMPOUND = (
@@ -146,7 +146,7 @@ class SourceView:
         by position). The tree is walked
         once for all the rules that share this view (an `ast.walk` per rule cost more than the rules)."""
         if self._by_type is None:
-            self._by_type = index_by_type(self.tree)
+            self._by_type = indexed(self.tree)
         if len(kinds) == 1:
             return self._by_type.get(kinds[0], [])
         found = [node for kind in kinds for node in self._by_type.get(kind, ())]
@@ -272,6 +272,7 @@ class SourceView:
         chains.sort(key=lambda c: c.start)
         if by_type is not None:
             self._by_type = by_type
+            remember_index(self.tree, by_type)
         self._chains = chains
         self._lone = lone
         self._imports = imports
