@@ -310,6 +310,8 @@ class _Pipeline:
         # Which lines each rule changes: the text after each rule that did something, diffed lazily.
         self.track = ChangeTrack(source)
         self.parsed: str | None = None  # a text known to parse (the output need not be parsed again)
+        # (a text, a tree whose top-level statements before the first edited one are that text's)
+        self.head: tuple[str, ast.Module] | None = None
         self.depth_checked = module is not None  # nesting depth fits LibCST (`MAX_DEPTH`)
         self._rendered: tuple[cst.Module | None, str] = (None, "")  # (module, its code)
         self.record = PassRecord()  # what the text passes wrote (`settled`)
@@ -378,7 +380,10 @@ class _Pipeline:
         source, ctx = self.source, self.ctx
         if output != source and output is not self.parsed:
             try:
-                parse(output)
+                if self.view is not None and self.view.source is output:
+                    self.view.tree  # noqa: B018 - (parsed again where edited, or whole)
+                else:
+                    parse(output)
             except SyntaxError as exc:  # never hand back code that does not parse
                 return _invalid(source, exc)
         self.track.last_applied = ctx.applied[-1:]
@@ -400,10 +405,16 @@ class _Pipeline:
         # only adds TODOs is a step of the change track too.
         self.ctx.todos.extend((rule.CODE, message) for _, message in plan.todos)  # type: ignore[union-attr]
         if output != self.text:
-            self.record.wrote(rule.CODE, view, plan.replacements)  # type: ignore[union-attr]
-            tree = reparse_edited(view.tree, view.lines, plan.replacements, output) if not plan.todos else None  # type: ignore[union-attr]
-            self.text = output
-            self.view = SourceView(output, tree, names=self.ctx.names) if tree is not None else None
+            replacements = plan.replacements  # type: ignore[union-attr]
+            self.record.wrote(rule.CODE, view, replacements)
+            self.text, self.view = output, None
+            if not plan.todos:  # type: ignore[union-attr]
+                # The output's tree, parsed again (only the statements the edits fell in) when a
+                # later step reads it; respelled names alone leave it parsing and its head as it was.
+                self.view = SourceView(output, lambda: reparse_edited(view.tree, view.lines, replacements, output) or parse(output),
+                                       names=self.ctx.names)
+                if view.respells_chains_only(replacements):
+                    self.parsed, self.head = output, (output, view.tree)
         return True
 
     def _as_text(self) -> bool:
@@ -448,7 +459,9 @@ class _Pipeline:
         code = self._current()
         tree = None
         if "\r" not in code:
-            if self.view is not None and self.module is None:
+            if self.head is not None and self.head[0] is code and self.module is None:
+                tree = self.head[1]  # the import block and the line after it are all it reads
+            elif self.view is not None and self.module is None:
                 tree = self.view.tree
             else:
                 try:

@@ -20,6 +20,7 @@ import io
 import keyword
 import re
 import tokenize
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from .names import AliasTable, SourceLines, ast_dotted, canonical_name
@@ -42,6 +43,7 @@ _COMPOUND = (
 )
 _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
 _WS = b" \t\r\n\\\f"
+_DOTTED_NAME = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*", re.ASCII)
 _TODO_MARK = b"TODO(tfmigrate"
 
 
@@ -129,10 +131,12 @@ def heeded_removals(entries: list[tuple[str, str | None, str | None]]) -> list[t
 class SourceView:
     """One module seen through stdlib `ast`: alias table, chains, symbols, name uses."""
 
-    def __init__(self, source: str, tree: ast.Module, names: AliasTable | None = None) -> None:
-        """`names`: resolve with this table (the original file's, once rules have run) instead."""
+    def __init__(self, source: str, tree: ast.Module | Callable[[], ast.Module], names: AliasTable | None = None) -> None:
+        """`tree`: the module's `ast`, or a function that gives it when it is first needed (a
+        rule's output is parsed again only if a later step reads its tree); `names`: resolve with
+        this table (the original file's, once rules have run) instead."""
         self.source = source
-        self.tree = tree
+        self._tree, self._tree_of = (None, tree) if callable(tree) else (tree, None)
         self.lines = SourceLines(source)
         self.names = names if names is not None else AliasTable.from_ast(tree, self.lines)
         self._scanned = False
@@ -140,6 +144,47 @@ class SourceView:
         self._by_type: dict[type, list[ast.AST]] | None = None
         self._tokens: list[tuple[str, int, int, int]] | None = None  # (text, byte start, byte end, type)
         self._token_starts: list[int] = []
+
+    @property
+    def tree(self) -> ast.Module:
+        if self._tree is None:
+            self._tree = self._tree_of()  # type: ignore[misc]
+            self._tree_of = None
+        return self._tree
+
+    def respells_chains_only(self, replacements: list[tuple[int, int, str]]) -> bool:
+        """Whether each replacement puts a dotted name (`tf.compat.v1.placeholder`) where a chain
+        read as a value stood, so the text still parses: a value read is an expression anywhere,
+        and a dotted name is an expression with the same tokens at its ends (not under a walrus,
+        `del`, an assignment or an f-string, which may want a bare name or other text)."""
+        spans = {(chain.start, chain.end): chain for chain in self.chains}
+        data, last = self.lines.data, -1
+        for start, end, text in sorted(replacements):
+            if start < last or not _DOTTED_NAME.fullmatch(text) or any(keyword.iskeyword(part) for part in text.split(".")):
+                return False
+            last = end
+            chain = spans.get((start, end))
+            if chain is None:
+                if not self._module_path_at(start, end):
+                    return False
+            elif chain.in_fstring or chain.node is None or type(getattr(chain.node, "ctx", None)) is not ast.Load:
+                return False
+        return True
+
+    def _module_path_at(self, start: int, end: int) -> bool:
+        """Whether bytes start:end are the whole module path of an import (`tensorflow.compat.v1`
+        of `import tensorflow.compat.v1 as tf`), which another dotted path may replace."""
+        data = self.lines.data
+        if (start and data[start - 1 : start] not in (b" ", b"\t")) or data[end : end + 1] not in (b" ", b"\t", b"\n", b",", b""):
+            return False
+        path = data[start:end].decode("utf-8", "replace")
+        line = bisect.bisect_right(self.lines.starts, start)
+        for stmt, _ in self.imports:
+            if stmt.lineno == line == stmt.end_lineno:
+                if isinstance(stmt, ast.Import):
+                    return any(alias.name == path for alias in stmt.names)
+                return stmt.module == path and not stmt.level
+        return False
 
     def nodes_of(self, *kinds: type) -> list:
         """Every node of the tree of one of these exact types (one type: depth-first order; several:
@@ -558,7 +603,7 @@ class SourceView:
             if entry[2] is not stmt:
                 return None
             entry[1].append(message)
-        first = self.tree.body[0] if self.tree.body else None
+        first = (self.tree.body[0] if self.tree.body else None) if by_anchor else None
         for line_start, (indent, messages, stmt) in by_anchor.items():
             existing = self.existing_todos(line_start, indent, stmt is first)
             if existing is None:

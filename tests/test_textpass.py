@@ -505,3 +505,32 @@ def test_reparse_edited_equals_a_full_parse(old: str, new: str, parsed_alone: bo
         return
     assert tree is not None
     assert ast.dump(tree, include_attributes=True) == ast.dump(ast.parse(output), include_attributes=True)
+
+
+def _view(source: str) -> SourceView:
+    return SourceView(source, ast.parse(source))
+
+
+def _span(source: str, text: str) -> tuple[int, int]:
+    start = source.encode().index(text.encode())
+    return start, start + len(text.encode())
+
+
+def test_respelled_chains_and_import_paths_are_known_to_parse() -> None:
+    source = "import tensorflow.compat.v1 as tf\nfrom tensorflow.compat.v1 import layers\nx = tf.placeholder(tf.float32)\n"
+    view = _view(source)
+    assert view.respells_chains_only([(*_span(source, "tf.placeholder"), "tf.compat.v1.placeholder")])
+    assert view.respells_chains_only([(*_span(source, "tensorflow.compat.v1 as"), "tensorflow as")]) is False
+    assert view.respells_chains_only([(*_span(source, "tensorflow.compat.v1"), "tensorflow")])
+    start = source.index("from tensorflow.compat.v1") + len("from ")
+    assert view.respells_chains_only([(start, start + len("tensorflow.compat.v1"), "tensorflow")])
+
+
+def test_other_edits_are_parsed_again() -> None:
+    source = "import tensorflow as tf\ntf.x = tf.y\nf'{tf.z}'\n"
+    view = _view(source)
+    assert not view.respells_chains_only([(*_span(source, "tf.x"), "tf.compat.v1.x")])  # assigned to
+    assert not view.respells_chains_only([(*_span(source, "tf.y"), "tf.y()")])  # not a dotted name
+    assert not view.respells_chains_only([(*_span(source, "tf.y"), "tf.lambda")])  # a keyword
+    assert not view.respells_chains_only([(*_span(source, "tf.z"), "tf.compat.v1.z")])  # in an f-string
+    assert not view.respells_chains_only([(*_span(source, "tf.y"), "tf.compat.v1.y"), (*_span(source, "tf.y"), "tf.y")])
