@@ -431,12 +431,12 @@ class _Pipeline:
         """`SourceView.quiet_defs` of the file held as text (None once it is a CST)."""
         if self.module is not None or "\r" in self.text:
             return None
-        if self.view is None:
-            try:
+        try:
+            if self.view is None:
                 self.view = SourceView(self.text, parse(self.text), names=self.ctx.names)
-            except (SyntaxError, ValueError, RecursionError, MemoryError):
-                return None
-        return self.view.quiet_defs(wanted)
+            return self.view.quiet_defs(wanted)  # (a view from a text pass parses its text now)
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            return None
 
     def _as_cst(self) -> cst.Module:
         if self.module is None:
