@@ -55,7 +55,7 @@ class PassRecord:
             self.rebinds.extend(found)
 
     def added_imports(self, items) -> None:
-        """The imports the engine adds at the end of the pass: (module, obj, asname) each."""
+        """The imports the engine adds at the end of the pass (`ImportItem`s)."""
         for item in items:
             module, obj, asname = item.module, item.obj_name, item.alias
             if obj is not None:
@@ -166,6 +166,8 @@ def _rebinds(view: SourceView, replacements: list[tuple[int, int, str]]) -> list
         pieces.append(data[cursor:region_end].decode("utf-8"))
         new_text = "".join(pieces)
         old = _bound_by(stmt, view.names)
+        if old is None:
+            return None  # `from m import *`, a relative import: what it binds is not in the text
         try:
             tree = ast.parse(textwrap.dedent(new_text))
         except (SyntaxError, ValueError):

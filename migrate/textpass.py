@@ -158,7 +158,7 @@ class SourceView:
         and a dotted name is an expression with the same tokens at its ends (not under a walrus,
         `del`, an assignment or an f-string, which may want a bare name or other text)."""
         spans = {(chain.start, chain.end): chain for chain in self.chains}
-        data, last = self.lines.data, -1
+        last = -1
         for start, end, text in sorted(replacements):
             if start < last or not _DOTTED_NAME.fullmatch(text) or any(keyword.iskeyword(part) for part in text.split(".")):
                 return False
