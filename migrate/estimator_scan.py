@@ -8,10 +8,12 @@ the statements that replace what they found.
 from __future__ import annotations
 
 import ast
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 import libcst as cst
+from libcst._nodes.internal import CodegenState
 
 if TYPE_CHECKING:
     from .estimator.plan import Plan
@@ -251,8 +253,60 @@ def line_in_text(module: cst.Module, text: str, node: cst.CSTNode) -> int | None
     lines = _top_level_lines(parse(text).body)
     if len(lines) != len(module.body):
         return None
-    positions = MetadataWrapper(cst.Module(body=[top]), unsafe_skip_copy=True).resolve(PositionProvider)
-    return lines[module.body.index(top)] + positions[node].start.line - positions[top].start.line
+    offset = _line_within(module, top, node)
+    if offset is None:  # a node with no syntactic position of its own (whitespace, say)
+        positions = MetadataWrapper(cst.Module(body=[top]), unsafe_skip_copy=True).resolve(PositionProvider)
+        offset = positions[node].start.line - positions[top].start.line
+    return lines[module.body.index(top)] + offset
+
+
+def _line_within(module: cst.Module, top: cst.CSTNode, node: cst.CSTNode) -> int | None:
+    """How many lines below `top`'s start (as PositionProvider puts it) `node` starts: the text of
+    `top` generated only as far as both starts, counting line breaks, instead of the positions of
+    every node in it."""
+    if node is top:
+        return 0
+    state = _LineCounting(default_indent=module.default_indent, default_newline=module.default_newline)
+    state.wanted, state.found, state.hoisted = {id(top): top, id(node): node}, {}, {}
+    try:
+        top._codegen(state)
+    except _Found:
+        return state.found[id(node)] - state.found[id(top)]
+    return None
+
+
+class _Found(Exception):
+    pass
+
+
+class _LineCounting(CodegenState):
+    """Codegen that only counts line breaks and notes the line each wanted node starts on (where
+    PositionProvider puts its start: where its syntax begins, or where the child it takes its
+    start from begins); it stops once it has them all."""
+
+    line = 1
+    wanted: dict[int, cst.CSTNode]  # id of the node whose start is wanted -> the node
+    found: dict[int, int]
+    hoisted: dict[int, int]  # id of a child -> id of the wanted node whose start is the child's
+
+    def add_token(self, value: str) -> None:
+        if "\n" in value or "\r" in value:
+            self.line += value.count("\n") + value.count("\r") - value.count("\r\n")
+
+    def add_indent_tokens(self) -> None:
+        pass  # indentation holds no line break
+
+    @contextmanager
+    def record_syntactic_position(self, node, *, start_node=None, end_node=None):
+        key = self.hoisted.get(id(node), id(node))
+        if key in self.wanted and key not in self.found:
+            if start_node is not None:
+                self.hoisted[id(start_node)] = key
+            else:
+                self.found[key] = self.line
+                if len(self.found) == len(self.wanted):
+                    raise _Found
+        yield
 
 
 def _holds(tree: cst.CSTNode, node: cst.CSTNode) -> bool:

@@ -9,6 +9,7 @@ import subprocess
 import sys
 import stat
 import tempfile
+import textwrap
 import time
 from pathlib import Path
 
@@ -475,6 +476,71 @@ def test_a_declined_model_fn_names_the_blocking_statement_and_its_line(tmp_path:
     assert result.exit_code in (0, 1), result.output
     migrated = path.read_text(encoding="utf-8")
     assert f"(line {blocking}: `while net.shape.rank > 2:`)" in migrated, migrated
+
+
+def test_a_statement_line_is_counted_as_libcst_positions_put_it() -> None:
+    """The line a decline names is counted by generating its top-level statement's text only as
+    far as the statement (`estimator_scan._line_within`): the same line as LibCST's positions,
+    for every statement and expression inside decorated defs, classes, compound statements, lines of several small
+    statements, continued lines and strings spanning lines."""
+    import libcst as cst
+    from libcst.metadata import MetadataWrapper, PositionProvider
+
+    from tfmigrate.estimator_scan import _line_within
+
+    source = textwrap.dedent('''\
+        import tensorflow as tf
+
+
+        @decorator(
+            1)
+        # a comment
+        @other
+        def model_fn(features, labels, mode, params):
+          """Doc
+          string."""
+          net = features['x']; other = 1
+          if params.get('deep'):
+
+            # comment above
+            net = tf.layers.dense(net,
+                                  8)
+          elif mode == 'x':
+            pass
+          else:
+            with tf.variable_scope('s') as s, \\
+                other:
+              net = f"""{net}
+              """
+          try:
+            x = [i for i in (
+              net)]
+          except ValueError as e:
+            raise
+          finally:
+            y = 2
+          class Inner(Base):
+            @property
+            def f(self): return (
+              1)
+          return tf.estimator.EstimatorSpec(mode, loss=net)
+        ''')
+    module = cst.parse_module(source)
+    positions = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
+    checked = 0
+
+    class Every(cst.CSTVisitor):
+        def on_visit(self, node: cst.CSTNode) -> bool:
+            nonlocal checked
+            if isinstance(node, (cst.BaseStatement, cst.BaseSmallStatement, cst.BaseExpression)):
+                want = positions[node].start.line - positions[top].start.line
+                assert _line_within(module, top, node) == want, module.code_for_node(node)
+                checked += 1
+            return True
+
+    for top in module.body:
+        top.visit(Every())
+    assert checked > 90
 
 
 def _late_init_checkpoint_program() -> str:
