@@ -314,6 +314,7 @@ class _Pipeline:
         self.head: tuple[str, ast.Module] | None = None
         self.depth_checked = module is not None  # nesting depth fits LibCST (`MAX_DEPTH`)
         self._rendered: tuple[cst.Module | None, str] = (None, "")  # (module, its code)
+        self._module_of_text: tuple[str | None, cst.Module | None] = (None, None)  # (text, the CST it is the code of)
         self.record = PassRecord()  # what the text passes wrote (`settled`)
 
     def _current(self) -> str:
@@ -421,6 +422,7 @@ class _Pipeline:
         """Hold the file as text and a SourceView (resolving names with the original table)."""
         if self.module is not None:
             self.text, self.module, self.view = self._code(), None, None
+            self._module_of_text = (self.text, self._rendered[0])
         if self.view is None:
             if "\r" in self.text:
                 return False
@@ -439,6 +441,11 @@ class _Pipeline:
             return None
 
     def _as_cst(self) -> cst.Module:
+        if self.module is None and self._module_of_text[0] is self.text:
+            # Back to a CST with no text pass's edit since it was one (the text pass declined):
+            # the same tree, not a parse of its code.
+            self.module = self._module_of_text[1]
+            self.ctx.parsed = (self.module, self.text)
         if self.module is None:
             if self.depth_checked is not True:
                 tree = self.view.tree if self.view is not None else parse(self.text)
