@@ -66,7 +66,11 @@ class TPUConfigToRuntime(Rule):
                     continue
                 if chain.in_import or chain.in_fstring:
                     return None
-                if data[chain.start : end] != ".".join(parts[:size]).encode() or view.wrapped_in_parens(chain.start, end) is not False:
+                # A whole chain goes as the CST pass drops its node, whatever spaces, line breaks or
+                # comments it is spelled with; a prefix only where it is spelled as its dotted name.
+                if size < len(parts) and data[chain.start : end] != ".".join(parts[:size]).encode():
+                    return None
+                if view.wrapped_in_parens(chain.start, end) is not False:
                     return None
                 plan.replacements.append((chain.start, end, text))
                 plan.changed = True

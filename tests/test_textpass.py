@@ -227,6 +227,13 @@ CASES = {
         "c = RunConfig(model_dir='x')\nm = InputPipelineConfig.PER_HOST_V2\nn = (RunConfig)(c)\n"
     ),
     "config chain under attribute": "import tensorflow as tf\nc = tf.estimator.tpu.RunConfig(model_dir='x').replace(a=1)\n",
+    "config chains across lines": (
+        "import tensorflow as tf\nc = tf.estimator.tpu.TPUConfig(per_host_input_for_training=tf.estimator.tpu.InputPipelineConfig\n"
+        "    .BROADCAST, other=tf.estimator.tpu . InputPipelineConfig.  # why\n  PER_HOST_V2, x=(tf.estimator.tpu\n"
+        "  .InputPipelineConfig.SLICED), y=tf.estimator.tpu.InputPipelineConfig.PER_HOST_V1.value)\n"
+        "r = tf.estimator.tpu.RunConfig(\n  model_dir='x', tpu_config=c)\nq = (tf.estimator.\n   tpu.RunConfig)(c)\n"
+        "p = tf.estimator.tpu.InputPipelineConfig\\\n    .PER_HOST_V2.value + [tf.estimator.tpu.InputPipelineConfig\n  .SLICED.name]\n"
+    ),
     "tf1 only, docstring": '"""Doc."""\nfrom __future__ import print_function\nimport tensorflow.compat.v1 as tf1\n# lead\nX = tf1.gfile.Exists(\'a\')\n',
     "tf1 only, imports only": "import os\nimport tensorflow.compat.v1 as tf1\n",
     "tf1 only, use after imports": "import os\nimport tensorflow.compat.v1 as tf1\nx = tf1.logging.info('x'); y = tf1.gfile.Exists('a')\n",
