@@ -150,6 +150,22 @@ def _parse_without_gc(source: str) -> ast.Module:
         return ast.parse(source)
 
 
+def statement_groups(body: list[ast.stmt]) -> list[list]:
+    """Top-level statements as groups of whole lines (`a; b` share one): [first line (a decorator's
+    if any), last line, the statements' indexes in `body`], in order."""
+    groups: list[list] = []
+    for index, stmt in enumerate(body):
+        decorators = getattr(stmt, "decorator_list", None)
+        first = min([stmt.lineno] + [d.lineno for d in decorators]) if decorators else stmt.lineno
+        last = stmt.end_lineno or stmt.lineno
+        if groups and first <= groups[-1][1]:
+            groups[-1][1] = max(groups[-1][1], last)
+            groups[-1][2].append(index)
+        else:
+            groups.append([first, last, [index]])
+    return groups
+
+
 def reparse_edited(tree: ast.Module, lines: SourceLines, replacements: list[tuple[int, int, str]], output: str) -> ast.Module | None:
     """The `ast` of `output`, the text of `lines` with `replacements` (byte spans) spliced in, by
     parsing again only the top-level statements the replacements fall in (the others are shared
@@ -161,17 +177,7 @@ def reparse_edited(tree: ast.Module, lines: SourceLines, replacements: list[tupl
     body = tree.body
     if not body or output.count("\n") != data.count(b"\n") or "barry_as_FLUFL" in output:
         return None  # (that one `__future__` import changes how later statements parse)
-    # Top-level statements as groups of whole lines (`a; b` share one): (first line, last line, indexes).
-    groups: list[list] = []
-    for index, stmt in enumerate(body):
-        decorators = getattr(stmt, "decorator_list", None)
-        first = min([stmt.lineno] + [d.lineno for d in decorators]) if decorators else stmt.lineno
-        last = stmt.end_lineno or stmt.lineno
-        if groups and first <= groups[-1][1]:
-            groups[-1][1] = max(groups[-1][1], last)
-            groups[-1][2].append(index)
-        else:
-            groups.append([first, last, [index]])
+    groups = statement_groups(body)
     firsts = [group[0] for group in groups]
     touched: set[int] = set()
     for start, end, _ in replacements:

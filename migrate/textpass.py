@@ -24,7 +24,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from .names import AliasTable, SourceLines, ast_dotted, canonical_name
-from .parsing import NODE_FIELDS, child_fields, indexed, remember_index
+from .parsing import NODE_FIELDS, child_fields, indexed, remember_index, statement_groups
 from .rule import todo_comment
 
 _COMPOUND = (
@@ -104,17 +104,21 @@ _SKIPPED_TOKENS = frozenset({tokenize.NL, tokenize.NEWLINE, tokenize.COMMENT, to
                              tokenize.ENDMARKER})
 
 
-def _significant_tokens(source: str, lines: SourceLines) -> list[tuple[str, int, int, int]]:
-    """The file's tokens but comments, line breaks and indentation, with byte offsets; [] when it
-    does not tokenize."""
+def _significant_tokens(source: str, lines: SourceLines, first: int = 1, last: int | None = None) -> list[tuple[str, int, int, int]]:
+    """The tokens of lines `first` to `last` of the file (whole statements; all lines by default)
+    but comments, line breaks and indentation, with byte offsets in the file; [] when they do not
+    tokenize."""
     texts = source.split("\n")  # the view's lines (no `\r`: such files keep to the CST path)
+    last = len(texts) if last is None else last
+    region = "\n".join(texts[first - 1 : last]) + ("\n" if last < len(texts) else "")
     out = []
 
     def offset(row: int, col: int) -> int:
+        row += first - 1
         return lines.starts[row - 1] + len(texts[row - 1][:col].encode("utf-8")) if row <= len(texts) else len(lines.data)
 
     try:
-        for token in tokenize.generate_tokens(io.StringIO(source).readline):
+        for token in tokenize.generate_tokens(io.StringIO(region).readline):
             if token.type not in _SKIPPED_TOKENS:
                 out.append((token.string, offset(*token.start), offset(*token.end), token.type))
     except (tokenize.TokenError, SyntaxError, IndentationError):
@@ -142,8 +146,10 @@ class SourceView:
         self._scanned = False
         self._symbols: frozenset[str] | None = None
         self._by_type: dict[type, list[ast.AST]] | None = None
-        self._tokens: list[tuple[str, int, int, int]] | None = None  # (text, byte start, byte end, type)
-        self._token_starts: list[int] = []
+        # Tokens (text, byte start, byte end, type) and their starts, tokenized a few statements
+        # at a time: by the index of a top-level statement group, that group and the one before.
+        self._tokens: dict[int, tuple[list[tuple[str, int, int, int]], list[int]]] = {}
+        self._groups: list[tuple[int, int]] | None = None  # top-level statements' (first line, last line)
 
     @property
     def tree(self) -> ast.Module:
@@ -486,10 +492,7 @@ class SourceView:
 
     def _wrapped_in_parens_by_tokens(self, start: int, end: int) -> bool | None:
         """`wrapped_in_parens` read from the file's tokens (comments and line breaks skipped)."""
-        if self._tokens is None:
-            self._tokens = _significant_tokens(self.source, self.lines)
-            self._token_starts = [token[1] for token in self._tokens]
-        tokens, starts = self._tokens, self._token_starts
+        tokens, starts = self._tokens_around(start)
         if not tokens:
             return None
         first = bisect.bisect_left(starts, start)
@@ -506,6 +509,24 @@ class SourceView:
         if kind == tokenize.NAME:
             return keyword.iskeyword(before)  # `if (x)` groups; `f(x)` calls
         return True
+
+    def _tokens_around(self, start: int) -> tuple[list[tuple[str, int, int, int]], list[int]]:
+        """The significant tokens of the top-level statement holding byte `start` and of the one
+        before it (the tokens `_wrapped_in_parens_by_tokens` may look at: a statement never ends
+        in `(` nor starts with `)`), or of the whole file where no statement holds it."""
+        if self._groups is None:
+            self._groups = [(first, last) for first, last, _ in statement_groups(self.tree.body)]
+        groups = self._groups
+        line = bisect.bisect_right(self.lines.starts, start)
+        at = bisect.bisect_right(groups, (line, 1 << 30)) - 1
+        if at < 0 or line > groups[at][1]:
+            at, first, last = -1, 1, None
+        else:
+            first, last = groups[max(at - 1, 0)][0], groups[at][1]
+        if at not in self._tokens:
+            tokens = _significant_tokens(self.source, self.lines, first, last)
+            self._tokens[at] = (tokens, [token[1] for token in tokens])
+        return self._tokens[at]
 
     def _wrapped_in_parens_on_its_line(self, start: int, end: int) -> bool | None:
         data = self.lines.data

@@ -336,6 +336,32 @@ def test_the_scan_indexes_nodes_as_index_by_type_does(name: str) -> None:
         assert [id(node) for node in view.nodes_of(kind)] == [id(node) for node in nodes], kind.__name__
 
 
+def test_parentheses_read_from_a_statements_tokens_as_from_the_whole_files() -> None:
+    """`wrapped_in_parens` tokenizes only the statement a chain is in and the one before: for
+    every chain of every fixture and case (and chains opening a statement, closing one, or
+    wrapped at a statement's start after a call), the answer the whole file's tokens give."""
+    sources = [pair.read_text(encoding="utf-8") for pair in PAIRS] + list(CASES.values())
+    sources.append("import tensorflow as tf\nfoo()\n(tf.gfile.Exists)('a')\nx = [(\n  tf.a.b\n  ), (tf.c  # c\n)]\n"
+                   "@(tf.d)\ndef f(): return (\n  tf.e)\nif x: y = 1; (tf.f)\n")
+    checked = 0
+    for source in sources:
+        try:
+            tree = ast.parse(source)
+        except SyntaxError:
+            continue
+        if "\r" in source:
+            continue
+        by_statement, whole = SourceView(source, tree), SourceView(source, tree)
+        whole._groups = []  # no statement holds any chain: the whole file's tokens
+        for chain in by_statement.chains:
+            if chain.start < 0:
+                continue  # an import's module path
+            answer = by_statement._wrapped_in_parens_by_tokens(chain.start, chain.end)
+            assert answer == whole._wrapped_in_parens_by_tokens(chain.start, chain.end), (source, chain.dotted)
+            checked += 1
+    assert checked > 1000
+
+
 def test_the_walks_skip_only_fields_that_never_hold_a_node() -> None:
     """`index_by_type` (and the scan, which reads the same field table) finds every node that
     `ast.walk` finds but contexts and operators (left out on purpose), over every fixture and
