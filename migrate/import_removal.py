@@ -123,16 +123,25 @@ def remove_unused_top_level_imports(code: str, view: SourceView, pending: list, 
     body = view.tree.body
     module_scope = {id(node) for node in _module_scope_statements(body)}
     local = [node for node in view.nodes_of(ast.Import, ast.ImportFrom) if id(node) not in module_scope and _binds_any(node, names)]
+    function_only: set[str] = set()  # names bound by imports in functions alone
+    unread: dict[int, bool] = {}
+    places: dict[int, tuple[list[ast.stmt], int, int]] = {}  # an import in a function that goes: its block, index, top-level index
     if local:
         # An import in a function whose name that function reads (itself, or a function nested
-        # in it): the visitor keeps it. Any other import in a function or class is its to judge.
-        kept = _read_in_own_function(code, view, local, names)
-        if kept is None or any(_binds_any(node, kept) for node in view.nodes_of(ast.Import, ast.ImportFrom) if id(node) in module_scope):
+        # in it): the visitor keeps it; one it does not read, the visitor removes, as it does run
+        # on the top-level statement holding the function alone (the function's scope is all it
+        # reads). Any other import in a function or class is its to judge.
+        verdict = _read_in_own_function(code, view, local, names)
+        local_names = {alias.asname or alias.name.split(".")[0] for node in local for alias in node.names} & names
+        if verdict is None or any(_binds_any(node, local_names) for node in view.nodes_of(ast.Import, ast.ImportFrom) if id(node) in module_scope):
             return None
+        kept, unread = verdict
         pending = [entry for entry in pending if (entry[2] or entry[1] or entry[0]) not in kept]
         names -= kept
+        function_only = local_names - kept
         if not pending:
             return code
+        places = _places(body, set(unread))
     strings = _strings_read_as_names(view)
     if any(name in string for name in names for string in strings):
         return None  # perhaps named in an annotation or `__all__`: the visitor must look
@@ -141,7 +150,7 @@ def remove_unused_top_level_imports(code: str, view: SourceView, pending: list, 
             reads = import_reads(code, view.tree)
         except (SyntaxError, ValueError, RecursionError):  # pragma: no cover - the module parsed before
             return None
-    unused = names - reads.used
+    unused = (names - function_only) - reads.used
     if unused & reads.unclear:
         return None
     statements = []
@@ -164,16 +173,34 @@ def remove_unused_top_level_imports(code: str, view: SourceView, pending: list, 
         stop = body[index].end_lineno
         end = lines.starts[stop] if stop < len(lines.starts) else len(data)
         spans.append((start, end))
-    if not spans:
+    asked = [entry for entry in pending if (entry[2] or entry[1] or entry[0]) in unused | function_only]
+    cuts = []  # imports in functions that go whole, with the lines LibCST attaches to them
+    pieces = []  # top-level statements holding one that goes otherwise (the visitor's)
+    for key, (block, index, top) in places.items():
+        if top in statements:
+            continue  # the visitor runs on the whole statement anyway
+        if unread[key] and index and not isinstance(block[index - 1], _COMPOUND) and _removed_whole(block, index, asked, lines):
+            end = block[index].end_lineno
+            cuts.append((lines.starts[block[index - 1].end_lineno], lines.starts[end] if end < len(lines.starts) else len(data)))
+        elif top not in pieces:
+            pieces.append(top)
+    for index in pieces:
+        stmt = body[index]
+        first = min([stmt.lineno] + [d.lineno for d in getattr(stmt, "decorator_list", ())])
+        if stmt.end_lineno is None or stmt.col_offset or (index and body[index - 1].end_lineno >= first):
+            return None
+        statements.append(index)
+        spans.append((lines.starts[first - 1], lines.starts[stmt.end_lineno] if stmt.end_lineno < len(lines.starts) else len(data)))
+    if not spans and not cuts:
         return code
     from libcst.codemod.visitors import RemoveImportsVisitor
 
     context = codemod.libcst_context()
-    asked = [entry for entry in pending if (entry[2] or entry[1] or entry[0]) in unused]
     context.scratch[REMOVE_IMPORTS] = asked
     whole = {id(body[index]) for index in statements if _removed_whole(body, index, asked, lines)}
-    for (start, end), index in sorted(zip(spans, statements), reverse=True):
-        if id(body[index]) in whole:
+    edits = [(start, end, index) for (start, end), index in zip(spans, statements)] + [(start, end, None) for start, end in cuts]
+    for start, end, index in sorted(edits, key=lambda edit: edit[0], reverse=True):
+        if index is None or id(body[index]) in whole:
             # Every alias goes: the visitor removes the statement with the lines LibCST attaches
             # to it (the comments and blank lines above, the comment after), all of the span.
             data = data[:start] + data[end:]
@@ -186,9 +213,12 @@ def remove_unused_top_level_imports(code: str, view: SourceView, pending: list, 
     return data.decode("utf-8")
 
 
-def _read_in_own_function(code: str, view: SourceView, imports: list, names: set[str]) -> set[str] | None:
-    """The names in `names` the `imports` (each in a function) bind, if each is read in the
-    function importing it or in a function nested there (a free variable of it); else None."""
+def _read_in_own_function(code: str, view: SourceView, imports: list, names: set[str]) -> tuple[set[str], dict[int, bool]] | None:
+    """Of the names in `names` the `imports` (each in a function) bind, those every function
+    importing one reads (itself, or a function nested there, where it is a free variable), and
+    the ids of the imports whose function does not read a name they bind (with whether it reads
+    none of the names they bind); None where some import is not a function's own (a class
+    body's, or a name declared global there)."""
     import symtable
 
     owner: dict[int, ast.AST] = {}
@@ -208,12 +238,15 @@ def _read_in_own_function(code: str, view: SourceView, imports: list, names: set
             if key in functions:
                 return None  # two functions on one line under one name: no telling them apart
             functions[key] = table
-    kept: set[str] = set()
+    read: set[str] = set()
+    unread: dict[int, bool] = {}
+    unread_names: set[str] = set()
     for node in imports:
         fn = owner.get(id(node))
         table = functions.get((fn.name, fn.lineno)) if fn is not None else None
         if table is None:
             return None
+        reads_one = False
         for alias in node.names:
             name = alias.asname or alias.name.split(".")[0]
             if name not in names:
@@ -221,17 +254,44 @@ def _read_in_own_function(code: str, view: SourceView, imports: list, names: set
             symbol = table.lookup(name)
             if not (symbol.is_imported() and symbol.is_local()) or symbol.is_global():
                 return None
-            if not (symbol.is_referenced() or any(name in child.get_identifiers() and child.lookup(name).is_free()
-                                                  for child in table.get_children())):
-                return None
-            kept.add(name)
-    return kept
+            if symbol.is_referenced() or any(name in child.get_identifiers() and child.lookup(name).is_free()
+                                             for child in table.get_children()):
+                read.add(name)
+                reads_one = True
+            else:
+                unread[id(node)] = True
+                unread_names.add(name)
+        if reads_one and id(node) in unread:
+            unread[id(node)] = False
+    return read - unread_names, unread
+
+
+def _places(body: list[ast.stmt], wanted: set[int]) -> dict[int, tuple[list[ast.stmt], int, int]]:
+    """For each statement inside a top-level one whose id is in `wanted`: the statement list
+    holding it, its index there, and the index in `body` of the top-level statement."""
+    found: dict[int, tuple[list[ast.stmt], int, int]] = {}
+    for top, stmt in enumerate(body):
+        stack = _blocks(stmt)
+        while stack:
+            block = stack.pop()
+            for index, inner in enumerate(block):
+                if id(inner) in wanted:
+                    found[id(inner)] = (block, index, top)
+                stack += _blocks(inner)
+    return found
+
+
+def _blocks(stmt: ast.stmt) -> list[list[ast.stmt]]:
+    """The statement lists directly inside `stmt` (bodies, else and finally blocks, handlers, cases)."""
+    blocks = [getattr(stmt, field) for field in ("body", "orelse", "finalbody") if isinstance(getattr(stmt, field, None), list)]
+    return blocks + [part.body for part in (*getattr(stmt, "handlers", ()), *getattr(stmt, "cases", ()))]
 
 
 def _removed_whole(body: list[ast.stmt], index: int, asked: list, lines) -> bool:
     """Whether RemoveImportsVisitor, asked `asked`, removes every alias of `body[index]` (an import
-    alone on its lines, absolute), matching as it does: `import m as a` by the last alias asked of
-    `m`, `from m import x as a` by `(x, a)` among those asked of `m`."""
+    alone on its lines, absolute; `body` is the module's or a block's statements, `index` at least
+    1), matching as it does: `import m as a` by the last alias asked of `m`, `from m import x as a`
+    by `(x, a)` among those asked of `m`."""
     stmt = body[index]
     if not isinstance(stmt, (ast.Import, ast.ImportFrom)):
         return False

@@ -165,6 +165,40 @@ CASES = {
         "import tensorflow as tf\nfrom tensorflow.python.ops import math_ops\nx = tf.gfile.Exists('a')\n"
         "def f():\n  from tensorflow.python.ops import array_ops\n  def g():\n    return array_ops.x\n  return g\n"
     ),
+    "imports in functions respelled away: cut with their lines, or the visitor's where it must": (
+        'import tensorflow as tf\n'
+        'def summary():\n'
+        '  """Doc."""\n'
+        '\n'
+        '  # the contrib summary\n'
+        '  from tensorflow.contrib import summary as contrib_summary  # c\n'
+        '  return contrib_summary\n'
+        'def metrics():\n'
+        '  x = 1\n'
+        '  from tensorflow.contrib import metrics as contrib_metrics\n'
+        '  y = 2\n'
+        '  return contrib_metrics\n'
+        'def first():\n'
+        '  from tensorflow.contrib import summary as contrib_summary\n'
+        '  return contrib_summary\n'
+        'def after_if():\n'
+        '  if x:\n'
+        '    pass\n'
+        '  # c\n'
+        '  from tensorflow.contrib import metrics as contrib_metrics\n'
+        '  return contrib_metrics\n'
+        'class A:\n'
+        '  def m(self):\n'
+        '    z = 1\n'
+        '    from tensorflow.contrib import summary as contrib_summary\n'
+        '    return contrib_summary\n'
+        'def nested():\n'
+        '  def inner():\n'
+        '    q = 1; from tensorflow.contrib import summary as contrib_summary\n'
+        '    return contrib_summary\n'
+        '  return inner\n'
+        "x = tf.gfile.Exists('a')\n"
+    ),
     "import in a function, unused there": (
         "import tensorflow as tf\nx = tf.gfile.Exists('a')\ndef f():\n  from tensorflow.python.ops import array_ops\n  return 1\n"
     ),
