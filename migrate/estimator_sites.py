@@ -81,9 +81,10 @@ class EstimatorSiteRule(SiteCodegen, Rule):
         # What the walks react to outside a model_fn: estimator calls (sites, loose calls,
         # train_and_evaluate and its specs) and the surface (hooks, exporters, receivers,
         # early stopping); the global step and placeholders only inside hook classes and
-        # receiver functions, which spell some of those.
+        # receiver functions, which spell some of those; the switches to graph mode, dropped
+        # from any block.
         cls.WALK_SYMBOLS = (
-            cls.TRIGGERS | SURFACE_SYMBOLS | {"estimator.train_and_evaluate"} if cls.SKIPS_QUIET_DEFS else None
+            cls.TRIGGERS | SURFACE_SYMBOLS | {"estimator.train_and_evaluate"} | _GRAPH_MODE_SWITCHES if cls.SKIPS_QUIET_DEFS else None
         )
 
     def visit_Module(self, node: cst.Module) -> bool:

@@ -298,6 +298,10 @@ _ESTIMATOR_EXTRAS = {
     ),
     "specs elsewhere": "def specs():\n  return tf.estimator.TrainSpec(train_input_fn), tf.estimator.EvalSpec(eval_input_fn)\n",
     "loose estimator": "def make():\n  return tf.estimator.Estimator(model_fn=my_model)\n",
+    "graph mode switched on in a helper": (
+        "def setup():\n  tf.compat.v1.disable_eager_execution()\n  return 1\n\n\n"
+        "def setup_v1():\n  if True:\n    tf.disable_v2_behavior()\n"
+    ),
     "uses of the model_fn": "def again():\n  return my_model(None, None, None, None), tf.nn.relu\n",
     "module-level estimator": (
         "est = tf.estimator.Estimator(model_fn=my_model, params={'n_classes': 3, 'learning_rate': 0.1})\n\n\n"
