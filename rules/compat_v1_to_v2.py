@@ -332,7 +332,7 @@ class CompatV1ToV2(Rule):
         # uses get a TODO), and the imports the runtime replaces whole (rewritten in leave_ImportFrom).
         self._contrib_locals: dict[str, str] = {}
         self._in_import = 0
-        self._not_references: set[int] = set()  # ids of Names that are attribute/keyword/parameter names
+        self._not_references: set[int] = set()  # ids of Names that are attribute/keyword/parameter/def names
         for imp in _contrib_from_imports(node):
             if _runtime_import(imp) is None:
                 module = dotted_text(imp.module)  # type: ignore[arg-type]
@@ -369,6 +369,11 @@ class CompatV1ToV2(Rule):
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
         self._fn_stack.append(node.name.value)
+        self._not_references.add(id(node.name))  # a def's own name reads no import
+        return True
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> bool:
+        self._not_references.add(id(node.name))
         return True
 
     def leave_FunctionDef(self, original: cst.FunctionDef, updated: cst.FunctionDef) -> cst.FunctionDef:
@@ -892,12 +897,10 @@ def _contrib_runtime_home(module: str, objs: list[str]) -> tuple[str, list[str]]
 
 def _lone_uses_are_names(view: SourceView, names, locals_: set[str]) -> bool:
     """Whether every mention of these import-bound names that TFM101's `leave_Name` would see is
-    one of `view.lone_names` (no def, class, `global`, `except ... as` or pattern binds one)."""
+    one of `view.lone_names` (no `global`, `except ... as` or pattern binds one; the name of a
+    def or class is no mention)."""
     if not locals_ <= set(names.aliases):
         return False
-    for node in view.nodes_of(ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef):
-        if node.name in locals_:
-            return False
     for node in view.nodes_of(ast.Global, ast.Nonlocal):
         if locals_ & set(node.names):
             return False

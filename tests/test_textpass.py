@@ -143,6 +143,11 @@ CASES = {
     "contrib local bound again by a def": (
         "import tensorflow as tf\nfrom tensorflow.contrib import layers\ndef layers():\n  return tf.gfile.Exists(layers)\n"
     ),
+    "contrib local named again by a method and a class": (
+        "import tensorflow as tf\nfrom tensorflow.contrib.tpu.python.tpu import device_assignment\n"
+        "class A:\n  def device_assignment(self):\n    return device_assignment.device_assignment(1)\n"
+        "  class device_assignment:\n    pass\nx = tf.gfile.Exists(A)\n"
+    ),
     "contrib local in an f-string": "import tensorflow as tf\nfrom tensorflow.contrib import layers\nx = f'{layers}' + tf.gfile.Exists('a')\n",
     "contrib import in a function": (
         "import tensorflow as tf\ndef f():\n  from tensorflow.contrib import slim\n  return slim, tf.gfile.Exists(slim.conv2d)\n"
