@@ -97,6 +97,28 @@ class FlagsLoggingToAbsl(Rule):
     def leave_Module(self, original: cst.Module, updated: cst.Module) -> cst.Module:
         for name in self._retired:
             self.ctx.names.aliases.pop(name, None)
+        aliases = self.ctx.names.aliases
+        gone = _shadowed(aliases, self._local, self._imported)
+        for stmt in updated.body:
+            node = stmt.body[0] if isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1 else None
+            if isinstance(node, cst.ImportFrom) and node.module is not None and not node.relative and not isinstance(node.names, cst.ImportStar):
+                module = cst.Module([]).code_for_node(node.module)
+                for alias in node.names:
+                    entry = (module, alias.evaluated_name, alias.evaluated_alias)
+                    if _renamed(entry, aliases, self._imported, gone):
+                        self.ctx.drop_import_if_unused(*entry)
+        if gone:
+            # `from tensorflow import flags`: absl's `flags` takes the name (an ImportError on TF2).
+            body = []
+            for stmt in updated.body:
+                kept = _without_aliases(stmt, gone)
+                if kept is not stmt:
+                    self.mark_changed()
+                if kept is not None:
+                    body.append(kept)
+            updated = updated.with_changes(body=body)
+            for name in gone:
+                self.ctx.names.aliases.pop(name, None)
         return updated
 
     def _bound_names(self, module: cst.Module) -> dict[str, str]:
@@ -257,7 +279,23 @@ class FlagsLoggingToAbsl(Rule):
                     plan.changed = True
                 else:
                     plan.todos.append((chain.stmt, "`tf.app.run()` ran the module's `main`; pass absl's `app.run` the main function"))
-        for name in retired:
+        gone = _shadowed(aliases, local, imported)
+        for stmt in body:
+            if isinstance(stmt, ast.ImportFrom) and stmt.module and not stmt.level:
+                for alias in stmt.names:
+                    if _renamed((stmt.module, alias.name, alias.asname), aliases, imported, gone):
+                        plan.removals.append((stmt.module, alias.name, alias.asname))
+        for stmt in body if gone else ():
+            if not isinstance(stmt, ast.ImportFrom) or stmt.level or not (stmt.module or "").startswith("tensorflow"):
+                continue
+            if not any((alias.asname or alias.name) in gone for alias in stmt.names):
+                continue
+            span = _lone_statement_lines(view, stmt)
+            if span is None or not all((alias.asname or alias.name) in gone for alias in stmt.names):
+                return None  # its comments, or other names it imports: the CST pass
+            plan.replacements.append((*span, ""))
+            plan.changed = True
+        for name in retired | gone:
             aliases.pop(name, None)
         return plan
 
@@ -292,6 +330,70 @@ def _imports_argparse(node: cst.Import | cst.ImportFrom | ast.Import | ast.Impor
 def _tf1_flags_parser(flags: str) -> str:
     """TF1 `tf.app.run`'s flag parser: the flags absl knows, the rest left in argv for `main`."""
     return f"lambda argv: {flags}.FLAGS(argv, known_only=True)"
+
+
+def _shadowed(aliases: dict[str, str], local: dict[str, str], imported: set[str]) -> set[str]:
+    """Names an import binds to TF1's flags, logging or app module (`from tensorflow import
+    flags`) that the absl module this rule imports takes over: those imports go (TF2 has no such
+    module to import)."""
+    gone = set()
+    for module in imported:
+        name = local[module]
+        full = aliases.get(name, "")
+        if full.startswith("tensorflow") and canonical_name(full) in _TF_MODULES[module]:
+            gone.add(name)
+    return gone
+
+
+_TF_MODULES = {"flags": ("flags", "app.flags"), "app": ("app",), "logging": ("logging",)}
+
+
+def _renamed(entry: tuple[str, str, str | None], aliases: dict[str, str], imported: set[str], gone: set[str]) -> bool:
+    """Whether `from module import obj as asname` binds TF1's flags, logging or app module under
+    another name than the absl module this rule imports for it (whose uses it respelled): the
+    import goes once nothing reads it."""
+    module, obj, asname = entry
+    name = asname or obj
+    full = aliases.get(name, "")
+    if name in gone or not module.startswith("tensorflow") or not full.startswith("tensorflow"):
+        return False
+    key = canonical_name(full)
+    return any(key in _TF_MODULES[absl] for absl in imported)
+
+
+def _without_aliases(stmt: cst.CSTNode, gone: set[str]) -> cst.CSTNode | None:
+    """A top-level `from tensorflow... import` line less the aliases binding `gone` (None when
+    none is left; `stmt` itself when it binds none)."""
+    if not (isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1 and isinstance(stmt.body[0], cst.ImportFrom)):
+        return stmt
+    node = stmt.body[0]
+    module = cst.Module([]).code_for_node(node.module) if node.module is not None else ""
+    if node.relative or not module.startswith("tensorflow") or isinstance(node.names, cst.ImportStar):
+        return stmt
+    kept = [alias for alias in node.names if (alias.evaluated_alias or alias.evaluated_name) not in gone]
+    if len(kept) == len(node.names):
+        return stmt
+    if not kept:
+        return None
+    if kept[-1] is not node.names[-1]:
+        kept[-1] = kept[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
+    return stmt.with_changes(body=[node.with_changes(names=kept)])
+
+
+def _lone_statement_lines(view: "SourceView", stmt: ast.stmt) -> tuple[int, int] | None:
+    """The byte range of `stmt`'s lines when LibCST's node for it is just those lines: it starts
+    a line below a line of code (no blank or comment line above, which LibCST gives it) and
+    nothing but a comment follows it on its last line."""
+    lines = view.lines
+    if stmt.col_offset != 0 or stmt.lineno < 2 or stmt.end_lineno is None or stmt.end_col_offset is None:
+        return None
+    start = lines.starts[stmt.lineno - 1]
+    end = lines.starts[stmt.end_lineno] if stmt.end_lineno < len(lines.starts) else len(lines.data)
+    rest = lines.data[lines.offset(stmt.end_lineno, stmt.end_col_offset) : end].strip()
+    above = lines.data[lines.starts[stmt.lineno - 2] : start].rstrip(b"\n")
+    if (rest and not rest.startswith(b"#")) or not above.strip() or above.lstrip().startswith(b"#") or above.endswith(b"\\"):
+        return None
+    return start, end
 
 
 def _root(node: cst.BaseExpression) -> str | None:

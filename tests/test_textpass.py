@@ -148,6 +148,13 @@ CASES = {
         "class A:\n  def device_assignment(self):\n    return device_assignment.device_assignment(1)\n"
         "  class device_assignment:\n    pass\nx = tf.gfile.Exists(A)\n"
     ),
+    "TF1 flags, logging and app modules imported by name": (
+        "import os\nfrom tensorflow import flags\nfrom tensorflow import logging as tf_logging  # log\n"
+        "from tensorflow.compat.v1 import app\nflags.DEFINE_string('a', None, 'h')\ntf_logging.info(os.sep)\napp.run()\n"
+    ),
+    "TF1 flags module imported beside other names": (
+        "import os\nfrom tensorflow import flags, float32\nflags.DEFINE_string('a', None, 'h')\nx = float32\n"
+    ),
     "contrib local in an f-string": "import tensorflow as tf\nfrom tensorflow.contrib import layers\nx = f'{layers}' + tf.gfile.Exists('a')\n",
     "contrib import in a function": (
         "import tensorflow as tf\ndef f():\n  from tensorflow.contrib import slim\n  return slim, tf.gfile.Exists(slim.conv2d)\n"
