@@ -320,12 +320,8 @@ def _module_scope_statements(body: list[ast.stmt]):
         yield stmt
         if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             continue
-        for field in ("body", "orelse", "finalbody"):
-            stack.extend(getattr(stmt, field, ()))
-        for handler in getattr(stmt, "handlers", ()):
-            stack.extend(handler.body)
-        for case in getattr(stmt, "cases", ()):
-            stack.extend(case.body)
+        for block in _blocks(stmt):
+            stack.extend(block)
 
 
 def _strings_read_as_names(view: SourceView) -> list[str]:

@@ -470,18 +470,23 @@ class SourceView:
                 continue
             if module is not None and stmt.names[0].name != module:
                 return None
-            if stmt.lineno != stmt.end_lineno or stmt.col_offset != 0 or stmt.lineno < 2:
-                return None
-            start = lines.starts[stmt.lineno - 1]
-            end = lines.starts[stmt.lineno] if stmt.lineno < len(lines.starts) else len(lines.data)
-            rest = lines.data[lines.offset(stmt.lineno, stmt.end_col_offset) : end].strip()
-            if rest and not rest.startswith(b"#"):
-                return None  # `import x as y; more`
-            above = lines.data[lines.starts[stmt.lineno - 2] : start].rstrip(b"\n")
-            if not above.strip() or above.lstrip().startswith(b"#") or above.endswith(b"\\"):
-                return None  # blank or comment lines above belong to the import and go with it
-            return start, end
+            return self.lone_statement_lines(stmt) if stmt.lineno == stmt.end_lineno else None
         return None
+
+    def lone_statement_lines(self, stmt: ast.stmt) -> tuple[int, int] | None:
+        """The byte range of a top-level `stmt`'s lines when LibCST's node for it is just those
+        lines: it starts a line below a line of code (blank or comment lines above belong to it
+        and go with it) and nothing but a comment follows it (not `import x as y; more`)."""
+        lines = self.lines
+        if stmt.col_offset != 0 or stmt.lineno < 2 or stmt.end_lineno is None or stmt.end_col_offset is None:
+            return None
+        start = lines.starts[stmt.lineno - 1]
+        end = lines.starts[stmt.end_lineno] if stmt.end_lineno < len(lines.starts) else len(lines.data)
+        rest = lines.data[lines.offset(stmt.end_lineno, stmt.end_col_offset) : end].strip()
+        above = lines.data[lines.starts[stmt.lineno - 2] : start].rstrip(b"\n")
+        if (rest and not rest.startswith(b"#")) or not above.strip() or above.lstrip().startswith(b"#") or above.endswith(b"\\"):
+            return None
+        return start, end
 
     # -- splicing ---------------------------------------------------------------------------
     def wrapped_in_parens(self, start: int, end: int) -> bool | None:

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
-from tfmigrate.names import canonical_name
+from tfmigrate.names import canonical_name, dotted_text
 from tfmigrate.rule import Rule
 
 if TYPE_CHECKING:
@@ -102,7 +102,7 @@ class FlagsLoggingToAbsl(Rule):
         for stmt in updated.body:
             node = stmt.body[0] if isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1 else None
             if isinstance(node, cst.ImportFrom) and node.module is not None and not node.relative and not isinstance(node.names, cst.ImportStar):
-                module = cst.Module([]).code_for_node(node.module)
+                module = dotted_text(node.module)
                 for alias in node.names:
                     entry = (module, alias.evaluated_name, alias.evaluated_alias)
                     if _renamed(entry, aliases, self._imported, gone):
@@ -290,7 +290,7 @@ class FlagsLoggingToAbsl(Rule):
                 continue
             if not any((alias.asname or alias.name) in gone for alias in stmt.names):
                 continue
-            span = _lone_statement_lines(view, stmt)
+            span = view.lone_statement_lines(stmt)
             if span is None or not all((alias.asname or alias.name) in gone for alias in stmt.names):
                 return None  # its comments, or other names it imports: the CST pass
             plan.replacements.append((*span, ""))
@@ -367,7 +367,7 @@ def _without_aliases(stmt: cst.CSTNode, gone: set[str]) -> cst.CSTNode | None:
     if not (isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1 and isinstance(stmt.body[0], cst.ImportFrom)):
         return stmt
     node = stmt.body[0]
-    module = cst.Module([]).code_for_node(node.module) if node.module is not None else ""
+    module = dotted_text(node.module) if node.module is not None else ""
     if node.relative or not module.startswith("tensorflow") or isinstance(node.names, cst.ImportStar):
         return stmt
     kept = [alias for alias in node.names if (alias.evaluated_alias or alias.evaluated_name) not in gone]
@@ -378,22 +378,6 @@ def _without_aliases(stmt: cst.CSTNode, gone: set[str]) -> cst.CSTNode | None:
     if kept[-1] is not node.names[-1]:
         kept[-1] = kept[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
     return stmt.with_changes(body=[node.with_changes(names=kept)])
-
-
-def _lone_statement_lines(view: "SourceView", stmt: ast.stmt) -> tuple[int, int] | None:
-    """The byte range of `stmt`'s lines when LibCST's node for it is just those lines: it starts
-    a line below a line of code (no blank or comment line above, which LibCST gives it) and
-    nothing but a comment follows it on its last line."""
-    lines = view.lines
-    if stmt.col_offset != 0 or stmt.lineno < 2 or stmt.end_lineno is None or stmt.end_col_offset is None:
-        return None
-    start = lines.starts[stmt.lineno - 1]
-    end = lines.starts[stmt.end_lineno] if stmt.end_lineno < len(lines.starts) else len(lines.data)
-    rest = lines.data[lines.offset(stmt.end_lineno, stmt.end_col_offset) : end].strip()
-    above = lines.data[lines.starts[stmt.lineno - 2] : start].rstrip(b"\n")
-    if (rest and not rest.startswith(b"#")) or not above.strip() or above.lstrip().startswith(b"#") or above.endswith(b"\\"):
-        return None
-    return start, end
 
 
 def _root(node: cst.BaseExpression) -> str | None:
