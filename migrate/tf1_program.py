@@ -21,6 +21,14 @@ _TF1_ONLY = re.compile(
 )
 _COMPAT_IMPORT = re.compile(r"^\s*import\s+tensorflow\.compat\.v1\s+as\s+tf\b", re.M)
 _CONTRIB_IMPORT = re.compile(r"^\s*(from\s+tensorflow\.contrib\b|import\s+tensorflow\.contrib\b)", re.M)
+# `from tensorflow import placeholder, Session` / `from tensorflow.train import AdamOptimizer`: TF1's
+# names imported as names (an ImportError on TF2), the parenthesized list or the rest of the line.
+_TF1_FROM_IMPORT = re.compile(
+    r"^[ \t]*from[ \t]+tensorflow(?:[ \t]+import[ \t]+(?:\([^)]*?|[^\n(]*?)\b(?:contrib|flags|app|Session|"
+    r"InteractiveSession|placeholder|layers|logging|gfile|variable_scope|get_variable|to_float|to_int32|random_normal|"
+    r"truncated_normal)|\.train[ \t]+import[ \t]+(?:\([^)]*?|[^\n(]*?)\b\w*Optimizer)\b",
+    re.M,
+)
 
 
 def is_tf1_source(source: str, attributes: Callable[[], Iterable[ast.Attribute]] | None = None) -> bool:
@@ -28,7 +36,7 @@ def is_tf1_source(source: str, attributes: Callable[[], Iterable[ast.Attribute]]
     not in its comments or docstrings (a migrated file's docstring may still name `tf.Session`).
     `attributes`: every Attribute node of the source's tree, asked for only when the text alone
     cannot tell (the engine passes its view's index; without it the source is parsed)."""
-    if _CONTRIB_IMPORT.search(source):
+    if _CONTRIB_IMPORT.search(source) or _TF1_FROM_IMPORT.search(source):
         return True
     if _COMPAT_IMPORT.search(source) or not _TF1_ONLY.search(source):
         return False

@@ -284,7 +284,9 @@ class CompatV1ToV2(Rule):
     -> `nn.conv2d_transpose`) stays `tf.compat.v1.X` where a call passes them so, and where it is
     referenced uncalled (`partial(tf.nn.dropout, keep_prob=...)`), since any call may come. A TF2
     function a TF 1.x program calls through `tf.compat.v2` keeps that spelling where TF1's would
-    read the call otherwise. A second run changes nothing.
+    read the call otherwise. A TF1 name imported as a name (`from tensorflow import placeholder`,
+    `from tensorflow.train import AdamOptimizer`: an ImportError on TF2), or one whose TF2 function
+    differs as above, is imported from `tensorflow.compat.v1` instead. A second run changes nothing.
     """
 
     CODE = "TFM101"
@@ -333,6 +335,8 @@ class CompatV1ToV2(Rule):
         self._contrib_locals: dict[str, str] = {}
         self._in_import = 0
         self._not_references: set[int] = set()  # ids of Names that are attribute/keyword/parameter/def names
+        self._in_line = False  # inside a SimpleStatementLine (not a one-line suite: `if x: import y`)
+        self._split: dict[int, cst.ImportFrom] = {}  # a TF2 import -> the compat.v1 one split off it
         for imp in _contrib_from_imports(node):
             if _runtime_import(imp) is None:
                 module = dotted_text(imp.module)  # type: ignore[arg-type]
@@ -356,15 +360,20 @@ class CompatV1ToV2(Rule):
         self._in_import += 1
 
     def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> bool:
+        self._in_line = True
         return id(node) not in self._dead_aliases
 
     def leave_SimpleStatementLine(
         self, original: cst.SimpleStatementLine, updated: cst.SimpleStatementLine
-    ) -> cst.SimpleStatementLine | cst.RemovalSentinel:
+    ) -> cst.SimpleStatementLine | cst.RemovalSentinel | cst.FlattenSentinel:
+        self._in_line = False
         if id(original) in self._dead_aliases:
             # `slim = tf.contrib.slim` once the migration replaced every `slim.*` call.
             self.mark_changed()
             return cst.RemoveFromParent()
+        split = [self._split.pop(id(statement)) for statement in updated.body if id(statement) in self._split]
+        if split:  # `from tensorflow import float32, placeholder`: placeholder from tensorflow.compat.v1
+            return cst.FlattenSentinel([updated, *(cst.SimpleStatementLine(body=[imp]) for imp in split)])
         return updated
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
@@ -505,11 +514,43 @@ class CompatV1ToV2(Rule):
             return replaced
         if not module.startswith("tensorflow"):
             return updated
+        home = compat_v1_module(module)
+        moved = [alias for alias in updated.names if home and self._imported_from_v1(module, dotted_text(alias.name))]  # type: ignore[union-attr]
         for alias in updated.names:
             obj = dotted_text(alias.name)
             local = dotted_text(alias.asname.name) if alias.asname else None  # type: ignore[arg-type]
-            self.ctx.drop_import_if_unused(module, obj, local)
-        return updated
+            self.ctx.drop_import_if_unused(home if alias in moved else module, obj, local)  # type: ignore[arg-type]
+        if not moved:
+            return updated
+        # `from tensorflow import placeholder`: an ImportError on TF2; TF1's from tensorflow.compat.v1
+        self.mark_changed()
+        rest = [alias for alias in updated.names if alias not in moved]  # type: ignore[union-attr]
+        if not self._in_line or all(_v1_symbol(f"{module}.{dotted_text(alias.name)}") for alias in rest) or "#" in _code(updated):
+            # (names compat.v1 has as they are, `float32`; or comments among the names, kept so)
+            return updated.with_changes(module=chain_node(home))  # type: ignore[arg-type]
+        kept = [alias for alias in updated.names if alias not in moved]  # type: ignore[union-attr]
+        kept[-1] = kept[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
+        result = updated.with_changes(names=kept)
+        last = moved[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
+        self._split[id(result)] = cst.ImportFrom(
+            module=chain_node(home),  # type: ignore[arg-type]
+            names=[alias.with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))) for alias in moved[:-1]] + [last],
+        )
+        return result
+
+    def _imported_from_v1(self, module: str, obj: str) -> bool:
+        """`from <module> import <obj>` names what TFM101 spells `tf.compat.v1.X` (`placeholder`,
+        `train.AdamOptimizer`; in a TF 1.x program `summary.scalar`, and `nn.dropout` since any
+        call may pass keep_prob): absent from TF2 there, or another function."""
+        full = f"{module}.{obj}"
+        if not _v1_symbol(full):
+            return False  # a module (its chains are respelled), or nothing compat.v1 still has
+        found = lookup(full[len("tensorflow."):])
+        assert found is not None
+        text, todo = plan_chain(full, "tf", False, self.ctx.tf1_program)
+        if signature_sensitive(full) and kept_spelling(full, "tf", None) is not None:
+            return True
+        return todo is None and text is not None and text.startswith("tf.") and text != f"tf.{found[0]}"
 
     # -- the same rule on `ast` alone (engine fast path; must match the CST pass byte for byte) --
     def text_edits(self, view: SourceView) -> TextPlan | None:
@@ -519,6 +560,12 @@ class CompatV1ToV2(Rule):
             return None  # functions run under a variable store: the CST pass knows which
         if _has_module_alias(view.tree, names):
             return None  # the CST pass decides whether it is dead
+        if any(
+            isinstance(imp, ast.ImportFrom) and not imp.level and compat_v1_module(imp.module or "")
+            and any(self._imported_from_v1(imp.module, alias.name) for alias in imp.names)  # type: ignore[arg-type]
+            for imp, _ in view.imports
+        ):
+            return None  # leave_ImportFrom respells the import (or splits it)
         estimator_imports = [
             imp for imp, _ in view.imports
             if isinstance(imp, ast.ImportFrom) and not imp.level and (imp.module or "").startswith(_CST_IMPORTS)
@@ -759,6 +806,27 @@ def _iterator_edits(view: SourceView, names, tf: str) -> list[tuple[int, int, st
 # Where removed TF1 modules were imported from, and the `_REMOVED` entry saying what to do.
 _REMOVED_IMPORT_HOMES = (("tensorflow.contrib", "contrib"), ("tensorflow_estimator", "estimator"),
                          ("tensorflow.python.estimator", "estimator"))
+
+
+def _v1_symbol(full: str) -> bool:
+    """`tensorflow.X` is a TF1 symbol (not a module) tensorflow.compat.v1 still has."""
+    found = lookup(full[len("tensorflow."):])
+    return found is not None and not found[1] and v1_present(found[0])
+
+
+def _code(node: cst.CSTNode) -> str:
+    return cst.Module(body=[]).code_for_node(node)
+
+
+def compat_v1_module(module: str) -> str | None:
+    """`tensorflow[.X]`'s tensorflow.compat.v1 counterpart (where TF1 names imported from it are
+    found on TF2); None for a module outside TF's public API or already compat."""
+    if module == "tensorflow":
+        return "tensorflow.compat.v1"
+    sub = module[len("tensorflow."):] if module.startswith("tensorflow.") else None
+    if not sub or sub.split(".")[0] in ("compat", "contrib", "python", "core", "tools", "lite", "keras"):
+        return None
+    return f"tensorflow.compat.v1.{sub}"
 
 
 def _removed_import_head(module: str) -> str | None:
