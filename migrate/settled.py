@@ -7,7 +7,8 @@ pass that stayed on the text path knows everything it wrote, so `PassRecord` kee
 `settled` says the second pass can find nothing when none of these can happen:
 
 - A rule whose trigger symbols (`Rule.TRIGGERS`) the written chains spell acts on them: every
-  such rule makes the second pass run, even one that ran already (it saw another spelling).
+  such rule that did not run after the writer makes the second pass run, even one that ran
+  before it (it saw another spelling).
 - A rule that may act on any file (no `TRIGGERS`) ran before a rule that wrote TF symbols, so it
   never saw them.
 - A name's binding changed so that chains nobody rewrote resolve otherwise: a rewritten import or
@@ -93,11 +94,16 @@ def settled(record: PassRecord, source: str, names: AliasTable, candidates: list
         symbols = _symbols(texts, aliases)
         if not symbols:
             continue
-        if any(rule.triggered(symbols) for rule in gated):
-            return False
+        if any(rule.triggered(symbols) and not _read_after(rule.CODE, code, ran) for rule in gated):
+            return False  # a rule that may act on these symbols saw them spelled otherwise, or not at all
         if any(other not in ran or ran.index(other) < ran.index(code) for other in open_rules if other != code):
             return False  # a rule that may act on any TF symbol never saw these
     return True
+
+
+def _read_after(reader: str, writer: str, ran: list[str]) -> bool:
+    """Whether `reader` ran after `writer` in the pass: its input held what `writer` wrote."""
+    return reader in ran and writer in ran and ran.index(reader) > ran.index(writer)
 
 
 def _kind(qualified: str) -> str | None:

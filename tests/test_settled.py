@@ -56,7 +56,10 @@ def _verdict(record: PassRecord, source: str = "", aliases: dict[str, str] | Non
 
 
 def test_the_verdict_of_each_kind_of_write() -> None:
-    assert _verdict(PassRecord(rebinds=[("tf", "tensorflow")], writes=[("TFM101", ["tf.compat.v1.placeholder"])]))
+    placeholder = PassRecord(rebinds=[("tf", "tensorflow")], writes=[("TFM101", ["tf.compat.v1.placeholder"])])
+    # TFM104 acts on placeholders: it ran after TFM101, on what TFM101 wrote; else the second pass runs.
+    assert _verdict(placeholder, ran=("TFM101", "TFM103", "TFM104"))
+    assert not _verdict(placeholder, ran=("TFM101", "TFM103"))
     # A rule that may act on these symbols (TFM102: logging) saw them spelled otherwise.
     assert not _verdict(PassRecord(writes=[("TFM101", ["tf.compat.v1.logging.info"])]))
     # A rule that may act on any symbol (TFM101) ran before the one that wrote them.

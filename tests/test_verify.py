@@ -244,3 +244,28 @@ def test_verify_seeds_the_graphs_of_a_program_that_seeds_nothing(tmp_path: Path)
     work.mkdir()
     _, proc = _migrated_and_verified(unseeded, work, "estimators: 1 hosted")
     assert proc.stdout.splitlines()[-1] == "tfmigrate verify: equivalent: 6 values agree within rtol=1e-05"
+
+
+SESSION_PROGRAM = Path(__file__).parent / "data" / "tf1_programs" / "session_regression.py"
+
+
+def test_a_tf1_session_program_keeps_graph_mode_and_the_oracles_numbers(tmp_path: Path) -> None:
+    """A TF 1.x program with no estimator (placeholders fed in a `tf.Session`, a `Saver`
+    checkpoint restored into a new graph) runs on TF2 only in graph mode: the migration turns it
+    on in the main block (TFM104), and gives TF 1.x's losses, global steps and weights on the oracle."""
+    original, migrated = tmp_path / "original", tmp_path / "migrated"
+    original.mkdir()
+    shutil.copy(SESSION_PROGRAM, original / "trainer.py")
+    run = subprocess.run([*TFMIGRATE, str(original / "trainer.py"), "--out-dir", str(migrated)],
+                         capture_output=True, text=True, cwd=tmp_path)
+    assert "(0 TODOs left)" in run.stdout, run.stdout + run.stderr
+    code = (migrated / "trainer.py").read_text(encoding="utf-8")
+    assert code.endswith('if __name__ == "__main__":\n    # tfmigrate: TF1 graph mode, as under TF 1.x (Session/placeholder '
+                         'code cannot run eagerly)\n    tf.compat.v1.disable_v2_behavior()\n    app.run(main)\n')
+    from equivalence.oracle import oracle_python
+
+    want = _eval_results(oracle_python(), [str(LAUNCHER), "trainer.py"], original)
+    got = _eval_results(sys.executable, ["trainer.py"], migrated)
+    assert len(want) == 4 and [sorted(r) for r in want] == [sorted(r) for r in got]
+    for expected, actual in zip(want, got):
+        assert all(abs(expected[k] - actual[k]) <= 1e-5 * max(abs(expected[k]), 1e-6) for k in expected), (want, got)

@@ -1,0 +1,185 @@
+"""TFM104: a TF 1.x program that runs graphs in a `Session` keeps TF1's graph mode on TF2."""
+
+from __future__ import annotations
+
+import ast
+
+import libcst as cst
+
+from tfmigrate.names import AliasTable, SourceLines, ast_dotted, canonical_name
+from tfmigrate.rule import ADD_IMPORTS, Rule
+from tfmigrate.textpass import SourceView, TextPlan
+
+# What cannot run eagerly: TF1's sessions and the placeholders they feed.
+_GRAPH_ONLY = frozenset({
+    "Session", "InteractiveSession", "placeholder",
+    "train.MonitoredTrainingSession", "train.MonitoredSession", "train.SingularMonitoredSession",
+})
+_SWITCHES = frozenset({"disable_eager_execution", "disable_v2_behavior", "enable_eager_execution", "enable_v2_behavior"})
+# Code that runs eagerly on TF2 (Keras 3 has no graph mode; a migrated or hosted estimator runs on the runtime).
+_EAGER_HOMES = frozenset({"keras", "estimator", "tfmigrate", "tensorflow_estimator"})
+NOTE = "# tfmigrate: TF1 graph mode, as under TF 1.x (Session/placeholder code cannot run eagerly)"
+
+
+def switch_line(tf: str) -> str:
+    return f"{tf}.compat.v1.disable_v2_behavior()"
+
+
+def _is_main_guard(node: ast.stmt) -> bool:
+    """`if __name__ == "__main__":`, either way round."""
+    if not isinstance(node, ast.If) or not isinstance(node.test, ast.Compare) or len(node.test.ops) != 1:
+        return False
+    sides = [node.test.left, node.test.comparators[0]]
+    return isinstance(node.test.ops[0], ast.Eq) and any(isinstance(s, ast.Name) and s.id == "__name__" for s in sides) and any(
+        isinstance(s, ast.Constant) and s.value == "__main__" for s in sides
+    )
+
+
+def _chains(nodes) -> list[str]:
+    return [dotted for node in nodes if isinstance(node, (ast.Attribute, ast.Name)) and (dotted := ast_dotted(node))]
+
+
+def _module_level(tree: ast.Module):
+    """The nodes that run when the module is imported (not in functions, lambdas or the main guard)."""
+    stack: list[ast.AST] = [stmt for stmt in tree.body if not _is_main_guard(stmt)]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+            stack.extend(node.decorator_list if not isinstance(node, ast.Lambda) else ())
+            continue
+        yield node
+        stack.extend(ast.iter_child_nodes(node))
+
+
+def placement(tree: ast.Module, names: AliasTable) -> tuple[str, int] | None:
+    """Where the program turns graph mode on: ("main", index of the main guard in `tree.body`),
+    ("top", how many top-level imports precede the switch), or None (no Session/placeholder code,
+    a switch already, code that runs eagerly, or a module whose graphs some other entry runs)."""
+    graph = False
+    for dotted in _chains(ast.walk(tree)):
+        if dotted.rpartition(".")[2] in _SWITCHES:
+            return None
+        full = names.qualify_dotted(dotted)
+        if full is None:
+            continue
+        canonical = canonical_name(full) or ""
+        if _EAGER_HOMES & {*full.split("."), *canonical.split(".")[:1]}:
+            return None
+        graph = graph or canonical in _GRAPH_ONLY
+    if not graph:
+        return None
+    imports = [stmt for stmt in tree.body if isinstance(stmt, (ast.Import, ast.ImportFrom))]
+    if any(canonical_name(full or "") in _GRAPH_ONLY for full in map(names.qualify_dotted, _chains(_module_level(tree)))):
+        first = next(  # the first top-level statement that builds a graph at import
+            stmt for stmt in tree.body if not _is_main_guard(stmt)
+            and any(canonical_name(names.qualify_dotted(d) or "") in _GRAPH_ONLY for d in _chains(ast.walk(stmt)))
+        )
+        at = sum(1 for imp in imports if imp.lineno < first.lineno)
+        return ("top", at) if at else None  # (no import before it: TF comes from elsewhere)
+    guard = next((i for i, stmt in enumerate(tree.body) if _is_main_guard(stmt)), None)
+    return ("main", guard) if guard is not None else None
+
+
+class GraphModePrograms(Rule):
+    """Keep TF 1.x's graph mode for a program that builds graphs to run in a `Session`.
+
+    TF 1.x ran every program in graph mode; TF2 runs eagerly, where `tf.compat.v1.placeholder`
+    and `Session.run` fail. A TF 1.x program whose code feeds placeholders or runs sessions
+    (`Session`, `InteractiveSession`, `train.MonitoredTrainingSession`, ...) gets
+    `tf.compat.v1.disable_v2_behavior()`, TF's own switch back to TF 1.x behaviour: as the first
+    statement of its `if __name__ == "__main__":` block, or after its imports where the module
+    builds a graph as it is imported. A module whose sessions run inside functions and that has
+    no main block is left as is (the program's entry decides). Not where the file uses Keras,
+    an estimator or the runtime (they run eagerly on TF2), nor where it already turns eager
+    execution off or on.
+
+    Guide: https://www.tensorflow.org/guide/migrate/migrate_tf2 (run TF1.x code in TF2)
+    """
+
+    CODE = "TFM104"
+    SUMMARY = "TF 1.x Session/placeholder programs -> `tf.compat.v1.disable_v2_behavior()` at their entry (TF2 runs eagerly)"
+    SAFE = True
+    TRIGGERS = _GRAPH_ONLY
+    RUNS_AFTER = ("TFM101", "TFM102", "TFM103", "TFM201", "TFM301", "TFM302", "TFM401")
+
+    def _migrated_to_eager(self) -> bool:
+        """An estimator rule changed the file in this pass, or the runtime or Keras is to be imported
+        (their chains do not resolve before the pass adds the import)."""
+        if {"TFM201", "TFM301", "TFM401"} & set(self.ctx.applied):
+            return True
+        added = self.ctx.codemod.scratch.get(ADD_IMPORTS, ())
+        return any(item.module_name.split(".")[0] in _EAGER_HOMES for item in added)
+
+    def leave_Module(self, original: cst.Module, updated: cst.Module) -> cst.Module:
+        if self._migrated_to_eager():
+            return updated
+        code = updated.code
+        tree = ast.parse(code)
+        where = placement(tree, AliasTable.from_ast(tree, SourceLines(code)))
+        if where is None:
+            return updated
+        tf = self.ctx.need_tf2()
+        self.mark_changed()
+        switch = cst.parse_statement(switch_line(tf) + "\n").with_changes(
+            leading_lines=[cst.EmptyLine(comment=cst.Comment(NOTE))]
+        )
+        kind, at = where
+        body = list(updated.body)
+        if kind == "main":
+            guard = [stmt for stmt in body if _is_cst_main_guard(stmt)][0]
+            block = guard.body  # type: ignore[attr-defined]
+            if isinstance(block, cst.SimpleStatementSuite):  # `if __name__ == "__main__": main()`: a block, for the note
+                line = cst.SimpleStatementLine(body=block.body, trailing_whitespace=block.trailing_whitespace)
+                block = cst.IndentedBlock(body=[switch, line])
+            else:
+                block = block.with_changes(body=[switch, *block.body])
+            body[body.index(guard)] = guard.with_changes(body=block)  # type: ignore[attr-defined]
+        else:
+            index, seen = 0, 0
+            for i, stmt in enumerate(body):
+                if seen >= at:
+                    break
+                if isinstance(stmt, cst.SimpleStatementLine):
+                    seen += sum(isinstance(small, (cst.Import, cst.ImportFrom)) for small in stmt.body)
+                    index = i + 1
+            body.insert(index, switch)
+        return updated.with_changes(body=body)
+
+    def text_edits(self, view: SourceView) -> TextPlan | None:
+        where = None if self._migrated_to_eager() else placement(view.tree, view.names)
+        if where is None:
+            return TextPlan()
+        kind, at = where
+        lines, tf = view.lines, self.ctx.tf2_alias
+        if "\r" in view.source:
+            return None  # the CST pass writes the file's own line ends
+        if kind == "main":
+            guard = view.tree.body[at]
+            first = guard.body[0]  # type: ignore[attr-defined]
+            indent = lines.prefix(first.lineno, first.col_offset)
+            if first.lineno == guard.lineno or guard.test.end_lineno != guard.lineno or indent.strip():  # type: ignore[attr-defined]
+                return None  # a one-line block, or a test across lines: the CST pass
+            start = lines.offset(guard.lineno + 1, 0)
+        else:
+            imports = [stmt for stmt in view.tree.body if isinstance(stmt, (ast.Import, ast.ImportFrom))]
+            indent = b""
+            last = imports[at - 1]
+            end = lines.offset(last.end_lineno, last.end_col_offset)  # type: ignore[arg-type]
+            rest = lines.data[end : lines.data.find(b"\n", end) if b"\n" in lines.data[end:] else len(lines.data)]
+            if b";" in rest or b"\n" not in lines.data[end:] or not lines.starts_line(last):
+                return None
+            start = lines.offset(last.end_lineno + 1, 0)  # type: ignore[operator]
+        pad = indent.decode("utf-8")
+        plan = TextPlan(changed=True, needs_tf2=True)
+        plan.replacements.append((start, start, f"{pad}{NOTE}\n{pad}{switch_line(tf)}\n"))
+        return plan
+
+
+def _is_cst_main_guard(node: cst.CSTNode) -> bool:
+    if not isinstance(node, cst.If) or not isinstance(node.test, cst.Comparison) or len(node.test.comparisons) != 1:
+        return False
+    target = node.test.comparisons[0]
+    sides = [node.test.left, target.comparator]
+    return isinstance(target.operator, cst.Equal) and any(isinstance(s, cst.Name) and s.value == "__name__" for s in sides) and any(
+        isinstance(s, cst.SimpleString) and s.evaluated_value == "__main__" for s in sides
+    )
