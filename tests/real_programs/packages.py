@@ -37,6 +37,7 @@ class Package:
 PACKAGES = {
     "bert": Package("bert", "bert-tensorflow==1.0.4"),
     "albert": Package("albert", "albert-tensorflow==1.1"),
+    "tensor2tensor": Package("tensor2tensor", "tensor2tensor==1.15.7"),
 }
 _MARKER = ".tfmigrate-unpacked"
 
