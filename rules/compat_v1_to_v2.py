@@ -762,6 +762,7 @@ class CompatV1ToV2(Rule):
             text = data[start:end].decode("utf-8")
             if (after and not after.startswith(b"#")) or "\n" in text:
                 return False  # `import ...; x` or a multi-line import: the CST pass
+            text = _kept_import_text(text, imp.module, [(a.name, a.asname) for a in imp.names], used | exported)  # type: ignore[arg-type]
             plan.todos.append((imp, _removed(_removed_import_head(imp.module), text) + "; then remove this import"))  # type: ignore[arg-type]
         return True
 
@@ -892,7 +893,19 @@ class _ContribImportTodos(cst.CSTTransformer):
         if not any(name in self.used or name in self.exported for name in _bound_locals(node)):  # type: ignore[arg-type]
             return updated
         text = cst.Module(body=[]).code_for_node(node)
+        if isinstance(node, cst.ImportFrom):
+            names = [(dotted_text(a.name), dotted_text(a.asname.name) if a.asname else None) for a in node.names]  # type: ignore[union-attr]
+            text = _kept_import_text(text, dotted_text(node.module), names, self.used | self.exported)  # type: ignore[arg-type]
         return self.rule.attach_messages(updated, [_removed(head, text) + "; then remove this import"])
+
+
+def _kept_import_text(text: str, module: str, names: list[tuple[str, str | None]], read: set[str] | frozenset[str]) -> str:
+    """How `from module import names` (spelled `text`) will read once the names nothing reads are
+    removed (RemoveImportsVisitor runs after the pass): what the TODO quotes."""
+    kept = [(name, asname) for name, asname in names if (asname or name) in read]
+    if len(kept) == len(names):
+        return text
+    return f"from {module} import " + ", ".join(f"{name} as {asname}" if asname else name for name, asname in kept)
 
 
 def _bound_locals(node: cst.Import | cst.ImportFrom) -> set[str]:

@@ -155,6 +155,22 @@ CASES = {
     "TF1 flags module imported beside other names": (
         "import os\nfrom tensorflow import flags, float32\nflags.DEFINE_string('a', None, 'h')\nx = float32\n"
     ),
+    "contrib import in a function, one of its names respelled away": (
+        "import tensorflow as tf\ndef f(x):\n  from tensorflow.contrib import seq2seq as s2s, rnn as contrib_rnn\n"
+        "  return s2s.dynamic_decode(x), contrib_rnn.LSTMCell(3)\n"
+    ),
+    "TF1 functions imported by name": (
+        "from tensorflow import placeholder, float32, nn\nfrom tensorflow.train import AdamOptimizer as Adam\n"
+        "x = nn.relu(placeholder(float32))\nopt = Adam(0.1)\n"
+    ),
+    "a Session program's main block and a graph built at import": (
+        "import tensorflow as tf\n\nx = tf.placeholder(tf.float32)\n\nif __name__ == '__main__':\n  # run\n"
+        "  with tf.Session() as s:\n    print(s.run(x, {x: 1.0}))\n"
+    ),
+    "a Session program's main block": (
+        "import tensorflow as tf\ndef main(_):\n  with tf.Session() as s:\n    s.run(tf.no_op())\n"
+        "if __name__ == '__main__':  # entry\n\n    tf.app.run()\n"
+    ),
     "contrib local in an f-string": "import tensorflow as tf\nfrom tensorflow.contrib import layers\nx = f'{layers}' + tf.gfile.Exists('a')\n",
     "contrib import in a function": (
         "import tensorflow as tf\ndef f():\n  from tensorflow.contrib import slim\n  return slim, tf.gfile.Exists(slim.conv2d)\n"
