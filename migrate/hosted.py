@@ -152,10 +152,18 @@ _CONTRIB_DEPRECATED = frozenset(
 )
 
 
+# contrib.layers' modules that tf-slim kept under `tf_slim.layers` as TF 1.15 had them
+# (runtime/legacy.py's CONTRIB_LAYER_MODULES: `tfm.legacy.contrib_layers.<module>`).
+_SLIM_LAYER_MODULES = frozenset({"utils", "summaries", "regularizers", "normalization", "rev_block_lib", "sparse_ops"})
+
+
 def _slim_symbol(parts: list[str]) -> tuple[str, str] | None:
     """`tfm.legacy.slim[.X]` for a TF1 slim chain (`contrib.slim...`, a slim layer of `contrib.layers`)."""
     if parts[:2] == ["contrib", "slim"]:
         return f"{RUNTIME_ALIAS}.legacy.slim", ".".join(parts[2:])
+    if parts[:4] == ["contrib", "layers", "python", "layers"] and len(parts) > 4 and parts[4] in _SLIM_LAYER_MODULES:
+        # `from tensorflow.contrib.layers.python.layers import utils`: tf-slim's `tf_slim.layers.utils`
+        return f"{RUNTIME_ALIAS}.legacy.contrib_layers.{parts[4]}", ".".join(parts[5:])
     for home in _SLIM_HOMES:
         prefix = home.rstrip(".").split(".")
         if parts[: len(prefix)] == prefix and len(parts) > len(prefix) and parts[len(prefix)] in _SLIM_LAYERS:

@@ -19,6 +19,9 @@ tf-keras ships as `tf_keras.src.legacy_tf_layers.normalization`; the loader alia
 `tf_slim.layers.optimizers`: `optimize_loss` (the optimizer by name, class, instance or function, a
 `learning_rate` variable under the `OptimizeLoss` scope, decay, gradient noise, multipliers and
 clipping, the UPDATE_OPS run first, its summaries), `adaptive_clipping_fn`, `OPTIMIZER_CLS_NAMES`.
+`tfm.legacy.contrib_layers` is the package `tf_slim.layers`, where tf-slim kept the helper modules
+TF1 programs imported from `tf.contrib.layers.python.layers` (`utils.collect_named_outputs`,
+`regularizers`, `summaries`, ...).
 
 `tfm.legacy.contrib_summary` is TF 1.15's `tf.contrib.summary`: the names it re-exported from
 TensorFlow's `summary_ops_v2`, which current TF still has with the same signatures
@@ -40,19 +43,25 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-__all__ = ["layers", "rnn_cell", "tf1_layers", "tf1_rnn_cell", "slim", "optimizers", "contrib_summary", "contrib_deprecated"]
+__all__ = [
+    "layers", "rnn_cell", "tf1_layers", "tf1_rnn_cell", "slim", "optimizers", "contrib_layers", "contrib_summary",
+    "contrib_deprecated",
+]
 
 _MODULES = {
     "layers": "tf_keras.api._v1.keras.__internal__.legacy.layers",
     "rnn_cell": "tf_keras.api._v1.keras.__internal__.legacy.rnn_cell",
     "slim": "tf_slim",
     "optimizers": "tf_slim.layers.optimizers",
+    "contrib_layers": "tf_slim.layers",
 }
+# contrib.layers' modules (`tf.contrib.layers.python.layers.utils`, ...) as tf-slim kept them.
+CONTRIB_LAYER_MODULES = ("utils", "summaries", "regularizers", "normalization", "rev_block_lib", "sparse_ops")
 # TF 1.x's tf.layers / tf.nn.rnn_cell: the same modules with TF 1.x's default initializers (`legacy_tf1`).
 _TF1_MODULES = {"tf1_layers": "layers", "tf1_rnn_cell": "rnn_cell"}
 _PACKAGES = {
     "layers": "tf-keras", "rnn_cell": "tf-keras", "tf1_layers": "tf-keras", "tf1_rnn_cell": "tf-keras", "slim": "tf-slim",
-    "optimizers": "tf-slim",
+    "optimizers": "tf-slim", "contrib_layers": "tf-slim",
 }
 # TF 1.15's tf.contrib.summary: these names of summary_ops_v2 (`all_summary_ops` under its v2 name).
 _CONTRIB_SUMMARY = (
@@ -116,7 +125,7 @@ def __getattr__(name: str) -> Any:
 
             globals()[name] = module = tf1_module(f"{__name__}.{name}", _MODULES[_TF1_MODULES[name]])
             return module
-        if name in ("slim", "optimizers"):
+        if name in ("slim", "optimizers", "contrib_layers"):
             from .proof import restore_moved_tf_names  # (proof.py, standard library only, is the oracle's too)
 
             _alias_legacy_tf_layers()
@@ -124,6 +133,9 @@ def __getattr__(name: str) -> Any:
         module = importlib.import_module(_MODULES[name])
         if name == "slim":
             importlib.import_module("tf_slim.nets")  # `slim.nets.inception...`, as contrib.slim had it
+        if name == "contrib_layers":
+            for submodule in CONTRIB_LAYER_MODULES:  # attributes of the package once imported
+                importlib.import_module(f"{_MODULES[name]}.{submodule}")
     except ImportError as error:  # pragma: no cover - depends on the installation
         raise ImportError(
             f"tfm.legacy.{name} needs {_PACKAGES[name]} (TF1's legacy layers): pip install 'tfmigrate[runtime]'"

@@ -1,0 +1,32 @@
+"""`tfm.legacy.contrib_layers`: the helper modules of TF 1.x's `tf.contrib.layers.python.layers`
+as tf-slim kept them (`tf_slim.layers`), each reachable as an attribute, working in a TF1 graph."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from tfmigrate.runtime import legacy
+
+pytestmark = [pytest.mark.tf]
+
+
+def test_every_kept_module_is_an_attribute_of_the_package() -> None:
+    package = legacy.contrib_layers
+    assert package.__name__ == "tf_slim.layers"
+    for name in legacy.CONTRIB_LAYER_MODULES:
+        assert getattr(package, name).__name__ == f"tf_slim.layers.{name}"
+
+
+def test_named_outputs_and_a_regularizer_in_a_tf1_graph() -> None:
+    utils, regularizers = legacy.contrib_layers.utils, legacy.contrib_layers.regularizers
+    with tf.Graph().as_default():
+        x = tf.constant(np.arange(6, dtype=np.float32).reshape(2, 3))
+        utils.collect_named_outputs("norms", "x", tf.norm(x, axis=-1))
+        penalty = regularizers.l2_regularizer(0.5)(x)
+        outputs = utils.convert_collection_to_dict("norms")
+        with tf.compat.v1.Session() as session:
+            norms, value = session.run([outputs["x"], penalty])
+    np.testing.assert_allclose(norms, np.linalg.norm(np.arange(6).reshape(2, 3), axis=-1), rtol=1e-6)
+    assert value == pytest.approx(0.5 * 0.5 * float((np.arange(6) ** 2).sum()))  # scale * l2_loss (sum/2)
