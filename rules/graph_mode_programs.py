@@ -16,7 +16,8 @@ _GRAPH_ONLY = frozenset({
     "train.MonitoredTrainingSession", "train.MonitoredSession", "train.SingularMonitoredSession",
 })
 _SWITCHES = frozenset({"disable_eager_execution", "disable_v2_behavior", "enable_eager_execution", "enable_v2_behavior"})
-# Code that runs eagerly on TF2 (Keras 3 has no graph mode; a migrated or hosted estimator runs on the runtime).
+# Where a file is left to TF2's default: Keras (3 has no graph mode), an estimator or the runtime
+# (its Keras tier is eager; its hosted tier is checked against TF 1.x as it runs by default).
 _EAGER_HOMES = frozenset({"keras", "estimator", "tfmigrate", "tensorflow_estimator"})
 NOTE = "# tfmigrate: TF1 graph mode, as under TF 1.x (Session/placeholder code cannot run eagerly)"
 
