@@ -91,10 +91,11 @@ class GraphModePrograms(Rule):
     statement of its `if __name__ == "__main__":` block, or after its imports where the module
     builds a graph as it is imported. A module whose sessions run inside functions and that has
     no main block is left as is (the program's entry decides). Not where the file uses Keras,
-    an estimator or the runtime: Keras 3 has no graph mode, and the hosted tier is checked against
-    TF 1.x as it runs by default, eagerly around its own graphs (under the switch, one hosted test
-    program, `bert_like`, trained to other numbers). Nor where it already turns eager execution off or
-    on. The program's other modules are not consulted: an entry file that switches runs what it
+    an estimator or the runtime: Keras 3 has no graph mode, and the hosted tier's equivalence is
+    checked as it runs by default, eagerly around its own graphs. (Under the switch the hosted
+    test program `bert_like` trains to other numbers, and so does TF 2.15's own Estimator under
+    it, to the same two numbers: the hosted tier follows TF in either mode.) Nor where it already
+    turns eager execution off or on. The program's other modules are not consulted: an entry file that switches runs what it
     imports in graph mode too.
 
     Guide: https://www.tensorflow.org/guide/migrate/migrate_tf2 (run TF1.x code in TF2)
