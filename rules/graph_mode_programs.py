@@ -7,7 +7,7 @@ import ast
 import libcst as cst
 
 from tfmigrate.names import AliasTable, SourceLines, ast_dotted, canonical_name
-from tfmigrate.rule import ADD_IMPORTS, Rule
+from tfmigrate.rule import ADD_IMPORTS, RUNTIME_ALIAS, RUNTIME_MODULE, Rule
 from tfmigrate.textpass import SourceView, TextPlan
 
 # What cannot run eagerly: TF1's sessions and the placeholders they feed.
@@ -16,9 +16,11 @@ _GRAPH_ONLY = frozenset({
     "train.MonitoredTrainingSession", "train.MonitoredSession", "train.SingularMonitoredSession",
 })
 _SWITCHES = frozenset({"disable_eager_execution", "disable_v2_behavior", "enable_eager_execution", "enable_v2_behavior"})
-# Where a file is left to TF2's default: Keras (3 has no graph mode), an estimator or the runtime
-# (its Keras tier is eager; its hosted tier is checked against TF 1.x as it runs by default).
-_EAGER_HOMES = frozenset({"keras", "estimator", "tfmigrate", "tensorflow_estimator"})
+# The runtime's names for TF1 graph code: the hosted estimator (its canned estimators aside: Keras
+# models inside), TF1 layers and slim, their configs and helpers; they run in graph mode too. Its
+# others (`fit`, `make_strategy`, `canned`) are Keras 3's, which has no graph mode, as has no Keras.
+_GRAPH_RUNTIME = frozenset({"estimator", "legacy", "tf1", "RunConfig", "TPUConfig", "lookup", "initializers"})
+_KERAS = frozenset({"keras", "tf_keras"})
 NOTE = "# tfmigrate: TF1 graph mode, as under TF 1.x (Session/placeholder code cannot run eagerly)"
 
 
@@ -52,7 +54,30 @@ def _module_level(tree: ast.Module):
         stack.extend(ast.iter_child_nodes(node))
 
 
-def placement(tree: ast.Module, names: AliasTable) -> tuple[str, int] | None:
+def _runs_eagerly(full: str) -> bool:
+    """Keras (tf.keras included), or the runtime's names for Keras code: a migrated estimator's
+    `tfm.fit`, a canned estimator (`tfm.estimator.DNNClassifier`, a Keras model inside)."""
+    parts = full.split(".")
+    if parts[0] in _KERAS or "keras" in parts:
+        return True
+    if not full.startswith(RUNTIME_MODULE + "."):
+        return False
+    if parts[2] == "estimator" and len(parts) > 3 and parts[3] != "Estimator":
+        return parts[3].endswith(("Classifier", "Regressor", "Estimator"))
+    return parts[2] not in _GRAPH_RUNTIME
+
+
+def _qualified(dotted: str, names: AliasTable, tf: str) -> str | None:
+    """`names.qualify_dotted`, and the runtime's and TF's aliases the pass wrote before their
+    imports (added at the end of the pass) bind them."""
+    full = names.qualify_dotted(dotted)
+    root, _, rest = dotted.partition(".")
+    if full is None and root in (RUNTIME_ALIAS, tf):
+        full = (RUNTIME_MODULE if root == RUNTIME_ALIAS else "tensorflow") + (f".{rest}" if rest else "")
+    return full
+
+
+def placement(tree: ast.Module, names: AliasTable, tf: str = "tf") -> tuple[str, int] | None:
     """Where the program turns graph mode on: ("main", index of the main guard in `tree.body`),
     ("top", how many top-level imports precede the switch), or None (no Session/placeholder code,
     a switch already, code that runs eagerly, or a module whose graphs some other entry runs)."""
@@ -60,21 +85,21 @@ def placement(tree: ast.Module, names: AliasTable) -> tuple[str, int] | None:
     for dotted in _chains(ast.walk(tree)):
         if dotted.rpartition(".")[2] in _SWITCHES:
             return None
-        full = names.qualify_dotted(dotted)
+        full = _qualified(dotted, names, tf)
         if full is None:
             continue
-        canonical = canonical_name(full) or ""
-        if _EAGER_HOMES & {*full.split("."), *canonical.split(".")[:1]}:
+        if _runs_eagerly(full):
             return None
-        graph = graph or canonical in _GRAPH_ONLY
+        graph = graph or canonical_name(full) in _GRAPH_ONLY
     if not graph:
         return None
     imports = [stmt for stmt in tree.body if isinstance(stmt, (ast.Import, ast.ImportFrom))]
-    if any(canonical_name(full or "") in _GRAPH_ONLY for full in map(names.qualify_dotted, _chains(_module_level(tree)))):
-        first = next(  # the first top-level statement that builds a graph at import
-            stmt for stmt in tree.body if not _is_main_guard(stmt)
-            and any(canonical_name(names.qualify_dotted(d) or "") in _GRAPH_ONLY for d in _chains(ast.walk(stmt)))
-        )
+    def builds_graph(nodes) -> bool:
+        return any(canonical_name(_qualified(d, names, tf) or "") in _GRAPH_ONLY for d in _chains(nodes))
+
+    if builds_graph(_module_level(tree)):
+        # the first top-level statement that builds a graph at import
+        first = next(stmt for stmt in tree.body if not _is_main_guard(stmt) and builds_graph(ast.walk(stmt)))
         at = sum(1 for imp in imports if imp.lineno < first.lineno)
         return ("top", at) if at else None  # (no import before it: TF comes from elsewhere)
     guard = next((i for i, stmt in enumerate(tree.body) if _is_main_guard(stmt)), None)
@@ -90,13 +115,14 @@ class GraphModePrograms(Rule):
     `tf.compat.v1.disable_v2_behavior()`, TF's own switch back to TF 1.x behaviour: as the first
     statement of its `if __name__ == "__main__":` block, or after its imports where the module
     builds a graph as it is imported. A module whose sessions run inside functions and that has
-    no main block is left as is (the program's entry decides). Not where the file uses Keras,
-    an estimator or the runtime: Keras 3 has no graph mode, and the hosted tier's equivalence is
-    checked as it runs by default, eagerly around its own graphs. (Under the switch the hosted
-    test program `bert_like` trains to other numbers, and so does TF 2.15's own Estimator under
-    it, to the same two numbers: the hosted tier follows TF in either mode.) Nor where it already
-    turns eager execution off or on. The program's other modules are not consulted: an entry file that switches runs what it
-    imports in graph mode too.
+    no main block is left as is (the program's entry decides). Not where the file uses Keras or
+    the runtime's Keras side (a TFM201/TFM301/TFM401 Keras model, `tfm.fit`, a canned estimator):
+    Keras 3 has no graph mode. The hosted tier (`tfm.estimator`, `tfm.legacy`) runs TF1 graph
+    code in either mode, as TF 2.15's Estimator did: the oracle runs a TF 1.x program with v2
+    behaviour off, and so does its migration then. (A TF 2.15-spelled program trains to other
+    numbers under the switch, on TF 2.15 and hosted alike.) Nor where the program already turns
+    eager execution off or on. The program's other modules are not consulted: an entry file that
+    switches runs what it imports in graph mode too.
 
     Guide: https://www.tensorflow.org/guide/migrate/migrate_tf2 (run TF1.x code in TF2)
     """
@@ -108,19 +134,16 @@ class GraphModePrograms(Rule):
     RUNS_AFTER = ("TFM101", "TFM102", "TFM103", "TFM201", "TFM301", "TFM302", "TFM401")
 
     def _migrated_to_eager(self) -> bool:
-        """An estimator rule changed the file in this pass, or the runtime or Keras is to be imported
-        (their chains do not resolve before the pass adds the import)."""
-        if {"TFM201", "TFM301", "TFM401"} & set(self.ctx.applied):
-            return True
+        """Keras is to be imported (its chains do not resolve before the pass adds the import)."""
         added = self.ctx.codemod.scratch.get(ADD_IMPORTS, ())
-        return any(item.module_name.split(".")[0] in _EAGER_HOMES for item in added)
+        return any(item.module_name.split(".")[0] in _KERAS for item in added)
 
     def leave_Module(self, original: cst.Module, updated: cst.Module) -> cst.Module:
         if self._migrated_to_eager():
             return updated
         code = updated.code
         tree = ast.parse(code)
-        where = placement(tree, AliasTable.from_ast(tree, SourceLines(code)))
+        where = placement(tree, AliasTable.from_ast(tree, SourceLines(code)), self.ctx.tf2_alias)
         if where is None:
             return updated
         tf = self.ctx.need_tf2()
@@ -151,7 +174,7 @@ class GraphModePrograms(Rule):
         return updated.with_changes(body=body)
 
     def text_edits(self, view: SourceView) -> TextPlan | None:
-        where = None if self._migrated_to_eager() else placement(view.tree, view.names)
+        where = None if self._migrated_to_eager() else placement(view.tree, view.names, self.ctx.tf2_alias)
         if where is None:
             return TextPlan()
         kind, at = where

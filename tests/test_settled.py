@@ -38,7 +38,7 @@ def test_a_settled_first_pass_is_a_fixpoint(path: Path) -> None:
 
 
 def test_a_respelled_tf1_module_settles_in_one_pass() -> None:
-    first = _first_pass("import tensorflow.compat.v1 as tf\nx = tf.placeholder(tf.float32)\ny = tf.layers.dense(x, 3)\n", Options())
+    first = _first_pass("import tensorflow.compat.v1 as tf\nx = tf.to_float(1)\ny = tf.layers.dense(x, 3)\n", Options())
     assert first.changed and first.settled
 
 

@@ -269,3 +269,28 @@ def test_a_tf1_session_program_keeps_graph_mode_and_the_oracles_numbers(tmp_path
     assert len(want) == 4 and [sorted(r) for r in want] == [sorted(r) for r in got]
     for expected, actual in zip(want, got):
         assert all(abs(expected[k] - actual[k]) <= 1e-5 * max(abs(expected[k]), 1e-6) for k in expected), (want, got)
+
+
+def test_a_hosted_tf1_program_with_session_code_keeps_graph_mode_and_the_oracles_numbers(tmp_path: Path) -> None:
+    """The graph-seeded program with a statistic its main computes in a `tf.Session` (a placeholder
+    fed): its estimator is hosted, and TFM104 turns TF1 graph mode on in its main block, as the
+    oracle runs TF 1.x programs; the hosted estimator then trains there to TF 1.x's numbers."""
+    source = GRAPH_SEEDED_PROGRAM.read_text(encoding="utf-8").replace(
+        "def main(_):\n",
+        "def label_mean():\n  labels = tf.placeholder(tf.float32, [None])\n  with tf.Session() as session:\n"
+        "    return float(session.run(tf.reduce_mean(labels), {labels: LABELS}))\n\n\n"
+        "def main(_):\n  print('eval_results', {'label_mean': label_mean()})\n",
+    )
+    program = tmp_path / "source" / "program.py"
+    program.parent.mkdir()
+    program.write_text(source, encoding="utf-8")
+    original, migrated, text = _migrated_hosted(program, tmp_path)
+    assert "if __name__ == '__main__':\n  # tfmigrate: TF1 graph mode" in text and "tf.compat.v1.disable_v2_behavior()" in text
+    from equivalence.oracle import oracle_python
+
+    want = _eval_results(oracle_python(), [str(LAUNCHER), "trainer.py"], original)
+    got = _eval_results(sys.executable, ["trainer.py"], migrated)
+    assert len(want) == 3 and sorted(want[0]) == ["label_mean"] and 0.0 < want[0]["label_mean"] < 1.0
+    assert [sorted(r) for r in want] == [sorted(r) for r in got]
+    for expected, actual in zip(want, got):
+        assert all(abs(expected[k] - actual[k]) <= 1e-5 * max(abs(expected[k]), 1e-6) for k in expected), (want, got)
