@@ -214,22 +214,30 @@ def _eval_results(python: Path | str, program: list[str], cwd: Path) -> list[dic
     return parse_results(done.stdout)
 
 
+def _oracle_and_migrated_agree(original: Path, migrated: Path, runs: int) -> list[dict]:
+    """`trainer.py` on the oracle (through the TF 1.x launcher) in `original` and on current TF in
+    `migrated`: `runs` eval_results lines each, the same keys, every value within 1e-5 relative.
+    The oracle's results."""
+    from equivalence.oracle import oracle_python
+
+    want = _eval_results(oracle_python(), [str(LAUNCHER), "trainer.py"], original)
+    got = _eval_results(sys.executable, ["trainer.py"], migrated)
+    assert len(want) == runs and [sorted(r) for r in want] == [sorted(r) for r in got]
+    for expected, actual in zip(want, got):
+        assert all(abs(expected[k] - actual[k]) <= 1e-5 * max(abs(expected[k]), 1e-6) for k in expected), (want, got)
+    return want
+
+
 def test_a_tf1_program_with_graph_seeded_draws_repeats_tf1s_numbers_from_a_fresh_start(tmp_path: Path) -> None:
     """A TF 1.x program's `tf.layers` and RNN cell with default (and named) initializers, its two
     dropouts and its shuffle draw their op seeds from the graph seed, in order: hosted, they are
     `tfm.legacy.tf1_layers` / `tf1_rnn_cell` (TF 1.x's initializers, not tf-keras's Python-seeded
     ones), and two fresh runs, TF 1.x on the oracle and the migration here, give the same numbers
     with no checkpoint shared."""
-    from equivalence.oracle import oracle_python
-
     original, migrated, text = _migrated_hosted(GRAPH_SEEDED_PROGRAM, tmp_path)
     code = text.split('"""', 2)[2]
     assert "tfm.legacy.tf1_rnn_cell.GRUCell(params['units'])" in code and code.count("tfm.legacy.tf1_layers.") == 3
-    want = _eval_results(oracle_python(), [str(LAUNCHER), "trainer.py"], original)
-    got = _eval_results(sys.executable, ["trainer.py"], migrated)
-    assert len(want) == 2 and [sorted(r) for r in want] == [sorted(r) for r in got]
-    for expected, actual in zip(want, got):
-        assert all(abs(expected[k] - actual[k]) <= 1e-5 * max(abs(expected[k]), 1e-6) for k in expected), (want, got)
+    _oracle_and_migrated_agree(original, migrated, 2)
 
 
 def test_verify_seeds_the_graphs_of_a_program_that_seeds_nothing(tmp_path: Path) -> None:
@@ -262,13 +270,7 @@ def test_a_tf1_session_program_keeps_graph_mode_and_the_oracles_numbers(tmp_path
     code = (migrated / "trainer.py").read_text(encoding="utf-8")
     assert code.endswith('if __name__ == "__main__":\n    # tfmigrate: TF1 graph mode, as under TF 1.x (Session/placeholder '
                          'code cannot run eagerly)\n    tf.compat.v1.disable_v2_behavior()\n    app.run(main)\n')
-    from equivalence.oracle import oracle_python
-
-    want = _eval_results(oracle_python(), [str(LAUNCHER), "trainer.py"], original)
-    got = _eval_results(sys.executable, ["trainer.py"], migrated)
-    assert len(want) == 4 and [sorted(r) for r in want] == [sorted(r) for r in got]
-    for expected, actual in zip(want, got):
-        assert all(abs(expected[k] - actual[k]) <= 1e-5 * max(abs(expected[k]), 1e-6) for k in expected), (want, got)
+    _oracle_and_migrated_agree(original, migrated, 4)
 
 
 def test_a_hosted_tf1_program_with_session_code_keeps_graph_mode_and_the_oracles_numbers(tmp_path: Path) -> None:
@@ -286,11 +288,5 @@ def test_a_hosted_tf1_program_with_session_code_keeps_graph_mode_and_the_oracles
     program.write_text(source, encoding="utf-8")
     original, migrated, text = _migrated_hosted(program, tmp_path)
     assert "if __name__ == '__main__':\n  # tfmigrate: TF1 graph mode" in text and "tf.compat.v1.disable_v2_behavior()" in text
-    from equivalence.oracle import oracle_python
-
-    want = _eval_results(oracle_python(), [str(LAUNCHER), "trainer.py"], original)
-    got = _eval_results(sys.executable, ["trainer.py"], migrated)
-    assert len(want) == 3 and sorted(want[0]) == ["label_mean"] and 0.0 < want[0]["label_mean"] < 1.0
-    assert [sorted(r) for r in want] == [sorted(r) for r in got]
-    for expected, actual in zip(want, got):
-        assert all(abs(expected[k] - actual[k]) <= 1e-5 * max(abs(expected[k]), 1e-6) for k in expected), (want, got)
+    want = _oracle_and_migrated_agree(original, migrated, 3)
+    assert sorted(want[0]) == ["label_mean"] and 0.0 < want[0]["label_mean"] < 1.0
