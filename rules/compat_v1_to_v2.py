@@ -524,11 +524,10 @@ class CompatV1ToV2(Rule):
             return updated
         # `from tensorflow import placeholder`: an ImportError on TF2; TF1's from tensorflow.compat.v1
         self.mark_changed()
-        rest = [alias for alias in updated.names if alias not in moved]  # type: ignore[union-attr]
-        if not self._in_line or all(_v1_symbol(f"{module}.{dotted_text(alias.name)}") for alias in rest) or "#" in _code(updated):
+        kept = [alias for alias in updated.names if alias not in moved]  # type: ignore[union-attr]
+        if not self._in_line or all(_v1_symbol(f"{module}.{dotted_text(alias.name)}") for alias in kept) or "#" in _code(updated):
             # (names compat.v1 has as they are, `float32`; or comments among the names, kept so)
             return updated.with_changes(module=chain_node(home))  # type: ignore[arg-type]
-        kept = [alias for alias in updated.names if alias not in moved]  # type: ignore[union-attr]
         kept[-1] = kept[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
         result = updated.with_changes(names=kept)
         last = moved[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
@@ -543,14 +542,13 @@ class CompatV1ToV2(Rule):
         `train.AdamOptimizer`; in a TF 1.x program `summary.scalar`, and `nn.dropout` since any
         call may pass keep_prob): absent from TF2 there, or another function."""
         full = f"{module}.{obj}"
-        if not _v1_symbol(full):
+        symbol = _v1_symbol(full)
+        if symbol is None:
             return False  # a module (its chains are respelled), or nothing compat.v1 still has
-        found = lookup(full[len("tensorflow."):])
-        assert found is not None
-        text, todo = plan_chain(full, "tf", False, self.ctx.tf1_program)
         if signature_sensitive(full) and kept_spelling(full, "tf", None) is not None:
             return True
-        return todo is None and text is not None and text.startswith("tf.") and text != f"tf.{found[0]}"
+        text, todo = plan_chain(full, "tf", False, self.ctx.tf1_program)
+        return todo is None and text is not None and text.startswith("tf.") and text != f"tf.{symbol}"
 
     # -- the same rule on `ast` alone (engine fast path; must match the CST pass byte for byte) --
     def text_edits(self, view: SourceView) -> TextPlan | None:
@@ -809,10 +807,10 @@ _REMOVED_IMPORT_HOMES = (("tensorflow.contrib", "contrib"), ("tensorflow_estimat
                          ("tensorflow.python.estimator", "estimator"))
 
 
-def _v1_symbol(full: str) -> bool:
-    """`tensorflow.X` is a TF1 symbol (not a module) tensorflow.compat.v1 still has."""
+def _v1_symbol(full: str) -> str | None:
+    """The TF1 symbol `tensorflow.X` names when it is one (not a module) tensorflow.compat.v1 still has."""
     found = lookup(full[len("tensorflow."):])
-    return found is not None and not found[1] and v1_present(found[0])
+    return found[0] if found is not None and not found[1] and v1_present(found[0]) else None
 
 
 def _code(node: cst.CSTNode) -> str:
@@ -892,7 +890,7 @@ class _ContribImportTodos(cst.CSTTransformer):
         node = updated.body[0]
         if not any(name in self.used or name in self.exported for name in _bound_locals(node)):  # type: ignore[arg-type]
             return updated
-        text = cst.Module(body=[]).code_for_node(node)
+        text = _code(node)
         if isinstance(node, cst.ImportFrom):
             names = [(dotted_text(a.name), dotted_text(a.asname.name) if a.asname else None) for a in node.names]  # type: ignore[union-attr]
             text = _kept_import_text(text, dotted_text(node.module), names, self.used | self.exported)  # type: ignore[arg-type]

@@ -42,9 +42,10 @@ def _chains(nodes) -> list[str]:
     return [dotted for node in nodes if isinstance(node, (ast.Attribute, ast.Name)) and (dotted := ast_dotted(node))]
 
 
-def _module_level(tree: ast.Module):
-    """The nodes that run when the module is imported (not in functions, lambdas or the main guard)."""
-    stack: list[ast.AST] = [stmt for stmt in tree.body if not _is_main_guard(stmt)]
+def _module_level(stmt: ast.stmt):
+    """The nodes of a top-level statement that run when the module is imported (not in functions,
+    lambdas or the main guard)."""
+    stack: list[ast.AST] = [] if _is_main_guard(stmt) else [stmt]
     while stack:
         node = stack.pop()
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
@@ -93,14 +94,13 @@ def placement(tree: ast.Module, names: AliasTable, tf: str = "tf") -> tuple[str,
         graph = graph or canonical_name(full) in _GRAPH_ONLY
     if not graph:
         return None
-    imports = [stmt for stmt in tree.body if isinstance(stmt, (ast.Import, ast.ImportFrom))]
-    def builds_graph(nodes) -> bool:
-        return any(canonical_name(_qualified(d, names, tf) or "") in _GRAPH_ONLY for d in _chains(nodes))
-
-    if builds_graph(_module_level(tree)):
-        # the first top-level statement that builds a graph at import
-        first = next(stmt for stmt in tree.body if not _is_main_guard(stmt) and builds_graph(ast.walk(stmt)))
-        at = sum(1 for imp in imports if imp.lineno < first.lineno)
+    # the first top-level statement that builds a graph as the module is imported
+    first = next((
+        stmt for stmt in tree.body
+        if any(canonical_name(_qualified(d, names, tf) or "") in _GRAPH_ONLY for d in _chains(_module_level(stmt)))
+    ), None)
+    if first is not None:
+        at = sum(1 for imp in tree.body if isinstance(imp, (ast.Import, ast.ImportFrom)) and imp.lineno < first.lineno)
         return ("top", at) if at else None  # (no import before it: TF comes from elsewhere)
     guard = next((i for i, stmt in enumerate(tree.body) if _is_main_guard(stmt)), None)
     return ("main", guard) if guard is not None else None

@@ -44,3 +44,10 @@ def test_a_graph_built_at_import_switches_after_the_imports_before_it() -> None:
     source = "import numpy as np\nimport tensorflow as tf\nx = tf.compat.v1.placeholder(tf.float32)\nimport os\n"
     assert _where(source) == ("top", 2)
     assert _where("import tensorflow as tf\ndef f():\n  return tf.compat.v1.Session()\n") is None  # its entry decides
+
+
+def test_the_switch_goes_before_the_first_statement_that_builds_a_graph_at_import() -> None:
+    # (a def whose body holds a session builds nothing at import)
+    source = ("import tensorflow as tf\ndef f():\n  return tf.compat.v1.Session()\nimport numpy as np\n"
+              "x = tf.compat.v1.placeholder(tf.float32)\n")
+    assert _where(source) == ("top", 2)

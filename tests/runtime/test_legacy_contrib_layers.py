@@ -30,3 +30,9 @@ def test_named_outputs_and_a_regularizer_in_a_tf1_graph() -> None:
             norms, value = session.run([outputs["x"], penalty])
     np.testing.assert_allclose(norms, np.linalg.norm(np.arange(6).reshape(2, 3), axis=-1), rtol=1e-6)
     assert value == pytest.approx(0.5 * 0.5 * float((np.arange(6) ** 2).sum()))  # scale * l2_loss (sum/2)
+
+
+def test_the_codemods_copy_of_the_module_list_is_the_runtimes() -> None:
+    from tfmigrate import hosted
+
+    assert hosted._SLIM_LAYER_MODULES == frozenset(legacy.CONTRIB_LAYER_MODULES)  # noqa: SLF001 - the codemod's copy
