@@ -110,7 +110,12 @@ class EstimatorSiteRule(SiteCodegen, Rule):
         self.plan_failures: dict[str, Decline] = {}
         self._positions: Mapping[cst.CSTNode, CodeRange] | None = None
         self.spec_calls: dict[int, tuple[Site, str]] = {}
-        self._find_sites(node, node.body)
+        holders: set[int] = set()  # the module-level statements holding a site or a loose call
+        for stmt in node.body:
+            found = len(self.sites)
+            self._find_sites(node, [stmt])
+            if len(self.sites) > found:
+                holders.add(id(stmt))
         for site in self.sites:
             self._prepare(site)
         self._host_shared_model_fns()
@@ -133,13 +138,20 @@ class EstimatorSiteRule(SiteCodegen, Rule):
         rule = self
         functions: list[cst.FunctionDef] = []
 
+        tops = {id(stmt) for stmt in node.body}
+        top: list[int] = [0]  # the module-level def the walk is in
+
         class Calls(cst.CSTVisitor):
             def visit_ClassDef(self, node: cst.ClassDef) -> bool:
+                if id(node) in tops:
+                    top[0] = id(node)
                 return id(node) not in quiet
 
             def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
                 if id(node) in quiet:
                     return False
+                if id(node) in tops:
+                    top[0] = id(node)
                 functions.append(node)
                 return True
 
@@ -154,6 +166,7 @@ class EstimatorSiteRule(SiteCodegen, Rule):
                 if id(call) in site_calls or key not in rule.ESTIMATOR_KEYS:
                     return
                 rule.loose_calls.add(id(call))
+                holders.add(top[0])
                 fn = (rule.bind_constructor(call) or {}).get("model_fn")
                 if isinstance(fn, cst.Name) and fn.value in rule.functions:
                     rule._analyze(fn.value)
@@ -169,6 +182,12 @@ class EstimatorSiteRule(SiteCodegen, Rule):
             named |= {fn for plan in self.plans.values() for fn in plan.absorbed_functions}
             named |= {outer for outer, inner in self.builders.items() if inner in named}  # model_fn_builder
             self._skip = {key for key, stmt in quiet.items() if stmt.name.value not in named}
+        if self._hosted and self.SKIPS_QUIET_DEFS and not self.site_by_stmt:
+            # Every site and loose call stays as written, with its note: the walk changes nothing
+            # in a module-level def that holds none (no model_fn is rewritten, nothing absorbed).
+            self._skip |= {
+                id(stmt) for stmt in node.body if isinstance(stmt, (cst.FunctionDef, cst.ClassDef)) and id(stmt) not in holders
+            }
         return True
 
     @property

@@ -348,10 +348,21 @@ class _Names(cst.CSTVisitor):
         self.names.add(node.value)
 
 
+_NAMES_IN: dict[int, tuple[cst.CSTNode, frozenset[str]]] = {}
+
+
 def names_in(node: cst.CSTNode) -> set[str]:
-    """The variable names `node` mentions (not attribute names or keyword-argument names)."""
+    """The variable names `node` mentions (not attribute names or keyword-argument names). CST
+    nodes never change, so each node's names are worked out once (the model_fn analysis asks
+    again of the same function for every helper it inlines)."""
+    hit = _NAMES_IN.get(id(node))
+    if hit is not None and hit[0] is node:
+        return set(hit[1])
     collector = _Names()
     node.visit(collector)
+    if len(_NAMES_IN) >= 256:
+        _NAMES_IN.clear()
+    _NAMES_IN[id(node)] = (node, frozenset(collector.names))
     return collector.names
 
 

@@ -7,6 +7,7 @@ import ast
 import libcst as cst
 
 from tfmigrate.names import AliasTable, SourceLines, ast_dotted, canonical_name
+from tfmigrate.parsing import indexed
 from tfmigrate.rule import ADD_IMPORTS, RUNTIME_ALIAS, RUNTIME_MODULE, Rule
 from tfmigrate.textpass import SourceView, TextPlan
 
@@ -40,6 +41,15 @@ def _is_main_guard(node: ast.stmt) -> bool:
 
 def _chains(nodes) -> list[str]:
     return [dotted for node in nodes if isinstance(node, (ast.Attribute, ast.Name)) and (dotted := ast_dotted(node))]
+
+
+def _dotted_names(tree: ast.Module) -> set[str]:
+    """Every Name/Attribute chain's dotted name in the tree (`a`, `a.b`, `a.b.c`), once each, from
+    the tree's index by node type (the walk other rules of the pass share)."""
+    by_type = indexed(tree)
+    names = {node.id for node in by_type.get(ast.Name, ())}  # type: ignore[attr-defined]
+    names.update(dotted for node in by_type.get(ast.Attribute, ()) if (dotted := ast_dotted(node)))  # type: ignore[arg-type]
+    return names
 
 
 def _module_level(stmt: ast.stmt):
@@ -83,7 +93,7 @@ def placement(tree: ast.Module, names: AliasTable, tf: str = "tf") -> tuple[str,
     ("top", how many top-level imports precede the switch), or None (no Session/placeholder code,
     a switch already, code that runs eagerly, or a module whose graphs some other entry runs)."""
     graph = False
-    for dotted in _chains(ast.walk(tree)):
+    for dotted in _dotted_names(tree):
         if dotted.rpartition(".")[2] in _SWITCHES:
             return None
         full = _qualified(dotted, names, tf)
