@@ -216,6 +216,20 @@ def match_glob(pattern: str, relpath: str, skip: int = 0) -> bool:
     return any(regex.match("/".join(parts[:end])) for end in range(max(skip, 0) + 1, len(parts) + 1))
 
 
+def _relative_to(full: str, base: str) -> str | None:
+    """`Path(full).relative_to(base).as_posix()` for two absolute normalized paths, or None when
+    `full` is not under `base` (string work: pathlib's objects cost more than the check)."""
+    if os.name != "posix":
+        try:
+            return Path(full).relative_to(base).as_posix()
+        except ValueError:
+            return None
+    if full == base:
+        return "."
+    prefix = base if base.endswith("/") else base + "/"
+    return full[len(prefix):] if full.startswith(prefix) else None
+
+
 @dataclass(frozen=True)
 class PathFilter:
     """Which files are excluded and which rule codes are ignored per file, relative to `root`."""
@@ -223,17 +237,31 @@ class PathFilter:
     root: Path = field(default_factory=lambda: Path.cwd().resolve())
     exclude: tuple[str, ...] = DEFAULT_EXCLUDE
     per_file_ignores: tuple[tuple[str, frozenset[str]], ...] = ()
+    _directories: dict[str, str] = field(default_factory=dict, compare=False, repr=False)  # see _resolved
 
     def relative(self, path: str | os.PathLike) -> str:
         """`path` relative to the root (else to the current directory), `/`-separated."""
-        fulls = (Path(os.path.abspath(path)), Path(path).resolve())
-        for base in (self.root, Path.cwd().resolve()):
+        absolute = os.path.abspath(path)
+        fulls = (absolute, self._resolved(os.fspath(path)))
+        for base in (str(self.root), self._resolved(os.getcwd())):
             for full in fulls:
-                try:
-                    return full.relative_to(base).as_posix()
-                except ValueError:
-                    continue
-        return fulls[0].as_posix().lstrip("/")
+                inside = _relative_to(full, base)
+                if inside is not None:
+                    return inside
+        return Path(absolute).as_posix().lstrip("/")
+
+    def _resolved(self, path: str) -> str:
+        """`str(Path(path).resolve())`, with its directory resolved once per filter (a realpath
+        of every file, component by component, was most of a large tree's discovery time)."""
+        if ".." in path.replace(os.sep, "/").split("/"):  # (symlinks first, then `..`: as resolve() does it)
+            return str(Path(path).resolve())
+        head, tail = os.path.split(os.path.abspath(path))
+        if not tail or os.path.islink(os.path.join(head, tail)):
+            return str(Path(path).resolve())
+        found = self._directories.get(head)
+        if found is None:
+            found = self._directories[head] = str(Path(head).resolve())
+        return os.path.join(found, tail)
 
     def excluded(self, path: str | os.PathLike, below: str | os.PathLike | None = None) -> bool:
         """Whether an exclude pattern matches `path`; with `below` (a directory the user named),
@@ -248,6 +276,8 @@ class PathFilter:
         return any(match_glob(pattern, rel, skip) for pattern in self.exclude)
 
     def ignored_codes(self, path: str | os.PathLike) -> frozenset[str]:
+        if not self.per_file_ignores:
+            return frozenset()
         rel = self.relative(path)
         out: set[str] = set()
         for pattern, codes in self.per_file_ignores:

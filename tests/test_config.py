@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from pathlib import Path
 
@@ -182,3 +183,43 @@ def test_load_without_file_is_empty() -> None:
     assert load_config(None).path is None
     with pytest.raises(ConfigError):
         load_config(Path("/nonexistent/pyproject.toml"))
+
+
+def _relative_by_pathlib(root: Path, path: str) -> str:
+    """What PathFilter.relative computes, spelled with pathlib: the absolute path, then the resolved
+    one, against the root, then against the current directory."""
+    fulls = (Path(os.path.abspath(path)), Path(path).resolve())
+    for base in (root, Path.cwd().resolve()):
+        for full in fulls:
+            try:
+                return full.relative_to(base).as_posix()
+            except ValueError:
+                continue
+    return fulls[0].as_posix().lstrip("/")
+
+
+def test_relative_paths_through_symlinks_and_dotdot(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    real = tmp_path / "real" / "pkg"
+    real.mkdir(parents=True)
+    (real / "a.py").write_text("x = 1\n")
+    (tmp_path / "root").mkdir()
+    (tmp_path / "root" / "linked").symlink_to(real, target_is_directory=True)
+    (tmp_path / "root" / "file_link.py").symlink_to(real / "a.py")
+    outside = tmp_path / "elsewhere"
+    outside.mkdir()
+    monkeypatch.chdir(outside)
+    for root in (tmp_path / "root", tmp_path / "real"):
+        filt = PathFilter(root=root.resolve())
+        for path in (
+            tmp_path / "root" / "linked" / "a.py",
+            tmp_path / "root" / "linked" / ".." / "file_link.py",
+            tmp_path / "root" / "file_link.py",
+            real / "a.py",
+            real,
+            tmp_path / "root",
+            outside / "b.py",
+            "b.py",
+            "../root/linked/a.py",
+            "/",
+        ):
+            assert filt.relative(path) == _relative_by_pathlib(root.resolve(), str(path)), path
