@@ -26,7 +26,7 @@ _ESTIMATOR = frozenset(
         "export.build_parsing_serving_input_receiver_fn",
         "inputs.numpy_input_fn",
         "experimental.stop_if_no_decrease_hook", "experimental.stop_if_no_increase_hook",
-        "experimental.stop_if_higher_hook", "experimental.stop_if_lower_hook",
+        "experimental.make_early_stopping_hook", "experimental.stop_if_higher_hook", "experimental.stop_if_lower_hook",
         "tpu.TPUEstimator", "tpu.TPUEstimatorSpec", "tpu.RunConfig", "tpu.TPUConfig", "tpu.InputPipelineConfig",
     }
 )

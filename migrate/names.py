@@ -49,6 +49,11 @@ _CONTRIB_FOLDS = {
     "tensorflow.contrib.data.choose_from_datasets": "data.experimental.choose_from_datasets",
     "tensorflow.contrib.data.bucket_by_sequence_length": "data.experimental.bucket_by_sequence_length",
     "tensorflow.contrib.data.AUTOTUNE": "data.experimental.AUTOTUNE",
+    # tf.contrib.estimator's early stopping was tf.estimator.experimental's (TF 1.15 exported both).
+    **{f"tensorflow.contrib.estimator.{name}": f"estimator.experimental.{name}" for name in (
+        "stop_if_higher_hook", "stop_if_lower_hook", "stop_if_no_decrease_hook", "stop_if_no_increase_hook",
+        "make_early_stopping_hook",
+    )},
 }
 _LOOKUP_OPS = "tensorflow.python.ops.lookup_ops."
 _V1_CONTRIB = "tensorflow.compat.v1.contrib."
