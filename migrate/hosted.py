@@ -152,6 +152,23 @@ _CONTRIB_DEPRECATED = frozenset(
 )
 
 
+# TF 1.x's tf.contrib.crf functions (runtime/crf.py's __all__: `tfm.legacy.crf.<name>`).
+_CONTRIB_CRF = frozenset({
+    "crf_binary_score", "crf_decode", "crf_log_likelihood", "crf_log_norm", "crf_multitag_sequence_score",
+    "crf_sequence_score", "crf_unary_score", "viterbi_decode",
+})
+
+
+def _contrib_crf_symbol(parts: list[str]) -> tuple[str, str] | None:
+    """`tfm.legacy.crf[.X]` for `contrib.crf[.X]` (also reached as `contrib.crf.python.ops.crf.X`)."""
+    if parts[:2] != ["contrib", "crf"]:
+        return None
+    rest = parts[5:] if parts[2:5] == ["python", "ops", "crf"] else parts[2:]
+    if parts[2:] in (["python"], ["python", "ops"]) or (rest and rest[0] not in _CONTRIB_CRF):
+        return None
+    return f"{RUNTIME_ALIAS}.legacy.crf", ".".join(rest)
+
+
 # contrib.layers' modules that tf-slim kept under `tf_slim.layers` as TF 1.15 had them
 # (runtime/legacy.py's CONTRIB_LAYER_MODULES: `tfm.legacy.contrib_layers.<module>`).
 _SLIM_LAYER_MODULES = frozenset({"utils", "summaries", "regularizers", "normalization", "rev_block_lib", "sparse_ops"})
@@ -184,7 +201,8 @@ def hosted_symbol(canonical: str, tf1_program: bool = False) -> tuple[str, str] 
     if canonical in _CONTRIB_LAYERS or canonical.startswith(tuple(f"{key}." for key in _CONTRIB_LAYERS)):
         pass  # the runtime's own (tfm.tf1) wins over tf-slim's
     elif parts[0] == "contrib":
-        found = _slim_symbol(parts) or _contrib_summary_symbol(parts) or _contrib_metrics_symbol(parts)
+        found = (_slim_symbol(parts) or _contrib_summary_symbol(parts) or _contrib_metrics_symbol(parts)
+                 or _contrib_crf_symbol(parts))
         if found is not None:
             return found
     for end in range(len(parts), 0, -1):

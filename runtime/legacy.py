@@ -1,4 +1,4 @@
-"""`tfm.legacy`: TF1's `tf.layers`, `tf.nn.rnn_cell`, `tf.contrib.slim`, `optimize_loss` and `tf.contrib.summary`, for hosted TF1 graph-mode model code.
+"""`tfm.legacy`: TF1's `tf.layers`, `tf.nn.rnn_cell`, `tf.contrib.slim`, `optimize_loss`, `tf.contrib.summary` and `tf.contrib.crf`, for hosted TF1 graph-mode model code.
 
 TF 2.16+ dropped `tf.compat.v1.layers` and `tf.compat.v1.nn.rnn_cell`; tf-keras (Keras 2) still
 ships them as its legacy modules, with TF1's variable names and `get_variable` scoping. The codemod
@@ -29,6 +29,9 @@ TensorFlow's `summary_ops_v2`, which current TF still has with the same signatur
 `all_summary_ops()`...), as TPU programs' `host_call` functions use them (the hosted
 TPUEstimator initializes and flushes their writers as TF1's did).
 
+`tfm.legacy.crf` is TF 1.x's `tf.contrib.crf`, the linear-chain CRF (`crf_log_likelihood`,
+`crf_decode`, ...), rebuilt on current TF in `runtime/crf.py`.
+
 `tfm.legacy.contrib_deprecated` is TF 1.x's `tf.contrib.deprecated`: the pre-1.0 summary functions
 (`scalar_summary(tags, values)`, `histogram_summary`, `image_summary`, `audio_summary`,
 `merge_summary`, `merge_all_summaries`) it re-exported from TensorFlow's `logging_ops`, which
@@ -45,7 +48,7 @@ from typing import Any
 
 __all__ = [
     "layers", "rnn_cell", "tf1_layers", "tf1_rnn_cell", "slim", "optimizers", "contrib_layers", "contrib_summary",
-    "contrib_deprecated",
+    "contrib_deprecated", "crf",
 ]
 
 _MODULES = {
@@ -111,6 +114,11 @@ def _alias_legacy_tf_layers() -> None:
 
 
 def __getattr__(name: str) -> Any:
+    if name == "crf":
+        from . import crf as module
+
+        globals()[name] = module
+        return module
     if name == "contrib_summary":
         globals()[name] = module = _contrib_summary()
         return module
