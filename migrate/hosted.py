@@ -169,6 +169,10 @@ def _contrib_crf_symbol(parts: list[str]) -> tuple[str, str] | None:
     return f"{RUNTIME_ALIAS}.legacy.crf", ".".join(rest)
 
 
+# TF 1.x's fused LSTM classes of tf.contrib.rnn (runtime/fused_rnn.py's __all__: `tfm.legacy.fused_rnn.<name>`).
+_FUSED_RNN = frozenset({"LSTMBlockFusedCell", "TimeReversedFusedRNN"})
+
+
 # contrib.layers' modules that tf-slim kept under `tf_slim.layers` as TF 1.15 had them
 # (runtime/legacy.py's CONTRIB_LAYER_MODULES: `tfm.legacy.contrib_layers.<module>`).
 _SLIM_LAYER_MODULES = frozenset({"utils", "summaries", "regularizers", "normalization", "rev_block_lib", "sparse_ops"})
@@ -216,6 +220,8 @@ def hosted_symbol(canonical: str, tf1_program: bool = False) -> tuple[str, str] 
         if end == 3 and head.startswith("nn.rnn_cell.") and parts[2] in RNN_CELLS:
             return f"{RUNTIME_ALIAS}.{cells}.{parts[2]}", rest
         if end == 3 and head.startswith("contrib.rnn."):
+            if parts[2] in _FUSED_RNN:
+                return f"{RUNTIME_ALIAS}.legacy.fused_rnn.{parts[2]}", rest
             if parts[2] in RNN_CELLS:
                 return f"{RUNTIME_ALIAS}.{cells}.{parts[2]}", rest
             if parts[2] in _CONTRIB_RNN_FUNCTIONS:

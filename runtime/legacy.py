@@ -32,6 +32,9 @@ TPUEstimator initializes and flushes their writers as TF1's did).
 `tfm.legacy.crf` is TF 1.x's `tf.contrib.crf`, the linear-chain CRF (`crf_log_likelihood`,
 `crf_decode`, ...), rebuilt on current TF in `runtime/crf.py`.
 
+`tfm.legacy.fused_rnn` holds TF 1.x's `tf.contrib.rnn.LSTMBlockFusedCell` and
+`TimeReversedFusedRNN` (`runtime/fused_rnn.py`, on current TF's `BlockLSTM` kernel).
+
 `tfm.legacy.contrib_deprecated` is TF 1.x's `tf.contrib.deprecated`: the pre-1.0 summary functions
 (`scalar_summary(tags, values)`, `histogram_summary`, `image_summary`, `audio_summary`,
 `merge_summary`, `merge_all_summaries`) it re-exported from TensorFlow's `logging_ops`, which
@@ -48,7 +51,7 @@ from typing import Any
 
 __all__ = [
     "layers", "rnn_cell", "tf1_layers", "tf1_rnn_cell", "slim", "optimizers", "contrib_layers", "contrib_summary",
-    "contrib_deprecated", "crf",
+    "contrib_deprecated", "crf", "fused_rnn",
 ]
 
 _MODULES = {
@@ -114,9 +117,8 @@ def _alias_legacy_tf_layers() -> None:
 
 
 def __getattr__(name: str) -> Any:
-    if name == "crf":
-        from . import crf as module
-
+    if name in ("crf", "fused_rnn"):
+        module = importlib.import_module(f"{__package__}.{name}")
         globals()[name] = module
         return module
     if name == "contrib_summary":
