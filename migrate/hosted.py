@@ -159,14 +159,27 @@ _CONTRIB_CRF = frozenset({
 })
 
 
-def _contrib_crf_symbol(parts: list[str]) -> tuple[str, str] | None:
-    """`tfm.legacy.crf[.X]` for `contrib.crf[.X]` (also reached as `contrib.crf.python.ops.crf.X`)."""
-    if parts[:2] != ["contrib", "crf"]:
+# TF 1.x's tf.contrib.predictor: `from_saved_model` (runtime/predictor.py: `tfm.legacy.predictor`).
+_CONTRIB_PREDICTOR = frozenset({"from_saved_model"})
+# contrib modules the runtime rebuilt whole under `tfm.legacy.<module>`: the names each has, and
+# the implementation module TF1 programs also imported them from.
+_CONTRIB_REBUILT = {
+    "crf": (_CONTRIB_CRF, ["python", "ops", "crf"]),
+    "predictor": (_CONTRIB_PREDICTOR, ["python", "predictor", "predictor_factories"]),
+}
+
+
+def _contrib_rebuilt_symbol(parts: list[str]) -> tuple[str, str] | None:
+    """`tfm.legacy.<module>[.X]` for `contrib.<module>[.X]` (crf, predictor; also reached through
+    their implementation module, `contrib.crf.python.ops.crf.X`)."""
+    if parts[0] != "contrib" or len(parts) < 2 or parts[1] not in _CONTRIB_REBUILT:
         return None
-    rest = parts[5:] if parts[2:5] == ["python", "ops", "crf"] else parts[2:]
-    if parts[2:] in (["python"], ["python", "ops"]) or (rest and rest[0] not in _CONTRIB_CRF):
+    names, implementation = _CONTRIB_REBUILT[parts[1]]
+    inside = parts[2 : 2 + len(implementation)] == implementation
+    rest = parts[2 + len(implementation) :] if inside else parts[2:]
+    if (not inside and rest[:1] == ["python"]) or (rest and rest[0] not in names):
         return None
-    return f"{RUNTIME_ALIAS}.legacy.crf", ".".join(rest)
+    return f"{RUNTIME_ALIAS}.legacy.{parts[1]}", ".".join(rest)
 
 
 # TF 1.x's fused LSTM classes of tf.contrib.rnn (runtime/fused_rnn.py's __all__: `tfm.legacy.fused_rnn.<name>`).
@@ -206,7 +219,7 @@ def hosted_symbol(canonical: str, tf1_program: bool = False) -> tuple[str, str] 
         pass  # the runtime's own (tfm.tf1) wins over tf-slim's
     elif parts[0] == "contrib":
         found = (_slim_symbol(parts) or _contrib_summary_symbol(parts) or _contrib_metrics_symbol(parts)
-                 or _contrib_crf_symbol(parts))
+                 or _contrib_rebuilt_symbol(parts))
         if found is not None:
             return found
     for end in range(len(parts), 0, -1):

@@ -35,6 +35,9 @@ TPUEstimator initializes and flushes their writers as TF1's did).
 `tfm.legacy.fused_rnn` holds TF 1.x's `tf.contrib.rnn.LSTMBlockFusedCell` and
 `TimeReversedFusedRNN` (`runtime/fused_rnn.py`, on current TF's `BlockLSTM` kernel).
 
+`tfm.legacy.predictor` is TF 1.x's `tf.contrib.predictor.from_saved_model` (`runtime/predictor.py`:
+a SavedModel loaded into a session of its own, called with a dict of inputs).
+
 `tfm.legacy.contrib_deprecated` is TF 1.x's `tf.contrib.deprecated`: the pre-1.0 summary functions
 (`scalar_summary(tags, values)`, `histogram_summary`, `image_summary`, `audio_summary`,
 `merge_summary`, `merge_all_summaries`) it re-exported from TensorFlow's `logging_ops`, which
@@ -51,7 +54,7 @@ from typing import Any
 
 __all__ = [
     "layers", "rnn_cell", "tf1_layers", "tf1_rnn_cell", "slim", "optimizers", "contrib_layers", "contrib_summary",
-    "contrib_deprecated", "crf", "fused_rnn",
+    "contrib_deprecated", "crf", "fused_rnn", "predictor",
 ]
 
 _MODULES = {
@@ -117,7 +120,7 @@ def _alias_legacy_tf_layers() -> None:
 
 
 def __getattr__(name: str) -> Any:
-    if name in ("crf", "fused_rnn"):
+    if name in ("crf", "fused_rnn", "predictor"):
         module = importlib.import_module(f"{__package__}.{name}")
         globals()[name] = module
         return module
