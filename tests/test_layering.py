@@ -111,7 +111,7 @@ RUNTIME_LAYERS: dict[str, tuple[str, ...]] = {
     "distribution": ("cluster", "config", "strategy"),
     "numerics": (
         "feature_columns", "tf1_names", "optimizers", "losses", "metrics", "layers", "initializers", "schedules",
-        "lookup", "tf1", "train_step", "legacy", "legacy_tf1",
+        "lookup", "tf1", "train_step", "legacy", "legacy_tf1", "crf", "fused_rnn", "predictor",
     ),
     "host": (
         "inputs", "tf1_checkpoint", "checkpoints", "engine", "keras_workarounds", "data_source", "session_run",
