@@ -188,7 +188,9 @@ _FUSED_RNN = frozenset({"LSTMBlockFusedCell", "TimeReversedFusedRNN"})
 
 # contrib.layers' modules that tf-slim kept under `tf_slim.layers` as TF 1.15 had them
 # (runtime/legacy.py's CONTRIB_LAYER_MODULES: `tfm.legacy.contrib_layers.<module>`).
-_SLIM_LAYER_MODULES = frozenset({"utils", "summaries", "regularizers", "normalization", "rev_block_lib", "sparse_ops"})
+_SLIM_LAYER_MODULES = frozenset({
+    "utils", "summaries", "regularizers", "initializers", "normalization", "rev_block_lib", "sparse_ops",
+})
 
 
 def _slim_symbol(parts: list[str]) -> tuple[str, str] | None:

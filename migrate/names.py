@@ -49,6 +49,8 @@ _CONTRIB_FOLDS = {
     "tensorflow.contrib.data.choose_from_datasets": "data.experimental.choose_from_datasets",
     "tensorflow.contrib.data.bucket_by_sequence_length": "data.experimental.bucket_by_sequence_length",
     "tensorflow.contrib.data.AUTOTUNE": "data.experimental.AUTOTUNE",
+    # tf.contrib.compiler.jit's XLA scope became tf.xla.experimental's (the same function).
+    "tensorflow.contrib.compiler.jit.experimental_jit_scope": "xla.experimental.jit_scope",
     # tf.contrib.estimator's early stopping was tf.estimator.experimental's (TF 1.15 exported both).
     **{f"tensorflow.contrib.estimator.{name}": f"estimator.experimental.{name}" for name in (
         "stop_if_higher_hook", "stop_if_lower_hook", "stop_if_no_decrease_hook", "stop_if_no_increase_hook",

@@ -65,7 +65,7 @@ _MODULES = {
     "contrib_layers": "tf_slim.layers",
 }
 # contrib.layers' modules (`tf.contrib.layers.python.layers.utils`, ...) as tf-slim kept them.
-CONTRIB_LAYER_MODULES = ("utils", "summaries", "regularizers", "normalization", "rev_block_lib", "sparse_ops")
+CONTRIB_LAYER_MODULES = ("utils", "summaries", "regularizers", "initializers", "normalization", "rev_block_lib", "sparse_ops")
 # TF 1.x's tf.layers / tf.nn.rnn_cell: the same modules with TF 1.x's default initializers (`legacy_tf1`).
 _TF1_MODULES = {"tf1_layers": "layers", "tf1_rnn_cell": "rnn_cell"}
 _PACKAGES = {
