@@ -22,9 +22,11 @@ from typing import Callable
 
 ORACLE_PINS = ("tensorflow-cpu==2.15.1", "tensorflow-estimator==2.15.0")
 # Packages TF1 programs imported beside TF: `tf_slim` is where `tf.contrib.layers`/slim went (the
-# oracle runs contrib-era layer code from it); `sentencepiece` is imported by ALBERT's tokenization
-# (tests/real_programs). Installed on top of the pinned TF, so adding one does not rebuild the venv.
-ORACLE_EXTRAS = ("tf-slim==1.1.0", "sentencepiece==0.2.1")
+# oracle runs contrib-era layer code from it); TensorFlow Addons (its last release for TF 2.15) is
+# where `tf.contrib.crf` went (with `typeguard`, which it needs: extras install without their
+# dependencies); `sentencepiece` is imported by ALBERT's tokenization (tests/real_programs).
+# Installed on top of the pinned TF, so adding one does not rebuild the venv.
+ORACLE_EXTRAS = ("tf-slim==1.1.0", "sentencepiece==0.2.1", "tensorflow-addons==0.23.0", "typeguard==2.13.3")
 _MARKER = ".tfmigrate-oracle"
 _EXTRAS_MARKER = ".tfmigrate-oracle-extras"
 

@@ -346,6 +346,7 @@ def as_tf1() -> None:
     from tensorflow.python.ops import lookup_ops
 
     tf.disable_v2_behavior()
+    real_tf = sys.modules["tensorflow"]
     sys.modules["tensorflow"] = tf
     contrib = _module("tensorflow.contrib")
     contrib.__path__ = []  # a package: `import tensorflow.contrib.tpu` finds the submodules below
@@ -408,7 +409,47 @@ def as_tf1() -> None:
         pass
     for name, attributes in submodules.items():
         setattr(contrib, name, _module(f"tensorflow.contrib.{name}", **attributes))
+    contrib.crf = _module("tensorflow.contrib.crf", __getattr__=functools.partial(_contrib_crf, tf, real_tf))
     tf.contrib = contrib  # `tf.contrib.tpu...` as an attribute too
+
+
+# TF 1.15's tf.contrib.crf functions that TensorFlow Addons' `tfa.text` kept as they were.
+_CONTRIB_CRF = ("crf_binary_score", "crf_log_norm", "crf_multitag_sequence_score", "crf_sequence_score",
+                "crf_unary_score", "viterbi_decode")
+
+
+def _contrib_crf(tf: Any, real_tf: Any, name: str) -> Any:
+    """An attribute of the stand-in `tensorflow.contrib.crf`: TF 1.15's CRF from where it went,
+    TensorFlow Addons' `tfa.text` (installed beside the oracle's TF; imported on first use, against
+    TF's own API rather than the TF1 view `import tensorflow` gives the program). As TF 1.15's:
+    `crf_log_likelihood` makes its `transitions` with `get_variable` in the variable scope, and
+    `crf_decode` gives 0 past each sequence's end."""
+    module = sys.modules["tensorflow.contrib.crf"]
+    if name.startswith("__"):
+        raise AttributeError(name)
+    if "crf_decode" not in module.__dict__:
+        program_tf, sys.modules["tensorflow"] = sys.modules["tensorflow"], real_tf
+        try:
+            from tensorflow_addons.text import crf
+        finally:
+            sys.modules["tensorflow"] = program_tf
+
+        def crf_log_likelihood(inputs, tag_indices, sequence_lengths, transition_params=None):
+            if transition_params is None:
+                num_tags = tf.dimension_value(inputs.shape[2])
+                transition_params = tf.get_variable("transitions", [num_tags, num_tags])
+            return crf.crf_log_likelihood(inputs, tag_indices, sequence_lengths, transition_params)
+
+        def crf_decode(potentials, transition_params, sequence_length):
+            tags, best_score = crf.crf_decode(potentials, transition_params, sequence_length)
+            ends = tf.maximum(tf.cast(sequence_length, tf.int32), 1)  # (TF 1.15 kept a lone tag at length 0)
+            return tags * tf.sequence_mask(ends, tf.shape(tags)[1], dtype=tags.dtype), best_score
+
+        module.__dict__.update({n: getattr(crf, n) for n in _CONTRIB_CRF})
+        module.__dict__.update(crf_log_likelihood=crf_log_likelihood, crf_decode=crf_decode)
+    if name not in module.__dict__:
+        raise AttributeError(f"module 'tensorflow.contrib.crf' has no attribute {name!r}")
+    return module.__dict__[name]
 
 
 def main(argv: list[str] | None = None) -> None:

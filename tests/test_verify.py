@@ -154,6 +154,20 @@ HOST_CALL_PROGRAM = Path(__file__).parent / "data" / "tf1_programs" / "host_call
 LAUNCHER = Path(__file__).parent / "real_programs" / "tf1_launcher.py"
 
 
+CRF_PROGRAM = Path(__file__).parent / "data" / "tf1_programs" / "crf_tagger_estimator.py"
+
+
+def test_a_tf1_crf_tagger_runs_hosted_with_the_oracles_numbers(tmp_path: Path) -> None:
+    """`tf.contrib.crf` (the loss of a sequence tagger, its `transitions` made by the CRF, and
+    Viterbi decoding) is `tfm.legacy.crf`: the hosted tagger trains, evaluates and predicts to TF
+    1.x's numbers on the oracle, where the contrib stand-in reaches TF 1.15's CRF in TensorFlow Addons."""
+    code, proc = _migrated_and_verified(CRF_PROGRAM, tmp_path, "estimators: 1 hosted")
+    assert code.count("tfm.legacy.crf.crf_") == 3 and "contrib" not in code
+    assert proc.stdout.splitlines()[-1].startswith("tfmigrate verify: equivalent: ")
+    for key in ("accuracy", "best_score", "loss"):
+        assert f"\n0       {key} " in proc.stdout
+
+
 def _migrated_hosted(program: Path, tmp_path: Path) -> tuple[Path, Path, str]:
     """`program` as `original/trainer.py`, migrated into `migrated/`: one estimator, hosted, no
     TODO. (original directory, migrated directory, the migrated trainer's text)."""
