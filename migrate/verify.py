@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import shutil
 import subprocess
 import sys
@@ -113,8 +114,22 @@ def _run(python: str, probe_args: list[str], program: Path | str, args: list[str
     except subprocess.TimeoutExpired as exc:
         raise VerifyError(f"{program.name} did not finish within {timeout} s under {python}") from exc
     if proc.returncode != 0:
-        tail = "\n".join((proc.stderr or proc.stdout).splitlines()[-15:])
-        raise VerifyError(f"{program.name} failed under {python} (exit {proc.returncode}):\n{tail}")
+        raise VerifyError(f"{program.name} failed under {python} (exit {proc.returncode}):\n{failure_tail(proc.stderr or proc.stdout)}")
+
+
+_EXCEPTION_LINE = re.compile(r"^(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception|Exit|Interrupt)\b(?::.*)?$")
+
+
+def failure_tail(output: str, lines: int = 15) -> str:
+    """A failed run's last `lines` lines, led by its last exception line when they do not hold
+    it: TensorFlow's graph-mode errors end with the stack where the failing op was made, after the
+    message that says what failed (a key missing from a checkpoint, say)."""
+    every = output.splitlines()
+    tail = every[-lines:]
+    raised = [line for line in every[:-lines] if _EXCEPTION_LINE.match(line)]
+    if raised and not any(_EXCEPTION_LINE.match(line) for line in tail):
+        return "\n".join([raised[-1][:1000], "...", *tail])
+    return "\n".join(tail)
 
 
 def _copy_tree(program: Path, into: Path) -> Path:

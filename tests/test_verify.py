@@ -304,3 +304,17 @@ def test_a_hosted_tf1_program_with_session_code_keeps_graph_mode_and_the_oracles
     assert "if __name__ == '__main__':\n  # tfmigrate: TF1 graph mode" in text and "tf.compat.v1.disable_v2_behavior()" in text
     want = _oracle_and_migrated_agree(original, migrated, 3)
     assert sorted(want[0]) == ["label_mean"] and 0.0 < want[0]["label_mean"] < 1.0
+
+
+def test_a_failed_run_shows_its_exception_line_when_a_long_stack_follows_it() -> None:
+    """TensorFlow's graph-mode errors print the op's creation stack after the message; the
+    message still leads what verify shows of the run."""
+    from tfmigrate.verify import failure_tail
+
+    message = "tensorflow.python.framework.errors_impl.NotFoundError: Key sequential/dense/kernel not found in checkpoint"
+    output = "\n".join(["Traceback (most recent call last):", '  File "a.py", line 1, in <module>', message,
+                        "", "Original stack trace for 'save/RestoreV2':"] + [f'  File "tf.py", line {i}, in f' for i in range(40)])
+    shown = failure_tail(output).splitlines()
+    assert shown[0] == message and shown[1] == "..." and shown[-1] == '  File "tf.py", line 39, in f' and len(shown) == 17
+    plain = "Traceback (most recent call last):\n  File \"a.py\", line 3\nValueError: the data directory is missing"
+    assert failure_tail(plain) == plain
