@@ -139,13 +139,17 @@ class EstimatorSiteRule(SiteCodegen, Rule):
         functions: list[cst.FunctionDef] = []
 
         tops = {id(stmt) for stmt in node.body}
-        top: list[int] = [0]  # the module-level def the walk is in
+        top: list[int] = [0]  # the module-level def the walk is in (0: none)
 
         class Calls(cst.CSTVisitor):
             def visit_ClassDef(self, node: cst.ClassDef) -> bool:
                 if id(node) in tops:
                     top[0] = id(node)
                 return id(node) not in quiet
+
+            def leave_ClassDef(self, original_node: cst.ClassDef) -> None:
+                if id(original_node) in tops:
+                    top[0] = 0
 
             def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
                 if id(node) in quiet:
@@ -158,6 +162,8 @@ class EstimatorSiteRule(SiteCodegen, Rule):
             def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
                 if id(original_node) not in quiet:
                     functions.pop()
+                if id(original_node) in tops:
+                    top[0] = 0
 
             def visit_Call(self, call: cst.Call) -> None:
                 key = rule.canonical(call.func)

@@ -126,9 +126,10 @@ def failure_tail(output: str, lines: int = 15) -> str:
     message that says what failed (a key missing from a checkpoint, say)."""
     every = output.splitlines()
     tail = every[-lines:]
-    raised = [line for line in every[:-lines] if _EXCEPTION_LINE.match(line)]
-    if raised and not any(_EXCEPTION_LINE.match(line) for line in tail):
-        return "\n".join([raised[-1][:1000], "...", *tail])
+    if not any(_EXCEPTION_LINE.match(line) for line in tail):
+        raised = next((line for line in reversed(every[:-lines]) if _EXCEPTION_LINE.match(line)), None)
+        if raised is not None:
+            return "\n".join([raised[:1000], "...", *tail])
     return "\n".join(tail)
 
 

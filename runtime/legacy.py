@@ -1,4 +1,4 @@
-"""`tfm.legacy`: TF1's `tf.layers`, `tf.nn.rnn_cell`, `tf.contrib.slim`, `optimize_loss`, `tf.contrib.summary` and `tf.contrib.crf`, for hosted TF1 graph-mode model code.
+"""`tfm.legacy`: TF1's `tf.layers`, `tf.nn.rnn_cell`, `tf.contrib.slim`, `optimize_loss` and the other contrib pieces TF1 programs used (`summary`, `crf`, the fused LSTM, `predictor`), for hosted TF1 graph-mode model code.
 
 TF 2.16+ dropped `tf.compat.v1.layers` and `tf.compat.v1.nn.rnn_cell`; tf-keras (Keras 2) still
 ships them as its legacy modules, with TF1's variable names and `get_variable` scoping. The codemod
