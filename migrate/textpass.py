@@ -438,6 +438,13 @@ class SourceView:
                 out[index] = (out[index][0], False)
         return out
 
+    def bind_count(self, local: str) -> int:
+        """How many times the module binds the import alias `local` (imports, assignments,
+        parameters, defs, `global`s, handlers, match captures), in any scope."""
+        if not self._scanned:
+            self._scan()
+        return self._binds.get(local, 0)
+
     def certainly_used(self, local: str, dropped_loads: int = 0, added_loads: int = 0) -> bool:
         """True when an import binding `local` is surely still referenced (so LibCST's
         RemoveImportsVisitor would keep it): bound exactly once, by a module-scope import, and

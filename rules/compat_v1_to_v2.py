@@ -729,7 +729,10 @@ class CompatV1ToV2(Rule):
                 local = asname or obj or module
                 added = 1 if local == tf and to_tf2 else 0
                 if view.certainly_used(local, dropped.get(local, 0), added):
-                    continue  # RemoveImportsVisitor would keep it
+                    # RemoveImportsVisitor keeps it, unless a later rule drops its last use: asked
+                    # all the same, as the CST pass asks (who removed a line is charged to askers)
+                    plan.removals.append((module, obj, asname))
+                    continue
                 removal = None
                 if obj is None and not added and not (plan.needs_tf2 or plan.needs_runtime) and not self.ctx.adds_imports():
                     removal = view.removable_import(local, dropped.get(local, 0))

@@ -12,16 +12,19 @@ from tfmigrate.rule import ADD_IMPORTS, RUNTIME_ALIAS, RUNTIME_MODULE, Rule
 from tfmigrate.textpass import SourceView, TextPlan
 
 # What cannot run eagerly: TF1's sessions and the placeholders they feed.
-_GRAPH_ONLY = frozenset({
+GRAPH_ONLY = frozenset({
     "Session", "InteractiveSession", "placeholder",
     "train.MonitoredTrainingSession", "train.MonitoredSession", "train.SingularMonitoredSession",
 })
+# What sets the default graph's state as the module is imported (eagerly, `set_random_seed` would
+# seed the eager context, and the graph the switch makes later would draw unseeded).
+_GRAPH_STATE = frozenset({"set_random_seed", "random.set_random_seed", "reset_default_graph"})
 _SWITCHES = frozenset({"disable_eager_execution", "disable_v2_behavior", "enable_eager_execution", "enable_v2_behavior"})
 # The runtime's names for TF1 graph code: the hosted estimator (its canned estimators aside: Keras
 # models inside), TF1 layers and slim, their configs and helpers; they run in graph mode too. Its
 # others (`fit`, `make_strategy`, `canned`) are Keras 3's, which has no graph mode, as has no Keras.
 _GRAPH_RUNTIME = frozenset({"estimator", "legacy", "tf1", "RunConfig", "TPUConfig", "lookup", "initializers"})
-_KERAS = frozenset({"keras", "tf_keras"})
+_KERAS = frozenset({"keras"})  # (tf-keras, Keras 2, has a graph mode: `tfm.legacy.keras`)
 NOTE = "# tfmigrate: TF1 graph mode, as under TF 1.x (Session/placeholder code cannot run eagerly)"
 
 
@@ -65,10 +68,12 @@ def _module_level(stmt: ast.stmt):
         stack.extend(ast.iter_child_nodes(node))
 
 
-def _runs_eagerly(full: str) -> bool:
+def runs_eagerly(full: str) -> bool:
     """Keras (tf.keras included), or the runtime's names for Keras code: a migrated estimator's
     `tfm.fit`, a canned estimator (`tfm.estimator.DNNClassifier`, a Keras model inside)."""
     parts = full.split(".")
+    if full.startswith(RUNTIME_MODULE + ".legacy."):
+        return False  # TF 1.x's layers, cells and Keras (Keras 2's v1 API: TFM105), graph code
     if parts[0] in _KERAS or "keras" in parts:
         return True
     if not full.startswith(RUNTIME_MODULE + "."):
@@ -78,7 +83,7 @@ def _runs_eagerly(full: str) -> bool:
     return parts[2] not in _GRAPH_RUNTIME
 
 
-def _qualified(dotted: str, names: AliasTable, tf: str) -> str | None:
+def qualified(dotted: str, names: AliasTable, tf: str) -> str | None:
     """`names.qualify_dotted`, and the runtime's and TF's aliases the pass wrote before their
     imports (added at the end of the pass) bind them."""
     full = names.qualify_dotted(dotted)
@@ -96,18 +101,18 @@ def placement(tree: ast.Module, names: AliasTable, tf: str = "tf") -> tuple[str,
     for dotted in _dotted_names(tree):
         if dotted.rpartition(".")[2] in _SWITCHES:
             return None
-        full = _qualified(dotted, names, tf)
+        full = qualified(dotted, names, tf)
         if full is None:
             continue
-        if _runs_eagerly(full):
+        if runs_eagerly(full):
             return None
-        graph = graph or canonical_name(full) in _GRAPH_ONLY
+        graph = graph or canonical_name(full) in GRAPH_ONLY
     if not graph:
         return None
-    # the first top-level statement that builds a graph as the module is imported
+    # the first top-level statement that builds a graph (or seeds it) as the module is imported
     first = next((
         stmt for stmt in tree.body
-        if any(canonical_name(_qualified(d, names, tf) or "") in _GRAPH_ONLY for d in _chains(_module_level(stmt)))
+        if any(canonical_name(qualified(d, names, tf) or "") in GRAPH_ONLY | _GRAPH_STATE for d in _chains(_module_level(stmt)))
     ), None)
     if first is not None:
         at = sum(1 for imp in tree.body if isinstance(imp, (ast.Import, ast.ImportFrom)) and imp.lineno < first.lineno)
@@ -124,9 +129,11 @@ class GraphModePrograms(Rule):
     (`Session`, `InteractiveSession`, `train.MonitoredTrainingSession`, ...) gets
     `tf.compat.v1.disable_v2_behavior()`, TF's own switch back to TF 1.x behaviour: as the first
     statement of its `if __name__ == "__main__":` block, or after its imports where the module
-    builds a graph as it is imported. A module whose sessions run inside functions and that has
-    no main block is left as is (the program's entry decides). Not where the file uses Keras or
-    the runtime's Keras side (a TFM201/TFM301/TFM401 Keras model, `tfm.fit`, a canned estimator):
+    builds a graph as it is imported, or seeds it (`tf.set_random_seed` run eagerly seeds the eager
+    context, and the graph would draw unseeded). A module whose sessions run inside functions and
+    that has no main block is left as is (the program's entry decides). Not where the file uses
+    Keras 3 (`tf.keras` that TFM105 does not make TF 1.x's Keras 2, `tfm.legacy.keras`) or the
+    runtime's Keras side (a TFM201/TFM301/TFM401 Keras model, `tfm.fit`, a canned estimator):
     Keras 3 has no graph mode. The hosted tier (`tfm.estimator`, `tfm.legacy`) runs TF1 graph
     code in either mode, as TF 2.15's Estimator did: the oracle runs a TF 1.x program with v2
     behaviour off, and so does its migration then. (A TF 2.15-spelled program trains to other
@@ -140,8 +147,8 @@ class GraphModePrograms(Rule):
     CODE = "TFM104"
     SUMMARY = "TF 1.x Session/placeholder programs -> `tf.compat.v1.disable_v2_behavior()` at their entry (TF2 runs eagerly)"
     SAFE = True
-    TRIGGERS = _GRAPH_ONLY
-    RUNS_AFTER = ("TFM101", "TFM102", "TFM103", "TFM201", "TFM301", "TFM302", "TFM401")
+    TRIGGERS = GRAPH_ONLY
+    RUNS_AFTER = ("TFM101", "TFM102", "TFM103", "TFM105", "TFM201", "TFM301", "TFM302", "TFM401")
 
     def _migrated_to_eager(self) -> bool:
         """Keras is to be imported (its chains do not resolve before the pass adds the import)."""

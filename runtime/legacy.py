@@ -1,4 +1,4 @@
-"""`tfm.legacy`: TF1's `tf.layers`, `tf.nn.rnn_cell`, `tf.contrib.slim`, `optimize_loss` and the other contrib pieces TF1 programs used (`summary`, `crf`, the fused LSTM, `predictor`), for hosted TF1 graph-mode model code.
+"""`tfm.legacy`: TF1's `tf.layers`, `tf.nn.rnn_cell`, `tf.keras`, `tf.contrib.slim`, `optimize_loss` and the other contrib pieces TF1 programs used (`summary`, `crf`, the fused LSTM, `predictor`), for hosted TF1 graph-mode model code.
 
 TF 2.16+ dropped `tf.compat.v1.layers` and `tf.compat.v1.nn.rnn_cell`; tf-keras (Keras 2) still
 ships them as its legacy modules, with TF1's variable names and `get_variable` scoping. The codemod
@@ -7,6 +7,13 @@ respells `tf.layers.X` to `tfm.legacy.layers.X` and `tf.nn.rnn_cell.X` / `tf.con
 `tfmigrate.runtime.estimator`). In a TF 1.x program it writes `tfm.legacy.tf1_layers.X` and
 `tfm.legacy.tf1_rnn_cell.X`: the same layers and cells with TF 1.x's graph-seeded default
 initializers (`legacy_tf1`), where `tfm.legacy.layers` has TF 2.x's `tf.compat.v1.layers` ones.
+
+`tfm.legacy.keras` is TF 1.x's `tf.keras`: tf-keras's Keras 2 v1 API (`tf_keras.api._v1.keras`, what
+`tf.keras` was under `tensorflow.compat.v1` on TF 2.15: the v1 BatchNormalization, graph mode),
+with TF 1.x's graph-seeded initializers for its layers and models as `tfm.legacy.tf1_layers` has
+them (`legacy_tf1`), for Keras code in a TF 1.x program's TF1 graph (rule TFM105): variables named
+as TF 1.x named them (`dense/kernel`), so TF 1.x checkpoints restore, and unseeded random ops
+(dropout) draw TF 1.x's masks.
 
 `tfm.legacy.slim` is tf-slim (TF1's `tf.contrib.slim` and the layer functions of
 `tf.contrib.layers`, as Google moved them out of TF 1.15). Its `batch_norm` reaches TF's legacy
@@ -53,11 +60,12 @@ import importlib
 from typing import Any
 
 __all__ = [
-    "layers", "rnn_cell", "tf1_layers", "tf1_rnn_cell", "slim", "optimizers", "contrib_layers", "contrib_summary",
+    "keras", "layers", "rnn_cell", "tf1_layers", "tf1_rnn_cell", "slim", "optimizers", "contrib_layers", "contrib_summary",
     "contrib_deprecated", "crf", "fused_rnn", "predictor",
 ]
 
 _MODULES = {
+    "keras": "tf_keras.api._v1.keras",
     "layers": "tf_keras.api._v1.keras.__internal__.legacy.layers",
     "rnn_cell": "tf_keras.api._v1.keras.__internal__.legacy.rnn_cell",
     "slim": "tf_slim",
@@ -69,7 +77,7 @@ CONTRIB_LAYER_MODULES = ("utils", "summaries", "regularizers", "initializers", "
 # TF 1.x's tf.layers / tf.nn.rnn_cell: the same modules with TF 1.x's default initializers (`legacy_tf1`).
 _TF1_MODULES = {"tf1_layers": "layers", "tf1_rnn_cell": "rnn_cell"}
 _PACKAGES = {
-    "layers": "tf-keras", "rnn_cell": "tf-keras", "tf1_layers": "tf-keras", "tf1_rnn_cell": "tf-keras", "slim": "tf-slim",
+    "keras": "tf-keras", "layers": "tf-keras", "rnn_cell": "tf-keras", "tf1_layers": "tf-keras", "tf1_rnn_cell": "tf-keras", "slim": "tf-slim",
     "optimizers": "tf-slim", "contrib_layers": "tf-slim",
 }
 # TF 1.15's tf.contrib.summary: these names of summary_ops_v2 (`all_summary_ops` under its v2 name).
@@ -133,6 +141,11 @@ def __getattr__(name: str) -> Any:
     if name not in _MODULES and name not in _TF1_MODULES:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     try:
+        if name == "keras":
+            from .legacy_tf1 import tf1_keras
+
+            globals()[name] = module = tf1_keras(f"{__name__}.{name}", _MODULES[name])
+            return module
         if name in _TF1_MODULES:
             from .legacy_tf1 import tf1_module
 

@@ -19,6 +19,7 @@ with v2 behaviour disabled; initializer objects pass through unchanged.
 from __future__ import annotations
 
 import contextlib
+import functools
 import importlib
 import inspect
 import threading
@@ -124,3 +125,72 @@ def tf1_module(name: str, source: str) -> types.ModuleType:
             value = _tf1_function(value)
         setattr(module, attr, value)
     return module
+
+
+def _tf1_keras_class(cls: type) -> type:
+    """A Keras class (a layer, a model) whose construction, build, call and weights run under
+    TF 1.x's initializers, so the layers it makes inside (an RNN's cell, a Sequential's layers
+    built from `input_shape`) draw TF1's way too; its name unchanged (TF1's variable names)."""
+
+    def under_tf1(name: str) -> Any:
+        def method(self: Any, *args: Any, **kwargs: Any) -> Any:
+            with tf1_initializers():
+                return getattr(super(tf1, self), name)(*args, **kwargs)
+
+        method.__name__ = name
+        return method
+
+    body = {name: under_tf1(name) for name in ("__init__", "__call__", "build", "add_weight") if hasattr(cls, name)}
+    body.update(__doc__=cls.__doc__, __module__=cls.__module__)
+    tf1 = _same_class_meta(type(cls))(cls.__name__, (cls,), body)
+    tf1.__qualname__ = cls.__qualname__
+    return tf1
+
+
+@functools.cache
+def _same_class_meta(meta: type) -> type:
+    """A metaclass (over `meta`) whose classes answer `isinstance`/`issubclass` as the class they
+    wrap does: `isinstance(layer, tfm.legacy.keras.layers.Dense)` holds for any Keras 2 Dense."""
+
+    # (by the MRO: an ABC's own check asks each of its subclasses, this one among them, again)
+    def __instancecheck__(cls: type, instance: Any) -> bool:
+        return cls.__mro__[1] in type(instance).__mro__
+
+    def __subclasscheck__(cls: type, subclass: type) -> bool:
+        return cls.__mro__[1] in getattr(subclass, "__mro__", ())
+
+    return type(f"TF1{meta.__name__}", (meta,), {"__instancecheck__": __instancecheck__, "__subclasscheck__": __subclasscheck__})
+
+
+class _TF1KerasModule(types.ModuleType):
+    """One module of Keras 2's v1 API (`tf_keras.api._v1.keras[.layers]`), read lazily: its layer
+    and model classes TF1-initialized (`_tf1_keras_class`), its functions run under TF 1.x's
+    initializers (`initializers.get('glorot_uniform')`), its submodules wrapped alike."""
+
+    def __init__(self, name: str, source: types.ModuleType) -> None:
+        super().__init__(name, source.__doc__)
+        self._source = source
+
+    def __getattr__(self, attr: str) -> Any:
+        if attr.startswith("__"):
+            raise AttributeError(attr)
+        value = getattr(self._source, attr)
+        if isinstance(value, types.ModuleType):
+            value = _TF1KerasModule(f"{self.__name__}.{attr}", value)
+        elif inspect.isclass(value) and hasattr(value, "add_weight"):
+            value = _TF1_CLASSES.get(value) or _TF1_CLASSES.setdefault(value, _tf1_keras_class(value))
+        elif inspect.isfunction(value):
+            value = _tf1_function(value)
+        setattr(self, attr, value)
+        return value
+
+    def __dir__(self) -> list[str]:
+        return dir(self._source)
+
+
+_TF1_CLASSES: dict[type, type] = {}  # one TF1 class per Keras class, whichever path reached it
+
+
+def tf1_keras(name: str, source: str) -> types.ModuleType:
+    """TF 1.x's `tf.keras` (Keras 2's v1 API at `source`) with TF 1.x's initializers."""
+    return _TF1KerasModule(name, importlib.import_module(source))

@@ -108,7 +108,7 @@ def test_cli_flags_override_config(tmp_path: Path, monkeypatch: pytest.MonkeyPat
     assert seen["options"].select == frozenset({"TFM302"})
     assert seen["options"].safe_only is True and seen["options"].standalone is True
     invoke("--check", "-j", "1", "--select", "TFM1", "--no-safe-only", str(src))
-    assert seen["jobs"] == 1 and seen["options"].select == frozenset({"TFM101", "TFM102", "TFM103", "TFM104"}) and seen["options"].safe_only is False
+    assert seen["jobs"] == 1 and seen["options"].select == frozenset({"TFM101", "TFM102", "TFM103", "TFM104", "TFM105"}) and seen["options"].safe_only is False
     assert seen["options"].standalone is True  # config-only key, carried through
 
 

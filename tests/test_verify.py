@@ -168,6 +168,38 @@ def test_a_tf1_crf_tagger_runs_hosted_with_the_oracles_numbers(tmp_path: Path) -
         assert f"\n0       {key} " in proc.stdout
 
 
+KERAS_ESTIMATOR = Path(__file__).parent / "data" / "tf1_programs" / "keras_layers_estimator.py"
+KERAS_SESSION = Path(__file__).parent / "data" / "tf1_programs" / "keras_session_program.py"
+
+
+def test_a_tf1_model_fn_of_keras_layers_runs_hosted_with_the_oracles_numbers(tmp_path: Path) -> None:
+    """A hosted model_fn of `tf.keras` layers (a Sequential with an input shape, layers imported by
+    name, batch norm and an unseeded dropout) runs TF 1.x's Keras (`tfm.legacy.keras`, TFM105): TF
+    1.x's checkpoint restores into it and verify finds every value equal; and from a fresh start
+    (no checkpoint shared) it trains to the oracle's numbers too."""
+    code, proc = _migrated_and_verified(KERAS_ESTIMATOR, tmp_path, "estimators: 1 hosted")
+    assert code.count("tfm.legacy.keras.layers.") == 7 and "tf.keras" not in code and "tensorflow.keras" not in code
+    assert proc.stdout.splitlines()[-1] == "tfmigrate verify: equivalent: 14 values agree within rtol=1e-05"
+    (tmp_path / "fresh").mkdir()
+    original, migrated, _ = _migrated_hosted(KERAS_ESTIMATOR, tmp_path / "fresh")
+    _oracle_and_migrated_agree(original, migrated, 2)
+
+
+def test_a_tf1_session_program_over_keras_layers_keeps_graph_mode_and_the_oracles_numbers(tmp_path: Path) -> None:
+    """Placeholders fed through Keras layers in a `tf.Session`, the graph seeded as the module is
+    imported: TF 1.x's Keras in TF1 graph mode, switched on before the seed, gives TF 1.x's losses."""
+    original, migrated = tmp_path / "original", tmp_path / "migrated"
+    original.mkdir()
+    shutil.copy(KERAS_SESSION, original / "trainer.py")
+    run = subprocess.run([*TFMIGRATE, str(original / "trainer.py"), "--out-dir", str(migrated)],
+                         capture_output=True, text=True, cwd=tmp_path)
+    assert "(0 TODOs left)" in run.stdout, run.stdout + run.stderr
+    code = (migrated / "trainer.py").read_text(encoding="utf-8")
+    assert "tf.compat.v1.disable_v2_behavior()\n\ntf.compat.v1.set_random_seed(1)" in code
+    assert code.count("tfm.legacy.keras.layers.") == 3
+    _oracle_and_migrated_agree(original, migrated, 2)
+
+
 def _migrated_hosted(program: Path, tmp_path: Path) -> tuple[Path, Path, str]:
     """`program` as `original/trainer.py`, migrated into `migrated/`: one estimator, hosted, no
     TODO. (original directory, migrated directory, the migrated trainer's text)."""

@@ -1,0 +1,162 @@
+"""TFM105: `tf.keras` in a TF 1.x program's graph code -> TF 1.x's Keras (`tfm.legacy.keras`)."""
+
+from __future__ import annotations
+
+import ast
+
+import libcst as cst
+
+from tfmigrate.names import AliasTable, SourceLines, ast_dotted, canonical_name
+from tfmigrate.rule import ADD_IMPORTS, RUNTIME_ALIAS, RUNTIME_MODULE, Rule
+from tfmigrate.textpass import SourceView, TextPlan
+
+from tfmigrate.rules.graph_mode_programs import GRAPH_ONLY, qualified, runs_eagerly
+
+# What makes a file's Keras code run in a TF1 graph: an estimator the hosted tier runs as written
+# (or the model_fn of one, returning the hosted EstimatorSpec), or Session/placeholder code.
+_HOSTED_GRAPH = frozenset(
+    f"{RUNTIME_MODULE}.estimator.{name}"
+    for name in ("Estimator", "EstimatorSpec", "tpu.TPUEstimator", "tpu.TPUEstimatorSpec")
+)
+_TF_KERAS = ("tensorflow.keras", "tensorflow.compat.v1.keras")
+_TARGET = f"{RUNTIME_ALIAS}.legacy.keras"
+
+
+def _keras_rest(full: str) -> str | None:
+    """The path under TF's Keras of a qualified chain (`layers.Dense`; "" for the module), else None."""
+    for home in _TF_KERAS:
+        if full == home:
+            return ""
+        if full.startswith(home + "."):
+            return full[len(home) + 1 :]
+    return None
+
+
+def plan_keras(view: SourceView, tf: str, eager_imports: bool) -> tuple[list[tuple[int, int, str]], set[str]] | None:
+    """Each use of TF's Keras in a TF 1.x graph-code file respelled from `tfm.legacy.keras`, and
+    the local names of the imports that bound them; None where the file keeps Keras 3 (no graph
+    code, code on Keras 3's side, a name bound otherwise too, a use in an f-string)."""
+    names = view.names
+    graph = False
+    uses: list[tuple[int, int, str]] = []
+    roots: set[str] = set()
+    seen: set[int] = set()
+    for chain in [*view.chains, *view.lone_names]:
+        if chain.in_import or chain.start in seen:
+            continue
+        seen.add(chain.start)
+        full = qualified(chain.dotted, names, tf)
+        if full is None:
+            continue
+        rest = _keras_rest(full)
+        if rest is not None:
+            if rest == "estimator" or rest.startswith("estimator."):
+                continue  # model_to_estimator: TFM101's TODO (no Keras hosts an estimator now)
+            if chain.in_fstring or (chain.node is not None and type(getattr(chain.node, "ctx", None)) is not ast.Load):
+                return None
+            uses.append((chain.start, chain.end, f"{_TARGET}.{rest}" if rest else _TARGET))
+            roots.add(chain.dotted.partition(".")[0])
+            continue
+        if full.split(".")[0] == "keras" or (full.startswith(RUNTIME_MODULE + ".") and runs_eagerly(full)):
+            return None  # Keras 3 (standalone, or the runtime's Keras side): one Keras per program
+        graph = graph or full in _HOSTED_GRAPH or canonical_name(full) in GRAPH_ONLY
+    if not uses or eager_imports:
+        return None
+    if RUNTIME_ALIAS not in names.aliases:
+        # the runtime's chains a rule of this pass wrote before its import is added (not chains of
+        # the view, whose roots are the file's imports)
+        for node in view.nodes_of(ast.Attribute):
+            dotted = ast_dotted(node)
+            if dotted is None or not dotted.startswith(RUNTIME_ALIAS + "."):
+                continue
+            full = qualified(dotted, names, tf)
+            if full in _HOSTED_GRAPH:
+                graph = True
+            elif full is not None and runs_eagerly(full):
+                return None
+    if not graph:
+        return None
+    bound = {root for root in roots if root != tf}
+    for root in bound:
+        imports = sum(
+            1 for imp, _ in view.imports for alias in imp.names
+            if (alias.asname or (alias.name.partition(".")[0] if isinstance(imp, ast.Import) else alias.name)) == root
+        )
+        if view.bind_count(root) > imports:
+            return None  # the name is bound otherwise too (a parameter, an assignment): not only Keras
+    return uses, bound
+
+
+class TF1Keras(Rule):
+    """Run a TF 1.x program's Keras code in its graph as TF 1.x did: with Keras 2's TF1 API.
+
+    A TF 1.x program's `tf.keras` was Keras 2, built into its TF1 graph: a model_fn that calls
+    `tf.keras.Sequential` / `tf.keras.layers` (TensorFlow's official r1 models do) or Session code
+    over Keras layers. TF 2.15, the last release with Estimator, still ran it so (`tf.keras` under
+    `tensorflow.compat.v1` is Keras 2's v1 API: TF1 initializers, the v1 BatchNormalization). On
+    current TF, `tf.keras` is Keras 3: its variables are named otherwise (`sequential/dense/kernel`
+    for `dense/kernel`; a TF1 checkpoint does not restore), its seeded initializers draw other
+    values, and it has no graph mode. So where a TF 1.x program's file runs its Keras code in a TF1
+    graph (a hosted estimator or its model_fn, or Session/placeholder code), each `tf.keras.X`
+    becomes `tfm.legacy.keras.X`: tf-keras's Keras 2 v1 API, what `tf.keras` was there. Names
+    imported from it (`from tensorflow.keras import layers`, `from tensorflow.keras.layers import
+    Dense`) are spelled the same way where used, and the imports go when nothing else uses them.
+
+    Not where the file has Keras 3 code: a model_fn migrated to a Keras model, `tfm.fit`, a canned
+    estimator, standalone `keras` (one Keras per program); nor where a name bound to Keras is bound
+    otherwise too. A module with no estimator or Session of its own keeps `tf.keras`.
+    """
+
+    CODE = "TFM105"
+    SUMMARY = "`tf.keras` in a TF 1.x program's hosted model_fn or Session code -> `tfm.legacy.keras` (TF 1.x's Keras 2)"
+    SAFE = True
+    TRIGGERS = frozenset({"keras."})
+    RUNS_AFTER = ("TFM101", "TFM102", "TFM103", "TFM201", "TFM301", "TFM302", "TFM401")
+
+    def _eager_imports(self) -> bool:
+        """Keras 3 is to be imported (a structural rule's Keras model)."""
+        added = self.ctx.codemod.scratch.get(ADD_IMPORTS, ())
+        return any(item.module_name.split(".")[0] == "keras" for item in added)
+
+    def _plan(self, view: SourceView) -> tuple[list[tuple[int, int, str]], set[str]] | None:
+        if not self.ctx.tf1_program:
+            return None
+        return plan_keras(view, self.ctx.tf2_alias, self._eager_imports())
+
+    def _drop_imports(self, view: SourceView, bound: set[str]) -> list[tuple[str, str | None, str | None]]:
+        """(module, obj, asname) of each import that bound a respelled name (dropped if unused)."""
+        drops = []
+        for imp, _ in view.imports:
+            for alias in imp.names:
+                if isinstance(imp, ast.Import) and (alias.asname or alias.name.partition(".")[0]) in bound:
+                    drops.append((alias.name, None, alias.asname))
+                elif isinstance(imp, ast.ImportFrom) and not imp.level and (alias.asname or alias.name) in bound:
+                    drops.append((imp.module or "", alias.name, alias.asname))
+        return drops
+
+    def text_edits(self, view: SourceView) -> TextPlan | None:
+        found = self._plan(view)
+        if found is None:
+            return TextPlan()
+        uses, bound = found
+        return TextPlan(replacements=uses, changed=True, needs_runtime=True, removals=self._drop_imports(view, bound))
+
+    def leave_Module(self, original: cst.Module, updated: cst.Module) -> cst.Module:
+        code = updated.code
+        tree = ast.parse(code)
+        view = SourceView(code, tree, AliasTable.from_ast(tree, SourceLines(code)))
+        found = self._plan(view)
+        if found is None:
+            return updated
+        uses, bound = found
+        data = view.lines.data
+        out, pos = bytearray(), 0
+        for start, end, text in sorted(uses):
+            out += data[pos:start] + text.encode("utf-8")
+            pos = end
+        out += data[pos:]
+        self.mark_changed()
+        self.ctx.need_runtime()
+        for module, obj, asname in self._drop_imports(view, bound):
+            self.ctx.drop_import_if_unused(module, obj, asname)
+        return cst.parse_module(out.decode("utf-8"))
