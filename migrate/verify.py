@@ -7,8 +7,11 @@ The migration starts from the original's first checkpoint (the probe copies it a
 original's side and seeds the migration's model directory with it), so both train from the same
 weights. Graphs the program leaves unseeded get the same graph seed on both sides (the probe's
 `--seed-graphs`), so a program without `tf_random_seed` draws the same dropout masks and shuffles
-in both (in the hosted tier, which builds TF1 graphs as TF 1.x did). Every key of every result
-must agree within `rtol`.
+in both (in the hosted tier, which builds TF1 graphs as TF 1.x did). A model directory outside the
+program's directory (`/tmp/mnist_model`) is kept per run under the work directory instead (the
+probe's `--model-dirs`; the report notes it): one shared path would let the migration continue
+from the original's checkpoints, and start both from a model the user keeps there. Every key of
+every result must agree within `rtol`.
 
 Nothing here imports TensorFlow: both programs run in subprocesses.
 """
@@ -52,6 +55,7 @@ class Row:
 class Verdict:
     rows: list[Row] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)  # what the runs did otherwise than the program says (not problems)
 
     @property
     def ok(self) -> bool:
@@ -96,6 +100,11 @@ def compare(original: list[dict], migrated: list[dict], rtol: float) -> Verdict:
             ok, rel = _close(left[key], right[key], rtol)
             verdict.rows.append(Row(index, want["kind"], key, left[key], right[key], rel, ok))
     return verdict
+
+
+def _results(entries: list[dict]) -> list[dict]:
+    """The evaluate and predict results among a run's records (not its notes)."""
+    return [entry for entry in entries if entry["kind"] != "note"]
 
 
 def _read(record: Path) -> list[dict]:
@@ -202,12 +211,17 @@ def verify(
         logs = {} if logdir is None else {"original": logdir / "original", "migrated": logdir / "migrated"}
         say(f"running the original on the oracle ({oracle})")
         seed = ["--seed-graphs"]
-        probe = ["--record", str(work_dir / "original.jsonl"), "--save-first-checkpoints", str(checkpoints), *tf1, *seed]
+        probe = ["--record", str(work_dir / "original.jsonl"), "--save-first-checkpoints", str(checkpoints), *tf1, *seed,
+                 "--model-dirs", str(work_dir / "model-dirs" / "original")]
         _run(oracle, probe + (["--logdir", str(logs["original"])] if logs else []), first, args, first_cwd, timeout)
         say(f"running the migration on this environment ({sys.executable})")
-        probe = ["--record", str(work_dir / "migrated.jsonl"), "--seed-from", str(checkpoints), *seed]
+        probe = ["--record", str(work_dir / "migrated.jsonl"), "--seed-from", str(checkpoints), *seed,
+                 "--model-dirs", str(work_dir / "model-dirs" / "migrated")]
         _run(sys.executable, probe + (["--logdir", str(logs["migrated"])] if logs else []), second, args, second_cwd, timeout)
-        return compare(_read(work_dir / "original.jsonl"), _read(work_dir / "migrated.jsonl"), rtol)
+        original_entries, migrated_entries = _read(work_dir / "original.jsonl"), _read(work_dir / "migrated.jsonl")
+        verdict = compare(_results(original_entries), _results(migrated_entries), rtol)
+        verdict.notes = list(dict.fromkeys(e["text"] for e in original_entries + migrated_entries if e["kind"] == "note"))
+        return verdict
 
 
 def _fmt(value: Any) -> str:
@@ -221,6 +235,7 @@ def table(verdict: Verdict, rtol: float) -> list[str]:
         rel = "" if row.rel is None else f"{row.rel:.2e}"
         word = "ok" if row.ok else "DIFFERS"
         lines.append(f"{row.result:<7} {row.key[:32]:<32} {_fmt(row.original):>16} {_fmt(row.migrated):>16} {rel:>10}  {word}")
+    lines += [f"note: {note}" for note in verdict.notes]
     lines += [f"problem: {problem}" for problem in verdict.problems]
     differing = sum(not row.ok for row in verdict.rows)
     if verdict.ok:
@@ -239,6 +254,7 @@ def as_json(verdict: Verdict, rtol: float) -> str:
             "equivalent": verdict.ok,
             "rtol": rtol,
             "problems": verdict.problems,
+            "notes": verdict.notes,
             "values": [row.__dict__ for row in verdict.rows],
         },
         indent=2,

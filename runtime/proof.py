@@ -1,7 +1,7 @@
 """The probe `tfmigrate verify` runs a program under, in either environment.
 
     python proof.py --record OUT.jsonl [--save-first-checkpoints DIR | --seed-from DIR]
-                    [--logdir DIR] [--tf1] [--seed-graphs] (PROGRAM.py | -m MODULE) -- [ARGS...]
+                    [--logdir DIR] [--model-dirs DIR] [--tf1] [--seed-graphs] (PROGRAM.py | -m MODULE) -- [ARGS...]
 
 It runs PROGRAM as `__main__` (as `python PROGRAM.py ARGS` would) after wrapping the calls whose
 results the proof compares, and writes one JSON line per result to OUT:
@@ -20,6 +20,11 @@ the n-th of those copies first, so the migration continues from the original's i
 
 With `--seed-graphs` (verify gives it to both sides), every graph the program leaves unseeded is
 seeded with `GRAPH_SEED`: a program without `tf_random_seed` is compared run against run with one seed.
+
+With `--model-dirs`, a model directory outside the working directory (the program's copy: a
+program's `/tmp/mnist_model`) is kept under that directory instead, as the same path below it,
+and a `{"kind": "note", "text": ...}` line says so: else the migration would continue from the
+original's checkpoints there, and both would start from whatever model the user keeps there.
 
 With `--logdir`, every evaluation's numbers are also written as scalar summaries at its global
 step into that directory (one run a side: TensorBoard overlays `original` and `migrated`).
@@ -43,7 +48,10 @@ import shutil
 import sys
 from typing import Any, Callable
 
-_state: dict[str, Any] = {"record": None, "save": None, "seed": None, "logdir": None, "saved": 0, "seeded": 0}
+_state: dict[str, Any] = {
+    "record": None, "save": None, "seed": None, "logdir": None, "saved": 0, "seeded": 0, "model_dirs": None, "root": None,
+}
+_redirected: dict[str, str] = {}
 _writers: dict[str, Any] = {}
 
 
@@ -234,6 +242,61 @@ def _fit_model_dir(model, data=None, *args, model_dir=None, config=None, **kwarg
     return None if model_dir is None else os.fspath(model_dir)
 
 
+def _sandboxed(model_dir: Any) -> Any:
+    """`model_dir`, or where this run keeps it instead when it lies outside the program's copy
+    (`--model-dirs`): a program's `/tmp/mnist_model` is one directory for both runs (the migration
+    would continue from the original's checkpoints) and may hold a model of the user's."""
+    if not _state["model_dirs"] or model_dir is None:
+        return model_dir
+    given = os.fspath(model_dir)
+    if not given or "://" in given:
+        return model_dir
+    path = os.path.abspath(given)
+    for root in (_state["root"], _state["model_dirs"]):
+        if path == root or path.startswith(root + os.sep):
+            return model_dir
+    target = os.path.join(_state["model_dirs"], path.lstrip(os.sep))
+    if path not in _redirected:
+        _redirected[path] = target
+        _write({"kind": "note", "text": f"model_dir {path} lies outside the program's directory: each run used one of its own"})
+    return target
+
+
+def _sandbox_estimator(cls: Any) -> None:
+    """An Estimator class whose model directory (`_model_dir`, its config's) is `_sandboxed`."""
+    original = cls.__init__
+
+    @functools.wraps(original)
+    def __init__(self, *args, **kwargs):
+        original(self, *args, **kwargs)
+        model_dir = getattr(self, "_model_dir", None)
+        moved = _sandboxed(model_dir)
+        if moved != model_dir:
+            self._model_dir = moved
+            config = getattr(self, "_config", None)
+            if config is not None and getattr(config, "model_dir", None) == model_dir:
+                self._config = config.replace(model_dir=moved)
+
+    cls.__init__ = __init__
+
+
+def _sandbox_call(owner: Any, name: str) -> None:
+    """A runtime function or constructor whose `model_dir=` and `config=` keywords are `_sandboxed`."""
+    original = getattr(owner, name)
+
+    @functools.wraps(original)
+    def call(*args, **kwargs):
+        if kwargs.get("model_dir") is not None:
+            kwargs["model_dir"] = _sandboxed(kwargs["model_dir"])
+        config = kwargs.get("config")
+        model_dir = getattr(config, "model_dir", None)
+        if model_dir is not None and _sandboxed(model_dir) != model_dir:
+            kwargs["config"] = config.replace(model_dir=_sandboxed(model_dir))
+        return original(*args, **kwargs)
+
+    setattr(owner, name, call)
+
+
 def _install_oracle(tf: Any) -> None:
     estimator = getattr(tf.compat.v1, "estimator", None)
     if estimator is None:
@@ -244,6 +307,7 @@ def _install_oracle(tf: Any) -> None:
             _wrap_evaluate(cls)
             _wrap_predict(cls, "predict")
     _wrap_estimator_train(estimator.Estimator, hook)
+    _sandbox_estimator(estimator.Estimator)
 
 
 def _install_runtime(tf: Any) -> None:
@@ -257,6 +321,10 @@ def _install_runtime(tf: Any) -> None:
     _wrap_evaluate(tfm.ctl.EstimatorLoop)
     _wrap_predict(tfm.ctl.EstimatorLoop, "predict")
     _wrap_fit(tfm.ctl.EstimatorLoop, "train", lambda loop, *a, **k: loop.model_dir)
+    for name in ("fit", "evaluate", "predict", "predict_examples", "export_saved_model", "train_and_evaluate"):
+        if hasattr(tfm, name):
+            _sandbox_call(tfm, name)
+    _sandbox_call(tfm.ctl.EstimatorLoop, "__init__")
     hosted = getattr(tfm, "estimator", None)
     if hosted is None:
         return
@@ -273,6 +341,7 @@ def _install_runtime(tf: Any) -> None:
         _wrap_evaluate(owner)
         _wrap_predict(owner, "predict")
         _wrap_estimator_train(owner, tf.compat.v1.train.SessionRunHook)
+        _sandbox_estimator(owner)
 
 
 def _module(name: str, **attributes: Any) -> Any:
@@ -458,6 +527,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--save-first-checkpoints")
     parser.add_argument("--seed-from")
     parser.add_argument("--logdir")
+    parser.add_argument("--model-dirs", help="keep model directories outside the working directory here instead")
     parser.add_argument("--tf1", action="store_true")
     parser.add_argument("--seed-graphs", action="store_true", help=f"seed every graph the program leaves unseeded ({GRAPH_SEED})")
     parser.add_argument("-m", dest="module", help="run this module as `python -m` would (from the working directory)")
@@ -469,6 +539,8 @@ def main(argv: list[str] | None = None) -> None:
         save=options.save_first_checkpoints and os.path.abspath(options.save_first_checkpoints),
         seed=options.seed_from and os.path.abspath(options.seed_from),
         logdir=options.logdir and os.path.abspath(options.logdir),
+        model_dirs=options.model_dirs and os.path.abspath(options.model_dirs),
+        root=os.getcwd(),
     )
     open(_state["record"], "w").close()
     import tensorflow as tf

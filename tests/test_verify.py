@@ -44,6 +44,23 @@ def test_a_migration_that_agrees_exits_0_with_a_table(program: Path) -> None:
     assert lines[-1].startswith("tfmigrate verify: equivalent: 9 values agree")
 
 
+def test_a_model_dir_outside_the_program_is_one_per_run_and_left_alone(program: Path, tmp_path: Path) -> None:
+    """A program that trains into an absolute model_dir (`/tmp/mnist_model`): each run keeps its
+    own copy of it under verify's work directory (else the migration continues from the original's
+    checkpoints there), the report notes it, and the directory itself, with what the user keeps
+    in it, is untouched."""
+    shared = tmp_path / "users-models" / "squeezed"
+    shared.mkdir(parents=True)
+    (shared / "notes.txt").write_text("mine\n", encoding="utf-8")
+    program.write_text(program.read_text(encoding="utf-8").replace("model_dir='squeezed'", f"model_dir={str(shared)!r}"), encoding="utf-8")
+    proc = _verify("trainer.py", "--json", cwd=program.parent)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    report = json.loads(proc.stdout)
+    assert report["equivalent"] is True
+    assert report["notes"] == [f"model_dir {shared} lies outside the program's directory: each run used one of its own"]
+    assert [path.name for path in shared.iterdir()] == ["notes.txt"]
+
+
 def test_ctl_target_and_json(program: Path) -> None:
     proc = _verify("trainer.py", "--target", "ctl", "--json", cwd=program.parent)
     assert proc.returncode == 0, proc.stdout + proc.stderr
