@@ -222,6 +222,7 @@ class EstimatorSiteRule(SiteCodegen, Rule):
             # `feature_column.input_layer`/`linear_model` -> tfm.feature_columns layers, whose
             # columns TFM401 makes the runtime's (both targets).
             analyzer.feature_column_layers = True
+            analyzer.tf1_program = self.ctx.tf1_program
             self.plans[name] = analyzer.analyze()
             self.plans[name].closure = name in self.builders.values()
         except Unsupported as exc:

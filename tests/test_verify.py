@@ -202,6 +202,19 @@ def test_a_tf1_model_fn_of_keras_layers_runs_hosted_with_the_oracles_numbers(tmp
     _oracle_and_migrated_agree(original, migrated, 2)
 
 
+KERAS_BATCH_NORM = Path(__file__).parent / "data" / "tf1_programs" / "keras_batch_norm_estimator.py"
+
+
+def test_a_tf1_keras_batch_norm_in_a_migrated_model_fn_keeps_tf1s_frozen_statistics(tmp_path: Path) -> None:
+    """`tf.keras.layers.BatchNormalization` in a TF 1.x model_fn that the Keras tier migrates: TF
+    1.x never ran its moving-statistics updates (Keras 2 kept them out of UPDATE_OPS), so the
+    migration's batch norm is the runtime's with `update_moving_statistics=False`, and evaluation
+    gives the oracle's numbers (Keras 3's own layer would move them)."""
+    code, proc = _migrated_and_verified(KERAS_BATCH_NORM, tmp_path, "estimators: 1 idiomatic")
+    assert "tfm.layers.BatchNormalization(update_moving_statistics=False)" in code
+    assert proc.stdout.splitlines()[-1] == "tfmigrate verify: equivalent: 3 values agree within rtol=1e-05"
+
+
 def test_a_tf1_session_program_over_keras_layers_keeps_graph_mode_and_the_oracles_numbers(tmp_path: Path) -> None:
     """Placeholders fed through Keras layers in a `tf.Session`, the graph seeded as the module is
     imported: TF 1.x's Keras in TF1 graph mode, switched on before the seed, gives TF 1.x's losses."""

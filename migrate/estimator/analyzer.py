@@ -62,6 +62,7 @@ class ModelFnAnalyzer(
             raise Unsupported("model_fn takes `config` or extra arguments")
         if fn.asynchronous or fn.decorators:
             raise Unsupported("model_fn is decorated or async")
+        self.tf1_program = False  # a TF 1.x program's (`tfmigrate.tf1_program`): its tf.keras was Keras 2 in a TF1 graph
         self.layer_attrs: dict[str, int] = {}
         self.local_fns: dict[str, cst.FunctionDef] = {}
         self.update_ops_dependency = False

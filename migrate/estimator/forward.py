@@ -112,8 +112,10 @@ class ForwardRewriter(cst.CSTTransformer):
                 ctor = self.a.layer_objects[name]
                 inner = self.a.canonical(ctor.func) or ""
                 cls = LAYER_CLASSES.get(inner) or inner.rsplit(".", 1)[-1]
+                args = [a for a in ctor.args if not (a.keyword and a.keyword.value in LAYER_DROP)]
+                cls, args = self._tf1_keras_layer(inner, cls, args)
                 attr = self.a.layer_object_attrs[name] = self._attr(snake(cls), cls)
-                self._add_layer(attr, cls, [a for a in ctor.args if not (a.keyword and a.keyword.value in LAYER_DROP)])
+                self._add_layer(attr, cls, args)
             return updated.with_changes(func=cst.parse_expression(f"self.{attr}"))
         key = self.a.canonical(original.func)
         if key == "nn.dropout":
@@ -130,6 +132,7 @@ class ForwardRewriter(cst.CSTTransformer):
                 ctor_call = updated.func
                 assert isinstance(ctor_call, cst.Call)
                 ctor_args = [a for a in ctor_call.args if not (a.keyword and a.keyword.value in LAYER_DROP)]
+                cls, ctor_args = self._tf1_keras_layer(inner or "", cls, ctor_args)
                 attr = self._attr(snake(cls), cls)
                 self._add_layer(attr, cls, ctor_args)
                 return updated.with_changes(func=cst.parse_expression(f"self.{attr}"))
@@ -280,6 +283,15 @@ class ForwardRewriter(cst.CSTTransformer):
         if isinstance(activation, cst.Name) and activation.value == "None":
             return normed
         return cst.Call(func=activation, args=[cst.Arg(normed)])
+
+    def _tf1_keras_layer(self, inner: str, cls: str, args: list[cst.Arg]) -> tuple[str, list[cst.Arg]]:
+        """A TF 1.x program's `tf.keras.layers.BatchNormalization` is the runtime's, its moving
+        statistics frozen: Keras 2 built into a TF1 graph kept their updates out of UPDATE_OPS (in
+        `layer.updates` only), so an Estimator's train op never ran them, whatever it depended on."""
+        if inner != "keras.layers.BatchNormalization" or not self.a.tf1_program:
+            return cls, args
+        frozen = cst.Arg(cst.Name("False"), keyword=cst.Name("update_moving_statistics"), equal=_EQ)
+        return "runtime:layers.BatchNormalization", [*args, frozen]
 
     def _add_layer(self, attr: str, cls: str, args: list[cst.Arg]) -> None:
         rendered = []
