@@ -202,6 +202,24 @@ def test_a_tf1_model_fn_of_keras_layers_runs_hosted_with_the_oracles_numbers(tmp
     _oracle_and_migrated_agree(original, migrated, 2)
 
 
+KERAS_MODEL_MODULE = Path(__file__).parent / "data" / "tf1_programs" / "keras_model_module"
+
+
+def test_a_tpu_trainer_over_another_modules_keras_model_runs_hosted_with_the_oracles_numbers(tmp_path: Path) -> None:
+    """A TPUEstimator trainer whose model_fn calls `digits.create_model()` (a Keras Sequential with
+    dropout, made by a module whose own estimator is hosted): the call is not made into a Keras
+    model's step (its variables would be made each step), so the trainer is hosted too, both
+    modules run TF 1.x's Keras, and the TPU device loop (4 iterations a run) names the model's
+    variables as one step does: the oracle's numbers from a fresh start."""
+    original, migrated = tmp_path / "original", tmp_path / "migrated"
+    shutil.copytree(KERAS_MODEL_MODULE, original)
+    run = subprocess.run([*TFMIGRATE, str(original), "--out-dir", str(migrated)], capture_output=True, text=True, cwd=tmp_path)
+    assert "estimators: 2 hosted" in run.stdout and "(0 TODOs left)" in run.stdout, run.stdout + run.stderr
+    assert "`digits.create_model(...)` makes what the forward pass calls" in (migrated / "tpu_trainer.py").read_text(encoding="utf-8")
+    assert "tfm.legacy.keras.Sequential(" in (migrated / "digits.py").read_text(encoding="utf-8")
+    _oracle_and_migrated_agree(original, migrated, 2, "tpu_trainer.py")
+
+
 KERAS_BATCH_NORM = Path(__file__).parent / "data" / "tf1_programs" / "keras_batch_norm_estimator.py"
 
 
@@ -290,14 +308,14 @@ def _eval_results(python: Path | str, program: list[str], cwd: Path) -> list[dic
     return parse_results(done.stdout)
 
 
-def _oracle_and_migrated_agree(original: Path, migrated: Path, runs: int) -> list[dict]:
-    """`trainer.py` on the oracle (through the TF 1.x launcher) in `original` and on current TF in
+def _oracle_and_migrated_agree(original: Path, migrated: Path, runs: int, program: str = "trainer.py") -> list[dict]:
+    """`program` on the oracle (through the TF 1.x launcher) in `original` and on current TF in
     `migrated`: `runs` eval_results lines each, the same keys, every value within 1e-5 relative.
     The oracle's results."""
     from equivalence.oracle import oracle_python
 
-    want = _eval_results(oracle_python(), [str(LAUNCHER), "trainer.py"], original)
-    got = _eval_results(sys.executable, ["trainer.py"], migrated)
+    want = _eval_results(oracle_python(), [str(LAUNCHER), program], original)
+    got = _eval_results(sys.executable, [program], migrated)
     assert len(want) == runs and [sorted(r) for r in want] == [sorted(r) for r in got]
     for expected, actual in zip(want, got):
         assert all(abs(expected[k] - actual[k]) <= 1e-5 * max(abs(expected[k]), 1e-6) for k in expected), (want, got)

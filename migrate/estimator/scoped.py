@@ -51,6 +51,19 @@ def _foreign_calls(node: cst.CSTNode, foreign: set[str]) -> list[cst.Call]:
     return found
 
 
+def _calls_one_of(node: cst.CSTNode, names: set[str]) -> bool:
+    """Whether `node` calls one of `names` (`model(image)`)."""
+    found = False
+
+    class Visit(cst.CSTVisitor):
+        def visit_Call(self, call: cst.Call) -> None:
+            nonlocal found
+            found = found or (isinstance(call.func, cst.Name) and call.func.value in names)
+
+    node.visit(Visit())
+    return found
+
+
 class _ScopedRewriter(cst.CSTTransformer):
     """Statements run inside a `tfm.tf1.VariableScopeLayer`: TF1 functional layers -> the
     runtime's (`tfm.tf1.dense`, same variables); `mode == TRAIN` -> the layer's `training`."""
@@ -110,6 +123,13 @@ class ScopedCode:
                     parts = (dotted(call.func) or "").split(".")[1:]
                     if any(part[:1].isupper() for part in parts):
                         continue  # a class or its methods (`modeling.BertConfig.from_json_file`): a config
+                    if any(other.kind == StmtKind.FORWARD and _calls_one_of(other.small, st.defs) for other in stmts):
+                        # `model = mnist.create_model(...)`, then `model(image)`: made in `call()`,
+                        # its variables would be made again each step (tf.function refuses them)
+                        raise Unsupported(
+                            f"`{self.code(call.func)}(...)` makes what the forward pass calls (a model or layer "
+                            "another module builds): not migrated into the Keras model", st.line
+                        )
                     plan.notes.append(
                         f"`{self.code(call.func)}(...)` in `{plan.fn_name}` is kept as written, outside the model's "
                         "variable store: if the TF1 code behind it creates variables (tf.get_variable, tf.layers), "

@@ -264,7 +264,10 @@ def build_train_loop(
             batch = iterator.get_next()
         batches.append(tf.nest.flatten(batch)[0].op)
         features, labels = split_features_labels(batch)
-        spec = call_model_fn(features, labels)
+        # The model_fn's names as a step of its own gives them (a Keras 2 layer names its
+        # variables by name scope: `dense/kernel`, not `iterations_per_loop_loop/dense/kernel`).
+        with graph.name_scope(None):
+            spec = call_model_fn(features, labels)
         specs.append(spec)
         if spec.train_op is None:
             raise NotLoopable("model_fn returned no train_op")
