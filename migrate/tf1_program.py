@@ -15,9 +15,24 @@ from collections.abc import Callable, Iterable
 
 from .names import ast_dotted
 
+# TF1's `tf.losses` / `tf.metrics` functions whose names TF2's Keras-based modules of the same name
+# never had (TF2's `tf.losses.mean_squared_error` and `tf.metrics.mean_absolute_error` are Keras's,
+# with another signature: not telling).
+_TF1_LOSSES = (
+    "absolute_difference|add_loss|compute_weighted_loss|cosine_distance|get_losses|get_regularization_losses?|"
+    "get_total_loss|hinge_loss|huber_loss|log_loss|mean_pairwise_squared_error|sigmoid_cross_entropy|"
+    "softmax_cross_entropy|sparse_softmax_cross_entropy"
+)
+_TF1_METRICS = (
+    "accuracy|auc|average_precision_at_k|false_negatives\\w*|false_positives\\w*|true_negatives\\w*|"
+    "true_positives\\w*|mean|mean_cosine_distance|mean_iou|mean_per_class_accuracy|mean_relative_error|mean_tensor|"
+    "percentage_below|precision\\w*|recall\\w*|root_mean_squared_error|sensitivity_at_specificity|"
+    "sparse_average_precision_at_k|sparse_precision_at_k|specificity_at_sensitivity"
+)
 _TF1_ONLY = re.compile(
     r"\btf\.(contrib|flags|app\.run|Session|InteractiveSession|placeholder|layers\.\w+|logging\.\w+|gfile|"
-    r"train\.\w*Optimizer|variable_scope|get_variable|to_float|to_int32|random_normal|truncated_normal)\b"
+    r"train\.\w*Optimizer|variable_scope|get_variable|to_float|to_int32|random_normal|truncated_normal|"
+    rf"losses\.(?:{_TF1_LOSSES})|metrics\.(?:{_TF1_METRICS}))\b"
 )
 _COMPAT_IMPORT = re.compile(r"^\s*import\s+tensorflow\.compat\.v1\s+as\s+tf\b", re.M)
 _CONTRIB_IMPORT = re.compile(r"^\s*(from\s+tensorflow\.contrib\b|import\s+tensorflow\.contrib\b)", re.M)

@@ -13,6 +13,9 @@ TF1 = [
     "from tensorflow import (\n    float32,\n    Session,  # runs the graph\n)\n",
     "from tensorflow import nn, layers\n",
     "from tensorflow.train import AdamOptimizer\n",
+    "import tensorflow as tf\nloss = tf.losses.sparse_softmax_cross_entropy(labels=y, logits=z)\n",  # TF1's losses
+    "import tensorflow as tf\nacc = tf.metrics.accuracy(labels=y, predictions=p)\n",  # and metrics
+    "import tensorflow as tf\nat_k = tf.metrics.precision_at_k(y, p, 5)\n",
 ]
 NOT_TF1 = [
     "import tensorflow as tf\nmodel = tf.keras.Sequential()\n",
@@ -21,6 +24,9 @@ NOT_TF1 = [
     "from tensorflow.keras import layers\n",
     "from tensorflow.train import Checkpoint\n",
     "from tensorflow import float32\nx = Session()\n",  # the name is not imported from tensorflow
+    "import tensorflow as tf\nloss = tf.losses.mean_squared_error(y, p)\n",  # TF2 (Keras) has these too
+    "import tensorflow as tf\nerror = tf.metrics.mean_absolute_error(y, p)\nm = tf.metrics.Precision()\n",
+    "import tensorflow as tf\nm = tf.metrics.mean_squared_error(y, p)\n",
 ]
 
 
