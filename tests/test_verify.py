@@ -185,6 +185,18 @@ def test_a_tf1_crf_tagger_runs_hosted_with_the_oracles_numbers(tmp_path: Path) -
         assert f"\n0       {key} " in proc.stdout
 
 
+def _migrated_with_no_todo(program: Path, tmp_path: Path, summary: str = "") -> tuple[Path, Path, str]:
+    """`program` as `original/trainer.py`, migrated into `migrated/` with no TODO left (the summary
+    saying `summary`): (original directory, migrated directory, the migrated trainer's text)."""
+    original, migrated = tmp_path / "original", tmp_path / "migrated"
+    original.mkdir()
+    shutil.copy(program, original / "trainer.py")
+    run = subprocess.run([*TFMIGRATE, str(original / "trainer.py"), "--out-dir", str(migrated)],
+                         capture_output=True, text=True, cwd=tmp_path)
+    assert summary in run.stdout and "(0 TODOs left)" in run.stdout, run.stdout + run.stderr
+    return original, migrated, (migrated / "trainer.py").read_text(encoding="utf-8")
+
+
 KERAS_ESTIMATOR = Path(__file__).parent / "data" / "tf1_programs" / "keras_layers_estimator.py"
 KERAS_SESSION = Path(__file__).parent / "data" / "tf1_programs" / "keras_session_program.py"
 
@@ -236,28 +248,15 @@ def test_a_tf1_keras_batch_norm_in_a_migrated_model_fn_keeps_tf1s_frozen_statist
 def test_a_tf1_session_program_over_keras_layers_keeps_graph_mode_and_the_oracles_numbers(tmp_path: Path) -> None:
     """Placeholders fed through Keras layers in a `tf.Session`, the graph seeded as the module is
     imported: TF 1.x's Keras in TF1 graph mode, switched on before the seed, gives TF 1.x's losses."""
-    original, migrated = tmp_path / "original", tmp_path / "migrated"
-    original.mkdir()
-    shutil.copy(KERAS_SESSION, original / "trainer.py")
-    run = subprocess.run([*TFMIGRATE, str(original / "trainer.py"), "--out-dir", str(migrated)],
-                         capture_output=True, text=True, cwd=tmp_path)
-    assert "(0 TODOs left)" in run.stdout, run.stdout + run.stderr
-    code = (migrated / "trainer.py").read_text(encoding="utf-8")
+    original, migrated, code = _migrated_with_no_todo(KERAS_SESSION, tmp_path)
     assert "tf.compat.v1.disable_v2_behavior()\n\ntf.compat.v1.set_random_seed(1)" in code
     assert code.count("tfm.legacy.keras.layers.") == 3
     _oracle_and_migrated_agree(original, migrated, 2)
 
 
 def _migrated_hosted(program: Path, tmp_path: Path) -> tuple[Path, Path, str]:
-    """`program` as `original/trainer.py`, migrated into `migrated/`: one estimator, hosted, no
-    TODO. (original directory, migrated directory, the migrated trainer's text)."""
-    original, migrated = tmp_path / "original", tmp_path / "migrated"
-    original.mkdir()
-    shutil.copy(program, original / "trainer.py")
-    run = subprocess.run([*TFMIGRATE, str(original / "trainer.py"), "--out-dir", str(migrated)],
-                         capture_output=True, text=True, cwd=tmp_path)
-    assert "estimators: 1 hosted" in run.stdout and "(0 TODOs left)" in run.stdout, run.stdout + run.stderr
-    return original, migrated, (migrated / "trainer.py").read_text(encoding="utf-8")
+    """`program` migrated (`_migrated_with_no_todo`): one estimator, hosted."""
+    return _migrated_with_no_todo(program, tmp_path, "estimators: 1 hosted")
 
 
 def _scalars(model_dir: Path) -> list[tuple[str, int, float]]:
@@ -355,13 +354,7 @@ def test_a_tf1_session_program_keeps_graph_mode_and_the_oracles_numbers(tmp_path
     """A TF 1.x program with no estimator (placeholders fed in a `tf.Session`, a `Saver`
     checkpoint restored into a new graph) runs on TF2 only in graph mode: the migration turns it
     on in the main block (TFM104), and gives TF 1.x's losses, global steps and weights on the oracle."""
-    original, migrated = tmp_path / "original", tmp_path / "migrated"
-    original.mkdir()
-    shutil.copy(SESSION_PROGRAM, original / "trainer.py")
-    run = subprocess.run([*TFMIGRATE, str(original / "trainer.py"), "--out-dir", str(migrated)],
-                         capture_output=True, text=True, cwd=tmp_path)
-    assert "(0 TODOs left)" in run.stdout, run.stdout + run.stderr
-    code = (migrated / "trainer.py").read_text(encoding="utf-8")
+    original, migrated, code = _migrated_with_no_todo(SESSION_PROGRAM, tmp_path)
     assert code.endswith('if __name__ == "__main__":\n    # tfmigrate: TF1 graph mode, as under TF 1.x (Session/placeholder '
                          'code cannot run eagerly)\n    tf.compat.v1.disable_v2_behavior()\n    app.run(main)\n')
     _oracle_and_migrated_agree(original, migrated, 4)
