@@ -8,9 +8,8 @@ import libcst as cst
 
 from tfmigrate.names import AliasTable, SourceLines, ast_dotted, canonical_name
 from tfmigrate.rule import ADD_IMPORTS, RUNTIME_ALIAS, RUNTIME_MODULE, Rule
-from tfmigrate.textpass import SourceView, TextPlan
-
 from tfmigrate.rules.graph_mode_programs import GRAPH_ONLY, qualified, runs_eagerly
+from tfmigrate.textpass import SourceView, TextPlan
 
 # What makes a file's Keras code run in a TF1 graph: an estimator the hosted tier runs as written
 # (or the model_fn of one, returning the hosted EstimatorSpec), or Session/placeholder code.
