@@ -98,39 +98,10 @@ def _tf1_function(function: Any) -> Any:
     return call
 
 
-def _tf1_class(cls: type) -> type:
-    """`cls` whose weights (its subclasses' too) take TF 1.x's initializers; its name unchanged, so
-    default layer names (`dense`, `dense_1`) and variable names are TF1's."""
-
-    def add_weight(self: Any, *args: Any, **kwargs: Any) -> Any:
-        with tf1_initializers():
-            return super(tf1, self).add_weight(*args, **kwargs)
-
-    tf1 = type(cls.__name__, (cls,), {"add_weight": add_weight, "__doc__": cls.__doc__, "__module__": cls.__module__})
-    tf1.__qualname__ = cls.__qualname__
-    return tf1
-
-
-def tf1_module(name: str, source: str) -> types.ModuleType:
-    """The legacy module `source` (tf-keras's `layers` or `rnn_cell`) with TF 1.x's initializers."""
-    legacy = importlib.import_module(source)
-    module = types.ModuleType(name, __doc__)
-    for attr in dir(legacy):
-        if attr.startswith("_"):
-            continue
-        value = getattr(legacy, attr)
-        if inspect.isclass(value) and hasattr(value, "add_weight"):
-            value = _tf1_class(value)
-        elif inspect.isfunction(value):
-            value = _tf1_function(value)
-        setattr(module, attr, value)
-    return module
-
-
-def _tf1_keras_class(cls: type) -> type:
-    """A Keras class (a layer, a model) whose construction, build, call and weights run under
-    TF 1.x's initializers, so the layers it makes inside (an RNN's cell, a Sequential's layers
-    built from `input_shape`) draw TF1's way too; its name unchanged (TF1's variable names)."""
+def _tf1_class(cls: type, methods: tuple[str, ...] = ("add_weight",), same_class: bool = False) -> type:
+    """`cls` whose `methods` (its subclasses' too) run under TF 1.x's initializers; its name
+    unchanged, so default layer names (`dense`, `dense_1`) and variable names are TF1's. With
+    `same_class`, it answers `isinstance`/`issubclass` as `cls` does (`_same_class_meta`)."""
 
     def under_tf1(name: str) -> Any:
         def method(self: Any, *args: Any, **kwargs: Any) -> Any:
@@ -140,11 +111,40 @@ def _tf1_keras_class(cls: type) -> type:
         method.__name__ = name
         return method
 
-    body = {name: under_tf1(name) for name in ("__init__", "__call__", "build", "add_weight") if hasattr(cls, name)}
+    body = {name: under_tf1(name) for name in methods if hasattr(cls, name)}
     body.update(__doc__=cls.__doc__, __module__=cls.__module__)
-    tf1 = _same_class_meta(type(cls))(cls.__name__, (cls,), body)
+    tf1 = (_same_class_meta(type(cls)) if same_class else type)(cls.__name__, (cls,), body)
     tf1.__qualname__ = cls.__qualname__
     return tf1
+
+
+def _tf1_value(value: Any, tf1_class: Any) -> Any:
+    """A legacy module's attribute with TF 1.x's initializers: a class with weights through
+    `tf1_class`, a function run under them; anything else as it is."""
+    if inspect.isclass(value) and hasattr(value, "add_weight"):
+        return tf1_class(value)
+    if inspect.isfunction(value):
+        return _tf1_function(value)
+    return value
+
+
+def tf1_module(name: str, source: str) -> types.ModuleType:
+    """The legacy module `source` (tf-keras's `layers` or `rnn_cell`) with TF 1.x's initializers."""
+    legacy = importlib.import_module(source)
+    module = types.ModuleType(name, __doc__)
+    for attr in dir(legacy):
+        if attr.startswith("_"):
+            continue
+        setattr(module, attr, _tf1_value(getattr(legacy, attr), _tf1_class))
+    return module
+
+
+@functools.cache  # one TF1 class per Keras class, whichever module path reached it
+def _tf1_keras_class(cls: type) -> type:
+    """A Keras class (a layer, a model) whose construction, build, call and weights run under
+    TF 1.x's initializers, so the layers it makes inside (an RNN's cell, a Sequential's layers
+    built from `input_shape`) draw TF1's way too; `isinstance` as Keras 2's own class."""
+    return _tf1_class(cls, ("__init__", "__call__", "build", "add_weight"), same_class=True)
 
 
 @functools.cache
@@ -177,18 +177,13 @@ class _TF1KerasModule(types.ModuleType):
         value = getattr(self._source, attr)
         if isinstance(value, types.ModuleType):
             value = _TF1KerasModule(f"{self.__name__}.{attr}", value)
-        elif inspect.isclass(value) and hasattr(value, "add_weight"):
-            value = _TF1_CLASSES.get(value) or _TF1_CLASSES.setdefault(value, _tf1_keras_class(value))
-        elif inspect.isfunction(value):
-            value = _tf1_function(value)
+        else:
+            value = _tf1_value(value, _tf1_keras_class)
         setattr(self, attr, value)
         return value
 
     def __dir__(self) -> list[str]:
         return dir(self._source)
-
-
-_TF1_CLASSES: dict[type, type] = {}  # one TF1 class per Keras class, whichever path reached it
 
 
 def tf1_keras(name: str, source: str) -> types.ModuleType:
