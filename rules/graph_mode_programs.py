@@ -46,7 +46,13 @@ def _chains(nodes) -> list[str]:
     return [dotted for node in nodes if isinstance(node, (ast.Attribute, ast.Name)) and (dotted := ast_dotted(node))]
 
 
-def _dotted_names(tree: ast.Module) -> set[str]:
+def keras_imports_added(ctx) -> bool:
+    """Whether a rule of this pass asked for Keras 3 to be imported (a structural rule's Keras
+    model): its chains do not resolve before the pass adds the import."""
+    return any(item.module_name.split(".")[0] in _KERAS for item in ctx.codemod.scratch.get(ADD_IMPORTS, ()))
+
+
+def dotted_names(tree: ast.Module) -> set[str]:
     """Every Name/Attribute chain's dotted name in the tree (`a`, `a.b`, `a.b.c`), once each, from
     the tree's index by node type (the walk other rules of the pass share)."""
     by_type = indexed(tree)
@@ -98,7 +104,7 @@ def placement(tree: ast.Module, names: AliasTable, tf: str = "tf") -> tuple[str,
     ("top", how many top-level imports precede the switch), or None (no Session/placeholder code,
     a switch already, code that runs eagerly, or a module whose graphs some other entry runs)."""
     graph = False
-    for dotted in _dotted_names(tree):
+    for dotted in dotted_names(tree):
         if dotted.rpartition(".")[2] in _SWITCHES:
             return None
         full = qualified(dotted, names, tf)
@@ -150,13 +156,8 @@ class GraphModePrograms(Rule):
     TRIGGERS = GRAPH_ONLY
     RUNS_AFTER = ("TFM101", "TFM102", "TFM103", "TFM105", "TFM201", "TFM301", "TFM302", "TFM401")
 
-    def _migrated_to_eager(self) -> bool:
-        """Keras is to be imported (its chains do not resolve before the pass adds the import)."""
-        added = self.ctx.codemod.scratch.get(ADD_IMPORTS, ())
-        return any(item.module_name.split(".")[0] in _KERAS for item in added)
-
     def leave_Module(self, original: cst.Module, updated: cst.Module) -> cst.Module:
-        if self._migrated_to_eager():
+        if keras_imports_added(self.ctx):
             return updated
         code = updated.code
         tree = ast.parse(code)
@@ -191,7 +192,7 @@ class GraphModePrograms(Rule):
         return updated.with_changes(body=body)
 
     def text_edits(self, view: SourceView) -> TextPlan | None:
-        where = None if self._migrated_to_eager() else placement(view.tree, view.names, self.ctx.tf2_alias)
+        where = None if keras_imports_added(self.ctx) else placement(view.tree, view.names, self.ctx.tf2_alias)
         if where is None:
             return TextPlan()
         kind, at = where

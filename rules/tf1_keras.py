@@ -6,9 +6,9 @@ import ast
 
 import libcst as cst
 
-from tfmigrate.names import AliasTable, SourceLines, ast_dotted, canonical_name
-from tfmigrate.rule import ADD_IMPORTS, RUNTIME_ALIAS, RUNTIME_MODULE, Rule
-from tfmigrate.rules.graph_mode_programs import GRAPH_ONLY, qualified, runs_eagerly
+from tfmigrate.names import AliasTable, SourceLines, canonical_name
+from tfmigrate.rule import RUNTIME_ALIAS, RUNTIME_MODULE, Rule
+from tfmigrate.rules.graph_mode_programs import GRAPH_ONLY, dotted_names, keras_imports_added, qualified, runs_eagerly
 from tfmigrate.textpass import SourceView, TextPlan
 
 # What makes a file's Keras code run in a TF1 graph: an estimator the hosted tier runs as written
@@ -31,12 +31,30 @@ def _keras_rest(full: str) -> str | None:
     return None
 
 
-def plan_keras(view: SourceView, tf: str, eager_imports: bool) -> tuple[list[tuple[int, int, str]], set[str]] | None:
+def _local(imp: ast.Import | ast.ImportFrom, alias: ast.alias) -> str:
+    """The name an import's alias binds (`import a.b` binds `a`)."""
+    return alias.asname or (alias.name.partition(".")[0] if isinstance(imp, ast.Import) else alias.name)
+
+
+def _graph_code(view: SourceView, tf: str) -> bool:
+    """Whether the file runs TF1 graph code (a hosted estimator or model_fn, Session/placeholder
+    code) and has no Keras 3 code: standalone `keras`, or the runtime's Keras side. Its chains as
+    TFM104 reads them, the runtime's included before the pass adds its import."""
+    graph = False
+    for dotted in dotted_names(view.tree):
+        full = qualified(dotted, view.names, tf)
+        if full is None or _keras_rest(full) is not None:
+            continue
+        if full.split(".")[0] == "keras" or (full.startswith(RUNTIME_MODULE + ".") and runs_eagerly(full)):
+            return False  # Keras 3 (standalone, or the runtime's Keras side): one Keras per program
+        graph = graph or full in _HOSTED_GRAPH or canonical_name(full) in GRAPH_ONLY
+    return graph
+
+
+def plan_keras(view: SourceView, tf: str) -> tuple[list[tuple[int, int, str]], set[str]] | None:
     """Each use of TF's Keras in a TF 1.x graph-code file respelled from `tfm.legacy.keras`, and
     the local names of the imports that bound them; None where the file keeps Keras 3 (no graph
     code, code on Keras 3's side, a name bound otherwise too, a use in an f-string)."""
-    names = view.names
-    graph = False
     uses: list[tuple[int, int, str]] = []
     roots: set[str] = set()
     seen: set[int] = set()
@@ -44,43 +62,19 @@ def plan_keras(view: SourceView, tf: str, eager_imports: bool) -> tuple[list[tup
         if chain.in_import or chain.start in seen:
             continue
         seen.add(chain.start)
-        full = qualified(chain.dotted, names, tf)
-        if full is None:
-            continue
-        rest = _keras_rest(full)
-        if rest is not None:
-            if rest == "estimator" or rest.startswith("estimator."):
-                continue  # model_to_estimator: TFM101's TODO (no Keras hosts an estimator now)
-            if chain.in_fstring or (chain.node is not None and type(getattr(chain.node, "ctx", None)) is not ast.Load):
-                return None
-            uses.append((chain.start, chain.end, f"{_TARGET}.{rest}" if rest else _TARGET))
-            roots.add(chain.dotted.partition(".")[0])
-            continue
-        if full.split(".")[0] == "keras" or (full.startswith(RUNTIME_MODULE + ".") and runs_eagerly(full)):
-            return None  # Keras 3 (standalone, or the runtime's Keras side): one Keras per program
-        graph = graph or full in _HOSTED_GRAPH or canonical_name(full) in GRAPH_ONLY
-    if not uses or eager_imports:
-        return None
-    if RUNTIME_ALIAS not in names.aliases:
-        # the runtime's chains a rule of this pass wrote before its import is added (not chains of
-        # the view, whose roots are the file's imports)
-        for node in view.nodes_of(ast.Attribute):
-            dotted = ast_dotted(node)
-            if dotted is None or not dotted.startswith(RUNTIME_ALIAS + "."):
-                continue
-            full = qualified(dotted, names, tf)
-            if full in _HOSTED_GRAPH:
-                graph = True
-            elif full is not None and runs_eagerly(full):
-                return None
-    if not graph:
+        full = qualified(chain.dotted, view.names, tf)
+        rest = None if full is None else _keras_rest(full)
+        if rest is None or rest == "estimator" or rest.startswith("estimator."):
+            continue  # (model_to_estimator: TFM101's TODO; no Keras hosts an estimator now)
+        if chain.in_fstring or (chain.node is not None and type(getattr(chain.node, "ctx", None)) is not ast.Load):
+            return None
+        uses.append((chain.start, chain.end, f"{_TARGET}.{rest}" if rest else _TARGET))
+        roots.add(chain.dotted.partition(".")[0])
+    if not uses or not _graph_code(view, tf):
         return None
     bound = {root for root in roots if root != tf}
     for root in bound:
-        imports = sum(
-            1 for imp, _ in view.imports for alias in imp.names
-            if (alias.asname or (alias.name.partition(".")[0] if isinstance(imp, ast.Import) else alias.name)) == root
-        )
+        imports = sum(1 for imp, _ in view.imports for alias in imp.names if _local(imp, alias) == root)
         if view.bind_count(root) > imports:
             return None  # the name is bound otherwise too (a parameter, an assignment): not only Keras
     return uses, bound
@@ -112,24 +106,21 @@ class TF1Keras(Rule):
     TRIGGERS = frozenset({"keras."})
     RUNS_AFTER = ("TFM101", "TFM102", "TFM103", "TFM201", "TFM301", "TFM302", "TFM401")
 
-    def _eager_imports(self) -> bool:
-        """Keras 3 is to be imported (a structural rule's Keras model)."""
-        added = self.ctx.codemod.scratch.get(ADD_IMPORTS, ())
-        return any(item.module_name.split(".")[0] == "keras" for item in added)
-
     def _plan(self, view: SourceView) -> tuple[list[tuple[int, int, str]], set[str]] | None:
-        if not self.ctx.tf1_program:
+        if not self.ctx.tf1_program or keras_imports_added(self.ctx):
             return None
-        return plan_keras(view, self.ctx.tf2_alias, self._eager_imports())
+        return plan_keras(view, self.ctx.tf2_alias)
 
     def _drop_imports(self, view: SourceView, bound: set[str]) -> list[tuple[str, str | None, str | None]]:
         """(module, obj, asname) of each import that bound a respelled name (dropped if unused)."""
         drops = []
         for imp, _ in view.imports:
             for alias in imp.names:
-                if isinstance(imp, ast.Import) and (alias.asname or alias.name.partition(".")[0]) in bound:
+                if _local(imp, alias) not in bound:
+                    continue
+                if isinstance(imp, ast.Import):
                     drops.append((alias.name, None, alias.asname))
-                elif isinstance(imp, ast.ImportFrom) and not imp.level and (alias.asname or alias.name) in bound:
+                elif not imp.level:
                     drops.append((imp.module or "", alias.name, alias.asname))
         return drops
 
