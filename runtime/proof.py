@@ -51,7 +51,7 @@ from typing import Any, Callable
 _state: dict[str, Any] = {
     "record": None, "save": None, "seed": None, "logdir": None, "saved": 0, "seeded": 0, "model_dirs": None, "root": None,
 }
-_redirected: dict[str, str] = {}
+_redirected: set[str] = set()  # the model directories a note has been written for
 _writers: dict[str, Any] = {}
 
 
@@ -257,7 +257,7 @@ def _sandboxed(model_dir: Any) -> Any:
             return model_dir
     target = os.path.join(_state["model_dirs"], path.lstrip(os.sep))
     if path not in _redirected:
-        _redirected[path] = target
+        _redirected.add(path)
         _write({"kind": "note", "text": f"model_dir {path} lies outside the program's directory: each run used one of its own"})
     return target
 
@@ -269,15 +269,19 @@ def _sandbox_estimator(cls: Any) -> None:
     @functools.wraps(original)
     def __init__(self, *args, **kwargs):
         original(self, *args, **kwargs)
-        model_dir = getattr(self, "_model_dir", None)
-        moved = _sandboxed(model_dir)
-        if moved != model_dir:
-            self._model_dir = moved
-            config = getattr(self, "_config", None)
-            if config is not None and getattr(config, "model_dir", None) == model_dir:
-                self._config = config.replace(model_dir=moved)
+        if getattr(self, "_model_dir", None) is not None:
+            self._model_dir = _sandboxed(self._model_dir)
+        if getattr(self, "_config", None) is not None:
+            self._config = _config_sandboxed(self._config)
 
     cls.__init__ = __init__
+
+
+def _config_sandboxed(config: Any) -> Any:
+    """`config` (a RunConfig, or None), with its `model_dir` `_sandboxed`."""
+    model_dir = getattr(config, "model_dir", None)
+    moved = _sandboxed(model_dir)
+    return config if moved == model_dir else config.replace(model_dir=moved)
 
 
 def _sandbox_call(owner: Any, name: str) -> None:
@@ -288,10 +292,8 @@ def _sandbox_call(owner: Any, name: str) -> None:
     def call(*args, **kwargs):
         if kwargs.get("model_dir") is not None:
             kwargs["model_dir"] = _sandboxed(kwargs["model_dir"])
-        config = kwargs.get("config")
-        model_dir = getattr(config, "model_dir", None)
-        if model_dir is not None and _sandboxed(model_dir) != model_dir:
-            kwargs["config"] = config.replace(model_dir=_sandboxed(model_dir))
+        if kwargs.get("config") is not None:
+            kwargs["config"] = _config_sandboxed(kwargs["config"])
         return original(*args, **kwargs)
 
     setattr(owner, name, call)
