@@ -8,7 +8,8 @@ use: `tensor2tensor==1.15.7` (a large TPUEstimator code base), `bert-tensorflow=
 each a fresh process, best of `--repeats`:
 
 - `tfmigrate -j 1` and `-j N` writing migrated copies (`--out-dir`), in lines/s, and the peak
-  memory (max RSS) of the `-j 1` process;
+  memory (max RSS) of the `-j 1` process; the two alternate, and the scaling is given for the best
+  runs and for each pair, next to the machine's own ceiling (N processes of pure Python against one);
 - `tf_upgrade_v2 --intree` from the TF 2.15 oracle venv on the same tree;
 - bare `libcst.parse_module(src).code` over the same files, in one process, startup excluded;
 - each file migrated alone in one process (`transform_source`), its best time over `--repeats`
@@ -31,6 +32,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import time
 import zipfile
 from pathlib import Path
 
@@ -111,6 +113,26 @@ def per_file(tree: Path, env: dict[str, str], repeats: int) -> list[tuple[str, i
     return [tuple(row) for row in json.loads(proc.stdout.splitlines()[-1])]
 
 
+_SPIN = "import sys\nfor _ in range(int(sys.argv[1])):\n    total = sum(i * i % 7 for i in range(3_000_000))\n"
+
+
+def cpu_ceiling(jobs: int, repeats: int) -> tuple[float, list[float]]:
+    """How much faster `jobs` processes of pure Python finish `jobs` units of work than one process
+    doing them all, best of `repeats` alternating pairs (each pair's ratio listed): what `-j N`
+    can reach on this machine at best (a VM's vCPUs may share cores, or be throttled)."""
+    ratios = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        subprocess.run([sys.executable, "-c", _SPIN, str(jobs)], check=True)
+        one = time.perf_counter() - start
+        start = time.perf_counter()
+        procs = [subprocess.Popen([sys.executable, "-c", _SPIN, "1"]) for _ in range(jobs)]
+        for proc in procs:
+            proc.wait()
+        ratios.append(one / (time.perf_counter() - start))
+    return max(ratios), ratios
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--packages", default=",".join(PACKAGES), help="comma-separated requirements (default: all)")
@@ -135,13 +157,27 @@ def main(argv: list[str] | None = None) -> int:
         print(f"python {sys.version.split()[0]}, {os.cpu_count()} CPUs; best of {args.repeats}\n")
 
         ok = (0, 1, 2)  # 1: changed / TODOs; 2: some file failed (reported below, not hidden)
-        t1, runs1, out1 = codemod._best("j1", args.repeats, codemod.tfmigrate_cmd([tree], 1, scratch), env, ok)
-        peak_mb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
-        tn, runsn, _ = codemod._best("jN", args.repeats, codemod.tfmigrate_cmd([tree], jobs, scratch), env, ok)
+        # -j 1 and -j N alternate, so that a slow phase of the machine falls on both alike; the
+        # peak memory is the -j 1 runs' (the first run, before any -j N child exists).
+        runs1, runsn, out1, peak_mb = [], [], "", 0.0
+        for _ in range(args.repeats):
+            for n, runs in ((1, runs1), (jobs, runsn)):
+                cmd, cleanup = codemod.tfmigrate_cmd([tree], n, scratch)()
+                elapsed, output = codemod._timed(cmd, env, ok)
+                cleanup()
+                runs.append(elapsed)
+                if n == 1:
+                    out1 = output
+                    peak_mb = peak_mb or resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+        t1, tn = min(runs1), min(runsn)
+        pairs = [a / b for a, b in zip(runs1, runsn)]
         summary = next((line for line in out1.splitlines() if " failed" in line), "").strip()
         codemod._row("tfmigrate -j 1", t1, lines, runs1, f"peak RSS {peak_mb:,.0f} MB")
-        codemod._row(f"tfmigrate -j {jobs}", tn, lines, runsn, f"scaling {t1 / tn:.2f}x")
+        codemod._row(f"tfmigrate -j {jobs}", tn, lines, runsn, f"scaling {t1 / tn:.2f}x (each pair {', '.join(f'{r:.2f}' for r in pairs)})")
         print(f"  {summary}")
+        ceiling, ceiling_runs = cpu_ceiling(jobs, args.repeats)
+        print(f"{'CPU ceiling':<28} {ceiling:7.2f}x  [{', '.join(f'{r:.2f}' for r in ceiling_runs)}]  "
+              f"{jobs} processes of pure Python against one doing their work, alternating (the machine's own scaling)")
 
         floor, floor_runs = codemod.min_of(
             lambda: float(codemod._timed([sys.executable, "-c", codemod._FLOOR, str(tree)], env)[1].split()[-1]), args.repeats)
@@ -175,7 +211,8 @@ def main(argv: list[str] | None = None) -> int:
             print(f"ratio vs tf_upgrade_v2, -j 1: {upgrade / t1:.2f}x")
             print(f"ratio vs tf_upgrade_v2, -j {jobs}: {upgrade / tn:.2f}x")
         print(f"ratio vs libcst parse+codegen floor, -j 1: {floor / t1:.2f}x")
-        print(f"scaling -j 1 -> -j {jobs}: {t1 / tn:.2f}x")
+        print(f"scaling -j 1 -> -j {jobs}: {t1 / tn:.2f}x (best runs), {statistics.median(pairs):.2f}x (median pair); "
+              f"the machine's CPU ceiling {ceiling:.2f}x")
         return 0
     finally:
         shutil.rmtree(scratch, ignore_errors=True)

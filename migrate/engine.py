@@ -47,6 +47,9 @@ class Options:
     # Module-level names other modules of the program import from this one (`exports.imported_names`;
     # the runner finds them for a run's files): never deleted as unused here.
     exported: frozenset[str] = frozenset()
+    # A module of the program that imports this one runs its Keras code in a TF1 graph with TF 1.x's
+    # Keras (`runner` decides, after a first migration said `keras_module`): this one's is too.
+    graph_keras: bool = False
 
 
 def transform_source(source: str, *, filename: str = "<string>", options: Options = Options()) -> TransformResult:
@@ -151,6 +154,7 @@ def _merge_passes(source: str, first: TransformResult, again: TransformResult) -
     rules = list(dict.fromkeys(first.rules + again.rules))
     merged = TransformResult(source, again.output, rules=rules, todos=scan_todos(again.output), track=track, sites=first.sites)
     merged.asked = first.asked | again.asked
+    merged.keras_module = first.keras_module or again.keras_module
     return merged
 
 
@@ -203,13 +207,13 @@ def _transform(source: str, filename: str, options: Options, *, reference: bool)
         ctx = FileContext(
             filename=filename, target=options.target, names=names, tf2_alias=_tf2_alias(names), standalone=options.standalone,
             tf1_program=options.tf1_program or is_tf1_source(source, attributes),
-            exported=AskedNames(options.exported | module_exports(tree)),
+            exported=AskedNames(options.exported | module_exports(tree)), graph_keras=options.graph_keras,
         )
         rules = _rules(ctx, options)
         ctx.hosted = any(rule.CODE == "TFM101" for rule in rules)
         if view is None:
             result = _Pipeline(source, None, ctx, options, module=module, reference=reference).run(rules)
-            result.asked = frozenset(ctx.exported.asked)
+            result.asked, result.keras_module = frozenset(ctx.exported.asked), ctx.keras_module
             return result
         ctx.source, ctx.source_symbols = source, symbols
         sites = _estimator_sites(source, view, symbols)
@@ -219,7 +223,7 @@ def _transform(source: str, filename: str, options: Options, *, reference: bool)
         pipeline = _Pipeline(source, view, ctx, options)
         result = pipeline.run(rules)
         result.sites = sites
-        result.asked = frozenset(ctx.exported.asked)
+        result.asked, result.keras_module = frozenset(ctx.exported.asked), ctx.keras_module
         if result.changed and not options.safe_only:
             candidates = [rule for rule in all_rules() if _selected(rule, options)]
             result.settled = settled(pipeline.record, source, ctx.names, candidates, [rule.CODE for rule in rules])

@@ -65,6 +65,19 @@ def names_read_from(names: Iterable[str], found: Iterable[tuple[str, str, list[s
     return {name: frozenset(read) for name, read in out.items()}
 
 
+def importers_of(names: Iterable[str], found: Iterable[tuple[str, str, list[str]]]) -> dict[str, set[str]]:
+    """Module name -> the modules of the program that import it or names from it (`reads_of`'s
+    finds: `from m import x`, `m.x` after `import m`, `from pkg import m`)."""
+    by_tail = _by_tail(names)
+    out: dict[str, set[str]] = {}
+    for importer, target, read in found:
+        for tail in (target, *(f"{target}.{name}" for name in read)):
+            for module in by_tail.get(tail, ()):
+                if module != importer:
+                    out.setdefault(module, set()).add(importer)
+    return out
+
+
 def _by_tail(names: Iterable[str]) -> dict[str, list[str]]:
     by_tail: dict[str, list[str]] = {}
     for name in names:

@@ -89,6 +89,9 @@ class TransformResult(Outcome):
     # The names a rule asked whether another module imports them (`Options.exported`): a run
     # that did not know yet migrates again where one of them is.
     asked: frozenset[str] = field(default_factory=frozenset, repr=False, compare=False)
+    # A module of Keras code alone (`FileContext.keras_module`): a run migrates it again with TF
+    # 1.x's Keras where a module of the program that imports it runs its Keras in a TF1 graph.
+    keras_module: bool = field(default=False, repr=False, compare=False)
     # The output is a fixpoint of the rules by what the pass wrote (`settled`): no second pass.
     settled: bool = field(default=False, repr=False, compare=False)
 

@@ -112,6 +112,11 @@ class FileContext:
     tf1_program: bool = False
     # Module-level names another module imports or `__all__` lists: kept even when unused here.
     exported: frozenset[str] = frozenset()
+    # A module of the program that imports this one runs its Keras in a TF1 graph (`Options.graph_keras`).
+    graph_keras: bool = False
+    # TFM105 found TF's Keras here and nothing else that decides which Keras it is (no graph code,
+    # no Keras 3): the module takes its importers' (`TransformResult.keras_module`).
+    keras_module: bool = False
     # The pass's input text and its canonical symbols (`SourceView.symbols`; None on the LibCST-only
     # path): while no rule has changed the file, what a rule would compute from the CST again.
     source: str = ""

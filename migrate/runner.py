@@ -22,13 +22,14 @@ from .config import PathFilter
 from .discovery import SOURCE_SUFFIXES, Discovery, discover, discover_all  # noqa: F401 - re-exported
 from .engine import Options, transform_source
 from .results import ERROR, MIGRATED, TODO, UNCHANGED, Finding
-from .exports import module_name, module_reads, names_read_from, program_tails
+from .exports import importers_of, module_name, module_reads, names_read_from, program_tails
 from .gcpause import cyclic_gc_paused
 from .parsing import parse, parses_held
 from .tf1_program import is_tf1_project
 from .fileio import FileChanged, NotRegularFile, atomic_write, read_source, replace_file  # noqa: F401
 from .notebook import transform_notebook
 from .registry import all_rules
+from .rules.tf1_keras import keras_side
 from .tiers import HOSTED, IDIOMATIC, NOT_MIGRATED, TIERS
 
 WRITE, DIFF, CHECK = "write", "diff", "check"
@@ -62,6 +63,15 @@ class FileOutcome:
     reads: list = field(default_factory=list, repr=False, compare=False)
     asked: frozenset[str] = field(default_factory=frozenset, repr=False, compare=False)
     held: tuple | None = field(default=None, repr=False, compare=False)
+    # Which Keras the module's migration runs (`rules.tf1_keras.keras_side`), and whether it is
+    # Keras code alone, whose Keras its importers decide (`TransformResult.keras_module`).
+    keras: str | None = field(default=None, repr=False, compare=False)
+    keras_module: bool = field(default=False, repr=False, compare=False)
+
+    @property
+    def unsettled(self) -> bool:
+        """Migrated before the run knew what the program's other modules import from it, or how they run it."""
+        return bool(self.asked) or self.keras_module
 
     def as_dict(self) -> dict:
         out = {
@@ -212,9 +222,11 @@ def _migrate(job: Job, snap) -> FileOutcome:
         lines=source.count("\n") + (not source.endswith("\n") and bool(source)),
     )
     if job.program is not None:
-        outcome.asked = result.asked
+        outcome.asked, outcome.keras_module = result.asked, getattr(result, "keras_module", False)
     if result.error is not None:
         return outcome
+    if job.program is not None and not notebook:
+        outcome.keras = keras_side(result.output)
     sites = list(getattr(result, "estimators", ()))  # (notebooks: none reported)
     for site in sites:
         line = result.output_line(site["line"]) if job.mode == WRITE else site["line"]
@@ -234,7 +246,7 @@ def _migrate(job: Job, snap) -> FileOutcome:
                 )
             )
     if job.mode == WRITE and job.dest is not None and (job.dest != job.path or result.changed):
-        if outcome.asked:
+        if outcome.unsettled:
             outcome.held = (result.output, encoding, snap)  # `execute` writes it, or migrates again
             return outcome
         return _write(job, outcome, result.output, encoding, snap)
@@ -360,13 +372,13 @@ def execute(work: list[Job], *, jobs: int = 1, on_result: Callable[[FileOutcome]
     every module has been read: written as it is, or migrated again where that name is imported."""
 
     def report(outcome: FileOutcome) -> None:
-        if on_result is not None and not outcome.asked:
+        if on_result is not None and not outcome.unsettled:
             on_result(outcome)
 
     try:
         outcomes = _execute_pool(work, jobs, report) if jobs > 1 and len(work) > 1 else _execute_serial(work, report)
     except Interrupted as exc:
-        raise Interrupted([outcome for outcome in exc.outcomes if not outcome.asked]) from None
+        raise Interrupted([outcome for outcome in exc.outcomes if not outcome.unsettled]) from None
     if any(job.program is not None for job in work):
         _settle(work, outcomes, on_result)
     return outcomes
@@ -384,25 +396,58 @@ def _execute_serial(work: list[Job], on_result: Callable[[FileOutcome], None]) -
 
 
 def _settle(work: list[Job], outcomes: list[FileOutcome], on_result: Callable[[FileOutcome], None] | None) -> None:
-    """Each program module whose rules asked about names: written as migrated when the other
-    modules import none of them, else migrated again knowing which they import (in place)."""
+    """Each program module migrated before the run knew the rest: written as migrated, or
+    migrated again knowing which of its names the other modules import (where its rules asked
+    about one of them) and, for a module of Keras code alone, that a module importing it runs
+    its Keras in a TF1 graph (`_tf1_keras_modules`)."""
     names = [job.program.name for job in work if job.program is not None]
-    exported = names_read_from(names, (read for outcome in outcomes for read in outcome.reads))
+    reads = [read for outcome in outcomes for read in outcome.reads]
+    exported = names_read_from(names, reads)
+    tf1_keras = _tf1_keras_modules(work, outcomes, names, reads)
     try:
         for index, (job, outcome) in enumerate(zip(work, outcomes)):
-            if job.program is None or not outcome.asked:
+            if job.program is None or not outcome.unsettled:
                 continue
             wanted = exported.get(job.program.name, frozenset())
-            if outcome.asked & wanted:
-                outcome = run_job(replace(job, options=replace(job.options, exported=wanted), program=None))
+            graph_keras = job.program.name in tf1_keras
+            if outcome.asked & wanted or graph_keras:
+                options = replace(job.options, exported=wanted, graph_keras=graph_keras)
+                outcome = run_job(replace(job, options=options, program=None))
             elif outcome.held is not None:
                 outcome = _write(job, outcome, *outcome.held)
-            outcome.held, outcome.asked = None, frozenset()
+            outcome.held, outcome.asked, outcome.keras_module = None, frozenset(), False
             outcomes[index] = outcome
             if on_result is not None:
                 on_result(outcome)
     except KeyboardInterrupt:
-        raise Interrupted([outcome for outcome in outcomes if not outcome.asked]) from None
+        raise Interrupted([outcome for outcome in outcomes if not outcome.unsettled]) from None
+
+
+def _tf1_keras_modules(work: list[Job], outcomes: list[FileOutcome], names: list[str], reads: list) -> set[str]:
+    """The program's modules of Keras code alone that run in a TF1 graph: imported by a module
+    that runs its Keras there (a hosted estimator's, Session code's, or another such module), and
+    by none that runs Keras 3 (one Keras per program)."""
+    alone = {job.program.name for job, outcome in zip(work, outcomes) if job.program is not None and outcome.keras_module}
+    if not alone:
+        return set()
+    sides = {job.program.name: outcome.keras for job, outcome in zip(work, outcomes) if job.program is not None}
+    graph = {name for name, side in sides.items() if side == "graph"}
+    keras3 = {name for name, side in sides.items() if side == "keras3" and name not in alone}
+    importers = importers_of(names, reads)
+    chosen: set[str] = set()
+    grew = True
+    while grew:
+        grew = False
+        for name in alone - chosen:
+            by = importers.get(name, set())
+            if by & (graph | chosen) and not by & keras3:
+                chosen.add(name)
+                grew = True
+    # A module of Keras code alone that keeps Keras 3 (nothing builds it in a graph) runs Keras 3
+    # too: what it imports stays Keras 3, and what they import, in turn.
+    while dropped := {name for name in chosen if importers.get(name, set()) & (alone - chosen)}:
+        chosen -= dropped
+    return chosen
 
 
 def _execute_pool(work: list[Job], jobs: int, on_result: Callable[[FileOutcome], None] | None) -> list[FileOutcome]:

@@ -7,6 +7,7 @@ import ast
 import libcst as cst
 
 from tfmigrate.names import AliasTable, SourceLines, canonical_name
+from tfmigrate.parsing import parse
 from tfmigrate.rule import RUNTIME_ALIAS, RUNTIME_MODULE, Rule
 from tfmigrate.rules.graph_mode_programs import GRAPH_ONLY, dotted_names, keras_imports_added, qualified, runs_eagerly
 from tfmigrate.textpass import SourceView, TextPlan
@@ -19,6 +20,7 @@ _HOSTED_GRAPH = frozenset(
 )
 _TF_KERAS = ("tensorflow.keras", "tensorflow.compat.v1.keras")
 _TARGET = f"{RUNTIME_ALIAS}.legacy.keras"
+_LEGACY_KERAS = f"{RUNTIME_MODULE}.legacy.keras"
 
 
 def _keras_rest(full: str) -> str | None:
@@ -36,25 +38,56 @@ def _local(imp: ast.Import | ast.ImportFrom, alias: ast.alias) -> str:
     return alias.asname or (alias.name.partition(".")[0] if isinstance(imp, ast.Import) else alias.name)
 
 
-def _graph_code(view: SourceView, tf: str) -> bool:
-    """Whether the file runs TF1 graph code (a hosted estimator or model_fn, Session/placeholder
-    code) and has no Keras 3 code: standalone `keras`, or the runtime's Keras side. Its chains as
-    TFM104 reads them, the runtime's included before the pass adds its import."""
+def _keras_side(view: SourceView, tf: str) -> str | None:
+    """"graph" where the file runs TF1 graph code (a hosted estimator or model_fn, Session/placeholder
+    code) and has no Keras 3 code, "keras3" where it has Keras 3 code (standalone `keras`, the
+    runtime's Keras side), else None. Its chains as TFM104 reads them, the runtime's included
+    before the pass adds its import."""
     graph = False
     for dotted in dotted_names(view.tree):
         full = qualified(dotted, view.names, tf)
         if full is None or _keras_rest(full) is not None:
             continue
         if full.split(".")[0] == "keras" or (full.startswith(RUNTIME_MODULE + ".") and runs_eagerly(full)):
-            return False  # Keras 3 (standalone, or the runtime's Keras side): one Keras per program
+            return "keras3"  # standalone, or the runtime's Keras side: one Keras per program
         graph = graph or full in _HOSTED_GRAPH or canonical_name(full) in GRAPH_ONLY
-    return graph
+    return "graph" if graph else None
 
 
-def plan_keras(view: SourceView, tf: str) -> tuple[list[tuple[int, int, str]], set[str]] | None:
-    """Each use of TF's Keras in a TF 1.x graph-code file respelled from `tfm.legacy.keras`, and
-    the local names of the imports that bound them; None where the file keeps Keras 3 (no graph
-    code, code on Keras 3's side, a name bound otherwise too, a use in an f-string)."""
+# What a migrated module's text spells where it may run TF1 graph code or the runtime's Keras side (`keras_side`).
+_MARKERS = (f"{RUNTIME_ALIAS}.", "Session", "placeholder")
+
+
+def keras_side(text: str) -> str | None:
+    """Which Keras a migrated module of a program runs: "graph" (TF1 graph code, TF 1.x's Keras
+    among it, and no Keras 3), "keras3" (TF's Keras as it stays, Keras 3 on current TF; or the
+    runtime's Keras side), None (no Keras, no graph code). Parsed only where the runtime or graph code may be."""
+    if not any(marker in text for marker in _MARKERS):
+        return "keras3" if "keras" in text else None
+    try:
+        tree = parse(text)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+    names = AliasTable.from_ast(tree, SourceLines(text))
+    graph = False
+    for dotted in dotted_names(tree):
+        full = names.qualify_dotted(dotted)
+        if full is None:
+            continue
+        if full == _LEGACY_KERAS or full.startswith(_LEGACY_KERAS + "."):
+            graph = True
+        elif full.split(".")[0] == "keras" or _keras_rest(full) is not None or (full.startswith(RUNTIME_MODULE + ".") and runs_eagerly(full)):
+            return "keras3"
+        else:
+            graph = graph or full in _HOSTED_GRAPH or canonical_name(full) in GRAPH_ONLY
+    return "graph" if graph else None
+
+
+def plan_keras(view: SourceView, tf: str) -> tuple[list[tuple[int, int, str]], set[str], str | None] | None:
+    """Each use of TF's Keras in a TF 1.x file respelled from `tfm.legacy.keras`, the local names
+    of the imports that bound them, and which Keras the rest of the file decides (`_keras_side`:
+    TF 1.x's where "graph"); None where it has none to respell or keeps Keras 3 (code on Keras 3's
+    side, a name bound otherwise too, a use in an f-string)."""
     uses: list[tuple[int, int, str]] = []
     roots: set[str] = set()
     seen: set[int] = set()
@@ -70,14 +103,17 @@ def plan_keras(view: SourceView, tf: str) -> tuple[list[tuple[int, int, str]], s
             return None
         uses.append((chain.start, chain.end, f"{_TARGET}.{rest}" if rest else _TARGET))
         roots.add(chain.dotted.partition(".")[0])
-    if not uses or not _graph_code(view, tf):
+    if not uses:
+        return None
+    side = _keras_side(view, tf)
+    if side == "keras3":
         return None
     bound = {root for root in roots if root != tf}
     for root in bound:
         imports = sum(1 for imp, _ in view.imports for alias in imp.names if _local(imp, alias) == root)
         if view.bind_count(root) > imports:
             return None  # the name is bound otherwise too (a parameter, an assignment): not only Keras
-    return uses, bound
+    return uses, bound, side
 
 
 class TF1Keras(Rule):
@@ -97,7 +133,9 @@ class TF1Keras(Rule):
 
     Not where the file has Keras 3 code: a model_fn migrated to a Keras model, `tfm.fit`, a canned
     estimator, standalone `keras` (one Keras per program); nor where a name bound to Keras is bound
-    otherwise too. A module with no estimator or Session of its own keeps `tf.keras`.
+    otherwise too. A module of Keras code alone (no estimator or Session of its own) takes its
+    importers' Keras: a run over the program migrates it with TF 1.x's where a module that imports
+    it runs its Keras in a TF1 graph and none runs Keras 3 (`keras_side`); else it keeps `tf.keras`.
     """
 
     CODE = "TFM105"
@@ -109,7 +147,15 @@ class TF1Keras(Rule):
     def _plan(self, view: SourceView) -> tuple[list[tuple[int, int, str]], set[str]] | None:
         if not self.ctx.tf1_program or keras_imports_added(self.ctx):
             return None
-        return plan_keras(view, self.ctx.tf2_alias)
+        found = plan_keras(view, self.ctx.tf2_alias)
+        if found is None:
+            return None
+        uses, bound, side = found
+        if side is None and not self.ctx.graph_keras:
+            # Keras code alone: it runs where its importers build it (`TransformResult.keras_module`).
+            self.ctx.keras_module = True
+            return None
+        return uses, bound
 
     def _drop_imports(self, view: SourceView, bound: set[str]) -> list[tuple[str, str | None, str | None]]:
         """(module, obj, asname) of each import that bound a respelled name (dropped if unused)."""

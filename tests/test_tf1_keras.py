@@ -82,3 +82,91 @@ def test_a_model_fn_the_keras_tier_migrates_keeps_keras_3() -> None:
 def test_keras_estimator_is_left_to_tfm101s_todo() -> None:
     out = _migrate(SESSION.format(imports="", body="y = tf.keras.layers.Dense(2)(x)\nest = tf.keras.estimator.model_to_estimator(m)"))
     assert "tfm.legacy.keras.layers.Dense" in out and "tf.keras.estimator.model_to_estimator" in out
+
+
+# A program in two modules: `nets` holds Keras code alone; the trainer's model_fn calls it.
+NETS = (
+    "import tensorflow as tf\n\n"
+    "def build_net(units):\n"
+    "    return tf.keras.Sequential([tf.keras.layers.Dense(u, activation=tf.nn.relu) for u in units] + [tf.keras.layers.Dense(3)])\n"
+)
+HOSTED_TRAINER = (
+    "import tensorflow as tf\n"
+    "import nets\n\n"
+    "def model_fn(features, labels, mode, params):\n"
+    "    logits = nets.build_net(params['units'])(features)\n"
+    "    loss = tf.losses.sparse_softmax_cross_entropy(labels=labels, logits=logits)\n"
+    "    if mode == tf.estimator.ModeKeys.TRAIN:\n"
+    "        train_op = tf.train.GradientDescentOptimizer(0.1).minimize(loss, tf.train.get_global_step())\n"
+    "        return tf.estimator.EstimatorSpec(mode, loss=loss, train_op=train_op)\n"
+    "    return tf.estimator.EstimatorSpec(mode, loss=loss)\n\n"
+    "def main(input_fn):\n"
+    "    est = tf.estimator.Estimator(model_fn=model_fn, model_dir='model', params={'units': [8]})\n"
+    "    est.train(input_fn, steps=3)\n"
+)
+# A trainer running its model eagerly on Keras 3 (a TF 2.x-style loop over the same module).
+KERAS3_TRAINER = "import tensorflow as tf\nfrom nets import build_net\n\nmodel = build_net([4])\nmodel.compile(tf.keras.optimizers.SGD(0.1), 'mse')\n"
+
+
+def _run_program(tmp_path, files: dict[str, str], jobs: int = 1, mode: str = "write") -> dict[str, str]:
+    """The program's modules written under tmp_path/src, migrated as one run into tmp_path/out."""
+    from tfmigrate.runner import run
+
+    src = tmp_path / "src"
+    src.mkdir()
+    for name, text in files.items():
+        (src / name).write_text(text, encoding="utf-8")
+    outcomes = run([str(src)], mode=mode, out_dir=str(tmp_path / "out") if mode == "write" else None, jobs=jobs)
+    assert all(not outcome.errors for outcome in outcomes), [outcome.errors for outcome in outcomes]
+    if mode != "write":
+        return {outcome.path.rsplit("/", 1)[1]: outcome.diff for outcome in outcomes}
+    return {name: (tmp_path / "out" / name).read_text(encoding="utf-8") for name in files}
+
+
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_a_module_of_keras_code_alone_runs_tf1s_keras_where_a_hosted_model_fn_builds_it(tmp_path, jobs: int) -> None:
+    out = _run_program(tmp_path, {"nets.py": NETS, "trainer.py": HOSTED_TRAINER}, jobs=jobs)
+    assert "tfm.estimator.Estimator(" in out["trainer.py"]
+    assert out["nets.py"].count("tfm.legacy.keras.") == 3 and "tf.keras" not in out["nets.py"]
+    assert "import tfmigrate.runtime as tfm\n" in out["nets.py"]
+
+
+def test_tf1s_keras_reaches_the_modules_a_converted_module_imports(tmp_path) -> None:
+    """trainer (hosted) -> nets -> blocks: both model modules run in the trainer's graph."""
+    blocks = "import tensorflow as tf\n\ndef dense(units):\n    return tf.keras.layers.Dense(units)\n"
+    nets = NETS.replace("import tensorflow as tf\n", "import tensorflow as tf\nfrom blocks import dense\n").replace(
+        "tf.keras.layers.Dense(3)", "dense(3)")
+    out = _run_program(tmp_path, {"blocks.py": blocks, "nets.py": nets, "trainer.py": HOSTED_TRAINER})
+    assert "tfm.legacy.keras.layers.Dense(units)" in out["blocks.py"]
+    assert "tfm.legacy.keras.Sequential(" in out["nets.py"]
+
+
+def test_the_diff_of_a_program_shows_its_keras_module_on_tf1s_keras(tmp_path) -> None:
+    diffs = _run_program(tmp_path, {"nets.py": NETS, "trainer.py": HOSTED_TRAINER}, mode="diff")
+    assert "+    return tfm.legacy.keras.Sequential(" in diffs["nets.py"]
+
+
+@pytest.mark.parametrize("files", [
+    {"nets.py": NETS},  # nothing of the program builds it in a graph
+    {"nets.py": NETS, "eager.py": KERAS3_TRAINER},  # a Keras 3 module uses it
+    {"nets.py": NETS, "trainer.py": HOSTED_TRAINER, "eager.py": KERAS3_TRAINER},  # both: one Keras per program
+    {"nets.py": NETS, "trainer.py": HOSTED_TRAINER.replace("import nets\n", "")},  # the trainer imports it not
+])
+def test_a_module_of_keras_code_alone_keeps_keras_3_unless_only_graph_code_builds_it(tmp_path, files: dict[str, str]) -> None:
+    files = {**files, "flags.py": "import tensorflow as tf\nFLAGS = tf.app.flags.FLAGS\n"}  # (a TF 1.x program)
+    assert "legacy.keras" not in _run_program(tmp_path, files)["nets.py"]
+
+
+@pytest.mark.parametrize(("text", "side"), [
+    ("import tfmigrate.runtime as tfm\nest = tfm.estimator.Estimator(model_fn=f)\n", "graph"),
+    ("import tensorflow as tf\nsess = tf.compat.v1.Session()\n", "graph"),
+    ("import tfmigrate.runtime as tfm\nlayer = tfm.legacy.keras.layers.Dense(2)\n", "graph"),
+    ("import tensorflow as tf\nimport tfmigrate.runtime as tfm\nest = tfm.estimator.Estimator(model_fn=f)\nm = tf.keras.Model()\n", "keras3"),
+    ("import tfmigrate.runtime as tfm\nhistory = tfm.fit(model, data)\n", "keras3"),
+    ("import tensorflow as tf\nmodel = tf.keras.Sequential()\n", "keras3"),
+    ("import tensorflow as tf\nx = tf.constant(1)\n", None),
+])
+def test_keras_side_of_a_migrated_module(text: str, side: str | None) -> None:
+    from tfmigrate.rules.tf1_keras import keras_side
+
+    assert keras_side(text) == side

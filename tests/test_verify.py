@@ -232,6 +232,23 @@ def test_a_tpu_trainer_over_another_modules_keras_model_runs_hosted_with_the_ora
     _oracle_and_migrated_agree(original, migrated, 2, "tpu_trainer.py")
 
 
+KERAS_MODULE_ALONE = Path(__file__).parent / "data" / "tf1_programs" / "keras_module_alone"
+
+
+def test_a_module_of_keras_code_alone_built_by_a_hosted_model_fn_runs_tf1s_keras_with_the_oracles_numbers(tmp_path: Path) -> None:
+    """A model module with no estimator of its own (`nets.build_net`, a Sequential over
+    `params['hidden_units']`) that the hosted trainer's model_fn builds: the run over the program
+    gives it TF 1.x's Keras too, and two fresh runs give the oracle's numbers (on Keras 3 the model
+    ran inside the TF1 graph, its initializers drawn otherwise: a loss of 1.094 for 1.124)."""
+    original, migrated = tmp_path / "original", tmp_path / "migrated"
+    shutil.copytree(KERAS_MODULE_ALONE, original)
+    run = subprocess.run([*TFMIGRATE, str(original), "--out-dir", str(migrated)], capture_output=True, text=True, cwd=tmp_path)
+    assert "estimators: 1 hosted" in run.stdout and "(0 TODOs left)" in run.stdout, run.stdout + run.stderr
+    nets = (migrated / "nets.py").read_text(encoding="utf-8")
+    assert nets.count("tfm.legacy.keras.") == 3 and "tf.keras" not in nets
+    _oracle_and_migrated_agree(original, migrated, 2)
+
+
 KERAS_BATCH_NORM = Path(__file__).parent / "data" / "tf1_programs" / "keras_batch_norm_estimator.py"
 
 
