@@ -368,8 +368,9 @@ def execute(work: list[Job], *, jobs: int = 1, on_result: Callable[[FileOutcome]
     and `on_result` sees each as it finishes. Ctrl-C raises Interrupted with what finished.
 
     The modules of a program are migrated before the run knows which of their names the others
-    import; one whose rules asked about a name (to delete it as unused here, say) is settled once
-    every module has been read: written as it is, or migrated again where that name is imported."""
+    import, or how they run it; one whose rules asked about a name (to delete it as unused here,
+    say), or a module of Keras code alone, is settled once every module has been read: written as
+    it is, or migrated again where that name is imported or its importers run TF 1.x's Keras."""
 
     def report(outcome: FileOutcome) -> None:
         if on_result is not None and not outcome.unsettled:
@@ -424,28 +425,34 @@ def _settle(work: list[Job], outcomes: list[FileOutcome], on_result: Callable[[F
 
 
 def _tf1_keras_modules(work: list[Job], outcomes: list[FileOutcome], names: list[str], reads: list) -> set[str]:
-    """The program's modules of Keras code alone that run in a TF1 graph: imported by a module
-    that runs its Keras there (a hosted estimator's, Session code's, or another such module), and
-    by none that runs Keras 3 (one Keras per program)."""
+    """The program's modules of Keras code alone that run in a TF1 graph: reached from a module
+    that runs its Keras there (a hosted estimator's, Session code's) along its imports, through
+    modules with no Keras of their own (a model factory), and from no module that runs Keras 3
+    (one Keras per program)."""
     alone = {job.program.name for job, outcome in zip(work, outcomes) if job.program is not None and outcome.keras_module}
     if not alone:
         return set()
     sides = {job.program.name: outcome.keras for job, outcome in zip(work, outcomes) if job.program is not None}
-    graph = {name for name, side in sides.items() if side == "graph"}
-    keras3 = {name for name, side in sides.items() if side == "keras3" and name not in alone}
-    importers = importers_of(names, reads)
-    chosen: set[str] = set()
-    grew = True
-    while grew:
-        grew = False
-        for name in alone - chosen:
-            by = importers.get(name, set())
-            if by & (graph | chosen) and not by & keras3:
-                chosen.add(name)
-                grew = True
-    # A module of Keras code alone that keeps Keras 3 (nothing builds it in a graph) runs Keras 3
-    # too: what it imports stays Keras 3, and what they import, in turn.
-    while dropped := {name for name in chosen if importers.get(name, set()) & (alone - chosen)}:
+    imports: dict[str, set[str]] = {}
+    for module, importers in importers_of(names, reads).items():
+        for importer in importers:
+            imports.setdefault(importer, set()).add(module)
+    # Where a module runs, what it imports runs too, unless it says which Keras it runs itself.
+    passes = {name for name, side in sides.items() if side is None} | alone
+
+    def reached(roots: set[str]) -> set[str]:
+        seen, stack = set(roots), list(roots)
+        while stack:
+            for module in imports.get(stack.pop(), ()):
+                if module not in seen and module in passes:
+                    seen.add(module)
+                    stack.append(module)
+        return seen
+
+    chosen = alone & reached({name for name, side in sides.items() if side == "graph"})
+    keras3 = {name for name, side in sides.items() if side == "keras3"} - alone
+    # A module of Keras code alone left on Keras 3 runs Keras 3, and so does what it reaches.
+    while dropped := chosen & reached(keras3 | (alone - chosen)):
         chosen -= dropped
     return chosen
 

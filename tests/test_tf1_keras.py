@@ -141,6 +141,14 @@ def test_tf1s_keras_reaches_the_modules_a_converted_module_imports(tmp_path) -> 
     assert "tfm.legacy.keras.Sequential(" in out["nets.py"]
 
 
+def test_tf1s_keras_reaches_a_keras_module_through_a_factory_with_no_keras_of_its_own(tmp_path) -> None:
+    """trainer (hosted) -> factory (picks a builder, no Keras) -> nets."""
+    factory = "import nets\n\ndef get_builder(name):\n    return {'dense': nets.build_net}[name]\n"
+    trainer = HOSTED_TRAINER.replace("import nets\n", "import factory\n").replace("nets.build_net(", "factory.get_builder('dense')(")
+    out = _run_program(tmp_path, {"factory.py": factory, "nets.py": NETS, "trainer.py": trainer})
+    assert out["nets.py"].count("tfm.legacy.keras.") == 3 and out["factory.py"] == factory
+
+
 def test_the_diff_of_a_program_shows_its_keras_module_on_tf1s_keras(tmp_path) -> None:
     diffs = _run_program(tmp_path, {"nets.py": NETS, "trainer.py": HOSTED_TRAINER}, mode="diff")
     assert "+    return tfm.legacy.keras.Sequential(" in diffs["nets.py"]
@@ -151,6 +159,9 @@ def test_the_diff_of_a_program_shows_its_keras_module_on_tf1s_keras(tmp_path) ->
     {"nets.py": NETS, "eager.py": KERAS3_TRAINER},  # a Keras 3 module uses it
     {"nets.py": NETS, "trainer.py": HOSTED_TRAINER, "eager.py": KERAS3_TRAINER},  # both: one Keras per program
     {"nets.py": NETS, "trainer.py": HOSTED_TRAINER.replace("import nets\n", "")},  # the trainer imports it not
+    # a Keras 3 module reaches it through a module with no Keras of its own
+    {"nets.py": NETS, "trainer.py": HOSTED_TRAINER.replace("import nets\n", "import factory\n").replace("nets.", "factory."),
+     "factory.py": "from nets import build_net\n", "eager.py": KERAS3_TRAINER.replace("from nets", "from factory")},
 ])
 def test_a_module_of_keras_code_alone_keeps_keras_3_unless_only_graph_code_builds_it(tmp_path, files: dict[str, str]) -> None:
     files = {**files, "flags.py": "import tensorflow as tf\nFLAGS = tf.app.flags.FLAGS\n"}  # (a TF 1.x program)
