@@ -30,6 +30,7 @@ from .parsing import forget_parses, index_by_type, parse, reparse_edited
 from .settled import PassRecord, settled
 from .textpass import SourceView, heeded_removals
 from .textpass import add_imports as text_add_imports
+from .rules.tf1_keras import keras_code
 
 # A file that never spells one of these cannot hold TF1 code (TorchFix-style text pre-filter).
 _PREFILTER = ("tensorflow",)
@@ -155,6 +156,7 @@ def _merge_passes(source: str, first: TransformResult, again: TransformResult) -
     merged = TransformResult(source, again.output, rules=rules, todos=scan_todos(again.output), track=track, sites=first.sites)
     merged.asked = first.asked | again.asked
     merged.keras_module = first.keras_module or again.keras_module
+    merged.keras_code = first.keras_code  # (what the source spelled; the second pass reads the first's respellings)
     return merged
 
 
@@ -219,11 +221,14 @@ def _transform(source: str, filename: str, options: Options, *, reference: bool)
         sites = _estimator_sites(source, view, symbols)
         rules = [rule for rule in rules if type(rule).triggered(symbols)]
         if not rules:
-            return TransformResult(source, source, todos=scan_todos(source), sites=sites)
+            result = TransformResult(source, source, todos=scan_todos(source), sites=sites)
+            result.keras_code = keras_code(symbols, view.names, ctx)
+            return result
         pipeline = _Pipeline(source, view, ctx, options)
         result = pipeline.run(rules)
         result.sites = sites
         result.asked, result.keras_module = frozenset(ctx.exported.asked), ctx.keras_module
+        result.keras_code = keras_code(symbols, view.names, ctx)
         if result.changed and not options.safe_only:
             candidates = [rule for rule in all_rules() if _selected(rule, options)]
             result.settled = settled(pipeline.record, source, ctx.names, candidates, [rule.CODE for rule in rules])

@@ -29,7 +29,6 @@ from .tf1_program import is_tf1_project
 from .fileio import FileChanged, NotRegularFile, atomic_write, read_source, replace_file  # noqa: F401
 from .notebook import transform_notebook
 from .registry import all_rules
-from .rules.tf1_keras import keras_side
 from .tiers import HOSTED, IDIOMATIC, NOT_MIGRATED, TIERS
 
 WRITE, DIFF, CHECK = "write", "diff", "check"
@@ -226,7 +225,7 @@ def _migrate(job: Job, snap) -> FileOutcome:
     if result.error is not None:
         return outcome
     if job.program is not None and not notebook:
-        outcome.keras = keras_side(result.output)
+        outcome.keras = _keras_side(result)
     sites = list(getattr(result, "estimators", ()))  # (notebooks: none reported)
     for site in sites:
         line = result.output_line(site["line"]) if job.mode == WRITE else site["line"]
@@ -251,6 +250,19 @@ def _migrate(job: Job, snap) -> FileOutcome:
             return outcome
         return _write(job, outcome, result.output, encoding, snap)
     return outcome
+
+
+def _keras_side(result) -> str | None:
+    """Which Keras a program module's migration runs: "keras3" (Keras 3 code: TF's Keras kept, a
+    Keras-tier estimator, a canned estimator), else "graph" (TF1 graph code: a hosted Estimator
+    or TPUEstimator, Session/placeholder code, TF 1.x's Keras), else None."""
+    graph, keras3 = result.keras_code
+    for site in result.estimators:
+        if site["tier"] == IDIOMATIC or (site["tier"] == HOSTED and not site["estimator"].endswith("Estimator")):
+            keras3 = True  # (a hosted canned estimator is a Keras model in the runtime)
+        elif site["tier"] == HOSTED:
+            graph = True
+    return "keras3" if keras3 else "graph" if graph else None
 
 
 def _write(job: Job, outcome: FileOutcome, text: str, encoding: str, snap) -> FileOutcome:

@@ -7,7 +7,6 @@ import ast
 import libcst as cst
 
 from tfmigrate.names import AliasTable, SourceLines, canonical_name
-from tfmigrate.parsing import parse
 from tfmigrate.rule import RUNTIME_ALIAS, RUNTIME_MODULE, Rule
 from tfmigrate.rules.graph_mode_programs import GRAPH_ONLY, dotted_names, keras_imports_added, qualified, runs_eagerly
 from tfmigrate.textpass import SourceView, TextPlan
@@ -20,7 +19,6 @@ _HOSTED_GRAPH = frozenset(
 )
 _TF_KERAS = ("tensorflow.keras", "tensorflow.compat.v1.keras")
 _TARGET = f"{RUNTIME_ALIAS}.legacy.keras"
-_LEGACY_KERAS = f"{RUNTIME_MODULE}.legacy.keras"
 
 
 def _keras_rest(full: str) -> str | None:
@@ -54,33 +52,17 @@ def _keras_side(view: SourceView, tf: str) -> str | None:
     return "graph" if graph else None
 
 
-# What a migrated module's text spells where it may run TF1 graph code or the runtime's Keras side (`keras_side`).
-_MARKERS = (f"{RUNTIME_ALIAS}.", "Session", "placeholder")
-
-
-def keras_side(text: str) -> str | None:
-    """Which Keras a migrated module of a program runs: "graph" (TF1 graph code, TF 1.x's Keras
-    among it, and no Keras 3), "keras3" (TF's Keras as it stays, Keras 3 on current TF; or the
-    runtime's Keras side), None (no Keras, no graph code). Parsed only where the runtime or graph code may be."""
-    if not any(marker in text for marker in _MARKERS):
-        return "keras3" if "keras" in text else None
-    try:
-        tree = parse(text)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return None
-    names = AliasTable.from_ast(tree, SourceLines(text))
-    graph = False
-    for dotted in dotted_names(tree):
-        full = names.qualify_dotted(dotted)
-        if full is None:
-            continue
-        if full == _LEGACY_KERAS or full.startswith(_LEGACY_KERAS + "."):
-            graph = True
-        elif full.split(".")[0] == "keras" or _keras_rest(full) is not None or (full.startswith(RUNTIME_MODULE + ".") and runs_eagerly(full)):
-            return "keras3"
-        else:
-            graph = graph or full in _HOSTED_GRAPH or canonical_name(full) in GRAPH_ONLY
-    return "graph" if graph else None
+def keras_code(symbols: frozenset[str], names: AliasTable, ctx) -> tuple[bool, bool]:
+    """(whether a file runs TF1 graph code of its own, whether it runs Keras 3) after its
+    migration, from what the pass already knows (no parse): Session/placeholder code or TF 1.x's
+    Keras (this rule applied) for the first; TF's Keras kept (Keras 3 on current TF), standalone
+    `keras`, or a structural rule's Keras model for the second. The runner adds its estimators'
+    tiers (`runner._keras_side`)."""
+    tf1_keras = "TFM105" in ctx.applied
+    graph = tf1_keras or bool(symbols & GRAPH_ONLY)
+    keras3 = keras_imports_added(ctx) or ("keras" in symbols and not tf1_keras) or any(
+        full == "keras" or full.startswith("keras.") for full in names.aliases.values())
+    return graph, keras3
 
 
 def plan_keras(view: SourceView, tf: str) -> tuple[list[tuple[int, int, str]], set[str], str | None] | None:

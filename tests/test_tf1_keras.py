@@ -168,16 +168,18 @@ def test_a_module_of_keras_code_alone_keeps_keras_3_unless_only_graph_code_build
     assert "legacy.keras" not in _run_program(tmp_path, files)["nets.py"]
 
 
-@pytest.mark.parametrize(("text", "side"), [
-    ("import tfmigrate.runtime as tfm\nest = tfm.estimator.Estimator(model_fn=f)\n", "graph"),
-    ("import tensorflow as tf\nsess = tf.compat.v1.Session()\n", "graph"),
-    ("import tfmigrate.runtime as tfm\nlayer = tfm.legacy.keras.layers.Dense(2)\n", "graph"),
-    ("import tensorflow as tf\nimport tfmigrate.runtime as tfm\nest = tfm.estimator.Estimator(model_fn=f)\nm = tf.keras.Model()\n", "keras3"),
-    ("import tfmigrate.runtime as tfm\nhistory = tfm.fit(model, data)\n", "keras3"),
+@pytest.mark.parametrize(("source", "side"), [
+    (HOSTED_TRAINER, "graph"),  # a hosted Estimator
+    (SESSION.format(imports="", body="y = tf.keras.layers.Dense(2)(x)"), "graph"),  # Session code, TF 1.x's Keras
+    ("import tensorflow as tf\nsess = tf.Session()\n", "graph"),
+    (HOSTED_TRAINER + "m = tf.keras.Model()\n", "graph"),  # its Keras TF 1.x's too (TFM105)
+    (HOSTED_TRAINER.replace("import nets\n", "import nets\nimport keras\n"), "keras3"),  # standalone Keras beside it
     ("import tensorflow as tf\nmodel = tf.keras.Sequential()\n", "keras3"),
+    ("import keras\nimport tensorflow as tf\nx = tf.constant(1)\n", "keras3"),  # standalone Keras
+    ("import tensorflow as tf\nest = tf.estimator.DNNClassifier(hidden_units=[4], feature_columns=[])\n", "keras3"),  # canned
     ("import tensorflow as tf\nx = tf.constant(1)\n", None),
 ])
-def test_keras_side_of_a_migrated_module(text: str, side: str | None) -> None:
-    from tfmigrate.rules.tf1_keras import keras_side
+def test_which_keras_a_migrated_module_runs(source: str, side: str | None) -> None:
+    from tfmigrate.runner import _keras_side
 
-    assert keras_side(text) == side
+    assert _keras_side(transform_source(source, options=Options(tf1_program=True))) == side
