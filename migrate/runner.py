@@ -437,36 +437,43 @@ def _settle(work: list[Job], outcomes: list[FileOutcome], on_result: Callable[[F
 
 
 def _tf1_keras_modules(work: list[Job], outcomes: list[FileOutcome], names: list[str], reads: list) -> set[str]:
-    """The program's modules of Keras code alone that run in a TF1 graph: reached from a module
-    that runs its Keras there (a hosted estimator's, Session code's) along its imports, through
-    modules with no Keras of their own (a model factory), and from no module that runs Keras 3
-    (one Keras per program)."""
+    """The program's modules of Keras code alone that take TF 1.x's Keras. Such modules importing
+    one another share one Keras (a Keras model subclassed in another module): each group takes TF
+    1.x's where graph code (a hosted estimator's model_fn, Session code) reaches one of them along
+    its imports, through modules with no Keras of their own (a model factory), and Keras 3 code
+    (a Keras-tier estimator, standalone `keras`) reaches none (one Keras per program)."""
     alone = {job.program.name for job, outcome in zip(work, outcomes) if job.program is not None and outcome.keras_module}
     if not alone:
         return set()
     sides = {job.program.name: outcome.keras for job, outcome in zip(work, outcomes) if job.program is not None}
     imports: dict[str, set[str]] = {}
+    group = {name: name for name in alone}  # union-find over the modules of Keras code alone
+
+    def root(name: str) -> str:
+        while group[name] != name:
+            group[name] = name = group[group[name]]
+        return name
+
     for module, importers in importers_of(names, reads).items():
         for importer in importers:
             imports.setdefault(importer, set()).add(module)
+            if module in alone and importer in alone:
+                group[root(module)] = root(importer)
     # Where a module runs, what it imports runs too, unless it says which Keras it runs itself.
     passes = {name for name, side in sides.items() if side is None} | alone
 
-    def reached(roots: set[str]) -> set[str]:
-        seen, stack = set(roots), list(roots)
+    def reached(kind: str) -> set[str]:
+        stack = [name for name, side in sides.items() if side == kind and name not in alone]
+        seen = set(stack)
         while stack:
             for module in imports.get(stack.pop(), ()):
                 if module not in seen and module in passes:
                     seen.add(module)
                     stack.append(module)
-        return seen
+        return {root(name) for name in seen & alone}
 
-    chosen = alone & reached({name for name, side in sides.items() if side == "graph"})
-    keras3 = {name for name, side in sides.items() if side == "keras3"} - alone
-    # A module of Keras code alone left on Keras 3 runs Keras 3, and so does what it reaches.
-    while dropped := chosen & reached(keras3 | (alone - chosen)):
-        chosen -= dropped
-    return chosen
+    groups = reached("graph") - reached("keras3")
+    return {name for name in alone if root(name) in groups}
 
 
 def _execute_pool(work: list[Job], jobs: int, on_result: Callable[[FileOutcome], None] | None) -> list[FileOutcome]:

@@ -104,8 +104,9 @@ HOSTED_TRAINER = (
     "    est = tf.estimator.Estimator(model_fn=model_fn, model_dir='model', params={'units': [8]})\n"
     "    est.train(input_fn, steps=3)\n"
 )
-# A trainer running its model eagerly on Keras 3 (a TF 2.x-style loop over the same module).
-KERAS3_TRAINER = "import tensorflow as tf\nfrom nets import build_net\n\nmodel = build_net([4])\nmodel.compile(tf.keras.optimizers.SGD(0.1), 'mse')\n"
+# A module compiling the same model with TF's Keras (Keras code alone too), and one with Keras 3's.
+KERAS_TRAINER = "import tensorflow as tf\nfrom nets import build_net\n\nmodel = build_net([4])\nmodel.compile(tf.keras.optimizers.SGD(0.1), 'mse')\n"
+KERAS3_TRAINER = KERAS_TRAINER.replace("import tensorflow as tf\n", "import tensorflow as tf\nimport keras\n").replace("tf.keras.", "keras.")
 
 
 def _run_program(tmp_path, files: dict[str, str], jobs: int = 1, mode: str = "write") -> dict[str, str]:
@@ -147,6 +148,12 @@ def test_tf1s_keras_reaches_a_keras_module_through_a_factory_with_no_keras_of_it
     trainer = HOSTED_TRAINER.replace("import nets\n", "import factory\n").replace("nets.build_net(", "factory.get_builder('dense')(")
     out = _run_program(tmp_path, {"factory.py": factory, "nets.py": NETS, "trainer.py": trainer})
     assert out["nets.py"].count("tfm.legacy.keras.") == 3 and out["factory.py"] == factory
+
+
+def test_modules_of_keras_code_alone_that_import_one_another_share_tf1s_keras(tmp_path) -> None:
+    """A second Keras module over the model the hosted trainer builds (a subclass, a test of it)."""
+    out = _run_program(tmp_path, {"nets.py": NETS, "trainer.py": HOSTED_TRAINER, "compiled.py": KERAS_TRAINER})
+    assert "tfm.legacy.keras.optimizers.SGD(0.1)" in out["compiled.py"] and "tfm.legacy.keras.Sequential(" in out["nets.py"]
 
 
 def test_the_diff_of_a_program_shows_its_keras_module_on_tf1s_keras(tmp_path) -> None:
