@@ -28,6 +28,8 @@ _ESTIMATOR = frozenset(
         "experimental.stop_if_no_decrease_hook", "experimental.stop_if_no_increase_hook",
         "experimental.make_early_stopping_hook", "experimental.stop_if_higher_hook", "experimental.stop_if_lower_hook",
         "tpu.TPUEstimator", "tpu.TPUEstimatorSpec", "tpu.RunConfig", "tpu.TPUConfig", "tpu.InputPipelineConfig",
+        # (private to TF's estimator module, which programs imported it from to resume a schedule)
+        "_load_global_step_from_checkpoint_dir",
     }
 )
 # Canned estimators the hosted tier takes (`tfm.estimator.DNNClassifier(..., api=...)`: estimator-shaped

@@ -66,6 +66,9 @@ _ESTIMATOR_PKG_PREFIXES = (
 )
 
 
+_TF1_ESTIMATOR_MODULE = "tensorflow.python.estimator.estimator."
+
+
 def dotted(node: cst.BaseExpression) -> str | None:
     """`a.b.c` for a Name/Attribute chain, else None."""
     parts: list[str] = []
@@ -215,6 +218,10 @@ def canonical_name(full: str) -> str | None:
     for prefix in _ESTIMATOR_PKG_PREFIXES:
         if full.startswith(prefix):
             return "estimator." + full[len(prefix):]
+    if full.startswith(_TF1_ESTIMATOR_MODULE):
+        # `from tensorflow.python.estimator import estimator` (TF 1.x's module of `Estimator`, which
+        # the TPU reference models import for `_load_global_step_from_checkpoint_dir`): `tf.estimator`.
+        return "estimator." + full[len(_TF1_ESTIMATOR_MODULE):]
     if full.startswith(_LOOKUP_OPS):
         # `from tensorflow.python.ops import lookup_ops` (the NMT tutorial's spelling): the module
         # `tf.contrib.lookup` re-exported.

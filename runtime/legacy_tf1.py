@@ -109,6 +109,9 @@ def _tf1_class(cls: type, methods: tuple[str, ...] = ("add_weight",), same_class
                 return getattr(super(tf1, self), name)(*args, **kwargs)
 
         method.__name__ = name
+        # Markers Keras reads off the method (`build`'s `_is_default`: a subclassed Model's default
+        # build is never called, which would trace the model over placeholders in a TF1 graph).
+        method.__dict__.update(getattr(getattr(cls, name), "__dict__", {}))
         return method
 
     body = {name: under_tf1(name) for name in methods if hasattr(cls, name)}

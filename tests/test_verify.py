@@ -249,6 +249,25 @@ def test_a_module_of_keras_code_alone_built_by_a_hosted_model_fn_runs_tf1s_keras
     _oracle_and_migrated_agree(original, migrated, 2)
 
 
+RESUME_SCHEDULE = Path(__file__).parent / "data" / "tf1_programs" / "resume_schedule.py"
+
+
+def test_a_tpu_trainer_resuming_its_schedule_from_the_last_checkpoint_verifies_and_resumes(tmp_path: Path) -> None:
+    """The TPU reference models' main loop: the global step of the model_dir's last checkpoint,
+    read with `estimator._load_global_step_from_checkpoint_dir` from `tensorflow.python.estimator`,
+    then train to the next evaluation step and evaluate. The helper is `tfm.estimator`'s: the Keras
+    tier's migration verifies equal, and run again in its directory it finds its last step, as
+    the original does (nothing trained or evaluated the second time)."""
+    from equivalence.oracle import quiet_env
+
+    code, _ = _migrated_and_verified(RESUME_SCHEDULE, tmp_path, "estimators: 1 idiomatic")
+    assert "tfm.estimator._load_global_step_from_checkpoint_dir('resume_model')" in code and "tensorflow.python" not in code
+    for evaluations in (2, 0):
+        done = subprocess.run([sys.executable, "trainer.py"], cwd=tmp_path / "migrated", capture_output=True, text=True,
+                              env=quiet_env(), timeout=600)
+        assert done.returncode == 0 and done.stdout.count("eval_results") == evaluations, done.stdout + done.stderr[-3000:]
+
+
 KERAS_BATCH_NORM = Path(__file__).parent / "data" / "tf1_programs" / "keras_batch_norm_estimator.py"
 
 

@@ -31,6 +31,8 @@ from .canned import (
     LinearRegressor,
 )
 from .core import Estimator, VocabInfo, WarmStartSettings
+# TF's private helper of that name, which TF1 programs imported from `tensorflow.python.estimator.estimator`.
+from .core import load_global_step_from_checkpoint_dir as _load_global_step_from_checkpoint_dir  # noqa: F401
 from .export import BestExporter, Exporter, FinalExporter, LatestExporter
 from .hooks import (
     CheckpointSaverHook,

@@ -27,6 +27,8 @@ Estimator did, so its numbers are TF1's:
 
 from __future__ import annotations
 
+import re
+
 import collections
 import contextlib
 import os
@@ -187,6 +189,24 @@ def _global_step_from_checkpoint(model_dir: str) -> int:
     try:
         return int(tf.train.load_variable(path, tf.compat.v1.GraphKeys.GLOBAL_STEP))
     except (tf.errors.NotFoundError, ValueError):
+        return 0
+
+
+def load_global_step_from_checkpoint_dir(checkpoint_dir: str) -> int:
+    """TF's `estimator._load_global_step_from_checkpoint_dir` (which TF1 programs called to resume
+    their schedule): the global step of the directory's latest checkpoint, 0 without one (or on
+    any error, as there). The hosted tier's checkpoints (`model.ckpt-N`) hold TF1's `global_step`;
+    those of a model_fn the Keras tier migrated (`ckpt-N`) are object-based, their step in the name."""
+    try:
+        path = tf.train.latest_checkpoint(checkpoint_dir)
+        if not path:
+            return 0
+        names = {name for name, _ in tf.train.list_variables(path)}
+        if tf.compat.v1.GraphKeys.GLOBAL_STEP in names:
+            return int(tf.train.load_variable(path, tf.compat.v1.GraphKeys.GLOBAL_STEP))
+        found = re.search(r"(?:^|/)ckpt-(\d+)$", path)
+        return int(found.group(1)) if found else 0
+    except Exception:  # noqa: BLE001 - TF's returned 0 for any failure too
         return 0
 
 

@@ -75,3 +75,41 @@ def test_classes_answer_isinstance_as_keras_2s_do() -> None:
     assert not isinstance(plain, keras.layers.Conv2D)
     assert issubclass(tf_keras.layers.Dense, keras.layers.Layer) and isinstance(tf_keras.metrics.Mean(), keras.metrics.Metric)
     assert keras.layers.Dense.__name__ == "Dense" and keras.layers.Dense is legacy.keras.layers.Dense
+
+
+def test_a_subclassed_model_is_not_traced_over_placeholders_when_first_called_in_a_graph() -> None:
+    """Keras never calls a subclassed Model's default `build` (it is marked `_is_default`); the TF1
+    wrapper keeps the mark, or the model would be traced once more over placeholders, whose batch
+    norm updates a train_op then runs unfed (EfficientNet's model_fn, hosted, failed so)."""
+    keras = legacy.keras
+
+    class Net(keras.Model):
+        def __init__(self):
+            super().__init__()
+            self.dense = keras.layers.Dense(2)
+
+        def call(self, inputs, training=None):
+            return self.dense(inputs)
+
+    with tf.Graph().as_default() as graph:
+        Net()(tf.ones([2, 3]))
+        assert [op.name for op in graph.get_operations() if op.type == "Placeholder"] == []
+
+
+def test_the_global_step_of_a_model_dirs_latest_checkpoint(tmp_path) -> None:
+    """TF's `_load_global_step_from_checkpoint_dir`, for the hosted tier's TF1 checkpoints and the
+    Keras tier's object-based `ckpt-N` ones alike; 0 with none (or no directory at all)."""
+    import tfmigrate.runtime as tfm
+
+    load = tfm.estimator._load_global_step_from_checkpoint_dir
+    assert load(str(tmp_path / "none")) == 0
+    with tf.Graph().as_default():
+        step = tf.compat.v1.train.get_or_create_global_step()
+        with tf.compat.v1.Session() as session:
+            session.run(step.initializer)
+            session.run(step.assign(7))
+            tf.compat.v1.train.Saver().save(session, str(tmp_path / "hosted" / "model.ckpt"), global_step=7)
+    assert load(str(tmp_path / "hosted")) == 7
+    manager = tf.train.CheckpointManager(tf.train.Checkpoint(v=tf.Variable(1.0)), str(tmp_path / "keras"), max_to_keep=2)
+    manager.save(checkpoint_number=12)
+    assert load(str(tmp_path / "keras")) == 12
