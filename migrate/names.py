@@ -36,6 +36,14 @@ _CONTRIB_FOLDS = {
     "tensorflow.contrib.tpu.python.tpu.tpu_optimizer.CrossShardOptimizer": "tpu.CrossShardOptimizer",
     "tensorflow.contrib.tpu.python.tpu.tpu_config.InputPipelineConfig": "estimator.tpu.InputPipelineConfig",
     "tensorflow.contrib.tpu.python.tpu.bfloat16.bfloat16_scope": "tpu.bfloat16_scope",
+    "tensorflow.contrib.tpu.python.ops.tpu_ops.cross_replica_sum": "tpu.cross_replica_sum",
+    "tensorflow.contrib.tpu.cross_replica_sum": "tpu.cross_replica_sum",
+    # The estimator package's own modules of the TPU pieces (`from tensorflow_estimator.python.estimator.tpu
+    # import tpu_config`, as TF 1.14+ programs spelled them).
+    **{f"tensorflow_estimator.python.estimator.tpu.{module}.{name}": f"estimator.tpu.{name}" for module, names in (
+        ("tpu_config", ("RunConfig", "TPUConfig", "InputPipelineConfig")),
+        ("tpu_estimator", ("TPUEstimator", "TPUEstimatorSpec")),
+    ) for name in names},
     # tf.contrib.framework's global-step functions were tf.train's.
     "tensorflow.contrib.framework.get_or_create_global_step": "train.get_or_create_global_step",
     "tensorflow.contrib.framework.get_global_step": "train.get_global_step",
