@@ -13,7 +13,7 @@ import ast
 import difflib
 import re
 import traceback
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import libcst as cst
 
@@ -106,6 +106,10 @@ def _fixpoint(source: str, filename: str, options: Options, *, reference: bool) 
     for _ in range(MAX_PASSES - 1):
         if result.error is not None or not result.changed or result.settled:
             return result
+        if not options.tf1_program and is_tf1_source(source):
+            # The first pass respelled what made the file TF 1.x code (`tf.contrib`, `tf.Session`):
+            # the next passes read its output as the same TF 1.x program.
+            options = replace(options, tf1_program=True)
         again = _transform(result.output, filename, options, reference=reference)
         if again.error is not None or not again.changed:
             return result

@@ -222,6 +222,8 @@ def hosted_symbol(canonical: str, tf1_program: bool = False) -> tuple[str, str] 
     if canonical in _CONTRIB_LAYERS or canonical.startswith(tuple(f"{key}." for key in _CONTRIB_LAYERS)):
         pass  # the runtime's own (tfm.tf1) wins over tf-slim's
     elif parts[0] == "contrib":
+        if parts[1:2] == ["keras"]:  # TF 1.x's `tf.contrib.keras` was its `tf.keras` (TFM105 then says which Keras)
+            return "tf:keras", ".".join(parts[2:])
         found = (_slim_symbol(parts) or _contrib_summary_symbol(parts) or _contrib_metrics_symbol(parts)
                  or _contrib_rebuilt_symbol(parts))
         if found is not None:

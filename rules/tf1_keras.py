@@ -123,7 +123,7 @@ class TF1Keras(Rule):
     CODE = "TFM105"
     SUMMARY = "`tf.keras` in a TF 1.x program's hosted model_fn or Session code -> `tfm.legacy.keras` (TF 1.x's Keras 2)"
     SAFE = True
-    TRIGGERS = frozenset({"keras."})
+    TRIGGERS = frozenset({"keras.", "contrib.keras"})  # (`tf.contrib.keras`: TFM101 respells it `tf.keras`)
     RUNS_AFTER = ("TFM101", "TFM102", "TFM103", "TFM201", "TFM301", "TFM302", "TFM401")
 
     def _plan(self, view: SourceView) -> tuple[list[tuple[int, int, str]], set[str]] | None:
