@@ -23,6 +23,7 @@ from .discovery import SOURCE_SUFFIXES, Discovery, discover, discover_all  # noq
 from .engine import Options, transform_source
 from .results import ERROR, MIGRATED, TODO, UNCHANGED, Finding
 from .exports import importers_of, module_name, module_reads, names_read_from, program_tails
+from .program_keras import keras_side, tf1_keras_modules
 from .gcpause import cyclic_gc_paused
 from .parsing import parse, parses_held
 from .tf1_program import is_tf1_project
@@ -62,7 +63,7 @@ class FileOutcome:
     reads: list = field(default_factory=list, repr=False, compare=False)
     asked: frozenset[str] = field(default_factory=frozenset, repr=False, compare=False)
     held: tuple | None = field(default=None, repr=False, compare=False)
-    # Which Keras the module's migration runs (`rules.tf1_keras.keras_side`), and whether it is
+    # Which Keras the module's migration runs (`program_keras.keras_side`), and whether it is
     # Keras code alone, whose Keras its importers decide (`TransformResult.keras_module`).
     keras: str | None = field(default=None, repr=False, compare=False)
     keras_module: bool = field(default=False, repr=False, compare=False)
@@ -225,7 +226,7 @@ def _migrate(job: Job, snap) -> FileOutcome:
     if result.error is not None:
         return outcome
     if job.program is not None and not notebook:
-        outcome.keras = _keras_side(result)
+        outcome.keras = keras_side(result)
     sites = list(getattr(result, "estimators", ()))  # (notebooks: none reported)
     for site in sites:
         line = result.output_line(site["line"]) if job.mode == WRITE else site["line"]
@@ -250,19 +251,6 @@ def _migrate(job: Job, snap) -> FileOutcome:
             return outcome
         return _write(job, outcome, result.output, encoding, snap)
     return outcome
-
-
-def _keras_side(result) -> str | None:
-    """Which Keras a program module's migration runs: "keras3" (Keras 3 code: TF's Keras kept, a
-    Keras-tier estimator, a canned estimator), else "graph" (TF1 graph code: a hosted Estimator
-    or TPUEstimator, Session/placeholder code, TF 1.x's Keras), else None."""
-    graph, keras3 = result.keras_code
-    for site in result.estimators:
-        if site["tier"] == IDIOMATIC or (site["tier"] == HOSTED and not site["estimator"].endswith("Estimator")):
-            keras3 = True  # (a hosted canned estimator is a Keras model in the runtime)
-        elif site["tier"] == HOSTED:
-            graph = True
-    return "keras3" if keras3 else "graph" if graph else None
 
 
 def _write(job: Job, outcome: FileOutcome, text: str, encoding: str, snap) -> FileOutcome:
@@ -412,11 +400,13 @@ def _settle(work: list[Job], outcomes: list[FileOutcome], on_result: Callable[[F
     """Each program module migrated before the run knew the rest: written as migrated, or
     migrated again knowing which of its names the other modules import (where its rules asked
     about one of them) and, for a module of Keras code alone, that a module importing it runs
-    its Keras in a TF1 graph (`_tf1_keras_modules`)."""
+    its Keras in a TF1 graph (`program_keras.tf1_keras_modules`)."""
     names = [job.program.name for job in work if job.program is not None]
     reads = [read for outcome in outcomes for read in outcome.reads]
     exported = names_read_from(names, reads)
-    tf1_keras = _tf1_keras_modules(work, outcomes, names, reads)
+    modules = [(job.program.name, outcome.keras, outcome.keras_module) for job, outcome in zip(work, outcomes) if job.program is not None]
+    alone = any(keras_alone for *_, keras_alone in modules)
+    tf1_keras = tf1_keras_modules(modules, importers_of(names, reads)) if alone else set()
     try:
         for index, (job, outcome) in enumerate(zip(work, outcomes)):
             if job.program is None or not outcome.unsettled:
@@ -434,46 +424,6 @@ def _settle(work: list[Job], outcomes: list[FileOutcome], on_result: Callable[[F
                 on_result(outcome)
     except KeyboardInterrupt:
         raise Interrupted([outcome for outcome in outcomes if not outcome.unsettled]) from None
-
-
-def _tf1_keras_modules(work: list[Job], outcomes: list[FileOutcome], names: list[str], reads: list) -> set[str]:
-    """The program's modules of Keras code alone that take TF 1.x's Keras. Such modules importing
-    one another share one Keras (a Keras model subclassed in another module): each group takes TF
-    1.x's where graph code (a hosted estimator's model_fn, Session code) reaches one of them along
-    its imports, through modules with no Keras of their own (a model factory), and Keras 3 code
-    (a Keras-tier estimator, standalone `keras`) reaches none (one Keras per program)."""
-    alone = {job.program.name for job, outcome in zip(work, outcomes) if job.program is not None and outcome.keras_module}
-    if not alone:
-        return set()
-    sides = {job.program.name: outcome.keras for job, outcome in zip(work, outcomes) if job.program is not None}
-    imports: dict[str, set[str]] = {}
-    group = {name: name for name in alone}  # union-find over the modules of Keras code alone
-
-    def root(name: str) -> str:
-        while group[name] != name:
-            group[name] = name = group[group[name]]
-        return name
-
-    for module, importers in importers_of(names, reads).items():
-        for importer in importers:
-            imports.setdefault(importer, set()).add(module)
-            if module in alone and importer in alone:
-                group[root(module)] = root(importer)
-    # Where a module runs, what it imports runs too, unless it says which Keras it runs itself.
-    passes = {name for name, side in sides.items() if side is None} | alone
-
-    def reached(kind: str) -> set[str]:
-        stack = [name for name, side in sides.items() if side == kind and name not in alone]
-        seen = set(stack)
-        while stack:
-            for module in imports.get(stack.pop(), ()):
-                if module not in seen and module in passes:
-                    seen.add(module)
-                    stack.append(module)
-        return {root(name) for name in seen & alone}
-
-    groups = reached("graph") - reached("keras3")
-    return {name for name in alone if root(name) in groups}
 
 
 def _execute_pool(work: list[Job], jobs: int, on_result: Callable[[FileOutcome], None] | None) -> list[FileOutcome]:

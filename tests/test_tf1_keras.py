@@ -187,6 +187,6 @@ def test_a_module_of_keras_code_alone_keeps_keras_3_unless_only_graph_code_build
     ("import tensorflow as tf\nx = tf.constant(1)\n", None),
 ])
 def test_which_keras_a_migrated_module_runs(source: str, side: str | None) -> None:
-    from tfmigrate.runner import _keras_side
+    from tfmigrate.program_keras import keras_side
 
-    assert _keras_side(transform_source(source, options=Options(tf1_program=True))) == side
+    assert keras_side(transform_source(source, options=Options(tf1_program=True))) == side
