@@ -268,6 +268,18 @@ def test_a_tpu_trainer_resuming_its_schedule_from_the_last_checkpoint_verifies_a
         assert done.returncode == 0 and done.stdout.count("eval_results") == evaluations, done.stdout + done.stderr[-3000:]
 
 
+CANNED_TF1_OPTIMIZERS = Path(__file__).parent / "data" / "tf1_programs" / "canned_tf1_optimizer_objects.py"
+
+
+def test_canned_estimators_given_tf1_optimizer_objects_train_to_the_oracles_numbers(tmp_path: Path) -> None:
+    """`optimizer=my_optimizer`, a TF1 optimizer object made beforehand (GradientDescent, Adagrad,
+    Adam, Momentum with Nesterov, RMSProp with momentum, Ftrl; non-default settings): the canned
+    estimator's Keras model takes the Keras optimizer that updates the same way (before, the
+    runtime refused the object), and each regressor evaluates to the oracle's numbers."""
+    original, migrated, _ = _migrated_with_no_todo(CANNED_TF1_OPTIMIZERS, tmp_path)
+    _oracle_and_migrated_agree(original, migrated, 6)
+
+
 KERAS_BATCH_NORM = Path(__file__).parent / "data" / "tf1_programs" / "keras_batch_norm_estimator.py"
 
 

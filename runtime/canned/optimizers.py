@@ -11,7 +11,7 @@ from .. import optimizers as tf1_optimizers
 
 keras = tf.keras
 
-__all__ = ["LegacyAdagrad", "LegacyRMSprop", "get_optimizer"]
+__all__ = ["LegacyAdagrad", "LegacyRMSprop", "from_tf1", "get_optimizer"]
 
 
 # -- optimizers ----------------------------------------------------------------------------------
@@ -87,6 +87,37 @@ def _named_optimizer(name: str, learning_rate: float | None, api: str) -> keras.
 _KERAS2_DEFAULT_RATES = {"Adagrad": 0.001, "Adam": 0.001, "Ftrl": 0.001, "RMSProp": 0.001, "SGD": 0.01}
 
 
+def from_tf1(optimizer: tf.compat.v1.train.Optimizer) -> keras.optimizers.Optimizer:
+    """A TF1 optimizer object given to a canned estimator (`optimizer=my_optimizer`, a
+    `tf.train.GradientDescentOptimizer(...)` made beforehand) as the Keras optimizer that updates
+    the same way: the classes the v1 estimators' optimizer names map to, with its hyperparameters.
+    Its learning rate must be a number (a tensor or decay schedule built in TF1's graph has no
+    Keras counterpart here)."""
+    v1 = tf.compat.v1.train
+    rate = getattr(optimizer, "_learning_rate", getattr(optimizer, "_lr", None))
+    if isinstance(rate, (tf.Tensor, tf.Variable)) or callable(rate) or rate is None:
+        raise ValueError(f"{type(optimizer).__name__}'s learning rate must be a number for a canned estimator; given {rate!r}")
+    rate = float(rate)
+    kind = type(optimizer)
+    if kind is v1.GradientDescentOptimizer:
+        return keras.optimizers.SGD(learning_rate=rate)
+    if kind is v1.AdagradOptimizer:
+        return keras.optimizers.Adagrad(learning_rate=rate, initial_accumulator_value=optimizer._initial_accumulator_value, epsilon=0.0)
+    if kind is v1.AdamOptimizer:
+        return tf1_optimizers.Adam(learning_rate=rate, beta_1=optimizer._beta1, beta_2=optimizer._beta2, epsilon=optimizer._epsilon)
+    if kind is v1.MomentumOptimizer:
+        return tf1_optimizers.Momentum(rate, optimizer._momentum, use_nesterov=optimizer._use_nesterov)
+    if kind is v1.RMSPropOptimizer:
+        return tf1_optimizers.RMSProp(rate, decay=optimizer._decay, momentum=optimizer._momentum, epsilon=optimizer._epsilon,
+                                      centered=optimizer._centered)
+    if kind is v1.FtrlOptimizer and not (optimizer._l1_regularization_strength or optimizer._l2_regularization_strength
+                                         or optimizer._l2_shrinkage_regularization_strength or optimizer._beta):
+        return keras.optimizers.Ftrl(learning_rate=rate, learning_rate_power=optimizer._learning_rate_power,
+                                     initial_accumulator_value=optimizer._initial_accumulator_value)
+    raise ValueError(f"The TF1 optimizer {kind.__name__} (with these settings) has no Keras counterpart for a canned estimator yet; "
+                     "give the estimator a Keras optimizer, or its name")
+
+
 def get_optimizer(optimizer: Any, learning_rate: float | None, api: str) -> keras.optimizers.Optimizer:
     """A canned estimator's `optimizer` argument as a Keras 3 optimizer (see the module docstring).
 
@@ -100,6 +131,8 @@ def get_optimizer(optimizer: Any, learning_rate: float | None, api: str) -> kera
         return _named_optimizer(optimizer, learning_rate, api)
     if callable(optimizer) and not isinstance(optimizer, keras.optimizers.Optimizer):
         optimizer = optimizer()
+    if isinstance(optimizer, tf.compat.v1.train.Optimizer):
+        optimizer = from_tf1(optimizer)
     if not isinstance(optimizer, keras.optimizers.Optimizer):
         raise ValueError(
             f"The given object is not a Keras optimizer instance (migrate TF1 optimizers with tfmigrate). Given: {optimizer}"

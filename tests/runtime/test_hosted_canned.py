@@ -126,3 +126,20 @@ def test_canned_estimator_on_current_tf(tmp_path: Path) -> None:
 
     proc = forked.run(sys.executable, [], tmp_path, quiet_env(), 600, code=_CURRENT)
     assert proc.returncode == 0 and proc.stdout.strip().endswith("ok"), proc.stderr[-4000:]
+
+
+@pytest.mark.tf
+def test_a_tf1_optimizer_object_the_canned_models_cannot_take_is_refused_clearly() -> None:
+    """A TF1 optimizer object's Keras counterpart needs a number for its rate and a class the
+    runtime maps (the numbers of those it maps: tests/test_verify.py's canned optimizer program)."""
+    import tensorflow as tf
+
+    from tfmigrate.runtime.canned.optimizers import from_tf1
+
+    with tf.Graph().as_default():
+        decayed = tf.compat.v1.train.exponential_decay(0.1, tf.compat.v1.train.get_or_create_global_step(), 10, 0.9)
+        with pytest.raises(ValueError, match="learning rate must be a number"):
+            from_tf1(tf.compat.v1.train.GradientDescentOptimizer(decayed))
+    with pytest.raises(ValueError, match="ProximalAdagradOptimizer .* has no Keras counterpart"):
+        from_tf1(tf.compat.v1.train.ProximalAdagradOptimizer(0.1))
+    assert from_tf1(tf.compat.v1.train.GradientDescentOptimizer(0.5)).get_config()["learning_rate"] == 0.5
