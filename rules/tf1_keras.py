@@ -57,7 +57,7 @@ def keras_code(symbols: frozenset[str], names: AliasTable, ctx) -> tuple[bool, b
     migration, from what the pass already knows (no parse): Session/placeholder code or TF 1.x's
     Keras (this rule applied) for the first; TF's Keras kept (Keras 3 on current TF), standalone
     `keras`, or a structural rule's Keras model for the second. The runner adds its estimators'
-    tiers (`runner._keras_side`)."""
+    tiers (`program_keras.keras_side`)."""
     tf1_keras = "TFM105" in ctx.applied
     graph = tf1_keras or bool(symbols & GRAPH_ONLY)
     keras3 = keras_imports_added(ctx) or ("keras" in symbols and not tf1_keras) or any(
