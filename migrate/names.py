@@ -71,10 +71,10 @@ _SLIM_PREFIXES = ("tensorflow.contrib.slim.", "tensorflow.contrib.layers.", "tf_
 _ESTIMATOR_PKG_PREFIXES = (
     "tensorflow_estimator.compat.v1.estimator.",
     "tensorflow_estimator.estimator.",
+    # `from tensorflow.python.estimator import estimator`: TF 1.x's module of `Estimator`, which the
+    # TPU reference models import for `_load_global_step_from_checkpoint_dir`.
+    "tensorflow.python.estimator.estimator.",
 )
-
-
-_TF1_ESTIMATOR_MODULE = "tensorflow.python.estimator.estimator."
 
 
 def dotted(node: cst.BaseExpression) -> str | None:
@@ -226,10 +226,6 @@ def canonical_name(full: str) -> str | None:
     for prefix in _ESTIMATOR_PKG_PREFIXES:
         if full.startswith(prefix):
             return "estimator." + full[len(prefix):]
-    if full.startswith(_TF1_ESTIMATOR_MODULE):
-        # `from tensorflow.python.estimator import estimator` (TF 1.x's module of `Estimator`, which
-        # the TPU reference models import for `_load_global_step_from_checkpoint_dir`): `tf.estimator`.
-        return "estimator." + full[len(_TF1_ESTIMATOR_MODULE):]
     if full.startswith(_LOOKUP_OPS):
         # `from tensorflow.python.ops import lookup_ops` (the NMT tutorial's spelling): the module
         # `tf.contrib.lookup` re-exported.

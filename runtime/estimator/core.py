@@ -27,11 +27,10 @@ Estimator did, so its numbers are TF1's:
 
 from __future__ import annotations
 
-import re
-
 import collections
 import contextlib
 import os
+import re
 import tempfile
 from typing import Any, Iterator
 
@@ -198,14 +197,9 @@ def load_global_step_from_checkpoint_dir(checkpoint_dir: str) -> int:
     any error, as there). The hosted tier's checkpoints (`model.ckpt-N`) hold TF1's `global_step`;
     those of a model_fn the Keras tier migrated (`ckpt-N`) are object-based, their step in the name."""
     try:
-        path = tf.train.latest_checkpoint(checkpoint_dir)
-        if not path:
-            return 0
-        names = {name for name, _ in tf.train.list_variables(path)}
-        if tf.compat.v1.GraphKeys.GLOBAL_STEP in names:
-            return int(tf.train.load_variable(path, tf.compat.v1.GraphKeys.GLOBAL_STEP))
-        found = re.search(r"(?:^|/)ckpt-(\d+)$", path)
-        return int(found.group(1)) if found else 0
+        step = _global_step_from_checkpoint(checkpoint_dir)
+        found = None if step else re.search(r"(?:^|/)ckpt-(\d+)$", tf.train.latest_checkpoint(checkpoint_dir) or "")
+        return int(found.group(1)) if found else step
     except Exception:  # noqa: BLE001 - TF's returned 0 for any failure too
         return 0
 
