@@ -106,7 +106,7 @@ def _fixpoint(source: str, filename: str, options: Options, *, reference: bool) 
     for _ in range(MAX_PASSES - 1):
         if result.error is not None or not result.changed or result.settled:
             return result
-        if not options.tf1_program and is_tf1_source(source):
+        if result.tf1_program and not options.tf1_program:
             # The first pass respelled what made the file TF 1.x code (`tf.contrib`, `tf.Session`):
             # the next passes read its output as the same TF 1.x program.
             options = replace(options, tf1_program=True)
@@ -159,7 +159,7 @@ def _merge_passes(source: str, first: TransformResult, again: TransformResult) -
     rules = list(dict.fromkeys(first.rules + again.rules))
     merged = TransformResult(source, again.output, rules=rules, todos=scan_todos(again.output), track=track, sites=first.sites)
     merged.asked = first.asked | again.asked
-    merged.keras_module = first.keras_module or again.keras_module
+    merged.keras_module, merged.tf1_program = first.keras_module or again.keras_module, first.tf1_program
     merged.keras_code = first.keras_code  # (what the source spelled; the second pass reads the first's respellings)
     return merged
 
@@ -219,7 +219,7 @@ def _transform(source: str, filename: str, options: Options, *, reference: bool)
         ctx.hosted = any(rule.CODE == "TFM101" for rule in rules)
         if view is None:
             result = _Pipeline(source, None, ctx, options, module=module, reference=reference).run(rules)
-            result.asked, result.keras_module = frozenset(ctx.exported.asked), ctx.keras_module
+            result.asked, result.keras_module, result.tf1_program = frozenset(ctx.exported.asked), ctx.keras_module, ctx.tf1_program
             return result
         ctx.source, ctx.source_symbols = source, symbols
         sites = _estimator_sites(source, view, symbols)
@@ -231,7 +231,7 @@ def _transform(source: str, filename: str, options: Options, *, reference: bool)
         pipeline = _Pipeline(source, view, ctx, options)
         result = pipeline.run(rules)
         result.sites = sites
-        result.asked, result.keras_module = frozenset(ctx.exported.asked), ctx.keras_module
+        result.asked, result.keras_module, result.tf1_program = frozenset(ctx.exported.asked), ctx.keras_module, ctx.tf1_program
         result.keras_code = keras_code(symbols, view.names, ctx)
         if result.changed and not options.safe_only:
             candidates = [rule for rule in all_rules() if _selected(rule, options)]

@@ -92,6 +92,9 @@ class TransformResult(Outcome):
     # A module of Keras code alone (`FileContext.keras_module`): a run migrates it again with TF
     # 1.x's Keras where a module of the program that imports it runs its Keras in a TF1 graph.
     keras_module: bool = field(default=False, repr=False, compare=False)
+    # The file was read as TF 1.x code (`FileContext.tf1_program`): the fixpoint's later passes, whose
+    # input the first pass respelled, read it so too.
+    tf1_program: bool = field(default=False, repr=False, compare=False)
     # Which Keras the migrated file runs (`rules.tf1_keras.keras_code`): (TF1 graph code of its
     # own, Keras 3); its estimators' tiers say the rest.
     keras_code: tuple[bool, bool] = field(default=(False, False), repr=False, compare=False)
