@@ -8,7 +8,6 @@ import shutil
 import subprocess
 import sys
 import stat
-import tempfile
 import textwrap
 import time
 from pathlib import Path
@@ -127,43 +126,30 @@ NOBODY = 65534
 
 
 def _cli(*args: str, cwd: Path | None = None, timeout: float = 120) -> subprocess.CompletedProcess:
-    """The console script in a child process, as `nobody` when the tests run as root (for whom
-    a mode-000 directory is readable)."""
+    """The console script in a child process that mode bits bind. Under root (for whom a mode-000
+    directory is readable) the child stays root but loses the two capabilities that bypass them
+    (CAP_DAC_OVERRIDE, CAP_DAC_READ_SEARCH): it still reads the checkout, its .venv and the
+    interpreter wherever they live (a private mode-700 directory, a path with a space), since
+    root owns them, and a directory of mode 000 is closed to it as to any user. Running as
+    `nobody` instead needed a world-readable checkout."""
     command = [sys.executable, "-c", "from tfmigrate.cli import main; main()", *args]
     if os.geteuid() == 0:
-        command = ["setpriv", f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups", *command]
+        command = ["setpriv", "--bounding-set=-dac_override,-dac_read_search", "--inh-caps=-all", *command]
     return subprocess.run(command, capture_output=True, text=True, cwd=cwd, timeout=timeout)
 
 
-@pytest.fixture()
-def shared_tmp() -> Path:
-    """A directory the test user (nobody, under root) owns, outside root's private tmp_path."""
-    path = Path(tempfile.mkdtemp(prefix="tfmigrate-test-"))
-    if os.geteuid() == 0:
-        os.chown(path, NOBODY, NOBODY)
-    yield path
-    for sub in path.rglob("*"):
-        if sub.is_dir() and not sub.is_symlink():
-            sub.chmod(0o755)
-    shutil.rmtree(path)
-
-
-def _own(path: Path) -> None:
-    if os.geteuid() == 0:
-        for sub in [path, *path.rglob("*")]:
-            os.chown(sub, NOBODY, NOBODY, follow_symlinks=False)
-
-
 @pytest.mark.parametrize("extra", [[], ["-j", "2"], ["--check"]])
-def test_unreadable_directory_is_e002_and_the_rest_is_migrated(shared_tmp: Path, extra: list[str]) -> None:
-    root = shared_tmp / "proj"
+def test_unreadable_directory_is_e002_and_the_rest_is_migrated(tmp_path: Path, extra: list[str]) -> None:
+    root = tmp_path / "proj"
     (root / "locked").mkdir(parents=True)
     shutil.copy(PROGRAM, root / "a.py")
     shutil.copy(PROGRAM, root / "locked" / "b.py")
     shutil.copy(PROGRAM, root / "z.py")
-    _own(shared_tmp)
     (root / "locked").chmod(0)
-    result = _cli(*extra, str(root))
+    try:
+        result = _cli(*extra, str(root))
+    finally:
+        (root / "locked").chmod(0o755)
     assert result.returncode == 2, result.stderr
     assert f"{root / 'locked'}: error E002: cannot read directory: Permission denied" in result.stderr
     expected = PROGRAM if extra == ["--check"] else MIGRATED

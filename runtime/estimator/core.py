@@ -18,6 +18,9 @@ Estimator did, so its numbers are TF1's:
     `global_step`, restores the latest (or given) checkpoint, and writes the results as events in
     `model_dir/eval` (or `eval_<name>`);
   * `warm_start_from` goes through `tf.compat.v1.train.warm_start` when no checkpoint exists;
+  * within a training step, every read of a variable runs before the step's writes to it unless
+    the program orders them otherwise (`step_order`): the order TF 1.x's executor nearly always
+    picked, made certain;
   * outside a distribution strategy, the variables `model_fn` makes without asking for a kind
     are TF 1.x's reference variables (`tf1_variables`), as the program's own TF made them: the
     same numbers as resource variables, and each step runs fewer ops (a resource variable adds a
@@ -45,6 +48,7 @@ from ..config import RunConfig
 from ..inputs import ModeKeys, named_parameters
 from . import _export, distribute
 from .spec import LOSS_METRIC_KEY, EstimatorSpec
+from .step_order import order_step_reads_before_writes
 
 __all__ = ["Estimator", "WarmStartSettings", "VocabInfo"]
 
@@ -414,10 +418,14 @@ class Estimator(CheckpointReader):
 
     def _train_in_graph(self, graph, input_fn, hooks, listeners):
         global_step = self._start_graph(graph)
+        first = len(graph.get_operations())
         if global_step is not None:
             training_util._get_or_create_global_step_read(graph)  # noqa: SLF001 - Estimator's step read
         features, labels, input_hooks = parse_input_fn_result(self._call_input_fn(input_fn, ModeKeys.TRAIN))
         spec = self._call_model_fn(features, labels, ModeKeys.TRAIN, self._config)
+        if order_step_reads_before_writes(graph, first, [spec.train_op, spec.loss]) is None:
+            logger.info("The training step's reads and writes of its variables run in the order TF picks: "
+                        "ordering reads first would make a cycle.")
         global_step = tf.compat.v1.train.get_global_step(graph)
         return self._train_with_spec(spec, list(input_hooks), hooks, global_step, listeners)
 

@@ -17,11 +17,7 @@ What keeps the numbers the per-step ones:
   * `tf.compat.v1.train.init_from_checkpoint` in `model_fn` builds its restore ops outside the loop,
     as TPUEstimator required of it (in `scaffold_fn`) on TPU;
   * within an iteration, every read of a variable runs before that iteration's writes to it, unless
-    the program orders them itself. A step's graph leaves that order open: the global step that
-    BERT's warm-up reads races with the `global_step.assign` beside its `train_op`, and a reference
-    variable's reads alias the buffer its update writes in place. Run step by step, TF's executor
-    happens to run the reads first (TF 2.15's and this one); in a loop, the iteration's ops become
-    ready in another order, so the order is made explicit;
+    the program orders them itself (`step_order`: the step-by-step path orders its steps so too);
   * an iteration reads its batch after its ops that do not need the batch have run, so the
     iteration that finds the input ended runs what TF 1.x's last run did (see
     `batch_after_data_free_ops`);
@@ -47,8 +43,10 @@ from tensorflow.python.training import checkpoint_utils
 
 from .core import DatasetInitializerHook, split_features_labels
 from .spec import EstimatorSpec
+from . import step_order
+from .step_order import is_acyclic
 
-__all__ = ["NotLoopable", "build_train_loop", "LoopStepsHook"]
+__all__ = ["NotLoopable", "build_train_loop", "LoopStepsHook", "order_reads_before_writes"]
 
 
 class NotLoopable(Exception):
@@ -124,89 +122,17 @@ def _blocker(graph: tf.Graph, spec: EstimatorSpec) -> str | None:
     return None
 
 
-_PASS_THROUGH = frozenset({"Enter", "RefEnter", "Identity", "RefIdentity"})
-# Ops whose output may share its input's buffer: reading it reads the variable.
-_ALIASING = _PASS_THROUGH | {"Reshape", "Squeeze", "ExpandDims", "Slice", "StridedSlice", "Bitcast"}
-_VARIABLES = frozenset({"VariableV2", "Variable", "VarHandleOp"})
-_RESOURCE_WRITES = ("Assign", "ResourceApply", "ResourceSparseApply", "ResourceScatter", "ResourceStridedSliceAssign")
-_REF_READS = frozenset({"IsVariableInitialized"})
-
-
-def _variable_of(tensor: Any) -> str | None:
-    """The variable `tensor` is, or is a view of, through identities, loop entries and reshapes."""
-    op = tensor.op
-    while op.type in _ALIASING and op.inputs:
-        op = op.inputs[0].op
-    return op.name if op.type in _VARIABLES else None
-
-
-def _is_write(op: Any, tensor: Any) -> bool:
-    if tensor.dtype._is_ref_dtype:  # noqa: SLF001 - a reference input is mutated (or read under its lock)
-        return op.type not in _REF_READS
-    return tensor.dtype == tf.resource and op.type.startswith(_RESOURCE_WRITES)
+def _check_acyclic(ops: list) -> None:
+    if not is_acyclic(ops):
+        raise NotLoopable("ordering the iteration's reads, writes and batch would make a cycle")
 
 
 def order_reads_before_writes(ops: list, context: Any) -> int:
-    """Adds a control edge from each read of a variable to each write of it in one loop iteration
-    (`ops`, in creation order; only those directly in `context`, the loop body) that the read does
-    not already follow. Returns the number of edges; raises `NotLoopable` if they would make a cycle."""
-    reads: dict[str, list] = collections.defaultdict(list)
-    writes: dict[str, list] = collections.defaultdict(list)
-    for op in ops:
-        if op._get_control_flow_context() is not context or op.type in _PASS_THROUGH:  # noqa: SLF001
-            continue
-        for tensor in op.inputs:
-            variable = _variable_of(tensor)
-            if variable is not None:
-                (writes if _is_write(op, tensor) else reads)[variable].append(op)
-    writers = {op: i for i, op in enumerate(dict.fromkeys(op for ops_ in writes.values() for op in ops_))}
-    if not writers:
-        return 0
-    index = {op: i for i, op in enumerate(ops)}
-    after_writers = [0] * len(ops)  # bit k: the op depends on writer k
-    for i, op in enumerate(ops):
-        bits = 0
-        for source in [t.op for t in op.inputs] + list(op.control_inputs):
-            j = index.get(source)
-            if j is not None and j < i:  # later ops only through the loop's back edge
-                bits |= after_writers[j] | (1 << writers[source] if source in writers else 0)
-        after_writers[i] = bits
-    added = 0
-    for variable, variable_writers in writes.items():
-        for writer in dict.fromkeys(variable_writers):
-            bit = 1 << writers[writer]
-            for reader in dict.fromkeys(reads.get(variable, ())):
-                if reader is writer or after_writers[index[reader]] & bit or reader in writer.control_inputs:
-                    continue
-                writer._add_control_input(reader)  # noqa: SLF001 - the graph is being built
-                added += 1
+    """`step_order.order_reads_before_writes` for a loop body; raises `NotLoopable` on a cycle."""
+    added = step_order.order_reads_before_writes(ops, context)
     if added:
         _check_acyclic(ops)
     return added
-
-
-def _check_acyclic(ops: list) -> None:
-    members = set(ops)
-    pending = {op: 0 for op in ops}
-    consumers: dict[Any, list] = collections.defaultdict(list)
-    for op in ops:
-        if op.type in ("NextIteration", "RefNextIteration"):
-            continue  # the loop's back edge
-        for source in {t.op for t in op.inputs} | set(op.control_inputs):
-            if source in members and source.type not in ("NextIteration", "RefNextIteration"):
-                pending[op] += 1
-                consumers[source].append(op)
-    ready = [op for op, count in pending.items() if count == 0]
-    done = 0
-    while ready:
-        op = ready.pop()
-        done += 1
-        for consumer in consumers[op]:
-            pending[consumer] -= 1
-            if pending[consumer] == 0:
-                ready.append(consumer)
-    if done != len(ops):
-        raise NotLoopable("ordering the iteration's reads, writes and batch would make a cycle")
 
 
 _LOOP_STRUCTURE = frozenset({"Enter", "RefEnter", "Merge", "RefMerge", "Switch", "RefSwitch", "NextIteration",

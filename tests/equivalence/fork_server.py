@@ -17,7 +17,10 @@ Children run side by side; when stdin closes, the server kills those still runni
 
 Nothing runs in this process but imports, so each child starts as a fresh interpreter would after
 importing MODULE: no TensorFlow runtime, graph, thread pool or Keras state exists before the
-program makes it. Standard library only: the oracle's interpreter (TF 2.15) runs this file too.
+program makes it. What the interpreter and those imports read from the environment (the hash
+seed, TF_ENABLE_ONEDNN_OPTS) is the server's, not the request's: `forked.server` keeps one server
+per value of those (`forked.import_time_env`). Standard library only: the oracle's interpreter
+(TF 2.15) runs this file too.
 """
 
 import atexit

@@ -2,7 +2,8 @@
 
 The equivalence tests run a few hundred short programs, on current TF and on the oracle; each fresh
 interpreter spends 5-7 s of CPU importing TensorFlow before a few seconds of training. A
-`ForkServer` per interpreter and test process pays that once. `run` is `subprocess.run` for a
+`ForkServer` per interpreter, test process and import-time environment (`import_time_env`) pays
+that once. `run` is `subprocess.run` for a
 program file: same arguments, same exit status, output captured. `TFMIGRATE_FRESH_PROCESSES=1`
 starts every program, cluster tasks included, in a fresh interpreter instead (to tell a fork
 effect from a program's own).
@@ -221,20 +222,39 @@ def _text(path: Path) -> str:
     return path.read_text(encoding="utf-8", errors="replace") if path.exists() else ""
 
 
-_SERVERS: dict[tuple[str, tuple[str, ...]], ForkServer] = {}
+_SERVERS: dict[tuple, ForkServer] = {}
+
+# What an interpreter reads when it starts, or TensorFlow and its libraries when they are imported:
+# a forked child keeps what its server read then, whatever its own request says. TensorFlow reads
+# TF_ENABLE_ONEDNN_OPTS at `import tensorflow`, and oneDNN's kernels round otherwise than Eigen's (a
+# fixture's oracle loss moved in its seventh digit); PYTHONHASHSEED orders sets of strings. A
+# server serves only requests whose values of these match its own. TF_CONFIG is read when a
+# cluster is resolved, in the child.
+_IMPORT_TIME_PREFIXES = ("TF_", "TF2_", "OMP_", "KMP_", "MKL_", "ONEDNN_", "DNNL_", "OPENBLAS_", "XLA_", "CUDA_", "KERAS_")
+_IMPORT_TIME_NAMES = frozenset({"PYTHONHASHSEED", "LD_PRELOAD", "LD_LIBRARY_PATH"})
+_READ_IN_THE_CHILD = frozenset({"TF_CONFIG"})
+
+
+def import_time_env(env: dict[str, str]) -> tuple[tuple[str, str], ...]:
+    """The part of `env` that a child forked from a server started with it could not change."""
+    return tuple(sorted(
+        (name, value) for name, value in env.items()
+        if (name.startswith(_IMPORT_TIME_PREFIXES) or name in _IMPORT_TIME_NAMES) and name not in _READ_IN_THE_CHILD
+    ))
 
 
 def server(python: str | Path, env: dict[str, str], preload: tuple[str, ...] | None = None) -> _Launcher:
-    """This process's server for `python` with `preload` (by default `default_preload`) imported,
-    started on first use (with `env`) and again if it died; under `TFMIGRATE_FRESH_PROCESSES=1` a
-    launcher of fresh interpreters instead."""
+    """This process's server for `python` with `preload` (by default `default_preload`) imported
+    under `env`'s import-time variables (`import_time_env`), started on first use and again if it
+    died; under `TFMIGRATE_FRESH_PROCESSES=1` a launcher of fresh interpreters instead."""
     python = str(python)
     if os.environ.get("TFMIGRATE_FRESH_PROCESSES") == "1":
         return FreshLauncher(python)
-    key = (python, default_preload(python) if preload is None else preload)
+    preload = default_preload(python) if preload is None else preload
+    key = (python, preload, import_time_env(env))
     found = _SERVERS.get(key)
     if found is None or not found.alive():
-        found = _SERVERS[key] = ForkServer(python, key[1], env)
+        found = _SERVERS[key] = ForkServer(python, preload, env)
     return found
 
 

@@ -96,6 +96,25 @@ def test_a_tensorflow_program_gives_the_same_numbers_forked(tmp_path: Path) -> N
     assert fork.stdout.startswith("2 logical CPUs\ndense ")
 
 
+def test_a_run_gets_the_import_time_environment_it_asks_for(tmp_path: Path) -> None:
+    """What the interpreter reads at start (PYTHONHASHSEED) or TensorFlow at import
+    (TF_ENABLE_ONEDNN_OPTS) cannot change in a forked child: a run whose values differ from a
+    running server's gets a server of its own, and prints what a fresh interpreter prints."""
+    code = "import os\nprint(hash('tfmigrate'), os.environ.get('TF_ENABLE_ONEDNN_OPTS'))\n"
+    first = {**quiet_env(), "PYTHONHASHSEED": "1", "TF_ENABLE_ONEDNN_OPTS": "1"}
+    second = {**quiet_env(), "PYTHONHASHSEED": "2", "TF_ENABLE_ONEDNN_OPTS": "0"}
+    outputs = {}
+    for name, env in (("first", first), ("second", second)):
+        fresh = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, env=env, timeout=60)
+        fork = forked.run(sys.executable, [], tmp_path, env, 60, code=code, preload=())
+        assert fork.returncode == fresh.returncode == 0
+        assert fork.stdout == fresh.stdout
+        outputs[name] = fork.stdout
+    assert outputs["first"] != outputs["second"]
+    assert forked.server(sys.executable, first, ()) is not forked.server(sys.executable, second, ())
+    assert forked.server(sys.executable, {**first, "TF_CONFIG": "{}", "OTHER": "x"}, ()) is forked.server(sys.executable, first, ())
+
+
 def test_code_and_stdin_run_as_python_dash_c(tmp_path: Path) -> None:
     code = "import os, sys\nprint(sys.argv, repr(sys.path[0]), __name__, os.path.basename(os.getcwd()))\nprint(sys.stdin.read().upper())\n"
     fresh = subprocess.run([sys.executable, "-c", code, "a", "b"], cwd=tmp_path, capture_output=True, text=True,
