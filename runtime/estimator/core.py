@@ -46,6 +46,7 @@ from tensorflow.python.training import training_util
 from .._logging import logger
 from ..config import RunConfig
 from ..inputs import ModeKeys, named_parameters
+from .. import model_fn as model_fn_tiers
 from . import _export, distribute
 from .spec import LOSS_METRIC_KEY, EstimatorSpec
 from .step_order import order_step_reads_before_writes
@@ -62,8 +63,8 @@ def tf1_variables() -> Iterator[None]:
     and the legacy layers read), and `tf.cond`/`tf.while_loop` build TF 1.x's control flow: a
     reference variable assigned in a branch (tf-slim's `streaming_concat`) is not a tensor a TF2
     branch function can assign. Under a distribution strategy, whose variables must be resource
-    variables, nothing changes."""
-    if tf.distribute.has_strategy():
+    variables, and inside a `tf.function` (the strategy tier), nothing changes."""
+    if tf.distribute.has_strategy() or tf.inside_function():  # a strategy, or the strategy tier's tf.function
         yield
         return
     v2_control_flow = control_flow_util.ENABLE_CONTROL_FLOW_V2
@@ -299,6 +300,30 @@ class Estimator(CheckpointReader):
         for strategy in (self._config.train_distribute, self._config.eval_distribute):
             if strategy is not None:
                 distribute.check_strategy(strategy)
+        self._tier = model_fn_tiers.tier()
+        self._runner: Any = None
+
+    # -- the strategy tier -----------------------------------------------------------------------
+
+    def _strategy_tier(self, what: str, *, distributed: Any = None, hooks: Any = None, listeners: Any = None) -> Any:
+        """The strategy tier's runner for this call, or None (the call runs in graph mode)."""
+        if self._tier != "strategy":
+            return None
+        reason = None
+        if distributed is not None:
+            reason = "RunConfig's train_distribute/eval_distribute runs TF 2.15's graph-mode replica path"
+        elif hooks:
+            reason = f"{what}(hooks=...) hooks run in a Session"
+        elif listeners:
+            reason = "saving_listeners run in a Session"
+        if reason:
+            logger.info("%s runs in graph mode: %s.", what.capitalize(), reason)
+            return None
+        if self._runner is None:
+            strategy = model_fn_tiers.strategy_from_env() or tf.distribute.get_strategy()
+            self._runner = model_fn_tiers.ModelFnRunner(
+                self, strategy, steps_per_call=getattr(self._config, "iterations_per_loop", 1) or 1)
+        return self._runner
 
     @staticmethod
     def _check_model_fn(model_fn: Any, params: Any) -> None:
@@ -404,9 +429,16 @@ class Estimator(CheckpointReader):
             logger.info("Skipping training since max_steps has already saved.")
             return self
         hooks = _check_hooks(hooks)
+        listeners = _check_hooks(saving_listeners, tf.compat.v1.train.CheckpointSaverListener, "CheckpointSaverListener")
+        runner = self._strategy_tier("train", distributed=self._config.train_distribute, hooks=hooks, listeners=listeners)
+        if runner is not None:
+            try:
+                runner.train(input_fn, steps, max_steps)
+                return self
+            except model_fn_tiers.Unsupported as reason:
+                logger.info("Training runs in graph mode: %s.", reason)
         if steps is not None or max_steps is not None:
             hooks.append(tf.compat.v1.train.StopAtStepHook(steps, max_steps))
-        listeners = _check_hooks(saving_listeners, tf.compat.v1.train.CheckpointSaverListener, "CheckpointSaverListener")
         if self._config.train_distribute is not None:
             loss = distribute.train(self, self._config.train_distribute, input_fn, hooks, listeners)
             logger.info("Loss for final step: %s.", loss)
@@ -515,14 +547,26 @@ class Estimator(CheckpointReader):
     def evaluate(self, input_fn, steps=None, hooks=None, checkpoint_path=None, name=None) -> dict:
         """Evaluates `steps` batches (or until the input ends); returns metrics, `loss`, `global_step`."""
         hooks = _check_hooks(hooks)
+        if steps is not None and steps <= 0:
+            raise ValueError(f"Must specify steps > 0, given: {steps}")
+        user_hooks = list(hooks)
         if steps is not None:
-            if steps <= 0:
-                raise ValueError(f"Must specify steps > 0, given: {steps}")
             hooks.append(tf1_evaluation._StopAfterNEvalsHook(num_evals=steps))  # noqa: SLF001 - TF1's own hook
         if not checkpoint_path:
             checkpoint_path = self.latest_checkpoint()
             if not checkpoint_path:
                 logger.info("Could not find trained model in model_dir: %s, running initialization to evaluate.", self._model_dir)
+        runner = self._strategy_tier("evaluate", distributed=self._config.eval_distribute, hooks=user_hooks)
+        if runner is not None:
+            try:
+                results = runner.evaluate(input_fn, steps, checkpoint_path)
+            except model_fn_tiers.Unsupported as reason:
+                logger.info("Evaluation runs in graph mode: %s.", reason)
+            else:
+                step = results[tf.compat.v1.GraphKeys.GLOBAL_STEP]
+                logger.info("Saving dict for global step %d: %s", step, _format(results))
+                write_eval_summary(self.eval_dir(name), results, step, checkpoint_path)
+                return results
         strategy = self._config.eval_distribute
         with tf.Graph().as_default() as graph:
             scope = distribute.eval_scope(strategy) if strategy is not None else contextlib.nullcontext()
@@ -592,6 +636,15 @@ class Estimator(CheckpointReader):
             checkpoint_path = self.latest_checkpoint()
         if not checkpoint_path:
             logger.info("Could not find trained model in model_dir: %s, running initialization to predict.", self._model_dir)
+        runner = self._strategy_tier("predict", hooks=hooks)
+        if runner is not None:
+            try:
+                runner.prepare_predict(input_fn)
+            except model_fn_tiers.Unsupported as reason:
+                logger.info("Prediction runs in graph mode: %s.", reason)
+            else:
+                yield from runner.predict(input_fn, predict_keys, checkpoint_path, yield_single_examples)
+                return
         with tf.Graph().as_default() as graph:
             self._start_graph(graph)
             features, _, input_hooks = parse_input_fn_result(self._call_input_fn(input_fn, ModeKeys.PREDICT))

@@ -1,0 +1,78 @@
+"""Running a TF1 model_fn: the strategy tier (TF2, `runner.py`) beside the graph-mode tier
+(`tfm.estimator`'s Estimator clone, `runtime/estimator/`).
+
+The strategy tier runs the model_fn as written inside the strategy's `tf.function`: its variables
+found once and held (`held.py`), its gradients met across replicas as the program meant
+(`replicas.py`), its train/eval/predict steps looped `iterations_per_loop` times per call
+(`runner.py`). `tfm.estimator.Estimator` takes it per call where it can (`tier()`), and runs the
+call in graph mode otherwise, logging why.
+
+Environment (read when an Estimator is made):
+  * `TFMIGRATE_MODEL_FN_TIER`: `strategy` (the model_fn in TF2) or `graph` (TF1 graph mode, the
+    default while the strategy tier is proven program by program);
+  * `TFMIGRATE_STRATEGY`: the strategy a program without one of its own runs under: `default`,
+    `one_device`, `mirrored` (all local devices; `TFMIGRATE_CPU_DEVICES=N` first splits the CPU
+    into N logical devices), `multi_worker` (from `TF_CONFIG`) or `parameter_server`;
+  * `TFMIGRATE_JIT_COMPILE=1`: every step compiled with XLA, the compiler a TPU runs.
+"""
+
+from __future__ import annotations
+
+import os
+
+import tensorflow as tf
+
+from .runner import ModelFnRunner, Unsupported, jit_compile_requested
+
+__all__ = ["ModelFnRunner", "Unsupported", "jit_compile_requested", "strategy_from_env", "tier"]
+
+_TIERS = ("graph", "strategy")
+_KINDS = {
+    "default": "default",
+    "one_device": "one_device",
+    "mirrored": "mirrored",
+    "multi_worker": "multi_worker_mirrored",
+    "multi_worker_mirrored": "multi_worker_mirrored",
+    "parameter_server": "parameter_server",
+}
+
+
+def tier() -> str:
+    """The tier `TFMIGRATE_MODEL_FN_TIER` asks for (`graph` when unset)."""
+    value = os.environ.get("TFMIGRATE_MODEL_FN_TIER", "").strip().lower() or "graph"
+    if value not in _TIERS:
+        raise ValueError(f"TFMIGRATE_MODEL_FN_TIER={value!r}: expected one of {', '.join(_TIERS)}")
+    return value
+
+
+def _split_cpu(count: int) -> None:
+    cpu = tf.config.list_physical_devices("CPU")[0]
+    current = tf.config.get_logical_device_configuration(cpu)
+    if current and len(current) == count:
+        return
+    try:
+        tf.config.set_logical_device_configuration(cpu, [tf.config.LogicalDeviceConfiguration()] * count)
+    except RuntimeError as error:
+        raise RuntimeError(
+            f"TFMIGRATE_CPU_DEVICES={count}: TensorFlow's devices were set up before the strategy was made "
+            f"({error}); set it before the program runs any TensorFlow operation"
+        ) from error
+
+
+def strategy_from_env() -> tf.distribute.Strategy | None:
+    """The strategy `TFMIGRATE_STRATEGY` names, or None when unset."""
+    from ..strategy import make_strategy
+
+    value = os.environ.get("TFMIGRATE_STRATEGY", "").strip().lower()
+    if not value:
+        return None
+    kind = _KINDS.get(value)
+    if kind is None:
+        raise ValueError(f"TFMIGRATE_STRATEGY={value!r}: expected one of {', '.join(sorted(_KINDS))}")
+    devices = os.environ.get("TFMIGRATE_CPU_DEVICES", "").strip()
+    if devices:
+        _split_cpu(int(devices))
+    if kind == "mirrored" and devices and not tf.config.list_physical_devices("GPU"):
+        names = [device.name for device in tf.config.list_logical_devices("CPU")]
+        return make_strategy("mirrored", devices=names)
+    return make_strategy(kind)

@@ -1,0 +1,236 @@
+"""A model_fn's variables for the strategy tier: found once in a TF1 graph, made once as TF2
+variables, handed back to the model_fn on every trace.
+
+A TF1 model_fn makes its variables as it builds its graph (`get_variable`, `tf.layers`, an
+optimizer's slots, `tf.compat.v1.metrics`' counters). Inside a `tf.function` that is allowed on the
+first trace only, and a second trace (another mode, a retrace) would make new ones. So:
+
+  * `discover` builds the model_fn once in a TF1 graph, the way the graph-mode Estimator builds
+    it (same seed, same op order: the initial values are TF 1.x's), and records each variable in
+    creation order: its TF1 name, shape, dtype, trainable flag, collections, whether the graph's
+    variable store made it (`get_variable`) or the program did (`tf.Variable`, a V1 optimizer's
+    `beta1_power`), and its initial value. The initial values are computed without a Session: the
+    graph's initializers (with `init_from_checkpoint` and warm-start restores) are imported into
+    a `wrap_function` and pruned to the values;
+  * `HeldVariables.make` creates them under the strategy's scope, with their TF1 names. Every
+    replica reads the same value and writes the first replica's (`ONLY_FIRST_REPLICA`): the
+    replicas compute the same update from all-reduced gradients (`replicas.py`), and
+    `tf.compat.v1.metrics`' counters keep the per-replica sums they asked for (`ON_READ`);
+  * `HeldVariables.scope` is entered around each call of the model_fn in a trace: a variable
+    store whose `get_variable` returns the held variable of that name, a creator that hands the
+    program's other variables back in creation order, a fresh variable-scope store (so
+    `variable_scope(None, default_name="bert")` is `bert` on every trace, not `bert_1`), and
+    the TF1 collections (`trainable_variables()`, the global step) filled as TF1 filled them.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from dataclasses import dataclass
+from typing import Any, Callable, Iterator
+
+import numpy as np
+import tensorflow as tf
+from tensorflow.python.ops import variable_scope as _vs
+
+__all__ = ["Found", "HeldVariables", "NotHeld", "discover"]
+
+_KEYS = tf.compat.v1.GraphKeys
+
+
+class NotHeld(Exception):
+    """The model_fn made a variable the discovery did not see (the strategy tier cannot run it)."""
+
+
+@dataclass(frozen=True)
+class Found:
+    name: str
+    value: np.ndarray
+    trainable: bool
+    collections: tuple[str, ...]
+    from_store: bool
+    synchronization: Any
+    aggregation: Any
+
+
+class _RecordingStore(_vs._VariableStore):  # noqa: SLF001 - TF1's own store, subclassed to record
+    __slots__ = ["made"]
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.made: list[Any] = []
+
+    def _get_single_variable(self, name, *args, **kwargs):
+        known = name in self._vars
+        variable = super()._get_single_variable(name, *args, **kwargs)
+        if not known:
+            self.made.append(variable)
+        return variable
+
+
+def _collections_of(graph: tf.Graph) -> dict[int, tuple[str, ...]]:
+    found: dict[int, list[str]] = {}
+    for key in graph.get_all_collection_keys():
+        if not isinstance(key, str):
+            continue
+        for item in graph.get_collection(key):
+            if isinstance(item, tf.Variable) or hasattr(item, "initial_value"):
+                found.setdefault(id(item), []).append(key)
+    return {k: tuple(v) for k, v in found.items()}
+
+
+def discover(graph: tf.Graph, build: Callable[[], Any]) -> tuple[Any, list[Found]]:
+    """Calls `build` (the graph-mode Estimator's construction of one mode: seed, global step,
+    input_fn, model_fn) in `graph` and returns its result and the variables it made, in order."""
+    creations: list[tuple[Any, bool]] = []
+    store = _RecordingStore()
+
+    def record(next_creator, **kwargs):
+        variable = next_creator(**kwargs)
+        creations.append((variable, False))
+        return variable
+
+    with graph.as_default(), _vs.with_variable_store(store), tf.variable_creator_scope(record):
+        result = build()
+    from_store = {id(v) for v in store.made}
+    variables = [v for v, _ in creations]
+    collections = _collections_of(graph)
+    values = _initial_values(graph, variables)
+    found = []
+    for variable, value in zip(variables, values):
+        found.append(Found(
+            name=variable.op.name,
+            value=value,
+            trainable=_TRAINABLE in collections.get(id(variable), ()),
+            collections=collections.get(id(variable), (_KEYS.GLOBAL_VARIABLES,)),
+            from_store=id(variable) in from_store,
+            synchronization=getattr(variable, "synchronization", tf.VariableSynchronization.AUTO),
+            aggregation=getattr(variable, "aggregation", tf.VariableAggregation.NONE),
+        ))
+    return result, found
+
+
+_TRAINABLE = _KEYS.TRAINABLE_VARIABLES
+
+
+def _initial_values(graph: tf.Graph, variables: list[Any]) -> list[np.ndarray]:
+    """Each variable's initial value (its initializer's, or the checkpoint value a restore set),
+    computed by a TF2 function over the graph's initializers: no Session."""
+    if not variables:
+        return []
+    with graph.as_default():
+        names = [variable.initial_value.name for variable in variables]
+    graph_def = graph.as_graph_def()
+
+    def imported():
+        tf.compat.v1.import_graph_def(graph_def, name="")
+
+    wrapped = tf.compat.v1.wrap_function(imported, [])
+    fetch = wrapped.prune([], [wrapped.graph.get_tensor_by_name(name) for name in names])
+    return [np.asarray(value) for value in fetch()]
+
+
+class HeldVariables:
+    """The TF2 variables of a model_fn, by TF1 name, and how traces get them back."""
+
+    def __init__(self) -> None:
+        self.by_name: dict[str, tf.Variable] = {}
+        self._found: dict[str, Found] = {}
+
+    def make(self, found: list[Found], strategy: tf.distribute.Strategy) -> None:
+        """Creates the variables of `found` not held yet, under `strategy`'s scope."""
+        with strategy.scope():
+            for item in found:
+                if item.name in self.by_name:
+                    continue
+                local = _KEYS.LOCAL_VARIABLES in item.collections or _KEYS.METRIC_VARIABLES in item.collections
+                if local or item.synchronization == tf.VariableSynchronization.ON_READ:
+                    synchronization = tf.VariableSynchronization.ON_READ
+                    aggregation = item.aggregation if item.aggregation != tf.VariableAggregation.NONE else tf.VariableAggregation.SUM
+                else:
+                    synchronization = tf.VariableSynchronization.AUTO
+                    aggregation = tf.VariableAggregation.ONLY_FIRST_REPLICA
+                self.by_name[item.name] = tf.Variable(
+                    item.value, name=item.name, trainable=item.trainable and not local,
+                    synchronization=synchronization, aggregation=aggregation,
+                )
+                self._found[item.name] = item
+
+    def global_variables(self) -> dict[str, tf.Variable]:
+        """The variables a TF1 checkpoint holds (global ones, not metric counters), by name."""
+        return {
+            name: variable for name, variable in self.by_name.items()
+            if _KEYS.GLOBAL_VARIABLES in self._found[name].collections
+        }
+
+    def local_variables(self, found: list[Found]) -> list[tf.Variable]:
+        return [self.by_name[item.name] for item in found if _KEYS.GLOBAL_VARIABLES not in item.collections]
+
+    @contextlib.contextmanager
+    def scope(self, found: list[Found]) -> Iterator[None]:
+        """Entered around one call of the model_fn inside a trace (`found`: that mode's variables)."""
+        store = _HeldStore(self)
+        direct = iter([item for item in found if not item.from_store])
+
+        def hand_back(next_creator, **kwargs):
+            item = next(direct, None)
+            if item is None:
+                raise NotHeld(f"model_fn made variable {kwargs.get('name')!r}, which its graph-mode build did not")
+            variable = self.by_name[item.name]
+            _fill(variable, item.collections)
+            return variable
+
+        graph = tf.compat.v1.get_default_graph()
+        step = self.by_name.get("global_step")
+        if step is not None and not graph.get_collection(_KEYS.GLOBAL_STEP):
+            _fill(step, (_KEYS.GLOBAL_VARIABLES, _KEYS.GLOBAL_STEP))
+        scopes = graph.get_collection_ref(_vs._VARSCOPESTORE_KEY)  # noqa: SLF001
+        saved = list(scopes)
+        scopes[:] = [_vs._VariableScopeStore()]  # noqa: SLF001
+        try:
+            with _vs.with_variable_store(store), tf.variable_creator_scope(hand_back):
+                yield
+        finally:
+            scopes[:] = saved
+
+
+def _fill(variable: Any, keys: tuple[str, ...] | list[str]) -> None:
+    """Adds `variable` to the current graph's collections `keys`, once (replicas share the graph)."""
+    graph = tf.compat.v1.get_default_graph()
+    for key in keys:
+        collection = graph.get_collection_ref(key)
+        if not any(item is variable for item in collection):
+            collection.append(variable)
+
+
+class _HeldStore(_vs._VariableStore):  # noqa: SLF001
+    """`get_variable` under TF1's reuse rules within one call, answered from the held variables."""
+
+    __slots__ = ["_held"]
+
+    def __init__(self, held: HeldVariables) -> None:
+        super().__init__()
+        self._store_eager_variables = True
+        self._held = held
+
+    def _get_single_variable(self, name, shape=None, dtype=tf.float32, initializer=None, regularizer=None,
+                             reuse=None, trainable=None, collections=None, **kwargs):
+        if name in self._vars:
+            if reuse is False:
+                raise ValueError(f"Variable {name} already exists, disallowed. Did you mean to set reuse=True or "
+                                 "reuse=tf.AUTO_REUSE in VarScope?")
+            return self._vars[name]
+        variable = self._held.by_name.get(name)
+        if variable is None:
+            raise NotHeld(f"model_fn asked for variable {name!r}, which its graph-mode build did not make")
+        if shape is not None and not tf.TensorShape(shape).is_compatible_with(variable.shape):
+            raise ValueError(f"Trying to share variable {name}, but specified shape {tf.TensorShape(shape)} and found "
+                             f"shape {variable.shape}.")
+        self._vars[name] = variable
+        found = self._held._found[name]  # noqa: SLF001
+        _fill(variable, found.collections)
+        if regularizer is not None:
+            loss = regularizer(variable)
+            if loss is not None:
+                tf.compat.v1.add_to_collection(_KEYS.REGULARIZATION_LOSSES, loss)
+        return variable

@@ -1,0 +1,118 @@
+"""How a model_fn's gradients meet across replicas in the strategy tier.
+
+A TF1 model_fn reduces its gradients in one of two ways, and the strategy tier keeps each:
+
+  * **The TPU code path** (`TPUEstimator(use_tpu=True)`, `params['use_tpu']`): the model_fn wraps
+    its optimizer in `tf.compat.v1.tpu.CrossShardOptimizer`, which divides the loss by the shard
+    count (when it computes the gradients) and sums the gradients across shards with
+    `tpu_ops.cross_replica_sum` (when it applies them). On a TPU that op is the TPU's all-reduce;
+    under any other strategy `tpu_code_path` makes it the strategy's SUM all-reduce and sets the
+    shard count to the replica count. TF1's V1 optimizers knew no strategy on a TPU, so they see
+    none here either (no loss scaling of their own, no second all-reduce): each replica applies
+    the same summed gradients. A model that clips each replica's gradients before
+    `CrossShardOptimizer` sums them (BERT) does so here too.
+  * **Everything else**: gradients are the mean over the replicas of each replica's gradients,
+    taken where the model_fn asks for them (`tf.gradients`, `tf.compat.v1.gradients`, a V1
+    optimizer's `compute_gradients`), before any clipping (`mean_gradients`). That gives a
+    replicated run the numbers of one device on the whole batch wherever the model's math does
+    not depend on the split. A V1 optimizer's own distribution handling (the loss divided by the
+    replica count, a SUM all-reduce in `apply_gradients`) then sums identical means divided by
+    the replica count: the same mean.
+
+`IndexedSlices` (an embedding's gradient) stay sparse through the all-reduce.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from typing import Any, Iterator
+
+import tensorflow as tf
+from tensorflow.python.ops import gradients as _gradients_module
+from tensorflow.python.ops import gradients_impl
+from tensorflow.python.tpu import tpu_function
+from tensorflow.python.tpu.ops import tpu_ops
+from tensorflow.python.training import optimizer as _v1_optimizer
+
+__all__ = ["mean_gradients", "tpu_code_path"]
+
+
+def _replica_context() -> Any:
+    context = tf.distribute.get_replica_context()
+    return context if context is not None and context.num_replicas_in_sync > 1 else None
+
+
+def _all_reduce(op: Any, values: list[Any]) -> list[Any]:
+    context = _replica_context()
+    if context is None or not values:
+        return values
+    return list(context.all_reduce(op, values))
+
+
+def _meaned(gradient_fn: Any) -> Any:
+    def gradients(ys, xs, *args, **kwargs):
+        result = gradient_fn(ys, xs, *args, **kwargs)
+        present = [i for i, g in enumerate(result) if g is not None]
+        reduced = _all_reduce(tf.distribute.ReduceOp.MEAN, [result[i] for i in present])
+        result = list(result)
+        for i, value in zip(present, reduced):
+            result[i] = value
+        return result
+
+    gradients.__wrapped__ = gradient_fn
+    return gradients
+
+
+@contextlib.contextmanager
+def _patched(*replacements: tuple[Any, str, Any]) -> Iterator[None]:
+    saved = [(owner, name, getattr(owner, name)) for owner, name, _ in replacements]
+    for owner, name, value in replacements:
+        setattr(owner, name, value)
+    try:
+        yield
+    finally:
+        for owner, name, value in saved:
+            setattr(owner, name, value)
+
+
+@contextlib.contextmanager
+def mean_gradients() -> Iterator[None]:
+    """While a step is traced: gradients are the mean over the replicas (see the module doc)."""
+    v1 = gradients_impl.gradients
+    v2 = gradients_impl.gradients_v2
+    with _patched(
+        (tf, "gradients", _meaned(v2)),
+        (tf.compat.v1, "gradients", _meaned(v1)),
+        (_gradients_module, "gradients", _meaned(v1)),
+    ):
+        yield
+
+
+def _cross_replica_sum(x, group_assignment=None, name=None):
+    if group_assignment is not None:
+        raise NotImplementedError("cross_replica_sum with a group_assignment runs on TPUs only")
+    return _all_reduce(tf.distribute.ReduceOp.SUM, [x])[0]
+
+
+def _unscaled_loss(loss_value):
+    return loss_value
+
+
+def _apply_without_strategy(original: Any) -> Any:
+    def apply_gradients(self, grads_and_vars, global_step=None, name=None, skip_gradients_aggregation=False):
+        return original(self, grads_and_vars, global_step=global_step, name=name, skip_gradients_aggregation=True)
+
+    return apply_gradients
+
+
+@contextlib.contextmanager
+def tpu_code_path(num_replicas: int) -> Iterator[None]:
+    """While a step is traced: `CrossShardOptimizer` sums over the strategy's replicas, as it
+    summed over TPU shards, and V1 optimizers do as they did on a TPU (see the module doc)."""
+    optimizer = _v1_optimizer.Optimizer
+    with tpu_function.tpu_shard_context(num_replicas), _patched(
+        (tpu_ops, "cross_replica_sum", _cross_replica_sum),
+        (optimizer, "_scale_loss", staticmethod(_unscaled_loss)),
+        (optimizer, "apply_gradients", _apply_without_strategy(optimizer.apply_gradients)),
+    ):
+        yield

@@ -1,0 +1,457 @@
+"""The strategy tier's engine: a TF1 model_fn run as written inside a strategy's `tf.function`.
+
+`ModelFnRunner` trains, evaluates and predicts for an `Estimator` (whose `input_fn`/`model_fn`
+calling conventions and graph-mode construction it borrows, `core.Estimator`), with no Session:
+
+  * **variables** (`held.py`): found by building the mode once in a TF1 graph as the graph-mode
+    Estimator does (TF 1.x's initial values), made once under `strategy.scope()` with their TF1
+    names, handed back on every trace;
+  * **training**: `train_op` is the step. One call of the train function runs up to
+    `iterations_per_loop` steps (`steps_per_call`) in a loop over the distributed iterator,
+    each step `strategy.run` of the model_fn in TRAIN mode (`replicas.py` says how gradients
+    meet). A call ends where Estimator's `CheckpointSaverHook` would save (its start, every
+    `save_checkpoints_steps`/`_secs`, the end), so checkpoints hold the same steps.
+    `TFMIGRATE_JIT_COMPILE=1` compiles the step function with XLA;
+  * **checkpoints**: `model.ckpt-N` with TF1 names (`tf.compat.v1.train.Saver` over the held
+    global variables, run eagerly), so TF 1.x's checkpoints continue here and these continue on
+    TF 1.x or the graph-mode tier; `keep_checkpoint_max` holds;
+  * **evaluation**: each step runs the model_fn in EVAL mode and its `eval_metric_ops` updates
+    (and Estimator's `loss` mean); the metric counters are per-replica sums (`ON_READ`), and the
+    metric values are computed once at the end from the counters, as TF1 ran its value tensors
+    after the last update (the value subgraph of the graph-mode build, over the counters'
+    reduced values). Results are Estimator's: metrics, `loss`, `global_step`;
+  * **prediction**: the model_fn in PREDICT mode per batch, its `predictions` yielded per example.
+
+What the engine cannot run as the graph-mode Estimator did raises `Unsupported` with the reason
+before anything is trained; `core.Estimator` then runs that call in graph mode and logs why.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from typing import Any, Callable, Iterator
+
+import numpy as np
+import tensorflow as tf
+from tensorflow.python.training import training_util
+
+from .._logging import logger
+from ..inputs import ModeKeys
+from .held import Found, HeldVariables, discover
+from .replicas import mean_gradients, tpu_code_path
+
+__all__ = ["ModelFnRunner", "Unsupported"]
+
+_KEYS = tf.compat.v1.GraphKeys
+_STATEFUL_WRITES = ("Assign", "AssignAdd", "AssignSub", "ScatterUpdate", "ScatterAdd", "ScatterSub")
+
+
+class Unsupported(Exception):
+    """Why this call runs on the graph-mode tier instead."""
+
+
+def jit_compile_requested() -> bool:
+    return os.environ.get("TFMIGRATE_JIT_COMPILE", "").strip().lower() in ("1", "true", "yes")
+
+
+class _Mode:
+    """One mode's discovery: its variables and what the graph-mode build showed."""
+
+    def __init__(self, found: list[Found], graph: tf.Graph, spec: Any, extra: dict) -> None:
+        self.found = found
+        self.graph = graph
+        self.spec = spec
+        self.extra = extra
+
+
+class ModelFnRunner:
+    """Runs one Estimator's model_fn in TF2 under `strategy` (see the module doc)."""
+
+    def __init__(self, estimator: Any, strategy: tf.distribute.Strategy, *, tpu_code_path: bool = False,
+                 steps_per_call: int = 1, split_batches: bool = True) -> None:
+        self._estimator = estimator
+        self._strategy = strategy
+        self._tpu = tpu_code_path
+        self._steps_per_call = max(1, int(steps_per_call))
+        self._split = split_batches
+        self._held = HeldVariables()
+        self._modes: dict[str, _Mode] = {}
+        self._functions: dict[Any, Any] = {}
+        self._saver = None
+
+    # -- discovery and variables -----------------------------------------------------------------
+
+    def _discover(self, mode: str, input_fn: Any) -> _Mode:
+        if mode in self._modes:
+            return self._modes[mode]
+        estimator = self._estimator
+        graph = tf.Graph()
+        extra: dict = {}
+
+        def build():
+            with graph.device(estimator.config.device_fn) if getattr(estimator.config, "device_fn", None) else _null():
+                estimator._start_graph(graph)  # noqa: SLF001 - the graph-mode build's own steps, same op order
+                if mode == ModeKeys.TRAIN:
+                    training_util._get_or_create_global_step_read(graph)  # noqa: SLF001
+                from ..estimator.core import parse_input_fn_result  # the graph-mode tier imports this package
+
+                features, labels, _ = parse_input_fn_result(estimator._call_input_fn(input_fn, mode))  # noqa: SLF001
+                spec = estimator._call_model_fn(features, labels if mode != ModeKeys.PREDICT else None, mode,  # noqa: SLF001
+                                                estimator.config)
+                if mode == ModeKeys.EVAL:
+                    extra["loss_metric"] = tf.compat.v1.metrics.mean(spec.loss)
+                if not tf.train.latest_checkpoint(estimator.model_dir):
+                    estimator._maybe_warm_start(None)  # noqa: SLF001 - warm start sets the initial values
+                extra["features"], extra["labels"] = features, labels
+                return spec
+
+        spec, found = discover(graph, build)
+        _check_spec(mode, spec, graph, extra)
+        self._held.make(found, self._strategy)
+        self._modes[mode] = _Mode(found, graph, spec, extra)
+        return self._modes[mode]
+
+    def _saver_for_checkpoints(self) -> Any:
+        if self._saver is None:
+            config = self._estimator.config
+            self._saver = tf.compat.v1.train.Saver(
+                var_list=self._held.global_variables(), max_to_keep=config.keep_checkpoint_max,
+                keep_checkpoint_every_n_hours=config.keep_checkpoint_every_n_hours, save_relative_paths=True,
+            )
+        return self._saver
+
+    def _restore(self, checkpoint_path: str | None, mode: str) -> None:
+        """The checkpoint's values, or (none) the initial values `mode`'s graph-mode build gives."""
+        if checkpoint_path:
+            self._saver_for_checkpoints().restore(None, checkpoint_path)
+            return
+        for item in self._modes[mode].found:
+            self._held.by_name[item.name].assign(item.value)
+
+    def _global_step(self) -> int:
+        step = self._held.by_name.get("global_step")
+        return int(step.numpy()) if step is not None else 0
+
+    def _save(self, step: int) -> str:
+        path = os.path.join(self._estimator.model_dir, "model.ckpt")
+        os.makedirs(self._estimator.model_dir, exist_ok=True)
+        saved = self._saver_for_checkpoints().save(None, path, global_step=step, write_meta_graph=False)
+        logger.info("Saving checkpoints for %d into %s.", step, path)
+        return saved
+
+    # -- the step functions ----------------------------------------------------------------------
+
+    def _call_model_fn(self, mode: str, features: Any, labels: Any, then: Callable[[Any], Any] | None = None) -> Any:
+        """The spec of the model_fn called in a trace, and `then(spec)` (under the same variables)."""
+        found = self._modes[mode].found
+        with self._held.scope(found):
+            spec = self._estimator._call_model_fn(features, labels, mode, self._estimator.config)  # noqa: SLF001
+            return spec, (then(spec) if then is not None else None)
+
+    def _replicated(self, replica_fn: Callable) -> Callable:
+        """`replica_fn` run on every replica, with the gradient rules of `replicas.py`."""
+        strategy = self._strategy
+        replica_fn = tf.autograph.experimental.do_not_convert(replica_fn)
+
+        def run(*args):
+            with tpu_code_path(strategy.num_replicas_in_sync) if self._tpu else mean_gradients():
+                return strategy.run(replica_fn, args=args)
+
+        return run
+
+    def _function(self, key: Any, python_function: Callable) -> Any:
+        if key not in self._functions:
+            self._functions[key] = tf.function(python_function, jit_compile=jit_compile_requested() or None,
+                                               autograph=False)
+        return self._functions[key]
+
+    def _train_function(self) -> Any:
+        strategy = self._strategy
+
+        def replica_step(features, labels):
+            spec, _ = self._call_model_fn(ModeKeys.TRAIN, features, labels)
+            with tf.control_dependencies([spec.train_op]):
+                return tf.identity(tf.cast(spec.loss, tf.float32))
+
+        step = self._replicated(replica_step)
+
+        def train_steps(iterator, count):
+            def body(i, _loss):
+                features, labels = _split_batch(iterator.get_next())
+                loss = strategy.reduce(tf.distribute.ReduceOp.MEAN, step(features, labels), axis=None)
+                return i + 1, loss
+
+            _, loss = tf.while_loop(lambda i, _loss: i < count, body, [tf.constant(0), tf.constant(0.0)],
+                                    parallel_iterations=1)
+            return loss
+
+        return self._function("train", train_steps)
+
+    def _eval_function(self) -> Any:
+        strategy = self._strategy
+
+        def replica_step(features, labels):
+            spec, loss_metric = self._call_model_fn(ModeKeys.EVAL, features, labels,
+                                                    lambda spec: tf.compat.v1.metrics.mean(spec.loss))
+            updates = [update for _, update in spec.eval_metric_ops.values()] + [loss_metric[1]]
+            with tf.control_dependencies([_as_op(update) for update in updates]):
+                return tf.constant(0)
+
+        step = self._replicated(replica_step)
+
+        def eval_steps(iterator, count):
+            def body(i):
+                features, labels = _split_batch(iterator.get_next())
+                with tf.control_dependencies(tf.nest.flatten(strategy.experimental_local_results(step(features, labels)))):
+                    return i + 1
+
+            return tf.while_loop(lambda i: i < count, body, [tf.constant(0)], parallel_iterations=1)
+
+        return self._function("eval", eval_steps)
+
+    def _predict_function(self, predict_keys: Any) -> Any:
+        def replica_step(features):
+            spec, _ = self._call_model_fn(ModeKeys.PREDICT, features, None)
+            return _select(spec.predictions, predict_keys)
+
+        step = self._replicated(replica_step)
+
+        def predict_step(iterator):
+            batch = iterator.get_next()
+            features = batch[0] if isinstance(batch, tuple) else batch
+            return step(features)
+
+        return self._function(("predict", tuple(sorted(predict_keys or ()))), predict_step)
+
+    # -- the input -------------------------------------------------------------------------------
+
+    def _iterator(self, input_fn: Any, mode: str) -> Any:
+        estimator = self._estimator
+        strategy = self._strategy
+        if self._split or strategy.num_replicas_in_sync == 1:
+            dataset = _dataset(estimator._call_input_fn(input_fn, mode))  # noqa: SLF001
+            return iter(strategy.experimental_distribute_dataset(dataset))
+        return iter(strategy.distribute_datasets_from_function(
+            lambda context: _dataset(estimator._call_input_fn(input_fn, mode, input_context=context))))  # noqa: SLF001
+
+    # -- train -----------------------------------------------------------------------------------
+
+    def train(self, input_fn: Any, steps: int | None, max_steps: int | None) -> float | None:
+        self._discover(ModeKeys.TRAIN, input_fn)
+        checkpoint = tf.train.latest_checkpoint(self._estimator.model_dir)
+        self._restore(checkpoint, ModeKeys.TRAIN)
+        step = self._global_step()
+        last = None if steps is None else step + steps
+        if max_steps is not None:
+            last = max_steps if last is None else min(last, max_steps)
+        config = self._estimator.config
+        every = config.save_checkpoints_steps
+        every_secs = config.save_checkpoints_secs if not every else None
+        iterator = self._iterator(input_fn, ModeKeys.TRAIN)
+        function = self._train_function()
+        saved_step, saved_at = step, time.monotonic()
+        self._save(step)  # CheckpointSaverHook saves the state it starts from
+        loss = None
+        while last is None or step < last:
+            count = self._steps_per_call
+            if last is not None:
+                count = min(count, last - step)
+            if every:
+                count = min(count, saved_step + every - step)
+            try:
+                loss = float(function(iterator, tf.constant(count)))
+            except (tf.errors.OutOfRangeError, StopIteration):
+                step = self._global_step()
+                break
+            previous, step = step, self._global_step()
+            if step <= previous:
+                raise RuntimeError("model_fn's train_op did not increase the global step: training would never end "
+                                   "(TF 1.x's StopAtStepHook counts the global step too).")
+            due = (every and step >= saved_step + every) or (every_secs and time.monotonic() - saved_at >= every_secs)
+            if due:
+                self._save(step)
+                saved_step, saved_at = step, time.monotonic()
+        if step != saved_step:
+            self._save(step)
+        logger.info("Loss for final step: %s.", loss)
+        return loss
+
+    # -- evaluate --------------------------------------------------------------------------------
+
+    def evaluate(self, input_fn: Any, steps: int | None, checkpoint_path: str | None) -> dict:
+        mode = self._discover(ModeKeys.EVAL, input_fn)
+        self._restore(checkpoint_path, ModeKeys.EVAL)
+        for variable in self._held.local_variables(mode.found):
+            variable.assign(tf.zeros_like(variable))
+        function = self._eval_function()
+        iterator = self._iterator(input_fn, ModeKeys.EVAL)
+        done = 0
+        while steps is None or done < steps:
+            count = self._steps_per_call if steps is None else min(self._steps_per_call, steps - done)
+            try:
+                function(iterator, tf.constant(count))
+            except (tf.errors.OutOfRangeError, StopIteration):
+                break
+            done += count
+        results = self._metric_values(mode)
+        results[_KEYS.GLOBAL_STEP] = np.int64(self._global_step())
+        return results
+
+    def _metric_values(self, mode: _Mode) -> dict:
+        """The graph-mode build's value tensors, computed from the held counters' reduced values."""
+        values = {key: value for key, (value, _) in mode.spec.eval_metric_ops.items()}
+        values["loss"] = mode.extra["loss_metric"][0]
+        reads, feeds = _variable_reads(mode.graph, list(values.values()))
+        by_name = self._held.by_name
+        graph_def = mode.graph.as_graph_def()
+        names = sorted(values)
+
+        def imported():
+            tf.compat.v1.import_graph_def(graph_def, name="")
+
+        wrapped = tf.compat.v1.wrap_function(imported, [])
+        function = wrapped.prune(
+            [wrapped.graph.get_tensor_by_name(read.name) for read in reads],
+            [wrapped.graph.get_tensor_by_name(values[name].name) for name in names])
+        with self._strategy.scope():
+            counters = [_reduced(by_name[name]) for name in feeds]
+        computed = function(*counters)
+        return {name: np.asarray(value) for name, value in zip(names, computed)}
+
+    # -- predict ---------------------------------------------------------------------------------
+
+    def prepare_predict(self, input_fn: Any) -> None:
+        """Discovers PREDICT mode (raises `Unsupported` before anything is yielded)."""
+        self._discover(ModeKeys.PREDICT, input_fn)
+
+    def predict(self, input_fn: Any, predict_keys: Any, checkpoint_path: str | None,
+                yield_single_examples: bool) -> Iterator[Any]:
+        self._discover(ModeKeys.PREDICT, input_fn)
+        self._restore(checkpoint_path, ModeKeys.PREDICT)
+        function = self._predict_function(predict_keys)
+        iterator = self._iterator(input_fn, ModeKeys.PREDICT)
+        while True:
+            try:
+                outputs = function(iterator)
+            except (tf.errors.OutOfRangeError, StopIteration):
+                return
+            local = self._strategy.experimental_local_results(outputs)
+            values = tf.nest.map_structure(lambda *parts: np.concatenate([np.asarray(p) for p in parts]), *local)
+            if not yield_single_examples:
+                yield values
+            elif not isinstance(values, dict):
+                yield from values
+            else:
+                length = len(next(iter(values.values())))
+                for index in range(length):
+                    yield {key: value[index] for key, value in values.items()}
+
+
+class _null:
+    def __enter__(self):
+        return None
+
+    def __exit__(self, *exc):
+        return False
+
+
+def _split_batch(batch: Any) -> tuple[Any, Any]:
+    if isinstance(batch, (tuple, list)) and len(batch) == 2:
+        return batch[0], batch[1]
+    return batch, None
+
+
+def _dataset(result: Any) -> tf.data.Dataset:
+    if not isinstance(result, tf.data.Dataset):
+        raise Unsupported("input_fn returns tensors, not a tf.data.Dataset")
+    return result
+
+
+def _as_op(value: Any) -> Any:
+    return value if isinstance(value, tf.Operation) else getattr(value, "op", value)
+
+
+def _select(predictions: Any, keys: Any) -> Any:
+    if not keys or not isinstance(predictions, dict):
+        return predictions
+    return {key: value for key, value in predictions.items() if key in keys}
+
+
+def _variable_reads(graph: tf.Graph, tensors: list[Any]) -> tuple[list[Any], list[str]]:
+    """The reads of variables the value tensors compute from (a reference variable's `read`
+    snapshot, a resource variable's ReadVariableOp), and those variables' names. Raises
+    `Unsupported` where a value reads anything but variables and constants."""
+    reads: dict[Any, str] = {}
+    seen: set = set()
+    todo = [t.op for t in tensors]
+    while todo:
+        op = todo.pop()
+        if op in seen:
+            continue
+        seen.add(op)
+        if op.type in ("Identity", "ReadVariableOp") and op.inputs and op.inputs[0].op.type in ("VariableV2", "VarHandleOp"):
+            reads[op.outputs[0]] = op.inputs[0].op.name
+            continue
+        if op.type in ("VariableV2", "VarHandleOp"):
+            raise Unsupported(f"a metric value reads variable {op.name} other than through a read")
+        if op.type in ("IteratorGetNext", "Placeholder") or op.type.startswith(_STATEFUL_WRITES):
+            raise Unsupported(f"a metric value depends on {op.type} {op.name}, not only on its counters")
+        todo.extend(t.op for t in op.inputs)
+        todo.extend(op.control_inputs)
+    items = list(reads.items())
+    return [tensor for tensor, _ in items], [name for _, name in items]
+
+
+def _reduced(variable: Any) -> Any:
+    """A metric counter's value over all replicas (an ON_READ variable read in cross-replica
+    context sums its replicas' copies)."""
+    return tf.convert_to_tensor(variable.read_value())
+
+
+def _check_spec(mode: str, spec: Any, graph: tf.Graph, extra: dict) -> None:
+    if spec.scaffold is not None and (spec.scaffold.init_fn is not None or spec.scaffold.init_op is not None):
+        raise Unsupported("the spec's Scaffold has an init_fn or init_op, which runs in a Session")
+    if graph.get_collection(_KEYS.QUEUE_RUNNERS):
+        raise Unsupported("the graph has queue runners")
+    if mode == ModeKeys.TRAIN:
+        if spec.training_hooks or spec.training_chief_hooks:
+            raise Unsupported("the spec has training hooks (or a host_call)")
+        if graph.get_collection(_KEYS.SUMMARIES):
+            raise Unsupported("model_fn makes summaries")
+        _check_unfetched_writes(graph, [spec.train_op, spec.loss], "train_op")
+    if mode == ModeKeys.EVAL and spec.evaluation_hooks:
+        raise Unsupported("the spec has evaluation hooks")
+
+
+def _check_unfetched_writes(graph: tf.Graph, fetches: list[Any], what: str) -> None:
+    """In TF1 only what the train_op needs runs; in a `tf.function` every stateful op does. A
+    write to a model variable outside the train_op (batch norm's moving averages left out of
+    UPDATE_OPS' dependencies) would then run here and not in TF 1.x."""
+    needed: set = set()
+    todo = [_as_op(f) for f in fetches if f is not None]
+    while todo:
+        op = todo.pop()
+        if op in needed:
+            continue
+        needed.add(op)
+        todo.extend(t.op for t in op.inputs)
+        todo.extend(op.control_inputs)
+    local = {v.op.name for v in graph.get_collection(_KEYS.LOCAL_VARIABLES) + graph.get_collection(_KEYS.METRIC_VARIABLES)}
+    for op in graph.get_operations():
+        if op in needed or not (op.type.startswith(_STATEFUL_WRITES) or op.type.startswith(("ResourceApply", "AssignVariableOp", "AssignAddVariableOp", "AssignSubVariableOp", "Apply"))):
+            continue
+        target = op.inputs[0].op if op.inputs else None
+        while target is not None and target.type in ("Identity", "RefIdentity") and target.inputs:
+            target = target.inputs[0].op
+        if target is None or target.type not in ("VariableV2", "VarHandleOp") or target.name in local:
+            continue
+        if _is_initializer(op, target):
+            continue
+        raise Unsupported(f"model_fn writes variable {target.name} in {op.name}, which its {what} does not run "
+                          "(TF 1.x never ran it; a tf.function runs every write)")
+
+
+def _is_initializer(op: Any, variable_op: Any) -> bool:
+    return op.name.startswith(variable_op.name + "/") and ("Assign" in op.type) and (
+        op.name.endswith(("/Assign", "/AssignVariableOp")) or "checkpoint_initializer" in op.name or "/Initializer" in op.name)
