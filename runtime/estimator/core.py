@@ -305,7 +305,7 @@ class Estimator(CheckpointReader):
 
     # -- the strategy tier -----------------------------------------------------------------------
 
-    def _strategy_tier(self, what: str, *, distributed: Any = None, hooks: Any = None, listeners: Any = None) -> Any:
+    def _strategy_tier(self, what: str, *, distributed: Any = None, hooks: Any = None) -> Any:
         """The strategy tier's runner for this call, or None (the call runs in graph mode)."""
         if self._tier != "strategy":
             return None
@@ -314,8 +314,6 @@ class Estimator(CheckpointReader):
             reason = "RunConfig's train_distribute/eval_distribute runs TF 2.15's graph-mode replica path"
         elif hooks:
             reason = f"{what}(hooks=...) hooks run in a Session"
-        elif listeners:
-            reason = "saving_listeners run in a Session"
         if reason:
             logger.info("%s runs in graph mode: %s.", what.capitalize(), reason)
             return None
@@ -430,10 +428,10 @@ class Estimator(CheckpointReader):
             return self
         hooks = _check_hooks(hooks)
         listeners = _check_hooks(saving_listeners, tf.compat.v1.train.CheckpointSaverListener, "CheckpointSaverListener")
-        runner = self._strategy_tier("train", distributed=self._config.train_distribute, hooks=hooks, listeners=listeners)
+        runner = self._strategy_tier("train", distributed=self._config.train_distribute, hooks=hooks)
         if runner is not None:
             try:
-                runner.train(input_fn, steps, max_steps)
+                runner.train(input_fn, steps, max_steps, listeners)
                 return self
             except model_fn_tiers.Unsupported as reason:
                 logger.info("Training runs in graph mode: %s.", reason)

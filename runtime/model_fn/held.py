@@ -48,7 +48,7 @@ class Found:
     value: np.ndarray
     trainable: bool
     collections: tuple[str, ...]
-    from_store: bool
+    store_name: str | None  # the name `get_variable` asked for ("w/Adam/" for a slot whose op is "w/Adam")
     synchronization: Any
     aggregation: Any
 
@@ -58,13 +58,13 @@ class _RecordingStore(_vs._VariableStore):  # noqa: SLF001 - TF1's own store, su
 
     def __init__(self) -> None:
         super().__init__()
-        self.made: list[Any] = []
+        self.made: dict[int, str] = {}
 
     def _get_single_variable(self, name, *args, **kwargs):
         known = name in self._vars
         variable = super()._get_single_variable(name, *args, **kwargs)
         if not known:
-            self.made.append(variable)
+            self.made[id(variable)] = name
         return variable
 
 
@@ -92,7 +92,6 @@ def discover(graph: tf.Graph, build: Callable[[], Any]) -> tuple[Any, list[Found
 
     with graph.as_default(), _vs.with_variable_store(store), tf.variable_creator_scope(record):
         result = build()
-    from_store = {id(v) for v in store.made}
     variables = [v for v, _ in creations]
     collections = _collections_of(graph)
     values = _initial_values(graph, variables)
@@ -103,7 +102,7 @@ def discover(graph: tf.Graph, build: Callable[[], Any]) -> tuple[Any, list[Found
             value=value,
             trainable=_TRAINABLE in collections.get(id(variable), ()),
             collections=collections.get(id(variable), (_KEYS.GLOBAL_VARIABLES,)),
-            from_store=id(variable) in from_store,
+            store_name=store.made.get(id(variable)),
             synchronization=getattr(variable, "synchronization", tf.VariableSynchronization.AUTO),
             aggregation=getattr(variable, "aggregation", tf.VariableAggregation.NONE),
         ))
@@ -135,26 +134,33 @@ class HeldVariables:
 
     def __init__(self) -> None:
         self.by_name: dict[str, tf.Variable] = {}
+        self.by_store_name: dict[str, tf.Variable] = {}
         self._found: dict[str, Found] = {}
 
     def make(self, found: list[Found], strategy: tf.distribute.Strategy) -> None:
         """Creates the variables of `found` not held yet, under `strategy`'s scope."""
         with strategy.scope():
             for item in found:
-                if item.name in self.by_name:
-                    continue
-                local = _KEYS.LOCAL_VARIABLES in item.collections or _KEYS.METRIC_VARIABLES in item.collections
-                if local or item.synchronization == tf.VariableSynchronization.ON_READ:
-                    synchronization = tf.VariableSynchronization.ON_READ
-                    aggregation = item.aggregation if item.aggregation != tf.VariableAggregation.NONE else tf.VariableAggregation.SUM
-                else:
-                    synchronization = tf.VariableSynchronization.AUTO
-                    aggregation = tf.VariableAggregation.ONLY_FIRST_REPLICA
-                self.by_name[item.name] = tf.Variable(
-                    item.value, name=item.name, trainable=item.trainable and not local,
-                    synchronization=synchronization, aggregation=aggregation,
-                )
-                self._found[item.name] = item
+                if item.name not in self.by_name:
+                    self.by_name[item.name] = self._made(item)
+                    self._found[item.name] = item
+                if item.store_name is not None:
+                    self.by_store_name.setdefault(item.store_name, self.by_name[item.name])
+
+    @staticmethod
+    def _made(item: Found) -> tf.Variable:
+        local = _KEYS.LOCAL_VARIABLES in item.collections or _KEYS.METRIC_VARIABLES in item.collections
+        if local or item.synchronization == tf.VariableSynchronization.ON_READ:
+            synchronization = tf.VariableSynchronization.ON_READ
+            aggregation = item.aggregation if item.aggregation != tf.VariableAggregation.NONE else tf.VariableAggregation.SUM
+        else:
+            synchronization = tf.VariableSynchronization.AUTO
+            aggregation = tf.VariableAggregation.ONLY_FIRST_REPLICA
+        return tf.Variable(item.value, name=item.name, trainable=item.trainable and not local,
+                           synchronization=synchronization, aggregation=aggregation)
+
+    def collections_of(self, variable: Any) -> tuple[str, ...]:
+        return self._found[_name_of(variable)].collections
 
     def global_variables(self) -> dict[str, tf.Variable]:
         """The variables a TF1 checkpoint holds (global ones, not metric counters), by name."""
@@ -170,7 +176,7 @@ class HeldVariables:
     def scope(self, found: list[Found]) -> Iterator[None]:
         """Entered around one call of the model_fn inside a trace (`found`: that mode's variables)."""
         store = _HeldStore(self)
-        direct = iter([item for item in found if not item.from_store])
+        direct = iter([item for item in found if item.store_name is None])
 
         def hand_back(next_creator, **kwargs):
             item = next(direct, None)
@@ -192,6 +198,11 @@ class HeldVariables:
                 yield
         finally:
             scopes[:] = saved
+
+
+def _name_of(variable: Any) -> str:
+    name = variable.name
+    return name[:-2] if name.endswith(":0") else name
 
 
 def _fill(variable: Any, keys: tuple[str, ...] | list[str]) -> None:
@@ -220,15 +231,14 @@ class _HeldStore(_vs._VariableStore):  # noqa: SLF001
                 raise ValueError(f"Variable {name} already exists, disallowed. Did you mean to set reuse=True or "
                                  "reuse=tf.AUTO_REUSE in VarScope?")
             return self._vars[name]
-        variable = self._held.by_name.get(name)
+        variable = self._held.by_store_name.get(name)
         if variable is None:
             raise NotHeld(f"model_fn asked for variable {name!r}, which its graph-mode build did not make")
         if shape is not None and not tf.TensorShape(shape).is_compatible_with(variable.shape):
             raise ValueError(f"Trying to share variable {name}, but specified shape {tf.TensorShape(shape)} and found "
                              f"shape {variable.shape}.")
         self._vars[name] = variable
-        found = self._held._found[name]  # noqa: SLF001
-        _fill(variable, found.collections)
+        _fill(variable, self._held.collections_of(variable))
         if regularizer is not None:
             loss = regularizer(variable)
             if loss is not None:

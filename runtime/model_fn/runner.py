@@ -28,12 +28,15 @@ before anything is trained; `core.Estimator` then runs that call in graph mode a
 
 from __future__ import annotations
 
+import contextlib
 import os
 import time
 from typing import Any, Callable, Iterator
 
 import numpy as np
 import tensorflow as tf
+from tensorflow.python.eager import context
+from tensorflow.python.framework import random_seed
 from tensorflow.python.training import training_util
 
 from .._logging import logger
@@ -97,8 +100,10 @@ class ModelFnRunner:
                 from ..estimator.core import parse_input_fn_result  # the graph-mode tier imports this package
 
                 features, labels, _ = parse_input_fn_result(estimator._call_input_fn(input_fn, mode))  # noqa: SLF001
+                extra["graph_seed"], extra["random_ops_before"] = graph.seed, _random_op_count(graph)
                 spec = estimator._call_model_fn(features, labels if mode != ModeKeys.PREDICT else None, mode,  # noqa: SLF001
                                                 estimator.config)
+                extra["random_ops"] = _random_op_count(graph) - extra["random_ops_before"]
                 if mode == ModeKeys.EVAL:
                     extra["loss_metric"] = tf.compat.v1.metrics.mean(spec.loss)
                 if not tf.train.latest_checkpoint(estimator.model_dir):
@@ -144,8 +149,8 @@ class ModelFnRunner:
 
     def _call_model_fn(self, mode: str, features: Any, labels: Any, then: Callable[[Any], Any] | None = None) -> Any:
         """The spec of the model_fn called in a trace, and `then(spec)` (under the same variables)."""
-        found = self._modes[mode].found
-        with self._held.scope(found):
+        discovered = self._modes[mode]
+        with self._held.scope(discovered.found), _graph_seeds(discovered.extra):
             spec = self._estimator._call_model_fn(features, labels, mode, self._estimator.config)  # noqa: SLF001
             return spec, (then(spec) if then is not None else None)
 
@@ -160,7 +165,12 @@ class ModelFnRunner:
 
         return run
 
-    def _function(self, key: Any, python_function: Callable) -> Any:
+    def _function(self, key: Any, python_function: Callable, mode: str) -> Any:
+        """A `tf.function` of `python_function`, made once; or per call where the model_fn draws
+        unseeded random numbers: TF1 built a new graph per train/evaluate/predict call, and each
+        random op's sequence started again there (a function's random kernels keep their state)."""
+        if self._modes[mode].extra.get("random_ops"):
+            self._functions.pop(key, None)
         if key not in self._functions:
             self._functions[key] = tf.function(python_function, jit_compile=jit_compile_requested() or None,
                                                autograph=False)
@@ -186,7 +196,7 @@ class ModelFnRunner:
                                     parallel_iterations=1)
             return loss
 
-        return self._function("train", train_steps)
+        return self._function("train", train_steps, ModeKeys.TRAIN)
 
     def _eval_function(self) -> Any:
         strategy = self._strategy
@@ -208,7 +218,7 @@ class ModelFnRunner:
 
             return tf.while_loop(lambda i: i < count, body, [tf.constant(0)], parallel_iterations=1)
 
-        return self._function("eval", eval_steps)
+        return self._function("eval", eval_steps, ModeKeys.EVAL)
 
     def _predict_function(self, predict_keys: Any) -> Any:
         def replica_step(features):
@@ -222,7 +232,7 @@ class ModelFnRunner:
             features = batch[0] if isinstance(batch, tuple) else batch
             return step(features)
 
-        return self._function(("predict", tuple(sorted(predict_keys or ()))), predict_step)
+        return self._function(("predict", tuple(sorted(predict_keys or ()))), predict_step, ModeKeys.PREDICT)
 
     # -- the input -------------------------------------------------------------------------------
 
@@ -237,7 +247,13 @@ class ModelFnRunner:
 
     # -- train -----------------------------------------------------------------------------------
 
-    def train(self, input_fn: Any, steps: int | None, max_steps: int | None) -> float | None:
+    def train(self, input_fn: Any, steps: int | None, max_steps: int | None, listeners: list | None = None) -> float | None:
+        """Estimator's `train`: `steps` more, or up to `max_steps`, or until the input ends; checkpoints
+        and `saving_listeners` (called with no session) as `CheckpointSaverHook` made and called them."""
+        with context.eager_mode():  # eagerly, also inside a graph-mode caller's graph (a listener's evaluate)
+            return self._train(input_fn, steps, max_steps, list(listeners or []))
+
+    def _train(self, input_fn: Any, steps: int | None, max_steps: int | None, listeners: list) -> float | None:
         self._discover(ModeKeys.TRAIN, input_fn)
         checkpoint = tf.train.latest_checkpoint(self._estimator.model_dir)
         self._restore(checkpoint, ModeKeys.TRAIN)
@@ -250,10 +266,12 @@ class ModelFnRunner:
         every_secs = config.save_checkpoints_secs if not every else None
         iterator = self._iterator(input_fn, ModeKeys.TRAIN)
         function = self._train_function()
+        for listener in listeners:
+            listener.begin()
         saved_step, saved_at = step, time.monotonic()
-        self._save(step)  # CheckpointSaverHook saves the state it starts from
+        stop = self._save_with(listeners, step)  # CheckpointSaverHook saves the state it starts from
         loss = None
-        while last is None or step < last:
+        while not stop and (last is None or step < last):
             count = self._steps_per_call
             if last is not None:
                 count = min(count, last - step)
@@ -270,16 +288,34 @@ class ModelFnRunner:
                                    "(TF 1.x's StopAtStepHook counts the global step too).")
             due = (every and step >= saved_step + every) or (every_secs and time.monotonic() - saved_at >= every_secs)
             if due:
-                self._save(step)
+                stop = self._save_with(listeners, step)
                 saved_step, saved_at = step, time.monotonic()
         if step != saved_step:
-            self._save(step)
+            self._save_with(listeners, step)
+        for listener in listeners:
+            listener.end(None, step)
         logger.info("Loss for final step: %s.", loss)
         return loss
+
+    def _save_with(self, listeners: list, step: int) -> bool:
+        """Saves a checkpoint between the listeners' `before_save` and `after_save`; True when one
+        of them asks training to stop."""
+        for listener in listeners:
+            listener.before_save(None, step)
+        self._save(step)
+        stop = False
+        for listener in listeners:
+            if listener.after_save(None, step):
+                stop = True
+        return stop
 
     # -- evaluate --------------------------------------------------------------------------------
 
     def evaluate(self, input_fn: Any, steps: int | None, checkpoint_path: str | None) -> dict:
+        with context.eager_mode():
+            return self._evaluate(input_fn, steps, checkpoint_path)
+
+    def _evaluate(self, input_fn: Any, steps: int | None, checkpoint_path: str | None) -> dict:
         mode = self._discover(ModeKeys.EVAL, input_fn)
         self._restore(checkpoint_path, ModeKeys.EVAL)
         for variable in self._held.local_variables(mode.found):
@@ -323,21 +359,24 @@ class ModelFnRunner:
 
     def prepare_predict(self, input_fn: Any) -> None:
         """Discovers PREDICT mode (raises `Unsupported` before anything is yielded)."""
-        self._discover(ModeKeys.PREDICT, input_fn)
+        with context.eager_mode():
+            self._discover(ModeKeys.PREDICT, input_fn)
 
     def predict(self, input_fn: Any, predict_keys: Any, checkpoint_path: str | None,
                 yield_single_examples: bool) -> Iterator[Any]:
-        self._discover(ModeKeys.PREDICT, input_fn)
-        self._restore(checkpoint_path, ModeKeys.PREDICT)
-        function = self._predict_function(predict_keys)
-        iterator = self._iterator(input_fn, ModeKeys.PREDICT)
+        with context.eager_mode():
+            self._discover(ModeKeys.PREDICT, input_fn)
+            self._restore(checkpoint_path, ModeKeys.PREDICT)
+            function = self._predict_function(predict_keys)
+            iterator = self._iterator(input_fn, ModeKeys.PREDICT)
         while True:
-            try:
-                outputs = function(iterator)
-            except (tf.errors.OutOfRangeError, StopIteration):
-                return
-            local = self._strategy.experimental_local_results(outputs)
-            values = tf.nest.map_structure(lambda *parts: np.concatenate([np.asarray(p) for p in parts]), *local)
+            with context.eager_mode():
+                try:
+                    outputs = function(iterator)
+                except (tf.errors.OutOfRangeError, StopIteration):
+                    return
+                local = self._strategy.experimental_local_results(outputs)
+                values = tf.nest.map_structure(lambda *parts: np.concatenate([np.asarray(p) for p in parts]), *local)
             if not yield_single_examples:
                 yield values
             elif not isinstance(values, dict):
@@ -346,6 +385,29 @@ class ModelFnRunner:
                 length = len(next(iter(values.values())))
                 for index in range(length):
                     yield {key: value[index] for key, value in values.items()}
+
+
+def _random_op_count(graph: tf.Graph) -> int:
+    """How many unseeded random ops `graph` has made: the next one's op seed (TF's counter)."""
+    return random_seed._graph_to_seed_dict.get(graph, 0)  # noqa: SLF001
+
+
+@contextlib.contextmanager
+def _graph_seeds(extra: dict) -> Iterator[None]:
+    """The trace's graph seed and random-op count as the graph-mode build had them where it called
+    the model_fn: its unseeded random ops (dropout, a shuffle) get TF 1.x's op seeds."""
+    graph = tf.compat.v1.get_default_graph()
+    saved_seed, saved_count = graph.seed, random_seed._graph_to_seed_dict.get(graph)  # noqa: SLF001
+    graph.seed = extra.get("graph_seed")
+    random_seed._graph_to_seed_dict[graph] = extra.get("random_ops_before", 0)  # noqa: SLF001
+    try:
+        yield
+    finally:
+        graph.seed = saved_seed
+        if saved_count is None:
+            random_seed._graph_to_seed_dict.pop(graph, None)  # noqa: SLF001
+        else:
+            random_seed._graph_to_seed_dict[graph] = saved_count  # noqa: SLF001
 
 
 class _null:
@@ -420,8 +482,15 @@ def _check_spec(mode: str, spec: Any, graph: tf.Graph, extra: dict) -> None:
         if graph.get_collection(_KEYS.SUMMARIES):
             raise Unsupported("model_fn makes summaries")
         _check_unfetched_writes(graph, [spec.train_op, spec.loss], "train_op")
-    if mode == ModeKeys.EVAL and spec.evaluation_hooks:
-        raise Unsupported("the spec has evaluation hooks")
+    if mode == ModeKeys.EVAL:
+        if spec.evaluation_hooks:
+            raise Unsupported("the spec has evaluation hooks")
+        metrics = [part for pair in spec.eval_metric_ops.values() for part in pair] + list(extra["loss_metric"])
+        _check_unfetched_writes(graph, [spec.loss, *metrics], "evaluation")
+    if mode == ModeKeys.PREDICT:
+        if spec.prediction_hooks:
+            raise Unsupported("the spec has prediction hooks")
+        _check_unfetched_writes(graph, tf.nest.flatten(spec.predictions), "prediction")
 
 
 def _check_unfetched_writes(graph: tf.Graph, fetches: list[Any], what: str) -> None:
@@ -448,8 +517,8 @@ def _check_unfetched_writes(graph: tf.Graph, fetches: list[Any], what: str) -> N
             continue
         if _is_initializer(op, target):
             continue
-        raise Unsupported(f"model_fn writes variable {target.name} in {op.name}, which its {what} does not run "
-                          "(TF 1.x never ran it; a tf.function runs every write)")
+        raise Unsupported(f"in its {what}, model_fn writes variable {target.name} ({op.name}) where TF 1.x never "
+                          "ran the write (it is not among what Estimator fetched); a tf.function runs every write")
 
 
 def _is_initializer(op: Any, variable_op: Any) -> bool:
