@@ -31,6 +31,7 @@ from typing import Any, Callable, Iterator
 
 import numpy as np
 import tensorflow as tf
+from tensorflow.python.framework import random_seed
 from tensorflow.python.ops import variable_scope as _vs
 
 __all__ = ["Found", "HeldVariables", "NotHeld", "discover"]
@@ -49,22 +50,26 @@ class Found:
     trainable: bool
     collections: tuple[str, ...]
     store_name: str | None  # the name `get_variable` asked for ("w/Adam/" for a slot whose op is "w/Adam")
+    random_ops: int  # the unseeded random ops its initializer made (each took the next op seed)
     synchronization: Any
     aggregation: Any
 
 
 class _RecordingStore(_vs._VariableStore):  # noqa: SLF001 - TF1's own store, subclassed to record
-    __slots__ = ["made"]
+    __slots__ = ["made", "random_ops"]
 
     def __init__(self) -> None:
         super().__init__()
         self.made: dict[int, str] = {}
+        self.random_ops: dict[int, int] = {}
 
     def _get_single_variable(self, name, *args, **kwargs):
         known = name in self._vars
+        before = random_op_count()
         variable = super()._get_single_variable(name, *args, **kwargs)
         if not known:
             self.made[id(variable)] = name
+            self.random_ops[id(variable)] = random_op_count() - before
         return variable
 
 
@@ -82,17 +87,19 @@ def _collections_of(graph: tf.Graph) -> dict[int, tuple[str, ...]]:
 def discover(graph: tf.Graph, build: Callable[[], Any]) -> tuple[Any, list[Found]]:
     """Calls `build` (the graph-mode Estimator's construction of one mode: seed, global step,
     input_fn, model_fn) in `graph` and returns its result and the variables it made, in order."""
-    creations: list[tuple[Any, bool]] = []
+    creations: list[tuple[Any, int]] = []
     store = _RecordingStore()
 
     def record(next_creator, **kwargs):
+        before = random_op_count()
         variable = next_creator(**kwargs)
-        creations.append((variable, False))
+        creations.append((variable, random_op_count() - before))
         return variable
 
     with graph.as_default(), _vs.with_variable_store(store), tf.variable_creator_scope(record):
         result = build()
     variables = [v for v, _ in creations]
+    random_ops = {id(v): count for v, count in creations}
     collections = _collections_of(graph)
     values = _initial_values(graph, variables)
     found = []
@@ -103,6 +110,7 @@ def discover(graph: tf.Graph, build: Callable[[], Any]) -> tuple[Any, list[Found
             trainable=_TRAINABLE in collections.get(id(variable), ()),
             collections=collections.get(id(variable), (_KEYS.GLOBAL_VARIABLES,)),
             store_name=store.made.get(id(variable)),
+            random_ops=store.random_ops.get(id(variable), random_ops[id(variable)]),
             synchronization=getattr(variable, "synchronization", tf.VariableSynchronization.AUTO),
             aggregation=getattr(variable, "aggregation", tf.VariableAggregation.NONE),
         ))
@@ -159,8 +167,11 @@ class HeldVariables:
         return tf.Variable(item.value, name=item.name, trainable=item.trainable and not local,
                            synchronization=synchronization, aggregation=aggregation)
 
+    def found_of(self, variable: Any) -> Found:
+        return self._found[_name_of(variable)]
+
     def collections_of(self, variable: Any) -> tuple[str, ...]:
-        return self._found[_name_of(variable)].collections
+        return self.found_of(variable).collections
 
     def global_variables(self) -> dict[str, tf.Variable]:
         """The variables a TF1 checkpoint holds (global ones, not metric counters), by name."""
@@ -184,6 +195,7 @@ class HeldVariables:
                 raise NotHeld(f"model_fn made variable {kwargs.get('name')!r}, which its graph-mode build did not")
             variable = self.by_name[item.name]
             _fill(variable, item.collections)
+            _skip_random_ops(item.random_ops)
             return variable
 
         graph = tf.compat.v1.get_default_graph()
@@ -203,6 +215,18 @@ class HeldVariables:
 def _name_of(variable: Any) -> str:
     name = variable.name
     return name[:-2] if name.endswith(":0") else name
+
+
+def random_op_count(graph: tf.Graph | None = None) -> int:
+    """How many unseeded random ops the graph has made: the next one's op seed (TF's counter)."""
+    return random_seed._graph_to_seed_dict.get(graph or tf.compat.v1.get_default_graph(), 0)  # noqa: SLF001
+
+
+def _skip_random_ops(count: int) -> None:
+    """Counts `count` random ops as made: a held variable's initializer drew its op seeds in TF1."""
+    if count:
+        graph = tf.compat.v1.get_default_graph()
+        random_seed._graph_to_seed_dict[graph] = random_seed._graph_to_seed_dict.get(graph, 0) + count  # noqa: SLF001
 
 
 def _fill(variable: Any, keys: tuple[str, ...] | list[str]) -> None:
@@ -239,6 +263,7 @@ class _HeldStore(_vs._VariableStore):  # noqa: SLF001
                              f"shape {variable.shape}.")
         self._vars[name] = variable
         _fill(variable, self._held.collections_of(variable))
+        _skip_random_ops(self._held.found_of(variable).random_ops)
         if regularizer is not None:
             loss = regularizer(variable)
             if loss is not None:

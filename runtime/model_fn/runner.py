@@ -29,6 +29,7 @@ before anything is trained; `core.Estimator` then runs that call in graph mode a
 from __future__ import annotations
 
 import contextlib
+import itertools
 import os
 import time
 from typing import Any, Callable, Iterator
@@ -37,11 +38,11 @@ import numpy as np
 import tensorflow as tf
 from tensorflow.python.eager import context
 from tensorflow.python.framework import random_seed
-from tensorflow.python.training import training_util
+from tensorflow.python.training import checkpoint_utils, training_util
 
 from .._logging import logger
 from ..inputs import ModeKeys
-from .held import Found, HeldVariables, discover
+from .held import Found, HeldVariables, discover, random_op_count
 from .replicas import mean_gradients, tpu_code_path
 
 __all__ = ["ModelFnRunner", "Unsupported"]
@@ -99,11 +100,12 @@ class ModelFnRunner:
                     training_util._get_or_create_global_step_read(graph)  # noqa: SLF001
                 from ..estimator.core import parse_input_fn_result  # the graph-mode tier imports this package
 
+                extra["input_random_ops_before"] = random_op_count(graph)
                 features, labels, _ = parse_input_fn_result(estimator._call_input_fn(input_fn, mode))  # noqa: SLF001
-                extra["graph_seed"], extra["random_ops_before"] = graph.seed, _random_op_count(graph)
+                extra["graph_seed"], extra["random_ops_before"] = graph.seed, random_op_count(graph)
                 spec = estimator._call_model_fn(features, labels if mode != ModeKeys.PREDICT else None, mode,  # noqa: SLF001
                                                 estimator.config)
-                extra["random_ops"] = _random_op_count(graph) - extra["random_ops_before"]
+                extra["random_ops"] = random_op_count(graph) - extra["random_ops_before"]
                 if mode == ModeKeys.EVAL:
                     extra["loss_metric"] = tf.compat.v1.metrics.mean(spec.loss)
                 if not tf.train.latest_checkpoint(estimator.model_dir):
@@ -150,7 +152,7 @@ class ModelFnRunner:
     def _call_model_fn(self, mode: str, features: Any, labels: Any, then: Callable[[Any], Any] | None = None) -> Any:
         """The spec of the model_fn called in a trace, and `then(spec)` (under the same variables)."""
         discovered = self._modes[mode]
-        with self._held.scope(discovered.found), _graph_seeds(discovered.extra):
+        with self._held.scope(discovered.found), _graph_seeds(discovered.extra), _restores_at_discovery():
             spec = self._estimator._call_model_fn(features, labels, mode, self._estimator.config)  # noqa: SLF001
             return spec, (then(spec) if then is not None else None)
 
@@ -237,13 +239,17 @@ class ModelFnRunner:
     # -- the input -------------------------------------------------------------------------------
 
     def _iterator(self, input_fn: Any, mode: str) -> Any:
+        """The input_fn's dataset, distributed; its unseeded random ops (a shuffle) seeded as the
+        graph-mode build seeded them."""
         estimator = self._estimator
         strategy = self._strategy
-        if self._split or strategy.num_replicas_in_sync == 1:
-            dataset = _dataset(estimator._call_input_fn(input_fn, mode))  # noqa: SLF001
-            return iter(strategy.experimental_distribute_dataset(dataset))
-        return iter(strategy.distribute_datasets_from_function(
-            lambda context: _dataset(estimator._call_input_fn(input_fn, mode, input_context=context))))  # noqa: SLF001
+        extra = self._modes[mode].extra
+        with _eager_graph_seeds(extra.get("graph_seed"), extra.get("input_random_ops_before", 0)):
+            if self._split or strategy.num_replicas_in_sync == 1:
+                dataset = _dataset(estimator._call_input_fn(input_fn, mode))  # noqa: SLF001
+                return iter(strategy.experimental_distribute_dataset(dataset))
+            return iter(strategy.distribute_datasets_from_function(
+                lambda context: _dataset(estimator._call_input_fn(input_fn, mode, input_context=context))))  # noqa: SLF001
 
     # -- train -----------------------------------------------------------------------------------
 
@@ -266,30 +272,36 @@ class ModelFnRunner:
         every_secs = config.save_checkpoints_secs if not every else None
         iterator = self._iterator(input_fn, ModeKeys.TRAIN)
         function = self._train_function()
+        summaries = _LossSummaries(self._estimator.model_dir, config.save_summary_steps)
         for listener in listeners:
             listener.begin()
         saved_step, saved_at = step, time.monotonic()
         stop = self._save_with(listeners, step)  # CheckpointSaverHook saves the state it starts from
         loss = None
-        while not stop and (last is None or step < last):
-            count = self._steps_per_call
-            if last is not None:
-                count = min(count, last - step)
-            if every:
-                count = min(count, saved_step + every - step)
-            try:
-                loss = float(function(iterator, tf.constant(count)))
-            except (tf.errors.OutOfRangeError, StopIteration):
-                step = self._global_step()
-                break
-            previous, step = step, self._global_step()
-            if step <= previous:
-                raise RuntimeError("model_fn's train_op did not increase the global step: training would never end "
-                                   "(TF 1.x's StopAtStepHook counts the global step too).")
-            due = (every and step >= saved_step + every) or (every_secs and time.monotonic() - saved_at >= every_secs)
-            if due:
-                stop = self._save_with(listeners, step)
-                saved_step, saved_at = step, time.monotonic()
+        try:
+            while not stop and (last is None or step < last):
+                count = self._steps_per_call
+                if last is not None:
+                    count = min(count, last - step)
+                if every:
+                    count = min(count, saved_step + every - step)
+                count = min(count, summaries.steps_until_due(step))
+                try:
+                    loss = float(function(iterator, tf.constant(count)))
+                except (tf.errors.OutOfRangeError, StopIteration):
+                    step = self._global_step()
+                    break
+                previous, step = step, self._global_step()
+                if step <= previous:
+                    raise RuntimeError("model_fn's train_op did not increase the global step: training would never "
+                                       "end (TF 1.x's StopAtStepHook counts the global step too).")
+                summaries.after_steps(step, loss)
+                due = (every and step >= saved_step + every) or (every_secs and time.monotonic() - saved_at >= every_secs)
+                if due:
+                    stop = self._save_with(listeners, step)
+                    saved_step, saved_at = step, time.monotonic()
+        finally:
+            summaries.close()
         if step != saved_step:
             self._save_with(listeners, step)
         for listener in listeners:
@@ -387,9 +399,78 @@ class ModelFnRunner:
                     yield {key: value[index] for key, value in values.items()}
 
 
-def _random_op_count(graph: tf.Graph) -> int:
-    """How many unseeded random ops `graph` has made: the next one's op seed (TF's counter)."""
-    return random_seed._graph_to_seed_dict.get(graph, 0)  # noqa: SLF001
+@contextlib.contextmanager
+def _eager_graph_seeds(seed: int | None, start: int) -> Iterator[None]:
+    """Random ops made eagerly inside (an input_fn's shuffle) take the seeds a TF1 graph with seed
+    `seed` gave them, op seeds counting on from `start`, instead of eager execution's own."""
+    if seed is None:
+        yield
+        return
+    original = random_seed.get_seed
+    counter = itertools.count(start)
+
+    def get_seed(op_seed):
+        if not context.executing_eagerly():
+            return original(op_seed)
+        if op_seed is None:
+            op_seed = next(counter)
+        seeds = random_seed._truncate_seed(seed), random_seed._truncate_seed(op_seed)  # noqa: SLF001
+        return (0, random_seed._MAXINT32) if seeds == (0, 0) else seeds  # noqa: SLF001
+
+    random_seed.get_seed = get_seed
+    try:
+        yield
+    finally:
+        random_seed.get_seed = original
+
+
+@contextlib.contextmanager
+def _restores_at_discovery() -> Iterator[None]:
+    """`init_from_checkpoint` in a traced model_fn does nothing: its restore already set the
+    initial values the discovery computed (TF1 ran it as an initializer, once). In a function it
+    would restore on every step."""
+    original = checkpoint_utils._init_from_checkpoint  # noqa: SLF001
+    checkpoint_utils._init_from_checkpoint = lambda *args, **kwargs: None  # noqa: SLF001
+    try:
+        yield
+    finally:
+        checkpoint_utils._init_from_checkpoint = original  # noqa: SLF001
+
+
+class _LossSummaries:
+    """The `loss` scalar Estimator's `SummarySaverHook` wrote to `model_dir`: after the first step
+    of a `train` call, then at the first step `save_summary_steps` or more after the last one,
+    each with the loss of the step that brought the global step there."""
+
+    def __init__(self, model_dir: str, every: int | None) -> None:
+        self._every = every or 0
+        self._last: int | None = None
+        self._writer = None
+        self._model_dir = model_dir
+
+    def steps_until_due(self, step: int) -> int:
+        if not self._every:
+            return 1 << 30
+        if self._last is None:
+            return 1
+        return max(1, self._last + self._every - step)
+
+    def after_steps(self, step: int, loss: float) -> None:
+        if not self._every or (self._last is not None and step < self._last + self._every):
+            return
+        from tensorflow.core.framework import summary_pb2
+        from tensorflow.core.util import event_pb2
+        from tensorflow.python.summary.writer import event_file_writer
+
+        if self._writer is None:
+            self._writer = event_file_writer.EventFileWriter(self._model_dir)
+        summary = summary_pb2.Summary(value=[summary_pb2.Summary.Value(tag="loss", simple_value=loss)])
+        self._writer.add_event(event_pb2.Event(wall_time=time.time(), step=step, summary=summary))
+        self._last = step
+
+    def close(self) -> None:
+        if self._writer is not None:
+            self._writer.close()
 
 
 @contextlib.contextmanager
