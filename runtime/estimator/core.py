@@ -637,11 +637,11 @@ class Estimator(CheckpointReader):
         runner = self._strategy_tier("predict", hooks=hooks)
         if runner is not None:
             try:
-                runner.prepare_predict(input_fn)
+                predictions = runner.predict(input_fn, predict_keys, checkpoint_path, yield_single_examples)
             except model_fn_tiers.Unsupported as reason:
                 logger.info("Prediction runs in graph mode: %s.", reason)
             else:
-                yield from runner.predict(input_fn, predict_keys, checkpoint_path, yield_single_examples)
+                yield from predictions
                 return
         with tf.Graph().as_default() as graph:
             self._start_graph(graph)

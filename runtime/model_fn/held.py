@@ -46,7 +46,8 @@ class NotHeld(Exception):
 @dataclass(frozen=True)
 class Found:
     name: str
-    value: np.ndarray
+    shape: tuple
+    dtype: Any
     trainable: bool
     collections: tuple[str, ...]
     store_name: str | None  # the name `get_variable` asked for ("w/Adam/" for a slot whose op is "w/Adam")
@@ -84,9 +85,10 @@ def _collections_of(graph: tf.Graph) -> dict[int, tuple[str, ...]]:
     return {k: tuple(v) for k, v in found.items()}
 
 
-def discover(graph: tf.Graph, build: Callable[[], Any]) -> tuple[Any, list[Found]]:
+def discover(graph: tf.Graph, build: Callable[[], Any]) -> tuple[Any, list[Found], Callable[[], list[np.ndarray]]]:
     """Calls `build` (the graph-mode Estimator's construction of one mode: seed, global step,
-    input_fn, model_fn) in `graph` and returns its result and the variables it made, in order."""
+    input_fn, model_fn) in `graph`; returns its result, the variables it made, in order, and a
+    function computing their initial values (called only where no checkpoint gives them)."""
     creations: list[tuple[Any, int]] = []
     store = _RecordingStore()
 
@@ -101,12 +103,14 @@ def discover(graph: tf.Graph, build: Callable[[], Any]) -> tuple[Any, list[Found
     variables = [v for v, _ in creations]
     random_ops = {id(v): count for v, count in creations}
     collections = _collections_of(graph)
-    values = _initial_values(graph, variables)
+    with graph.as_default():
+        initial = [variable.initial_value.name for variable in variables]
     found = []
-    for variable, value in zip(variables, values):
+    for variable in variables:
         found.append(Found(
             name=variable.op.name,
-            value=value,
+            shape=tuple(variable.shape.as_list()),
+            dtype=variable.dtype.base_dtype,
             trainable=_TRAINABLE in collections.get(id(variable), ()),
             collections=collections.get(id(variable), (_KEYS.GLOBAL_VARIABLES,)),
             store_name=store.made.get(id(variable)),
@@ -114,20 +118,18 @@ def discover(graph: tf.Graph, build: Callable[[], Any]) -> tuple[Any, list[Found
             synchronization=getattr(variable, "synchronization", tf.VariableSynchronization.AUTO),
             aggregation=getattr(variable, "aggregation", tf.VariableAggregation.NONE),
         ))
-    return result, found
+    graph_def = graph.as_graph_def()
+    return result, found, lambda: _initial_values(graph_def, initial)
 
 
 _TRAINABLE = _KEYS.TRAINABLE_VARIABLES
 
 
-def _initial_values(graph: tf.Graph, variables: list[Any]) -> list[np.ndarray]:
+def _initial_values(graph_def: Any, names: list[str]) -> list[np.ndarray]:
     """Each variable's initial value (its initializer's, or the checkpoint value a restore set),
     computed by a TF2 function over the graph's initializers: no Session."""
-    if not variables:
+    if not names:
         return []
-    with graph.as_default():
-        names = [variable.initial_value.name for variable in variables]
-    graph_def = graph.as_graph_def()
 
     def imported():
         tf.compat.v1.import_graph_def(graph_def, name="")
@@ -164,7 +166,7 @@ class HeldVariables:
         else:
             synchronization = tf.VariableSynchronization.AUTO
             aggregation = tf.VariableAggregation.ONLY_FIRST_REPLICA
-        return tf.Variable(item.value, name=item.name, trainable=item.trainable and not local,
+        return tf.Variable(tf.zeros(item.shape, item.dtype), name=item.name, trainable=item.trainable and not local,
                            synchronization=synchronization, aggregation=aggregation)
 
     def found_of(self, variable: Any) -> Found:

@@ -31,6 +31,7 @@ from __future__ import annotations
 import contextlib
 import itertools
 import os
+import random
 import time
 from typing import Any, Callable, Iterator
 
@@ -62,8 +63,10 @@ def jit_compile_requested() -> bool:
 class _Mode:
     """One mode's discovery: its variables and what the graph-mode build showed."""
 
-    def __init__(self, found: list[Found], graph: tf.Graph, spec: Any, extra: dict) -> None:
+    def __init__(self, found: list[Found], initial_values: Callable[[], list], graph: tf.Graph, spec: Any,
+                 extra: dict) -> None:
         self.found = found
+        self.initial_values = initial_values
         self.graph = graph
         self.spec = spec
         self.extra = extra
@@ -87,8 +90,9 @@ class ModelFnRunner:
     # -- discovery and variables -----------------------------------------------------------------
 
     def _discover(self, mode: str, input_fn: Any) -> _Mode:
-        if mode in self._modes:
-            return self._modes[mode]
+        """Builds `mode` in a TF1 graph, as the graph-mode Estimator builds it for every call (its
+        tf.layers draw their initializers' seeds from Python's `random` there, so a later
+        Estimator of the program draws what it drew under graph mode)."""
         estimator = self._estimator
         graph = tf.Graph()
         extra: dict = {}
@@ -113,28 +117,38 @@ class ModelFnRunner:
                 extra["features"], extra["labels"] = features, labels
                 return spec
 
-        spec, found = discover(graph, build)
+        spec, found, initial_values = discover(graph, build)
         _check_spec(mode, spec, graph, extra)
         self._held.make(found, self._strategy)
-        self._modes[mode] = _Mode(found, graph, spec, extra)
+        previous = self._modes.get(mode)
+        if previous is not None and [f.name for f in previous.found] != [f.name for f in found]:
+            self._functions.clear()  # another build of model_fn: trace again
+        self._modes[mode] = _Mode(found, initial_values, graph, spec, extra)
         return self._modes[mode]
 
     def _saver_for_checkpoints(self) -> Any:
-        if self._saver is None:
+        """A TF1 Saver over the held global variables (made again when a mode added some)."""
+        variables = self._held.global_variables()
+        if self._saver is None or self._saver[0] != tuple(variables):
             config = self._estimator.config
-            self._saver = tf.compat.v1.train.Saver(
-                var_list=self._held.global_variables(), max_to_keep=config.keep_checkpoint_max,
+            self._saver = tuple(variables), tf.compat.v1.train.Saver(
+                var_list=variables, max_to_keep=config.keep_checkpoint_max,
                 keep_checkpoint_every_n_hours=config.keep_checkpoint_every_n_hours, save_relative_paths=True,
             )
-        return self._saver
+        return self._saver[1]
 
     def _restore(self, checkpoint_path: str | None, mode: str) -> None:
         """The checkpoint's values, or (none) the initial values `mode`'s graph-mode build gives."""
         if checkpoint_path:
-            self._saver_for_checkpoints().restore(None, checkpoint_path)
+            saver = self._saver_for_checkpoints()
+            saver.restore(None, checkpoint_path)
+            state = tf.train.get_checkpoint_state(self._estimator.model_dir)
+            if state is not None:  # as TF1's SessionManager did: keep_checkpoint_max counts the earlier ones
+                saver.recover_last_checkpoints(list(state.all_model_checkpoint_paths))
             return
-        for item in self._modes[mode].found:
-            self._held.by_name[item.name].assign(item.value)
+        discovered = self._modes[mode]
+        for item, value in zip(discovered.found, discovered.initial_values()):
+            self._held.by_name[item.name].assign(value)
 
     def _global_step(self) -> int:
         step = self._held.by_name.get("global_step")
@@ -256,7 +270,7 @@ class ModelFnRunner:
     def train(self, input_fn: Any, steps: int | None, max_steps: int | None, listeners: list | None = None) -> float | None:
         """Estimator's `train`: `steps` more, or up to `max_steps`, or until the input ends; checkpoints
         and `saving_listeners` (called with no session) as `CheckpointSaverHook` made and called them."""
-        with context.eager_mode():  # eagerly, also inside a graph-mode caller's graph (a listener's evaluate)
+        with context.eager_mode(), _python_random_restored_on(Unsupported):  # eagerly, also in a graph-mode caller's graph
             return self._train(input_fn, steps, max_steps, list(listeners or []))
 
     def _train(self, input_fn: Any, steps: int | None, max_steps: int | None, listeners: list) -> float | None:
@@ -287,7 +301,8 @@ class ModelFnRunner:
                     count = min(count, saved_step + every - step)
                 count = min(count, summaries.steps_until_due(step))
                 try:
-                    loss = float(function(iterator, tf.constant(count)))
+                    with _python_random_kept():  # a trace's tf.layers draw no seeds the program would see
+                        loss = float(function(iterator, tf.constant(count)))
                 except (tf.errors.OutOfRangeError, StopIteration):
                     step = self._global_step()
                     break
@@ -324,7 +339,7 @@ class ModelFnRunner:
     # -- evaluate --------------------------------------------------------------------------------
 
     def evaluate(self, input_fn: Any, steps: int | None, checkpoint_path: str | None) -> dict:
-        with context.eager_mode():
+        with context.eager_mode(), _python_random_restored_on(Unsupported):
             return self._evaluate(input_fn, steps, checkpoint_path)
 
     def _evaluate(self, input_fn: Any, steps: int | None, checkpoint_path: str | None) -> dict:
@@ -338,7 +353,8 @@ class ModelFnRunner:
         while steps is None or done < steps:
             count = self._steps_per_call if steps is None else min(self._steps_per_call, steps - done)
             try:
-                function(iterator, tf.constant(count))
+                with _python_random_kept():
+                    function(iterator, tf.constant(count))
             except (tf.errors.OutOfRangeError, StopIteration):
                 break
             done += count
@@ -365,26 +381,27 @@ class ModelFnRunner:
         with self._strategy.scope():
             counters = [_reduced(by_name[name]) for name in feeds]
         computed = function(*counters)
-        return {name: np.asarray(value) for name, value in zip(names, computed)}
+        return {name: _as_session_value(value) for name, value in zip(names, computed)}
 
     # -- predict ---------------------------------------------------------------------------------
 
-    def prepare_predict(self, input_fn: Any) -> None:
-        """Discovers PREDICT mode (raises `Unsupported` before anything is yielded)."""
-        with context.eager_mode():
-            self._discover(ModeKeys.PREDICT, input_fn)
-
     def predict(self, input_fn: Any, predict_keys: Any, checkpoint_path: str | None,
                 yield_single_examples: bool) -> Iterator[Any]:
-        with context.eager_mode():
+        """Builds and restores now (raising `Unsupported` before anything is yielded); returns the
+        predictions' iterator."""
+        with context.eager_mode(), _python_random_restored_on(Unsupported):
             self._discover(ModeKeys.PREDICT, input_fn)
             self._restore(checkpoint_path, ModeKeys.PREDICT)
             function = self._predict_function(predict_keys)
             iterator = self._iterator(input_fn, ModeKeys.PREDICT)
+        return self._predictions(function, iterator, yield_single_examples)
+
+    def _predictions(self, function: Any, iterator: Any, yield_single_examples: bool) -> Iterator[Any]:
         while True:
             with context.eager_mode():
                 try:
-                    outputs = function(iterator)
+                    with _python_random_kept():
+                        outputs = function(iterator)
                 except (tf.errors.OutOfRangeError, StopIteration):
                     return
                 local = self._strategy.experimental_local_results(outputs)
@@ -397,6 +414,37 @@ class ModelFnRunner:
                 length = len(next(iter(values.values())))
                 for index in range(length):
                     yield {key: value[index] for key, value in values.items()}
+
+
+def _as_session_value(value: Any) -> Any:
+    """What `session.run` gave for the value: a NumPy scalar for a scalar (eval events write those
+    as simple values), else an array."""
+    array = np.asarray(value)
+    return array[()] if array.ndim == 0 else array
+
+
+@contextlib.contextmanager
+def _python_random_kept() -> Iterator[None]:
+    """Python's and NumPy's random states as they were before."""
+    states = random.getstate(), np.random.get_state()
+    try:
+        yield
+    finally:
+        random.setstate(states[0])
+        np.random.set_state(states[1])
+
+
+@contextlib.contextmanager
+def _python_random_restored_on(error: type) -> Iterator[None]:
+    """Python's and NumPy's random states as they were before when `error` is raised: the graph-mode
+    tier then builds the model_fn with the draws the strategy tier's attempt took."""
+    states = random.getstate(), np.random.get_state()
+    try:
+        yield
+    except error:
+        random.setstate(states[0])
+        np.random.set_state(states[1])
+        raise
 
 
 @contextlib.contextmanager
