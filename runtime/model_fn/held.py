@@ -26,6 +26,7 @@ first trace only, and a second trace (another mode, a retrace) would make new on
 from __future__ import annotations
 
 import contextlib
+import threading
 from dataclasses import dataclass
 from typing import Any, Callable, Iterator
 
@@ -186,32 +187,51 @@ class HeldVariables:
         return [self.by_name[item.name] for item in found if _KEYS.GLOBAL_VARIABLES not in item.collections]
 
     @contextlib.contextmanager
-    def scope(self, found: list[Found]) -> Iterator[None]:
-        """Entered around one call of the model_fn inside a trace (`found`: that mode's variables)."""
+    def scope(self, found: list[Found]) -> Iterator["_Trace"]:
+        """Entered around the replicas' calls of the model_fn in one trace (`found`: that mode's
+        variables); each replica's call enters the yielded trace's `replica()`. Each replica (a
+        thread of its own under MirroredStrategy) gets TF1's rules as one graph construction: its
+        own `get_variable` reuse checks and its own run through the program's other variables, in
+        order. (TF1's MirroredStrategy shared one store with `reuse=True` for the replicas after
+        the first; each replica here gets the held variables.)"""
         store = _HeldStore(self)
-        direct = iter([item for item in found if item.store_name is None])
-
-        def hand_back(next_creator, **kwargs):
-            item = next(direct, None)
-            if item is None:
-                raise NotHeld(f"model_fn made variable {kwargs.get('name')!r}, which its graph-mode build did not")
-            variable = self.by_name[item.name]
-            _fill(variable, item.collections)
-            _skip_random_ops(item.random_ops)
-            return variable
-
         graph = tf.compat.v1.get_default_graph()
         step = self.by_name.get("global_step")
         if step is not None and not graph.get_collection(_KEYS.GLOBAL_STEP):
             _fill(step, (_KEYS.GLOBAL_VARIABLES, _KEYS.GLOBAL_STEP))
         scopes = graph.get_collection_ref(_vs._VARSCOPESTORE_KEY)  # noqa: SLF001
         saved = list(scopes)
-        scopes[:] = [_vs._VariableScopeStore()]  # noqa: SLF001
+        scopes[:] = [_vs._VariableScopeStore()]  # noqa: SLF001 - thread-local: fresh in each replica's thread
         try:
-            with _vs.with_variable_store(store), tf.variable_creator_scope(hand_back):
-                yield
+            with _vs.with_variable_store(store):
+                yield _Trace(self, [item for item in found if item.store_name is None])
         finally:
             scopes[:] = saved
+
+
+class _Trace:
+    """One trace's hand-back of the variables a program makes itself (not through `get_variable`)."""
+
+    def __init__(self, held: HeldVariables, direct: list[Found]) -> None:
+        self._held = held
+        self._direct = direct
+
+    @contextlib.contextmanager
+    def replica(self) -> Iterator[None]:
+        """Entered in each replica's call: the innermost variable creator, before the strategy's."""
+        direct = iter(self._direct)
+
+        def hand_back(next_creator, **kwargs):
+            item = next(direct, None)
+            if item is None:
+                raise NotHeld(f"model_fn made variable {kwargs.get('name')!r}, which its graph-mode build did not")
+            variable = self._held.by_name[item.name]
+            _fill(variable, item.collections)
+            _skip_random_ops(item.random_ops)
+            return variable
+
+        with tf.variable_creator_scope(hand_back):
+            yield
 
 
 def _name_of(variable: Any) -> str:
@@ -241,14 +261,27 @@ def _fill(variable: Any, keys: tuple[str, ...] | list[str]) -> None:
 
 
 class _HeldStore(_vs._VariableStore):  # noqa: SLF001
-    """`get_variable` under TF1's reuse rules within one call, answered from the held variables."""
+    """`get_variable` under TF1's reuse rules within one replica's call, answered from the held
+    variables (what a call has asked for is kept per thread: MirroredStrategy's replicas are
+    threads sharing one graph, so one store)."""
 
-    __slots__ = ["_held"]
+    __slots__ = ["_held", "_local"]
 
     def __init__(self, held: HeldVariables) -> None:
+        self._local = threading.local()
         super().__init__()
         self._store_eager_variables = True
         self._held = held
+
+    @property
+    def _vars(self) -> dict:
+        if not hasattr(self._local, "vars"):
+            self._local.vars = {}
+        return self._local.vars
+
+    @_vars.setter
+    def _vars(self, value: dict) -> None:
+        self._local.vars = value
 
     def _get_single_variable(self, name, shape=None, dtype=tf.float32, initializer=None, regularizer=None,
                              reuse=None, trainable=None, collections=None, **kwargs):

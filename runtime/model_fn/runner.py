@@ -86,6 +86,7 @@ class ModelFnRunner:
         self._modes: dict[str, _Mode] = {}
         self._functions: dict[Any, Any] = {}
         self._saver = None
+        self._trace: Any = None  # the held variables' hand-back in the trace under way
 
     # -- discovery and variables -----------------------------------------------------------------
 
@@ -127,12 +128,14 @@ class ModelFnRunner:
         return self._modes[mode]
 
     def _saver_for_checkpoints(self) -> Any:
-        """A TF1 Saver over the held global variables (made again when a mode added some)."""
+        """A TF1 Saver over the held global variables (made again when a mode added some); a
+        replicated variable is saved from its first copy (the copies are equal)."""
         variables = self._held.global_variables()
         if self._saver is None or self._saver[0] != tuple(variables):
             config = self._estimator.config
             self._saver = tuple(variables), tf.compat.v1.train.Saver(
-                var_list=variables, max_to_keep=config.keep_checkpoint_max,
+                var_list={name: _first_copy(variable) for name, variable in variables.items()},
+                max_to_keep=config.keep_checkpoint_max,
                 keep_checkpoint_every_n_hours=config.keep_checkpoint_every_n_hours, save_relative_paths=True,
             )
         return self._saver[1]
@@ -141,7 +144,12 @@ class ModelFnRunner:
         """The checkpoint's values, or (none) the initial values `mode`'s graph-mode build gives."""
         if checkpoint_path:
             saver = self._saver_for_checkpoints()
-            saver.restore(None, checkpoint_path)
+            reader = tf.train.load_checkpoint(checkpoint_path)
+            with self._strategy.scope():
+                for name, variable in self._held.global_variables().items():
+                    if not reader.has_tensor(name):
+                        raise tf.errors.NotFoundError(None, None, f"Key {name} not found in checkpoint {checkpoint_path}")
+                    variable.assign(reader.get_tensor(name))  # every replica's copy
             state = tf.train.get_checkpoint_state(self._estimator.model_dir)
             if state is not None:  # as TF1's SessionManager did: keep_checkpoint_max counts the earlier ones
                 saver.recover_last_checkpoints(list(state.all_model_checkpoint_paths))
@@ -166,17 +174,19 @@ class ModelFnRunner:
     def _call_model_fn(self, mode: str, features: Any, labels: Any, then: Callable[[Any], Any] | None = None) -> Any:
         """The spec of the model_fn called in a trace, and `then(spec)` (under the same variables)."""
         discovered = self._modes[mode]
-        with self._held.scope(discovered.found), _graph_seeds(discovered.extra), _restores_at_discovery():
+        with self._trace.replica(), _graph_seeds(discovered.extra):
             spec = self._estimator._call_model_fn(features, labels, mode, self._estimator.config)  # noqa: SLF001
             return spec, (then(spec) if then is not None else None)
 
-    def _replicated(self, replica_fn: Callable) -> Callable:
-        """`replica_fn` run on every replica, with the gradient rules of `replicas.py`."""
+    def _replicated(self, replica_fn: Callable, mode: str) -> Callable:
+        """`replica_fn` (which calls the model_fn in `mode`) run on every replica, under the held
+        variables and the gradient rules of `replicas.py`."""
         strategy = self._strategy
         replica_fn = tf.autograph.experimental.do_not_convert(replica_fn)
 
         def run(*args):
-            with tpu_code_path(strategy.num_replicas_in_sync) if self._tpu else mean_gradients():
+            gradients = tpu_code_path(strategy.num_replicas_in_sync) if self._tpu else mean_gradients()
+            with self._held.scope(self._modes[mode].found) as self._trace, _restores_at_discovery(), gradients:
                 return strategy.run(replica_fn, args=args)
 
         return run
@@ -200,7 +210,7 @@ class ModelFnRunner:
             with tf.control_dependencies([spec.train_op]):
                 return tf.identity(tf.cast(spec.loss, tf.float32))
 
-        step = self._replicated(replica_step)
+        step = self._replicated(replica_step, ModeKeys.TRAIN)
 
         def train_steps(iterator, count):
             def body(i, _loss):
@@ -224,7 +234,7 @@ class ModelFnRunner:
             with tf.control_dependencies([_as_op(update) for update in updates]):
                 return tf.constant(0)
 
-        step = self._replicated(replica_step)
+        step = self._replicated(replica_step, ModeKeys.EVAL)
 
         def eval_steps(iterator, count):
             def body(i):
@@ -241,7 +251,7 @@ class ModelFnRunner:
             spec, _ = self._call_model_fn(ModeKeys.PREDICT, features, None)
             return _select(spec.predictions, predict_keys)
 
-        step = self._replicated(replica_step)
+        step = self._replicated(replica_step, ModeKeys.PREDICT)
 
         def predict_step(iterator):
             batch = iterator.get_next()
@@ -414,6 +424,11 @@ class ModelFnRunner:
                 length = len(next(iter(values.values())))
                 for index in range(length):
                     yield {key: value[index] for key, value in values.items()}
+
+
+def _first_copy(variable: Any) -> Any:
+    """A replicated variable's first copy (a plain variable is its own)."""
+    return variable.values[0] if isinstance(variable, tf.distribute.DistributedValues) else variable
 
 
 def _as_session_value(value: Any) -> Any:
@@ -626,30 +641,33 @@ def _check_unfetched_writes(graph: tf.Graph, fetches: list[Any], what: str) -> N
     """In TF1 only what the train_op needs runs; in a `tf.function` every stateful op does. A
     write to a model variable outside the train_op (batch norm's moving averages left out of
     UPDATE_OPS' dependencies) would then run here and not in TF 1.x."""
-    needed: set = set()
-    todo = [_as_op(f) for f in fetches if f is not None]
-    while todo:
-        op = todo.pop()
-        if op in needed:
-            continue
-        needed.add(op)
-        todo.extend(t.op for t in op.inputs)
-        todo.extend(op.control_inputs)
+    needed = _ancestors(fetches)
     local = {v.op.name for v in graph.get_collection(_KEYS.LOCAL_VARIABLES) + graph.get_collection(_KEYS.METRIC_VARIABLES)}
+    initializers = _ancestors([v.initializer for v in graph.get_collection(_KEYS.GLOBAL_VARIABLES)
+                               + graph.get_collection(_KEYS.LOCAL_VARIABLES)])
     for op in graph.get_operations():
-        if op in needed or not (op.type.startswith(_STATEFUL_WRITES) or op.type.startswith(("ResourceApply", "AssignVariableOp", "AssignAddVariableOp", "AssignSubVariableOp", "Apply"))):
+        if op in needed or op in initializers or not (op.type.startswith(_STATEFUL_WRITES) or op.type.startswith(("ResourceApply", "AssignVariableOp", "AssignAddVariableOp", "AssignSubVariableOp", "Apply"))):
             continue
         target = op.inputs[0].op if op.inputs else None
         while target is not None and target.type in ("Identity", "RefIdentity") and target.inputs:
             target = target.inputs[0].op
         if target is None or target.type not in ("VariableV2", "VarHandleOp") or target.name in local:
             continue
-        if _is_initializer(op, target):
+        if op.name == f"{target.name}/Assign":  # its initializer as made (a warm start or restore replaced it)
             continue
         raise Unsupported(f"in its {what}, model_fn writes variable {target.name} ({op.name}) where TF 1.x never "
                           "ran the write (it is not among what Estimator fetched); a tf.function runs every write")
 
 
-def _is_initializer(op: Any, variable_op: Any) -> bool:
-    return op.name.startswith(variable_op.name + "/") and ("Assign" in op.type) and (
-        op.name.endswith(("/Assign", "/AssignVariableOp")) or "checkpoint_initializer" in op.name or "/Initializer" in op.name)
+def _ancestors(ops: list[Any]) -> set:
+    """`ops` and every op they depend on (through inputs and control inputs)."""
+    seen: set = set()
+    todo = [_as_op(op) for op in ops if op is not None]
+    while todo:
+        op = todo.pop()
+        if op in seen:
+            continue
+        seen.add(op)
+        todo.extend(t.op for t in op.inputs)
+        todo.extend(op.control_inputs)
+    return seen
