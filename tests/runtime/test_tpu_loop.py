@@ -60,10 +60,11 @@ def values(estimator):
     return {name: estimator.get_variable_value(name) for name in estimator.get_variable_names()}
 
 
-def reads_first(steps: int) -> dict[str, np.ndarray]:
-    """`bert_style_model_fn`'s weights after `steps` steps where each step's rate reads the global
-    step before the step's increment (the runtime's guarantee, docs/runtime.md), in float64."""
-    w = tf.compat.v1.glorot_uniform_initializer(seed=1)([5, 2]).numpy().astype(np.float64)
+def reads_first(steps: int, w: np.ndarray) -> dict[str, np.ndarray]:
+    """`bert_style_model_fn`'s weights after `steps` steps from the initial weight `w`, where each
+    step's rate reads the global step before the step's increment (the runtime's guarantee,
+    docs/runtime.md), in float64."""
+    w = w.astype(np.float64)
     b = np.zeros(2)
     for step in range(steps):
         start = step * 8 % len(X)
@@ -90,7 +91,8 @@ def test_both_paths_read_the_step_before_writing_it_every_time(tmp_path, caplog)
                 estimator = train(tmp_path / str(attempt), iterations)
             assert (LOOP_LOG in caplog.text) == (iterations > 1)
             runs[attempt, iterations] = values(estimator)
-    expected = reads_first(11)
+    initial = tf.train.load_variable(str(tmp_path / "0" / "model_5" / "model.ckpt-0"), "w")  # the graph's own draw
+    expected = reads_first(11, initial)
     first = runs[0, 5]
     assert first["global_step"] == 11
     for name in ("w", "b"):
