@@ -315,7 +315,7 @@ class Estimator(CheckpointReader):
         elif hooks:
             reason = f"{what}(hooks=...) hooks run in a Session"
         if reason:
-            logger.info("%s runs in graph mode: %s.", what.capitalize(), reason)
+            logger.warning("%s runs in graph mode: %s.", what.capitalize(), reason)
             return None
         if self._runner is None:
             strategy = model_fn_tiers.strategy_from_env() or tf.distribute.get_strategy()
@@ -434,7 +434,7 @@ class Estimator(CheckpointReader):
                 runner.train(input_fn, steps, max_steps, listeners)
                 return self
             except model_fn_tiers.Unsupported as reason:
-                logger.info("Training runs in graph mode: %s.", reason)
+                logger.warning("Training runs in graph mode: %s.", reason)
         if steps is not None or max_steps is not None:
             hooks.append(tf.compat.v1.train.StopAtStepHook(steps, max_steps))
         if self._config.train_distribute is not None:
@@ -559,7 +559,7 @@ class Estimator(CheckpointReader):
             try:
                 results = runner.evaluate(input_fn, steps, checkpoint_path)
             except model_fn_tiers.Unsupported as reason:
-                logger.info("Evaluation runs in graph mode: %s.", reason)
+                logger.warning("Evaluation runs in graph mode: %s.", reason)
             else:
                 step = results[tf.compat.v1.GraphKeys.GLOBAL_STEP]
                 logger.info("Saving dict for global step %d: %s", step, _format(results))
@@ -639,7 +639,7 @@ class Estimator(CheckpointReader):
             try:
                 predictions = runner.predict(input_fn, predict_keys, checkpoint_path, yield_single_examples)
             except model_fn_tiers.Unsupported as reason:
-                logger.info("Prediction runs in graph mode: %s.", reason)
+                logger.warning("Prediction runs in graph mode: %s.", reason)
             else:
                 yield from predictions
                 return
