@@ -312,6 +312,8 @@ class Estimator(CheckpointReader):
         reason = None
         if distributed is not None:
             reason = "RunConfig's train_distribute/eval_distribute runs TF 2.15's graph-mode replica path"
+        elif not tf.compat.v1.executing_eagerly_outside_functions():
+            reason = "the program disabled eager execution (TF1 graph mode)"
         elif hooks:
             reason = f"{what}(hooks=...) hooks run in a Session"
         if reason:

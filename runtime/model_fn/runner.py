@@ -296,6 +296,9 @@ class ModelFnRunner:
         every_secs = config.save_checkpoints_secs if not every else None
         iterator = self._iterator(input_fn, ModeKeys.TRAIN)
         function = self._train_function()
+        replicas = self._strategy.num_replicas_in_sync
+        logger.info("Training on %d replica%s of %s, %d step(s) per call%s.", replicas, "" if replicas == 1 else "s",
+                    type(self._strategy).__name__, self._steps_per_call, " (XLA)" if jit_compile_requested() else "")
         summaries = _LossSummaries(self._estimator.model_dir, config.save_summary_steps)
         for listener in listeners:
             listener.begin()

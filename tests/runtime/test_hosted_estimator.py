@@ -43,15 +43,74 @@ def _pair(case: str, tmp_path: Path) -> tuple[Path, Path]:
     return original, migrated
 
 
+_ORACLE_RESULTS: dict[str, list] = {}  # one oracle run per program, for both tiers (one xdist group)
+
+# What a program runs in graph mode on the strategy tier, and why (any other fallback fails the test).
+STRATEGY_TIER_FALLBACKS = {
+    "tpu_cnn": ["Training runs in graph mode: the spec has training hooks (or a host_call)"],
+    "mirrored_dnn": ["runs in graph mode: RunConfig's train_distribute/eval_distribute runs TF 2.15's graph-mode",
+                     "runs in graph mode: the program disabled eager execution"],
+}
+
+
 @pytest.mark.tf
 @pytest.mark.oracle
-@pytest.mark.parametrize("case", CASES)
-def test_hosted_program_matches_oracle(case: str, tmp_path: Path) -> None:
+@pytest.mark.parametrize("tier", ["graph", "strategy"])
+@pytest.mark.parametrize("case", [pytest.param(c, marks=pytest.mark.xdist_group(f"hosted:{c}")) for c in CASES])
+def test_hosted_program_matches_oracle(case: str, tier: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every hosted program gives the oracle's numbers on both tiers of a model_fn: TF1 graph mode,
+    and the strategy tier (TF2: the model_fn in a tf.function under the default strategy), where
+    each call that falls back to graph mode must be one `STRATEGY_TIER_FALLBACKS` lists."""
     original, migrated = _pair(case, tmp_path)
     assert "tf.compat.v1.estimator" not in migrated.read_text()
-    expected = run_oracle(original, original.parent).check().results
-    actual = run_current(migrated, migrated.parent).check().results
-    assert compare(expected, actual) == []
+    if case not in _ORACLE_RESULTS:
+        _ORACLE_RESULTS[case] = run_oracle(original, original.parent).check().results
+    monkeypatch.setenv("TFMIGRATE_MODEL_FN_TIER", tier)
+    run = run_current(migrated, migrated.parent).check()
+    assert compare(_ORACLE_RESULTS[case], run.results) == []
+    if tier == "strategy":
+        fallbacks = [line for line in run.stderr.splitlines() if "runs in graph mode" in line]
+        expected = STRATEGY_TIER_FALLBACKS.get(case, [])
+        assert all(any(reason in line for reason in expected) for line in fallbacks), fallbacks
+
+
+NO_SESSION = """
+import logging
+logging.basicConfig(level=logging.INFO, format="%(name)s: %(message)s")
+from tensorflow.python.client import session as _session
+
+
+def _no_session(*args, **kwargs):
+    raise AssertionError("a tf.compat.v1.Session was made")
+
+
+_session.BaseSession.__init__ = _no_session
+"""
+
+
+@pytest.mark.tf
+@pytest.mark.oracle
+@pytest.mark.xdist_group("hosted:bert_like")
+def test_a_bert_style_program_trains_in_tf2_under_mirrored_with_the_one_device_numbers(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """bert_like (a custom AdamWeightDecay optimizer over tf.gradients and clip_by_global_norm, an
+    embedding's sparse gradients, metrics, a warm start) on the strategy tier under a
+    MirroredStrategy of two logical CPUs, each replica half of the global batch: no Session in the
+    process, and the oracle's one-device numbers (gradients are meaned over the replicas before
+    the clipping)."""
+    original, migrated = _pair("bert_like", tmp_path)
+    text = migrated.read_text()
+    migrated.write_text(text.replace("import tfmigrate.runtime as tfm\n", "import tfmigrate.runtime as tfm\n" + NO_SESSION, 1))
+    if "bert_like" not in _ORACLE_RESULTS:
+        _ORACLE_RESULTS["bert_like"] = run_oracle(original, original.parent).check().results
+    for name, value in {"TFMIGRATE_MODEL_FN_TIER": "strategy", "TFMIGRATE_STRATEGY": "mirrored",
+                        "TFMIGRATE_CPU_DEVICES": "2"}.items():
+        monkeypatch.setenv(name, value)
+    run = run_current(migrated, migrated.parent).check()
+    assert "runs in graph mode" not in run.stderr
+    assert "Training on 2 replicas of MirroredStrategy" in run.stderr
+    assert compare(_ORACLE_RESULTS["bert_like"], run.results) == []
 
 
 @pytest.mark.tf
