@@ -320,10 +320,23 @@ class Estimator(CheckpointReader):
             logger.warning("%s runs in graph mode: %s.", what.capitalize(), reason)
             return None
         if self._runner is None:
-            strategy = model_fn_tiers.strategy_from_env() or tf.distribute.get_strategy()
+            strategy = model_fn_tiers.strategy_from_env() or self._default_strategy()
             self._runner = model_fn_tiers.ModelFnRunner(
-                self, strategy, steps_per_call=getattr(self._config, "iterations_per_loop", 1) or 1)
+                self, strategy, steps_per_call=getattr(self._config, "iterations_per_loop", 1) or 1,
+                **self._runner_options())
         return self._runner
+
+    def _default_strategy(self) -> Any:
+        """The strategy the strategy tier runs under when TFMIGRATE_STRATEGY names none."""
+        return tf.distribute.get_strategy()
+
+    def _runner_options(self) -> dict:
+        return {}
+
+    @contextlib.contextmanager
+    def _on_strategy_tier(self, strategy: Any) -> Iterator[None]:
+        """Entered by the strategy tier around each of its calls (TPUEstimator takes its TPU code path)."""
+        yield
 
     @staticmethod
     def _check_model_fn(model_fn: Any, params: Any) -> None:

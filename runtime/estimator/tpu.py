@@ -18,9 +18,10 @@ This runtime runs on CPUs/GPUs only. `TPUEstimator(use_tpu=False)` behaves as TF
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import random
-from typing import Any
+from typing import Any, Iterator
 
 import numpy as np
 import tensorflow as tf
@@ -73,11 +74,6 @@ class TPUEstimator(Estimator):
             raise ValueError("`train_batch_size` cannot be `None`")
         if embedding_config_spec is not None:
             raise NotImplementedError("TPUEstimator(embedding_config_spec=...) (TPU embeddings) needs a TPU; tfmigrate.runtime runs without one.")
-        if use_tpu:
-            warn_once(
-                "tpu-estimator-on-cpu",
-                "TPUEstimator(use_tpu=True): tfmigrate.runtime has no TPU; running on the CPU as TPUEstimator(use_tpu=False) did.",
-            )
         if config is not None and (getattr(config, "train_distribute", None) or getattr(config, "eval_distribute", None)):
             raise NotImplementedError(
                 "tfm.estimator.tpu.TPUEstimator: RunConfig(train_distribute/eval_distribute=...) is not supported "
@@ -88,6 +84,49 @@ class TPUEstimator(Estimator):
         self._batch_sizes = {ModeKeys.TRAIN: train_batch_size, ModeKeys.EVAL: eval_batch_size, ModeKeys.PREDICT: predict_batch_size}
         self._use_tpu = use_tpu
         self._export_to_tpu = export_to_tpu
+        self._tpu_replicas: int | None = None  # set while the strategy tier runs the TPU code path
+        if use_tpu and self._tier == "graph":
+            warn_once(
+                "tpu-estimator-on-cpu",
+                "TPUEstimator(use_tpu=True): the graph-mode tier has no TPU; running on the CPU as "
+                "TPUEstimator(use_tpu=False) did (TFMIGRATE_MODEL_FN_TIER=strategy runs the TPU code path under "
+                "TPUStrategy, or on the local devices).",
+            )
+
+    # -- the strategy tier: the TPU code path on the strategy's replicas --------------------------
+
+    def _default_strategy(self) -> Any:
+        if not self._use_tpu:
+            return super()._default_strategy()
+        from ..strategy import make_strategy
+
+        return make_strategy("auto", use_tpu=True)  # a TPUStrategy where a TPU resolves, else local devices
+
+    def _runner_options(self) -> dict:
+        return {"tpu_code_path": bool(self._use_tpu), "split_batches": not self._use_tpu}
+
+    @contextlib.contextmanager
+    def _on_strategy_tier(self, strategy: Any) -> Iterator[None]:
+        """`use_tpu=True` on the strategy tier: the program's TPU code path, each replica a TPU core
+        (`params['use_tpu']` True, `params['batch_size']` the per-replica batch, the input_fn called
+        for per-replica batches), whatever the strategy's devices."""
+        if not self._use_tpu:
+            yield
+            return
+        self._tpu_replicas = strategy.num_replicas_in_sync
+        try:
+            yield
+        finally:
+            self._tpu_replicas = None
+
+    def _batch_size(self, mode: str) -> int | None:
+        size = self._batch_sizes[mode]
+        replicas = self._tpu_replicas
+        if size is None or not replicas:
+            return size
+        if size % replicas:
+            raise ValueError(f"The {mode} batch size {size} is not divisible by the {replicas} replicas (TPU cores).")
+        return size // replicas
 
     def _create_global_step(self, graph: tf.Graph) -> Any:
         if tf.compat.v1.train.get_global_step(graph) is not None:
@@ -150,10 +189,10 @@ class TPUEstimator(Estimator):
         if "mode" in args:
             kwargs["mode"] = mode
         if self._batch_sizes[mode] is not None:
-            kwargs["params"]["batch_size"] = self._batch_sizes[mode]
+            kwargs["params"]["batch_size"] = self._batch_size(mode)
         return kwargs
 
-    def _call_input_fn(self, input_fn: Any, mode: str) -> Any:
+    def _call_input_fn(self, input_fn: Any, mode: str, input_context: Any = None) -> Any:
         kwargs = self._input_fn_kwargs(input_fn, mode)
         with tf.compat.v1.device("/device:CPU:0"):
             return input_fn(**kwargs)
@@ -172,9 +211,10 @@ class TPUEstimator(Estimator):
             kwargs["config"] = copy.deepcopy(config)
         kwargs["params"] = params
         if not is_export and self._batch_sizes[mode] is not None:
-            params["batch_size"] = self._batch_sizes[mode]
-        params["use_tpu"] = False
-        logger.info("Running %s on CPU/GPU", mode)
+            params["batch_size"] = self._batch_size(mode)
+        params["use_tpu"] = bool(self._tpu_replicas) and not is_export
+        if not params["use_tpu"]:
+            logger.info("Running %s on CPU/GPU", mode)
         with tf1_variables():
             spec = self._model_fn(features=features, **kwargs)
         if isinstance(spec, TPUEstimatorSpec):

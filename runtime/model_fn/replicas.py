@@ -15,9 +15,8 @@ A TF1 model_fn reduces its gradients in one of two ways, and the strategy tier k
     taken where the model_fn asks for them (`tf.gradients`, `tf.compat.v1.gradients`, a V1
     optimizer's `compute_gradients`), before any clipping (`mean_gradients`). That gives a
     replicated run the numbers of one device on the whole batch wherever the model's math does
-    not depend on the split. A V1 optimizer's own distribution handling (the loss divided by the
-    replica count, a SUM all-reduce in `apply_gradients`) then sums identical means divided by
-    the replica count: the same mean.
+    not depend on the split. V1 optimizers then apply those means as they did with no strategy
+    (no loss scaling, no second all-reduce of their own).
 
 `IndexedSlices` (an embedding's gradient) stay sparse through the all-reduce.
 """
@@ -25,6 +24,7 @@ A TF1 model_fn reduces its gradients in one of two ways, and the strategy tier k
 from __future__ import annotations
 
 import contextlib
+import inspect
 from typing import Any, Iterator
 
 import tensorflow as tf
@@ -34,7 +34,7 @@ from tensorflow.python.tpu import tpu_function
 from tensorflow.python.tpu.ops import tpu_ops
 from tensorflow.python.training import optimizer as _v1_optimizer
 
-__all__ = ["mean_gradients", "tpu_code_path"]
+__all__ = ["mean_gradients", "tpu_code_path", "tpu_shards"]
 
 
 def _replica_context() -> Any:
@@ -65,7 +65,9 @@ def _meaned(gradient_fn: Any) -> Any:
 
 @contextlib.contextmanager
 def _patched(*replacements: tuple[Any, str, Any]) -> Iterator[None]:
-    saved = [(owner, name, getattr(owner, name)) for owner, name, _ in replacements]
+    """Sets each (owner, name, value) while inside; puts back exactly what was there (a class's
+    staticmethod object, not the function `getattr` unwraps it to)."""
+    saved = [(owner, name, inspect.getattr_static(owner, name)) for owner, name, _ in replacements]
     for owner, name, value in replacements:
         setattr(owner, name, value)
     try:
@@ -84,7 +86,7 @@ def mean_gradients() -> Iterator[None]:
         (tf, "gradients", _meaned(v2)),
         (tf.compat.v1, "gradients", _meaned(v1)),
         (_gradients_module, "gradients", _meaned(v1)),
-    ):
+    ), _v1_optimizers_without_strategy():
         yield
 
 
@@ -109,9 +111,30 @@ def _apply_without_strategy(original: Any) -> Any:
 def tpu_code_path(num_replicas: int) -> Iterator[None]:
     """While a step is traced: `CrossShardOptimizer` sums over the strategy's replicas, as it
     summed over TPU shards, and V1 optimizers do as they did on a TPU (see the module doc)."""
+    del num_replicas  # each replica's own thread enters `tpu_shards`
+    with _patched((tpu_ops, "cross_replica_sum", _cross_replica_sum)), _v1_optimizers_without_strategy():
+        yield
+
+
+@contextlib.contextmanager
+def tpu_shards(num_replicas: int) -> Iterator[None]:
+    """Entered in each replica's call on the TPU code path: the shard count CrossShardOptimizer
+    divides the loss by (TF's TPU context is per thread, and MirroredStrategy's replicas are
+    threads)."""
+    if tpu_function.get_tpu_context().number_of_shards is not None:
+        yield
+        return
+    with tpu_function.tpu_shard_context(num_replicas):
+        yield
+
+
+@contextlib.contextmanager
+def _v1_optimizers_without_strategy() -> Iterator[None]:
+    """V1 optimizers apply the gradients they are given on each replica, as they did with no
+    strategy: no loss divided by the replica count, no SUM all-reduce of their own (the gradients
+    met already: `mean_gradients`, or CrossShardOptimizer's sum)."""
     optimizer = _v1_optimizer.Optimizer
-    with tpu_function.tpu_shard_context(num_replicas), _patched(
-        (tpu_ops, "cross_replica_sum", _cross_replica_sum),
+    with _patched(
         (optimizer, "_scale_loss", staticmethod(_unscaled_loss)),
         (optimizer, "apply_gradients", _apply_without_strategy(optimizer.apply_gradients)),
     ):

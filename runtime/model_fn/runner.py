@@ -41,10 +41,10 @@ from tensorflow.python.eager import context
 from tensorflow.python.framework import random_seed
 from tensorflow.python.training import checkpoint_utils, training_util
 
-from .._logging import logger
+from .._logging import logger, warn_once
 from ..inputs import ModeKeys
 from .held import Found, HeldVariables, discover, random_op_count
-from .replicas import mean_gradients, tpu_code_path
+from .replicas import mean_gradients, tpu_code_path, tpu_shards
 
 __all__ = ["ModelFnRunner", "Unsupported"]
 
@@ -174,7 +174,8 @@ class ModelFnRunner:
     def _call_model_fn(self, mode: str, features: Any, labels: Any, then: Callable[[Any], Any] | None = None) -> Any:
         """The spec of the model_fn called in a trace, and `then(spec)` (under the same variables)."""
         discovered = self._modes[mode]
-        with self._trace.replica(), _graph_seeds(discovered.extra):
+        shards = tpu_shards(self._strategy.num_replicas_in_sync) if self._tpu else contextlib.nullcontext()
+        with self._trace.replica(), _graph_seeds(discovered.extra), shards:
             spec = self._estimator._call_model_fn(features, labels, mode, self._estimator.config)  # noqa: SLF001
             return spec, (then(spec) if then is not None else None)
 
@@ -183,6 +184,8 @@ class ModelFnRunner:
         variables and the gradient rules of `replicas.py`."""
         strategy = self._strategy
         replica_fn = tf.autograph.experimental.do_not_convert(replica_fn)
+        if self._jit_compile():  # the step XLA compiles, as a TPU compiles it (the input stays outside)
+            replica_fn = tf.function(replica_fn, jit_compile=True, autograph=False)
 
         def run(*args):
             gradients = tpu_code_path(strategy.num_replicas_in_sync) if self._tpu else mean_gradients()
@@ -191,6 +194,17 @@ class ModelFnRunner:
 
         return run
 
+    def _jit_compile(self) -> bool:
+        """TFMIGRATE_JIT_COMPILE=1 on one replica (a TPUStrategy compiles its replicated step itself);
+        a jitted replica step under MirroredStrategy cannot reach the other devices' variables."""
+        if not jit_compile_requested():
+            return False
+        if self._strategy.num_replicas_in_sync > 1:
+            warn_once("jit-replicas", "TFMIGRATE_JIT_COMPILE=1 compiles the step on one replica only; %s has %d: "
+                      "running without XLA.", type(self._strategy).__name__, self._strategy.num_replicas_in_sync)
+            return False
+        return True
+
     def _function(self, key: Any, python_function: Callable, mode: str) -> Any:
         """A `tf.function` of `python_function`, made once; or per call where the model_fn draws
         unseeded random numbers: TF1 built a new graph per train/evaluate/predict call, and each
@@ -198,8 +212,7 @@ class ModelFnRunner:
         if self._modes[mode].extra.get("random_ops"):
             self._functions.pop(key, None)
         if key not in self._functions:
-            self._functions[key] = tf.function(python_function, jit_compile=jit_compile_requested() or None,
-                                               autograph=False)
+            self._functions[key] = tf.function(python_function, autograph=False)
         return self._functions[key]
 
     def _train_function(self) -> Any:
@@ -280,7 +293,7 @@ class ModelFnRunner:
     def train(self, input_fn: Any, steps: int | None, max_steps: int | None, listeners: list | None = None) -> float | None:
         """Estimator's `train`: `steps` more, or up to `max_steps`, or until the input ends; checkpoints
         and `saving_listeners` (called with no session) as `CheckpointSaverHook` made and called them."""
-        with context.eager_mode(), _python_random_restored_on(Unsupported):  # eagerly, also in a graph-mode caller's graph
+        with context.eager_mode(), _python_random_restored_on(Unsupported), self._estimator._on_strategy_tier(self._strategy):  # noqa: SLF001
             return self._train(input_fn, steps, max_steps, list(listeners or []))
 
     def _train(self, input_fn: Any, steps: int | None, max_steps: int | None, listeners: list) -> float | None:
@@ -298,7 +311,7 @@ class ModelFnRunner:
         function = self._train_function()
         replicas = self._strategy.num_replicas_in_sync
         logger.info("Training on %d replica%s of %s, %d step(s) per call%s.", replicas, "" if replicas == 1 else "s",
-                    type(self._strategy).__name__, self._steps_per_call, " (XLA)" if jit_compile_requested() else "")
+                    type(self._strategy).__name__, self._steps_per_call, " (XLA)" if self._jit_compile() else "")
         summaries = _LossSummaries(self._estimator.model_dir, config.save_summary_steps)
         for listener in listeners:
             listener.begin()
@@ -352,7 +365,7 @@ class ModelFnRunner:
     # -- evaluate --------------------------------------------------------------------------------
 
     def evaluate(self, input_fn: Any, steps: int | None, checkpoint_path: str | None) -> dict:
-        with context.eager_mode(), _python_random_restored_on(Unsupported):
+        with context.eager_mode(), _python_random_restored_on(Unsupported), self._estimator._on_strategy_tier(self._strategy):  # noqa: SLF001
             return self._evaluate(input_fn, steps, checkpoint_path)
 
     def _evaluate(self, input_fn: Any, steps: int | None, checkpoint_path: str | None) -> dict:
@@ -402,7 +415,7 @@ class ModelFnRunner:
                 yield_single_examples: bool) -> Iterator[Any]:
         """Builds and restores now (raising `Unsupported` before anything is yielded); returns the
         predictions' iterator."""
-        with context.eager_mode(), _python_random_restored_on(Unsupported):
+        with context.eager_mode(), _python_random_restored_on(Unsupported), self._estimator._on_strategy_tier(self._strategy):  # noqa: SLF001
             self._discover(ModeKeys.PREDICT, input_fn)
             self._restore(checkpoint_path, ModeKeys.PREDICT)
             function = self._predict_function(predict_keys)
@@ -411,7 +424,7 @@ class ModelFnRunner:
 
     def _predictions(self, function: Any, iterator: Any, yield_single_examples: bool) -> Iterator[Any]:
         while True:
-            with context.eager_mode():
+            with context.eager_mode(), self._estimator._on_strategy_tier(self._strategy):  # noqa: SLF001
                 try:
                     with _python_random_kept():
                         outputs = function(iterator)
