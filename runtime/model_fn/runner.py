@@ -108,8 +108,9 @@ class ModelFnRunner:
                 extra["input_random_ops_before"] = random_op_count(graph)
                 features, labels, _ = parse_input_fn_result(estimator._call_input_fn(input_fn, mode))  # noqa: SLF001
                 extra["graph_seed"], extra["random_ops_before"] = graph.seed, random_op_count(graph)
-                spec = estimator._call_model_fn(features, labels if mode != ModeKeys.PREDICT else None, mode,  # noqa: SLF001
-                                                estimator.config)
+                with _optimizer_updates_skipped(mode):
+                    spec = estimator._call_model_fn(features, labels if mode != ModeKeys.PREDICT else None, mode,  # noqa: SLF001
+                                                    estimator.config)
                 extra["random_ops"] = random_op_count(graph) - extra["random_ops_before"]
                 if mode == ModeKeys.EVAL:
                     extra["loss_metric"] = tf.compat.v1.metrics.mean(spec.loss)
@@ -189,7 +190,9 @@ class ModelFnRunner:
 
         def run(*args):
             gradients = tpu_code_path(strategy.num_replicas_in_sync) if self._tpu else mean_gradients()
-            with self._held.scope(self._modes[mode].found) as self._trace, _restores_at_discovery(), gradients:
+            # Class-wide patches are entered here, once, not in the replicas' threads (which interleave).
+            with self._held.scope(self._modes[mode].found) as self._trace, _restores_at_discovery(), gradients, \
+                    _optimizer_updates_skipped(mode):
                 return strategy.run(replica_fn, args=args)
 
         return run
@@ -452,6 +455,25 @@ def _as_session_value(value: Any) -> Any:
     as simple values), else an array."""
     array = np.asarray(value)
     return array[()] if array.ndim == 0 else array
+
+
+@contextlib.contextmanager
+def _optimizer_updates_skipped(mode: str) -> Iterator[None]:
+    """Outside TRAIN, a V1 optimizer's `minimize`/`apply_gradients` build nothing: model_fns that
+    build their train_op in every mode were evaluated by TF1 without running it, and a tf.function
+    would run it. (An optimizer that overrides `apply_gradients` still builds its writes, which
+    send that call to graph mode.)"""
+    if mode == ModeKeys.TRAIN:
+        yield
+        return
+    optimizer = tf.compat.v1.train.Optimizer
+    saved = optimizer.__dict__["minimize"], optimizer.__dict__["apply_gradients"]
+    optimizer.minimize = lambda self, *args, **kwargs: tf.no_op()
+    optimizer.apply_gradients = lambda self, *args, **kwargs: tf.no_op()
+    try:
+        yield
+    finally:
+        optimizer.minimize, optimizer.apply_gradients = saved
 
 
 @contextlib.contextmanager

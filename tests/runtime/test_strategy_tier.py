@@ -1,0 +1,68 @@
+"""The strategy tier (runtime/model_fn/): a TF1 model_fn run as written inside a strategy's
+tf.function, checked against the oracle's numbers.
+
+`cross_shard.py` is a TPU program (CrossShardOptimizer under `params['use_tpu']`) whose math does
+not depend on how the batch is split, so its TPU code path on any number of replicas must give
+the one-device numbers TF 2.15 gives with use_tpu=False. The hosted programs on the strategy tier
+are in test_hosted_estimator.py."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from equivalence.harness import compare, run_current, run_oracle
+
+PROGRAM = Path(__file__).parent / "strategy_programs" / "cross_shard.py"
+_ORACLE: list = []
+
+pytestmark = [pytest.mark.tf, pytest.mark.oracle, pytest.mark.xdist_group("strategy-tier:cross_shard")]
+
+
+def migrated_text(source: str) -> str:
+    """The hosted tier's spelling of the TF 1.x program (what the codemod writes for it)."""
+    text = source.replace("tf.layers.dense", "tfm.legacy.tf1_layers.dense").replace("tf.estimator.tpu.", "tfm.estimator.tpu.")
+    return text.replace("import tensorflow.compat.v1 as tf\n", "import tensorflow.compat.v1 as tf\nimport tfmigrate.runtime as tfm\n", 1)
+
+
+def _oracle_results(tmp_path: Path) -> list:
+    if not _ORACLE:
+        original = tmp_path / "original" / "program.py"
+        original.parent.mkdir()
+        original.write_text(PROGRAM.read_text())
+        _ORACLE.append(run_oracle(original, original.parent).check().results)
+    return _ORACLE[0]
+
+
+@pytest.mark.parametrize(
+    ("strategy", "replicas", "jit"),
+    [("default", 1, False), ("mirrored", 2, False), ("default", 1, True)],
+    ids=["one-replica", "two-mirrored-replicas", "xla"],
+)
+def test_a_tpu_program_trains_on_its_tpu_code_path_with_the_oracles_numbers(
+    strategy: str, replicas: int, jit: bool, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """TPUEstimator(use_tpu=True) on the strategy tier: params['use_tpu'] is True, each replica a TPU
+    core with its share of the batch, CrossShardOptimizer's sum an all-reduce over the replicas (on
+    one replica, with no CrossReplicaSum kernel on a CPU, the graph tier had to run use_tpu as
+    False). Under TFMIGRATE_JIT_COMPILE=1 the step is compiled with XLA; the tolerance stays 1e-5."""
+    expected = _oracle_results(tmp_path)
+    migrated = tmp_path / "migrated" / "program.py"
+    migrated.parent.mkdir()
+    migrated.write_text(migrated_text(PROGRAM.read_text()).replace(
+        "import tfmigrate.runtime as tfm\n",
+        'import tfmigrate.runtime as tfm\nimport logging\nlogging.basicConfig(level=logging.INFO, format="%(name)s: %(message)s")\n', 1))
+    env = {"USE_TPU": "1", "TFMIGRATE_MODEL_FN_TIER": "strategy", "TFMIGRATE_STRATEGY": strategy}
+    if replicas > 1:
+        env["TFMIGRATE_CPU_DEVICES"] = str(replicas)
+    if jit:
+        env["TFMIGRATE_JIT_COMPILE"] = "1"
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    run = run_current(migrated, migrated.parent).check()
+    assert "runs in graph mode" not in run.stderr
+    plural = "" if replicas == 1 else "s"
+    assert f"Training on {replicas} replica{plural} of" in run.stderr
+    assert (" (XLA)." in run.stderr) == jit
+    assert compare(expected, run.results) == []
