@@ -1,10 +1,12 @@
 """The strategy tier (runtime/model_fn/): a TF1 model_fn run as written inside a strategy's
 tf.function, checked against the oracle's numbers.
 
-`cross_shard.py` is a TPU program (CrossShardOptimizer under `params['use_tpu']`) whose math does
-not depend on how the batch is split, so its TPU code path on any number of replicas must give
-the one-device numbers TF 2.15 gives with use_tpu=False. The hosted programs on the strategy tier
-are in test_hosted_estimator.py."""
+The TPU program here is a TPUEstimator fixture (a BERT-style warm-up rate from the global step,
+`minimize` built in every mode, `iterations_per_loop=3`) given TPU programs' code path: `if
+params['use_tpu']: optimizer = CrossShardOptimizer(optimizer)`, and `use_tpu` from the USE_TPU
+variable. Its math does not depend on how the batch is split, so its TPU code path on any number
+of replicas must give the one-device numbers TF 2.15 gives with use_tpu=False (the oracle has no
+TPU). The hosted programs on the strategy tier are in test_hosted_estimator.py."""
 
 from __future__ import annotations
 
@@ -14,8 +16,22 @@ import pytest
 
 from equivalence.harness import compare, run_current, run_oracle
 
-PROGRAM = Path(__file__).parent / "strategy_programs" / "cross_shard.py"
+from conftest import FIXTURES
+
+FIXTURE = FIXTURES / "TFM301_tpu_estimator_to_keras" / "linear_warmup_polynomial_decay.in.py"
 _ORACLE: list = []
+
+
+def tpu_program() -> str:
+    """The fixture on TPU programs' code path, `use_tpu` from USE_TPU (unset on the oracle)."""
+    text = FIXTURE.read_text()
+    text = text.replace("import numpy as np\n", "import os\n\nimport numpy as np\n", 1)
+    text = text.replace("  optimizer = tf.train.MomentumOptimizer(learning_rate, momentum=0.9)\n",
+                        "  optimizer = tf.train.MomentumOptimizer(learning_rate, momentum=0.9)\n"
+                        "  if params['use_tpu']:\n    optimizer = tf.tpu.CrossShardOptimizer(optimizer)\n")
+    text = text.replace("use_tpu=False", "use_tpu=os.environ.get('USE_TPU') == '1'")
+    assert "CrossShardOptimizer" in text and "USE_TPU" in text
+    return text
 
 pytestmark = [pytest.mark.tf, pytest.mark.oracle, pytest.mark.xdist_group("strategy-tier:cross_shard")]
 
@@ -30,7 +46,7 @@ def _oracle_results(tmp_path: Path) -> list:
     if not _ORACLE:
         original = tmp_path / "original" / "program.py"
         original.parent.mkdir()
-        original.write_text(PROGRAM.read_text())
+        original.write_text(tpu_program())
         _ORACLE.append(run_oracle(original, original.parent).check().results)
     return _ORACLE[0]
 
@@ -50,7 +66,7 @@ def test_a_tpu_program_trains_on_its_tpu_code_path_with_the_oracles_numbers(
     expected = _oracle_results(tmp_path)
     migrated = tmp_path / "migrated" / "program.py"
     migrated.parent.mkdir()
-    migrated.write_text(migrated_text(PROGRAM.read_text()).replace(
+    migrated.write_text(migrated_text(tpu_program()).replace(
         "import tfmigrate.runtime as tfm\n",
         'import tfmigrate.runtime as tfm\nimport logging\nlogging.basicConfig(level=logging.INFO, format="%(name)s: %(message)s")\n', 1))
     env = {"USE_TPU": "1", "TFMIGRATE_MODEL_FN_TIER": "strategy", "TFMIGRATE_STRATEGY": strategy}
