@@ -33,7 +33,6 @@ table or summary-writer initializers, scaffold ops, savers) built inside the loo
 
 from __future__ import annotations
 
-import collections
 import contextlib
 from typing import Any, Callable, Iterator
 

@@ -23,37 +23,35 @@ calling conventions and graph-mode construction it borrows, `core.Estimator`), w
   * **prediction**: the model_fn in PREDICT mode per batch, its `predictions` yielded per example.
 
 What the engine cannot run as the graph-mode Estimator did raises `Unsupported` with the reason
-before anything is trained; `core.Estimator` then runs that call in graph mode and logs why.
+(`checks.py`) before anything is trained; `core.Estimator` then runs that call in graph mode and
+logs why. How a trace keeps TF 1.x's build (seeds, Python's random state, restores) is
+`tf1_build.py`; the `loss` events, `summaries.py`.
 """
 
 from __future__ import annotations
 
 import contextlib
-import itertools
 import os
-import random
 import time
 from typing import Any, Callable, Iterator
 
 import numpy as np
 import tensorflow as tf
 from tensorflow.python.eager import context
-from tensorflow.python.framework import random_seed
-from tensorflow.python.training import checkpoint_utils, training_util
+from tensorflow.python.training import training_util
 
 from .._logging import logger, warn_once
 from ..inputs import ModeKeys
+from .checks import Unsupported, as_op, check_spec, variable_reads
 from .held import Found, HeldVariables, discover, random_op_count
 from .replicas import mean_gradients, tpu_code_path, tpu_shards
+from .summaries import LossSummaries
+from .tf1_build import (eager_graph_seeds, graph_seeds, optimizer_updates_skipped, python_random_kept,
+                        python_random_restored_on, restores_at_discovery)
 
 __all__ = ["ModelFnRunner", "Unsupported"]
 
 _KEYS = tf.compat.v1.GraphKeys
-_STATEFUL_WRITES = ("Assign", "AssignAdd", "AssignSub", "ScatterUpdate", "ScatterAdd", "ScatterSub")
-
-
-class Unsupported(Exception):
-    """Why this call runs on the graph-mode tier instead."""
 
 
 def jit_compile_requested() -> bool:
@@ -108,7 +106,7 @@ class ModelFnRunner:
                 extra["input_random_ops_before"] = random_op_count(graph)
                 features, labels, _ = parse_input_fn_result(estimator._call_input_fn(input_fn, mode))  # noqa: SLF001
                 extra["graph_seed"], extra["random_ops_before"] = graph.seed, random_op_count(graph)
-                with _optimizer_updates_skipped(mode):
+                with optimizer_updates_skipped(mode):
                     spec = estimator._call_model_fn(features, labels if mode != ModeKeys.PREDICT else None, mode,  # noqa: SLF001
                                                     estimator.config)
                 extra["random_ops"] = random_op_count(graph) - extra["random_ops_before"]
@@ -120,7 +118,7 @@ class ModelFnRunner:
                 return spec
 
         spec, found, initial_values = discover(graph, build)
-        _check_spec(mode, spec, graph, extra)
+        check_spec(mode, spec, graph, extra)
         self._held.make(found, self._strategy)
         previous = self._modes.get(mode)
         if previous is not None and [f.name for f in previous.found] != [f.name for f in found]:
@@ -176,7 +174,7 @@ class ModelFnRunner:
         """The spec of the model_fn called in a trace, and `then(spec)` (under the same variables)."""
         discovered = self._modes[mode]
         shards = tpu_shards(self._strategy.num_replicas_in_sync) if self._tpu else contextlib.nullcontext()
-        with self._trace.replica(), _graph_seeds(discovered.extra), shards:
+        with self._trace.replica(), graph_seeds(discovered.extra), shards:
             spec = self._estimator._call_model_fn(features, labels, mode, self._estimator.config)  # noqa: SLF001
             return spec, (then(spec) if then is not None else None)
 
@@ -191,8 +189,8 @@ class ModelFnRunner:
         def run(*args):
             gradients = tpu_code_path(strategy.num_replicas_in_sync) if self._tpu else mean_gradients()
             # Class-wide patches are entered here, once, not in the replicas' threads (which interleave).
-            with self._held.scope(self._modes[mode].found) as self._trace, _restores_at_discovery(), gradients, \
-                    _optimizer_updates_skipped(mode):
+            with self._held.scope(self._modes[mode].found) as self._trace, restores_at_discovery(), gradients, \
+                    optimizer_updates_skipped(mode):
                 return strategy.run(replica_fn, args=args)
 
         return run
@@ -247,7 +245,7 @@ class ModelFnRunner:
             spec, loss_metric = self._call_model_fn(ModeKeys.EVAL, features, labels,
                                                     lambda spec: tf.compat.v1.metrics.mean(spec.loss))
             updates = [update for _, update in spec.eval_metric_ops.values()] + [loss_metric[1]]
-            with tf.control_dependencies([_as_op(update) for update in updates]):
+            with tf.control_dependencies([as_op(update) for update in updates]):
                 return tf.constant(0)
 
         step = self._replicated(replica_step, ModeKeys.EVAL)
@@ -284,7 +282,7 @@ class ModelFnRunner:
         estimator = self._estimator
         strategy = self._strategy
         extra = self._modes[mode].extra
-        with _eager_graph_seeds(extra.get("graph_seed"), extra.get("input_random_ops_before", 0)):
+        with eager_graph_seeds(extra.get("graph_seed"), extra.get("input_random_ops_before", 0)):
             if self._split or strategy.num_replicas_in_sync == 1:
                 dataset = _dataset(estimator._call_input_fn(input_fn, mode))  # noqa: SLF001
                 return iter(strategy.experimental_distribute_dataset(dataset))
@@ -296,7 +294,7 @@ class ModelFnRunner:
     def train(self, input_fn: Any, steps: int | None, max_steps: int | None, listeners: list | None = None) -> float | None:
         """Estimator's `train`: `steps` more, or up to `max_steps`, or until the input ends; checkpoints
         and `saving_listeners` (called with no session) as `CheckpointSaverHook` made and called them."""
-        with context.eager_mode(), _python_random_restored_on(Unsupported), self._estimator._on_strategy_tier(self._strategy):  # noqa: SLF001
+        with context.eager_mode(), python_random_restored_on(Unsupported), self._estimator._on_strategy_tier(self._strategy):  # noqa: SLF001
             return self._train(input_fn, steps, max_steps, list(listeners or []))
 
     def _train(self, input_fn: Any, steps: int | None, max_steps: int | None, listeners: list) -> float | None:
@@ -315,7 +313,7 @@ class ModelFnRunner:
         replicas = self._strategy.num_replicas_in_sync
         logger.info("Training on %d replica%s of %s, %d step(s) per call%s.", replicas, "" if replicas == 1 else "s",
                     type(self._strategy).__name__, self._steps_per_call, " (XLA)" if self._jit_compile() else "")
-        summaries = _LossSummaries(self._estimator.model_dir, config.save_summary_steps)
+        summaries = LossSummaries(self._estimator.model_dir, config.save_summary_steps)
         for listener in listeners:
             listener.begin()
         saved_step, saved_at = step, time.monotonic()
@@ -330,7 +328,7 @@ class ModelFnRunner:
                     count = min(count, saved_step + every - step)
                 count = min(count, summaries.steps_until_due(step))
                 try:
-                    with _python_random_kept():  # a trace's tf.layers draw no seeds the program would see
+                    with python_random_kept():  # a trace's tf.layers draw no seeds the program would see
                         loss = float(function(iterator, tf.constant(count)))
                 except (tf.errors.OutOfRangeError, StopIteration):
                     step = self._global_step()
@@ -368,7 +366,7 @@ class ModelFnRunner:
     # -- evaluate --------------------------------------------------------------------------------
 
     def evaluate(self, input_fn: Any, steps: int | None, checkpoint_path: str | None) -> dict:
-        with context.eager_mode(), _python_random_restored_on(Unsupported), self._estimator._on_strategy_tier(self._strategy):  # noqa: SLF001
+        with context.eager_mode(), python_random_restored_on(Unsupported), self._estimator._on_strategy_tier(self._strategy):  # noqa: SLF001
             return self._evaluate(input_fn, steps, checkpoint_path)
 
     def _evaluate(self, input_fn: Any, steps: int | None, checkpoint_path: str | None) -> dict:
@@ -382,7 +380,7 @@ class ModelFnRunner:
         while steps is None or done < steps:
             count = self._steps_per_call if steps is None else min(self._steps_per_call, steps - done)
             try:
-                with _python_random_kept():
+                with python_random_kept():
                     function(iterator, tf.constant(count))
             except (tf.errors.OutOfRangeError, StopIteration):
                 break
@@ -395,7 +393,7 @@ class ModelFnRunner:
         """The graph-mode build's value tensors, computed from the held counters' reduced values."""
         values = {key: value for key, (value, _) in mode.spec.eval_metric_ops.items()}
         values["loss"] = mode.extra["loss_metric"][0]
-        reads, feeds = _variable_reads(mode.graph, list(values.values()))
+        reads, feeds = variable_reads(mode.graph, list(values.values()))
         by_name = self._held.by_name
         graph_def = mode.graph.as_graph_def()
         names = sorted(values)
@@ -418,7 +416,7 @@ class ModelFnRunner:
                 yield_single_examples: bool) -> Iterator[Any]:
         """Builds and restores now (raising `Unsupported` before anything is yielded); returns the
         predictions' iterator."""
-        with context.eager_mode(), _python_random_restored_on(Unsupported), self._estimator._on_strategy_tier(self._strategy):  # noqa: SLF001
+        with context.eager_mode(), python_random_restored_on(Unsupported), self._estimator._on_strategy_tier(self._strategy):  # noqa: SLF001
             self._discover(ModeKeys.PREDICT, input_fn)
             self._restore(checkpoint_path, ModeKeys.PREDICT)
             function = self._predict_function(predict_keys)
@@ -429,7 +427,7 @@ class ModelFnRunner:
         while True:
             with context.eager_mode(), self._estimator._on_strategy_tier(self._strategy):  # noqa: SLF001
                 try:
-                    with _python_random_kept():
+                    with python_random_kept():
                         outputs = function(iterator)
                 except (tf.errors.OutOfRangeError, StopIteration):
                     return
@@ -457,141 +455,6 @@ def _as_session_value(value: Any) -> Any:
     return array[()] if array.ndim == 0 else array
 
 
-@contextlib.contextmanager
-def _optimizer_updates_skipped(mode: str) -> Iterator[None]:
-    """Outside TRAIN, a V1 optimizer's `minimize`/`apply_gradients` build nothing: model_fns that
-    build their train_op in every mode were evaluated by TF1 without running it, and a tf.function
-    would run it. (An optimizer that overrides `apply_gradients` still builds its writes, which
-    send that call to graph mode.)"""
-    if mode == ModeKeys.TRAIN:
-        yield
-        return
-    optimizer = tf.compat.v1.train.Optimizer
-    saved = optimizer.__dict__["minimize"], optimizer.__dict__["apply_gradients"]
-    optimizer.minimize = lambda self, *args, **kwargs: tf.no_op()
-    optimizer.apply_gradients = lambda self, *args, **kwargs: tf.no_op()
-    try:
-        yield
-    finally:
-        optimizer.minimize, optimizer.apply_gradients = saved
-
-
-@contextlib.contextmanager
-def _python_random_kept() -> Iterator[None]:
-    """Python's and NumPy's random states as they were before."""
-    states = random.getstate(), np.random.get_state()
-    try:
-        yield
-    finally:
-        random.setstate(states[0])
-        np.random.set_state(states[1])
-
-
-@contextlib.contextmanager
-def _python_random_restored_on(error: type) -> Iterator[None]:
-    """Python's and NumPy's random states as they were before when `error` is raised: the graph-mode
-    tier then builds the model_fn with the draws the strategy tier's attempt took."""
-    states = random.getstate(), np.random.get_state()
-    try:
-        yield
-    except error:
-        random.setstate(states[0])
-        np.random.set_state(states[1])
-        raise
-
-
-@contextlib.contextmanager
-def _eager_graph_seeds(seed: int | None, start: int) -> Iterator[None]:
-    """Random ops made eagerly inside (an input_fn's shuffle) take the seeds a TF1 graph with seed
-    `seed` gave them, op seeds counting on from `start`, instead of eager execution's own."""
-    if seed is None:
-        yield
-        return
-    original = random_seed.get_seed
-    counter = itertools.count(start)
-
-    def get_seed(op_seed):
-        if not context.executing_eagerly():
-            return original(op_seed)
-        if op_seed is None:
-            op_seed = next(counter)
-        seeds = random_seed._truncate_seed(seed), random_seed._truncate_seed(op_seed)  # noqa: SLF001
-        return (0, random_seed._MAXINT32) if seeds == (0, 0) else seeds  # noqa: SLF001
-
-    random_seed.get_seed = get_seed
-    try:
-        yield
-    finally:
-        random_seed.get_seed = original
-
-
-@contextlib.contextmanager
-def _restores_at_discovery() -> Iterator[None]:
-    """`init_from_checkpoint` in a traced model_fn does nothing: its restore already set the
-    initial values the discovery computed (TF1 ran it as an initializer, once). In a function it
-    would restore on every step."""
-    original = checkpoint_utils._init_from_checkpoint  # noqa: SLF001
-    checkpoint_utils._init_from_checkpoint = lambda *args, **kwargs: None  # noqa: SLF001
-    try:
-        yield
-    finally:
-        checkpoint_utils._init_from_checkpoint = original  # noqa: SLF001
-
-
-class _LossSummaries:
-    """The `loss` scalar Estimator's `SummarySaverHook` wrote to `model_dir`: after the first step
-    of a `train` call, then at the first step `save_summary_steps` or more after the last one,
-    each with the loss of the step that brought the global step there."""
-
-    def __init__(self, model_dir: str, every: int | None) -> None:
-        self._every = every or 0
-        self._last: int | None = None
-        self._writer = None
-        self._model_dir = model_dir
-
-    def steps_until_due(self, step: int) -> int:
-        if not self._every:
-            return 1 << 30
-        if self._last is None:
-            return 1
-        return max(1, self._last + self._every - step)
-
-    def after_steps(self, step: int, loss: float) -> None:
-        if not self._every or (self._last is not None and step < self._last + self._every):
-            return
-        from tensorflow.core.framework import summary_pb2
-        from tensorflow.core.util import event_pb2
-        from tensorflow.python.summary.writer import event_file_writer
-
-        if self._writer is None:
-            self._writer = event_file_writer.EventFileWriter(self._model_dir)
-        summary = summary_pb2.Summary(value=[summary_pb2.Summary.Value(tag="loss", simple_value=loss)])
-        self._writer.add_event(event_pb2.Event(wall_time=time.time(), step=step, summary=summary))
-        self._last = step
-
-    def close(self) -> None:
-        if self._writer is not None:
-            self._writer.close()
-
-
-@contextlib.contextmanager
-def _graph_seeds(extra: dict) -> Iterator[None]:
-    """The trace's graph seed and random-op count as the graph-mode build had them where it called
-    the model_fn: its unseeded random ops (dropout, a shuffle) get TF 1.x's op seeds."""
-    graph = tf.compat.v1.get_default_graph()
-    saved_seed, saved_count = graph.seed, random_seed._graph_to_seed_dict.get(graph)  # noqa: SLF001
-    graph.seed = extra.get("graph_seed")
-    random_seed._graph_to_seed_dict[graph] = extra.get("random_ops_before", 0)  # noqa: SLF001
-    try:
-        yield
-    finally:
-        graph.seed = saved_seed
-        if saved_count is None:
-            random_seed._graph_to_seed_dict.pop(graph, None)  # noqa: SLF001
-        else:
-            random_seed._graph_to_seed_dict[graph] = saved_count  # noqa: SLF001
-
-
 class _null:
     def __enter__(self):
         return None
@@ -612,100 +475,13 @@ def _dataset(result: Any) -> tf.data.Dataset:
     return result
 
 
-def _as_op(value: Any) -> Any:
-    return value if isinstance(value, tf.Operation) else getattr(value, "op", value)
-
-
 def _select(predictions: Any, keys: Any) -> Any:
     if not keys or not isinstance(predictions, dict):
         return predictions
     return {key: value for key, value in predictions.items() if key in keys}
 
 
-def _variable_reads(graph: tf.Graph, tensors: list[Any]) -> tuple[list[Any], list[str]]:
-    """The reads of variables the value tensors compute from (a reference variable's `read`
-    snapshot, a resource variable's ReadVariableOp), and those variables' names. Raises
-    `Unsupported` where a value reads anything but variables and constants."""
-    reads: dict[Any, str] = {}
-    seen: set = set()
-    todo = [t.op for t in tensors]
-    while todo:
-        op = todo.pop()
-        if op in seen:
-            continue
-        seen.add(op)
-        if op.type in ("Identity", "ReadVariableOp") and op.inputs and op.inputs[0].op.type in ("VariableV2", "VarHandleOp"):
-            reads[op.outputs[0]] = op.inputs[0].op.name
-            continue
-        if op.type in ("VariableV2", "VarHandleOp"):
-            raise Unsupported(f"a metric value reads variable {op.name} other than through a read")
-        if op.type in ("IteratorGetNext", "Placeholder") or op.type.startswith(_STATEFUL_WRITES):
-            raise Unsupported(f"a metric value depends on {op.type} {op.name}, not only on its counters")
-        todo.extend(t.op for t in op.inputs)
-        todo.extend(op.control_inputs)
-    items = list(reads.items())
-    return [tensor for tensor, _ in items], [name for _, name in items]
-
-
 def _reduced(variable: Any) -> Any:
     """A metric counter's value over all replicas (an ON_READ variable read in cross-replica
     context sums its replicas' copies)."""
     return tf.convert_to_tensor(variable.read_value())
-
-
-def _check_spec(mode: str, spec: Any, graph: tf.Graph, extra: dict) -> None:
-    if spec.scaffold is not None and (spec.scaffold.init_fn is not None or spec.scaffold.init_op is not None):
-        raise Unsupported("the spec's Scaffold has an init_fn or init_op, which runs in a Session")
-    if graph.get_collection(_KEYS.QUEUE_RUNNERS):
-        raise Unsupported("the graph has queue runners")
-    if mode == ModeKeys.TRAIN:
-        if spec.training_hooks or spec.training_chief_hooks:
-            raise Unsupported("the spec has training hooks (or a host_call)")
-        if graph.get_collection(_KEYS.SUMMARIES):
-            raise Unsupported("model_fn makes summaries")
-        _check_unfetched_writes(graph, [spec.train_op, spec.loss], "train_op")
-    if mode == ModeKeys.EVAL:
-        if spec.evaluation_hooks:
-            raise Unsupported("the spec has evaluation hooks")
-        metrics = [part for pair in spec.eval_metric_ops.values() for part in pair] + list(extra["loss_metric"])
-        _check_unfetched_writes(graph, [spec.loss, *metrics], "evaluation")
-    if mode == ModeKeys.PREDICT:
-        if spec.prediction_hooks:
-            raise Unsupported("the spec has prediction hooks")
-        _check_unfetched_writes(graph, tf.nest.flatten(spec.predictions), "prediction")
-
-
-def _check_unfetched_writes(graph: tf.Graph, fetches: list[Any], what: str) -> None:
-    """In TF1 only what the train_op needs runs; in a `tf.function` every stateful op does. A
-    write to a model variable outside the train_op (batch norm's moving averages left out of
-    UPDATE_OPS' dependencies) would then run here and not in TF 1.x."""
-    needed = _ancestors(fetches)
-    local = {v.op.name for v in graph.get_collection(_KEYS.LOCAL_VARIABLES) + graph.get_collection(_KEYS.METRIC_VARIABLES)}
-    initializers = _ancestors([v.initializer for v in graph.get_collection(_KEYS.GLOBAL_VARIABLES)
-                               + graph.get_collection(_KEYS.LOCAL_VARIABLES)])
-    for op in graph.get_operations():
-        if op in needed or op in initializers or not (op.type.startswith(_STATEFUL_WRITES) or op.type.startswith(("ResourceApply", "AssignVariableOp", "AssignAddVariableOp", "AssignSubVariableOp", "Apply"))):
-            continue
-        target = op.inputs[0].op if op.inputs else None
-        while target is not None and target.type in ("Identity", "RefIdentity") and target.inputs:
-            target = target.inputs[0].op
-        if target is None or target.type not in ("VariableV2", "VarHandleOp") or target.name in local:
-            continue
-        if op.name == f"{target.name}/Assign":  # its initializer as made (a warm start or restore replaced it)
-            continue
-        raise Unsupported(f"in its {what}, model_fn writes variable {target.name} ({op.name}) where TF 1.x never "
-                          "ran the write (it is not among what Estimator fetched); a tf.function runs every write")
-
-
-def _ancestors(ops: list[Any]) -> set:
-    """`ops` and every op they depend on (through inputs and control inputs)."""
-    seen: set = set()
-    todo = [_as_op(op) for op in ops if op is not None]
-    while todo:
-        op = todo.pop()
-        if op in seen:
-            continue
-        seen.add(op)
-        todo.extend(t.op for t in op.inputs)
-        todo.extend(op.control_inputs)
-    return seen

@@ -1,0 +1,107 @@
+"""What the strategy tier reads off the graph-mode build before it runs a mode: whether TF2 can run
+it as TF 1.x ran it (`check_spec` raises `Unsupported` with the reason), and which counters a
+metric's value is computed from (`variable_reads`)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import tensorflow as tf
+
+from ..inputs import ModeKeys
+
+__all__ = ["Unsupported", "as_op", "check_spec", "variable_reads"]
+
+_KEYS = tf.compat.v1.GraphKeys
+_STATEFUL_WRITES = ("Assign", "AssignAdd", "AssignSub", "ScatterUpdate", "ScatterAdd", "ScatterSub")
+
+
+class Unsupported(Exception):
+    """Why this call runs on the graph-mode tier instead."""
+
+
+def as_op(value: Any) -> Any:
+    return value if isinstance(value, tf.Operation) else getattr(value, "op", value)
+
+
+def variable_reads(graph: tf.Graph, tensors: list[Any]) -> tuple[list[Any], list[str]]:
+    """The reads of variables the value tensors compute from (a reference variable's `read`
+    snapshot, a resource variable's ReadVariableOp), and those variables' names. Raises
+    `Unsupported` where a value reads anything but variables and constants."""
+    reads: dict[Any, str] = {}
+    seen: set = set()
+    todo = [t.op for t in tensors]
+    while todo:
+        op = todo.pop()
+        if op in seen:
+            continue
+        seen.add(op)
+        if op.type in ("Identity", "ReadVariableOp") and op.inputs and op.inputs[0].op.type in ("VariableV2", "VarHandleOp"):
+            reads[op.outputs[0]] = op.inputs[0].op.name
+            continue
+        if op.type in ("VariableV2", "VarHandleOp"):
+            raise Unsupported(f"a metric value reads variable {op.name} other than through a read")
+        if op.type in ("IteratorGetNext", "Placeholder") or op.type.startswith(_STATEFUL_WRITES):
+            raise Unsupported(f"a metric value depends on {op.type} {op.name}, not only on its counters")
+        todo.extend(t.op for t in op.inputs)
+        todo.extend(op.control_inputs)
+    items = list(reads.items())
+    return [tensor for tensor, _ in items], [name for _, name in items]
+
+
+def check_spec(mode: str, spec: Any, graph: tf.Graph, extra: dict) -> None:
+    if spec.scaffold is not None and (spec.scaffold.init_fn is not None or spec.scaffold.init_op is not None):
+        raise Unsupported("the spec's Scaffold has an init_fn or init_op, which runs in a Session")
+    if graph.get_collection(_KEYS.QUEUE_RUNNERS):
+        raise Unsupported("the graph has queue runners")
+    if mode == ModeKeys.TRAIN:
+        if spec.training_hooks or spec.training_chief_hooks:
+            raise Unsupported("the spec has training hooks (or a host_call)")
+        if graph.get_collection(_KEYS.SUMMARIES):
+            raise Unsupported("model_fn makes summaries")
+        _check_unfetched_writes(graph, [spec.train_op, spec.loss], "train_op")
+    if mode == ModeKeys.EVAL:
+        if spec.evaluation_hooks:
+            raise Unsupported("the spec has evaluation hooks")
+        metrics = [part for pair in spec.eval_metric_ops.values() for part in pair] + list(extra["loss_metric"])
+        _check_unfetched_writes(graph, [spec.loss, *metrics], "evaluation")
+    if mode == ModeKeys.PREDICT:
+        if spec.prediction_hooks:
+            raise Unsupported("the spec has prediction hooks")
+        _check_unfetched_writes(graph, tf.nest.flatten(spec.predictions), "prediction")
+
+
+def _check_unfetched_writes(graph: tf.Graph, fetches: list[Any], what: str) -> None:
+    """In TF1 only what the train_op needs runs; in a `tf.function` every stateful op does. A
+    write to a model variable outside the train_op (batch norm's moving averages left out of
+    UPDATE_OPS' dependencies) would then run here and not in TF 1.x."""
+    needed = _ancestors(fetches)
+    local = {v.op.name for v in graph.get_collection(_KEYS.LOCAL_VARIABLES) + graph.get_collection(_KEYS.METRIC_VARIABLES)}
+    initializers = _ancestors([v.initializer for v in graph.get_collection(_KEYS.GLOBAL_VARIABLES)
+                               + graph.get_collection(_KEYS.LOCAL_VARIABLES)])
+    for op in graph.get_operations():
+        if op in needed or op in initializers or not (op.type.startswith(_STATEFUL_WRITES) or op.type.startswith(("ResourceApply", "AssignVariableOp", "AssignAddVariableOp", "AssignSubVariableOp", "Apply"))):
+            continue
+        target = op.inputs[0].op if op.inputs else None
+        while target is not None and target.type in ("Identity", "RefIdentity") and target.inputs:
+            target = target.inputs[0].op
+        if target is None or target.type not in ("VariableV2", "VarHandleOp") or target.name in local:
+            continue
+        if op.name == f"{target.name}/Assign":  # its initializer as made (a warm start or restore replaced it)
+            continue
+        raise Unsupported(f"in its {what}, model_fn writes variable {target.name} ({op.name}) where TF 1.x never "
+                          "ran the write (it is not among what Estimator fetched); a tf.function runs every write")
+
+
+def _ancestors(ops: list[Any]) -> set:
+    """`ops` and every op they depend on (through inputs and control inputs)."""
+    seen: set = set()
+    todo = [as_op(op) for op in ops if op is not None]
+    while todo:
+        op = todo.pop()
+        if op in seen:
+            continue
+        seen.add(op)
+        todo.extend(t.op for t in op.inputs)
+        todo.extend(op.control_inputs)
+    return seen

@@ -1,0 +1,43 @@
+"""The `loss` events Estimator's `SummarySaverHook` wrote during training, for the strategy tier."""
+
+from __future__ import annotations
+
+import time
+
+__all__ = ["LossSummaries"]
+
+
+class LossSummaries:
+    """The `loss` scalar Estimator's `SummarySaverHook` wrote to `model_dir`: after the first step
+    of a `train` call, then at the first step `save_summary_steps` or more after the last one,
+    each with the loss of the step that brought the global step there."""
+
+    def __init__(self, model_dir: str, every: int | None) -> None:
+        self._every = every or 0
+        self._last: int | None = None
+        self._writer = None
+        self._model_dir = model_dir
+
+    def steps_until_due(self, step: int) -> int:
+        if not self._every:
+            return 1 << 30
+        if self._last is None:
+            return 1
+        return max(1, self._last + self._every - step)
+
+    def after_steps(self, step: int, loss: float) -> None:
+        if not self._every or (self._last is not None and step < self._last + self._every):
+            return
+        from tensorflow.core.framework import summary_pb2
+        from tensorflow.core.util import event_pb2
+        from tensorflow.python.summary.writer import event_file_writer
+
+        if self._writer is None:
+            self._writer = event_file_writer.EventFileWriter(self._model_dir)
+        summary = summary_pb2.Summary(value=[summary_pb2.Summary.Value(tag="loss", simple_value=loss)])
+        self._writer.add_event(event_pb2.Event(wall_time=time.time(), step=step, summary=summary))
+        self._last = step
+
+    def close(self) -> None:
+        if self._writer is not None:
+            self._writer.close()
