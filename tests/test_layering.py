@@ -117,7 +117,9 @@ RUNTIME_LAYERS: dict[str, tuple[str, ...]] = {
         "inputs", "tf1_checkpoint", "checkpoints", "engine", "keras_workarounds", "data_source", "session_run",
         "early_stopping", "callbacks", "hooks", "keras_compat", "export", "predictions", "ctl", "training", "convert",
     ),
-    "models": ("canned", "estimator"),  # canned estimators (Keras) and the hosted TF1 Estimator tier, with their submodules
+    # canned estimators (Keras), the hosted TF1 Estimator (graph-mode tier) and the strategy tier that runs its
+    # model_fn in TF2 (model_fn), with their submodules
+    "models": ("canned", "estimator", "model_fn"),
 }
 
 
