@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import difflib
+import gc
 import io
 import json
 import os
@@ -436,7 +437,15 @@ def _execute_pool(work: list[Job], jobs: int, on_result: Callable[[FileOutcome],
     pool = ProcessPoolExecutor(max_workers=jobs, initializer=_worker_init, initargs=(os.getpid(),))
     futures: list[Future] = []
     try:
-        futures = [pool.submit(_run_chunk, [work[i] for i in chunk]) for chunk in chunks]
+        # The workers are forks of this process. What they inherit is frozen out of their garbage
+        # collection: a caller's objects whose finalizers must not run in a fork (TensorFlow's
+        # functions, in a process that imported it: a test run, a notebook) segfaulted a worker
+        # when its first collection found them.
+        gc.freeze()
+        try:
+            futures = [pool.submit(_run_chunk, [work[i] for i in chunk]) for chunk in chunks]
+        finally:
+            gc.unfreeze()
         for chunk, future in zip(chunks, futures):
             try:
                 outcomes = future.result()
