@@ -162,9 +162,9 @@ def run_original(args: list[str], *, package: str, cwd: Path) -> Run:
     return _run([str(_oracle()), str(LAUNCHER), *args], package_dir(package).parent, cwd, TF1_LAUNCHER_SEED=str(SEED))
 
 
-def run_current(args: list[str], *, package_parent: Path, cwd: Path) -> Run:
-    """`args` (a script and its flags) on current TensorFlow (this interpreter)."""
-    return _run([sys.executable, *args], package_parent, cwd)
+def run_current(args: list[str], *, package_parent: Path, cwd: Path, **env: str) -> Run:
+    """`args` (a script and its flags) on current TensorFlow (this interpreter), `env` added."""
+    return _run([sys.executable, *args], package_parent, cwd, **env)
 
 
 # --- the programs -----------------------------------------------------------------------------
@@ -405,11 +405,12 @@ def same_migration(program: Program, a: Migration, b: Migration) -> bool:
     return all((a.root / program.package / f).read_bytes() == (b.root / program.package / f).read_bytes() for f in files)
 
 
-def run_migrated(program: Program, migration: Migration, data: Inputs, checkpoint: Path, work: Path) -> tuple[Run, Path]:
+def run_migrated(program: Program, migration: Migration, data: Inputs, checkpoint: Path, work: Path,
+                 **env: str) -> tuple[Run, Path]:
     output_dir = work / "migrated-run"
     run = run_current([*program.entry(migration.root / program.package),
                        *program.run_flags(data, output_dir, init_checkpoint=checkpoint, evaluate=True)],
-                      package_parent=migration.package_parent, cwd=work)
+                      package_parent=migration.package_parent, cwd=work, **env)
     return run, output_dir
 
 
@@ -440,8 +441,9 @@ class Session:
         return migrate(package, target, self.root / "migrated" / package)
 
     @functools.cache
-    def migrated(self, program: Program, target: str) -> tuple[Run, Path]:
-        work = self.root / "runs" / target / program.id.replace("/", "-")
+    def migrated(self, program: Program, target: str, tier: str = "graph") -> tuple[Run, Path]:
+        """The migrated program's run; `tier` is TFMIGRATE_MODEL_FN_TIER, where a model_fn stays."""
+        work = self.root / "runs" / f"{target}-{tier}" / program.id.replace("/", "-")
         work.mkdir(parents=True)
         return run_migrated(program, self.migration(program.package, target), self.inputs,
-                            self.reference(program).init_checkpoint, work)
+                            self.reference(program).init_checkpoint, work, TFMIGRATE_MODEL_FN_TIER=tier)
