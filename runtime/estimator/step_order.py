@@ -21,7 +21,7 @@ from typing import Any, Iterable
 
 import tensorflow as tf
 
-__all__ = ["order_reads_before_writes", "order_step_reads_before_writes", "read_before_write_edges", "is_acyclic"]
+__all__ = ["ancestors", "order_reads_before_writes", "order_step_reads_before_writes", "read_before_write_edges", "is_acyclic"]
 
 PASS_THROUGH = frozenset({"Enter", "RefEnter", "Identity", "RefIdentity"})
 # Ops whose output may share its input's buffer: reading it reads the variable.
@@ -122,18 +122,19 @@ def order_reads_before_writes(ops: list, context: Any) -> int:
     return _add(read_before_write_edges(ops, context))
 
 
-def _ancestors(fetches: Iterable[Any], members: set) -> list:
-    """The ops among `members` that running `fetches` runs, in creation order."""
+def ancestors(fetches: Iterable[Any], members: Any = None) -> set:
+    """The ops that running `fetches` (ops or tensors) runs, through inputs and control inputs;
+    with `members`, only those among them."""
     seen: set = set()
     todo = [getattr(fetch, "op", fetch) for fetch in fetches if fetch is not None]
     while todo:
         op = todo.pop()
-        if op in seen or op not in members:
+        if op in seen or (members is not None and op not in members):
             continue
         seen.add(op)
         todo.extend(t.op for t in op.inputs)
         todo.extend(op.control_inputs)
-    return [op for op in members if op in seen]
+    return seen
 
 
 def order_step_reads_before_writes(graph: tf.Graph, first: int, fetches: Iterable[Any]) -> int | None:
@@ -142,7 +143,8 @@ def order_step_reads_before_writes(graph: tf.Graph, first: int, fetches: Iterabl
     Variable initializers, savers and restores are none of these. Returns the number of edges
     added, or None where ordering would make a cycle (the graph is then left as written)."""
     made = graph.get_operations()[first:]
-    ops = _ancestors(fetches, dict.fromkeys(made))
+    run = ancestors(fetches, set(made))
+    ops = [op for op in made if op in run]  # in creation order
     edges = read_before_write_edges(ops, None)
     if not edges:
         return 0

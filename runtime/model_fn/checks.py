@@ -75,9 +75,11 @@ def _check_unfetched_writes(graph: tf.Graph, fetches: list[Any], what: str) -> N
     """In TF1 only what the train_op needs runs; in a `tf.function` every stateful op does. A
     write to a model variable outside the train_op (batch norm's moving averages left out of
     UPDATE_OPS' dependencies) would then run here and not in TF 1.x."""
-    needed = _ancestors(fetches)
+    from ..estimator.step_order import ancestors  # the estimator package imports this one
+
+    needed = ancestors(fetches)
     local = {v.op.name for v in graph.get_collection(_KEYS.LOCAL_VARIABLES) + graph.get_collection(_KEYS.METRIC_VARIABLES)}
-    initializers = _ancestors([v.initializer for v in graph.get_collection(_KEYS.GLOBAL_VARIABLES)
+    initializers = ancestors([v.initializer for v in graph.get_collection(_KEYS.GLOBAL_VARIABLES)
                                + graph.get_collection(_KEYS.LOCAL_VARIABLES)])
     for op in graph.get_operations():
         if op in needed or op in initializers or not (op.type.startswith(_STATEFUL_WRITES) or op.type.startswith(("ResourceApply", "AssignVariableOp", "AssignAddVariableOp", "AssignSubVariableOp", "Apply"))):
@@ -91,17 +93,3 @@ def _check_unfetched_writes(graph: tf.Graph, fetches: list[Any], what: str) -> N
             continue
         raise Unsupported(f"in its {what}, model_fn writes variable {target.name} ({op.name}) where TF 1.x never "
                           "ran the write (it is not among what Estimator fetched); a tf.function runs every write")
-
-
-def _ancestors(ops: list[Any]) -> set:
-    """`ops` and every op they depend on (through inputs and control inputs)."""
-    seen: set = set()
-    todo = [as_op(op) for op in ops if op is not None]
-    while todo:
-        op = todo.pop()
-        if op in seen:
-            continue
-        seen.add(op)
-        todo.extend(t.op for t in op.inputs)
-        todo.extend(op.control_inputs)
-    return seen

@@ -24,7 +24,6 @@ A TF1 model_fn reduces its gradients in one of two ways, and the strategy tier k
 from __future__ import annotations
 
 import contextlib
-import inspect
 from typing import Any, Iterator
 
 import tensorflow as tf
@@ -33,6 +32,8 @@ from tensorflow.python.ops import gradients_impl
 from tensorflow.python.tpu import tpu_function
 from tensorflow.python.tpu.ops import tpu_ops
 from tensorflow.python.training import optimizer as _v1_optimizer
+
+from .tf1_build import patched
 
 __all__ = ["mean_gradients", "tpu_code_path", "tpu_shards"]
 
@@ -64,25 +65,11 @@ def _meaned(gradient_fn: Any) -> Any:
 
 
 @contextlib.contextmanager
-def _patched(*replacements: tuple[Any, str, Any]) -> Iterator[None]:
-    """Sets each (owner, name, value) while inside; puts back exactly what was there (a class's
-    staticmethod object, not the function `getattr` unwraps it to)."""
-    saved = [(owner, name, inspect.getattr_static(owner, name)) for owner, name, _ in replacements]
-    for owner, name, value in replacements:
-        setattr(owner, name, value)
-    try:
-        yield
-    finally:
-        for owner, name, value in saved:
-            setattr(owner, name, value)
-
-
-@contextlib.contextmanager
 def mean_gradients() -> Iterator[None]:
     """While a step is traced: gradients are the mean over the replicas (see the module doc)."""
     v1 = gradients_impl.gradients
     v2 = gradients_impl.gradients_v2
-    with _patched(
+    with patched(
         (tf, "gradients", _meaned(v2)),
         (tf.compat.v1, "gradients", _meaned(v1)),
         (_gradients_module, "gradients", _meaned(v1)),
@@ -112,7 +99,7 @@ def tpu_code_path(num_replicas: int) -> Iterator[None]:
     """While a step is traced: `CrossShardOptimizer` sums over the strategy's replicas, as it
     summed over TPU shards, and V1 optimizers do as they did on a TPU (see the module doc)."""
     del num_replicas  # each replica's own thread enters `tpu_shards`
-    with _patched((tpu_ops, "cross_replica_sum", _cross_replica_sum)), _v1_optimizers_without_strategy():
+    with patched((tpu_ops, "cross_replica_sum", _cross_replica_sum)), _v1_optimizers_without_strategy():
         yield
 
 
@@ -134,7 +121,7 @@ def _v1_optimizers_without_strategy() -> Iterator[None]:
     strategy: no loss divided by the replica count, no SUM all-reduce of their own (the gradients
     met already: `mean_gradients`, or CrossShardOptimizer's sum)."""
     optimizer = _v1_optimizer.Optimizer
-    with _patched(
+    with patched(
         (optimizer, "_scale_loss", staticmethod(_unscaled_loss)),
         (optimizer, "apply_gradients", _apply_without_strategy(optimizer.apply_gradients)),
     ):

@@ -97,7 +97,7 @@ class ModelFnRunner:
         extra: dict = {}
 
         def build():
-            with graph.device(estimator.config.device_fn) if getattr(estimator.config, "device_fn", None) else _null():
+            with graph.device(estimator.config.device_fn) if getattr(estimator.config, "device_fn", None) else contextlib.nullcontext():
                 estimator._start_graph(graph)  # noqa: SLF001 - the graph-mode build's own steps, same op order
                 if mode == ModeKeys.TRAIN:
                     training_util._get_or_create_global_step_read(graph)  # noqa: SLF001
@@ -453,14 +453,6 @@ def _as_session_value(value: Any) -> Any:
     as simple values), else an array."""
     array = np.asarray(value)
     return array[()] if array.ndim == 0 else array
-
-
-class _null:
-    def __enter__(self):
-        return None
-
-    def __exit__(self, *exc):
-        return False
 
 
 def _split_batch(batch: Any) -> tuple[Any, Any]:

@@ -5,9 +5,10 @@ done once, and no optimizer updates outside TRAIN (each function's doc says why)
 from __future__ import annotations
 
 import contextlib
+import inspect
 import itertools
 import random
-from typing import Iterator
+from typing import Any, Iterator
 
 import numpy as np
 import tensorflow as tf
@@ -17,8 +18,22 @@ from tensorflow.python.training import checkpoint_utils
 
 from ..inputs import ModeKeys
 
-__all__ = ["eager_graph_seeds", "graph_seeds", "optimizer_updates_skipped", "python_random_kept",
+__all__ = ["eager_graph_seeds", "graph_seeds", "optimizer_updates_skipped", "patched", "python_random_kept",
            "python_random_restored_on", "restores_at_discovery"]
+
+
+@contextlib.contextmanager
+def patched(*replacements: tuple[Any, str, Any]) -> Iterator[None]:
+    """Sets each (owner, name, value) while inside; puts back exactly what was there (a class's
+    staticmethod object, not the function `getattr` unwraps it to)."""
+    saved = [(owner, name, inspect.getattr_static(owner, name)) for owner, name, _ in replacements]
+    for owner, name, value in replacements:
+        setattr(owner, name, value)
+    try:
+        yield
+    finally:
+        for owner, name, value in saved:
+            setattr(owner, name, value)
 
 
 @contextlib.contextmanager
@@ -31,13 +46,9 @@ def optimizer_updates_skipped(mode: str) -> Iterator[None]:
         yield
         return
     optimizer = tf.compat.v1.train.Optimizer
-    saved = optimizer.__dict__["minimize"], optimizer.__dict__["apply_gradients"]
-    optimizer.minimize = lambda self, *args, **kwargs: tf.no_op()
-    optimizer.apply_gradients = lambda self, *args, **kwargs: tf.no_op()
-    try:
+    with patched((optimizer, "minimize", lambda self, *args, **kwargs: tf.no_op()),
+                 (optimizer, "apply_gradients", lambda self, *args, **kwargs: tf.no_op())):
         yield
-    finally:
-        optimizer.minimize, optimizer.apply_gradients = saved
 
 
 @contextlib.contextmanager
@@ -94,12 +105,8 @@ def restores_at_discovery() -> Iterator[None]:
     """`init_from_checkpoint` in a traced model_fn does nothing: its restore already set the
     initial values the discovery computed (TF1 ran it as an initializer, once). In a function it
     would restore on every step."""
-    original = checkpoint_utils._init_from_checkpoint  # noqa: SLF001
-    checkpoint_utils._init_from_checkpoint = lambda *args, **kwargs: None  # noqa: SLF001
-    try:
+    with patched((checkpoint_utils, "_init_from_checkpoint", lambda *args, **kwargs: None)):
         yield
-    finally:
-        checkpoint_utils._init_from_checkpoint = original  # noqa: SLF001
 
 
 @contextlib.contextmanager
