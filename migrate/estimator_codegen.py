@@ -66,7 +66,6 @@ class SiteCodegen:
 
     def site_statements(self, site: Site, original: cst.SimpleStatementLine) -> list[cst.BaseStatement]:
         tfm = self.ctx.need_runtime()
-        plan = site.plan
         lines: list[str] = []
         if site.params_var:
             lines.append(f"{site.params_var} = {self.code_of(site.args['params'])}")

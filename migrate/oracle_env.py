@@ -115,3 +115,20 @@ def quiet_env() -> dict[str, str]:
     )
     env.pop("TF_USE_LEGACY_KERAS", None)
     return env
+
+
+def oracle_run_env() -> dict[str, str]:
+    """`quiet_env()` for a program run on the oracle: one inter-op thread (unless the caller's
+    environment sets `TF_NUM_INTEROP_THREADS`).
+
+    A TF1 step that reads a variable and writes it with no order between the two (BERT's
+    hand-written `global_step.assign(global_step + 1)` beside the learning rate's read of the
+    step) races in TF 1.x's executor: the read usually runs first, but on a loaded machine the
+    write sometimes does, and the run trains differently. One inter-op thread runs each step's
+    ops in one fixed order, in which the reads run first (measured on the hosted BERT-style
+    program: every run reads first with it; a CI run without it read after the write). That is
+    the order the runtime guarantees ("Reads before writes within a step", docs/runtime.md), so
+    the reference is the one valid outcome of the race the migration reproduces."""
+    env = quiet_env()
+    env.setdefault("TF_NUM_INTEROP_THREADS", "1")
+    return env

@@ -13,7 +13,7 @@ import threading
 import tokenize
 import traceback
 from collections.abc import Callable, Iterable, Iterator
-from concurrent.futures import CancelledError, Future, ProcessPoolExecutor
+from concurrent.futures import Future, ProcessPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path

@@ -471,7 +471,6 @@ class SourceView:
             return None
         if len(re.findall(rf"\b{re.escape(local)}\b", self.source)) != dropped_loads + 1:
             return None  # also spelled in a string, a comment, `__all__`...: let LibCST look
-        lines = self.lines
         for stmt in self.tree.body:
             if not isinstance(stmt, ast.Import) or len(stmt.names) != 1 or stmt.names[0].asname != local:
                 continue

@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from .oracle_env import oracle_python, quiet_env
+from .oracle_env import oracle_python, oracle_run_env, quiet_env
 from .tf1_program import is_tf1_project
 
 PROBE = Path(__file__).resolve().parent.parent / "runtime" / "proof.py"
@@ -113,13 +113,15 @@ def _read(record: Path) -> list[dict]:
     return [json.loads(line) for line in record.read_text(encoding="utf-8").splitlines() if line.strip()]
 
 
-def _run(python: str, probe_args: list[str], program: Path | str, args: list[str], cwd: Path, timeout: int) -> None:
-    """Runs a program file, or a module (`-m name`, given as a str) from `cwd`, under the probe."""
+def _run(python: str, probe_args: list[str], program: Path | str, args: list[str], cwd: Path, timeout: int,
+         env: dict[str, str] | None = None) -> None:
+    """Runs a program file, or a module (`-m name`, given as a str) from `cwd`, under the probe
+    (in `env`, `quiet_env()` by default)."""
     target = ["-m", program] if isinstance(program, str) else [str(program)]
     program = Path(program) if isinstance(program, str) else program
     command = [python, str(PROBE), *probe_args, *target, "--", *args]
     try:
-        proc = subprocess.run(command, cwd=cwd, env=quiet_env(), capture_output=True, text=True, timeout=timeout)
+        proc = subprocess.run(command, cwd=cwd, env=env or quiet_env(), capture_output=True, text=True, timeout=timeout)
     except subprocess.TimeoutExpired as exc:
         raise VerifyError(f"{program.name} did not finish within {timeout} s under {python}") from exc
     if proc.returncode != 0:
@@ -213,7 +215,8 @@ def verify(
         seed = ["--seed-graphs"]
         probe = ["--record", str(work_dir / "original.jsonl"), "--save-first-checkpoints", str(checkpoints), *tf1, *seed,
                  "--model-dirs", str(work_dir / "model-dirs" / "original")]
-        _run(oracle, probe + (["--logdir", str(logs["original"])] if logs else []), first, args, first_cwd, timeout)
+        _run(oracle, probe + (["--logdir", str(logs["original"])] if logs else []), first, args, first_cwd, timeout,
+             oracle_run_env())
         say(f"running the migration on this environment ({sys.executable})")
         probe = ["--record", str(work_dir / "migrated.jsonl"), "--seed-from", str(checkpoints), *seed,
                  "--model-dirs", str(work_dir / "model-dirs" / "migrated")]

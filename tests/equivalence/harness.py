@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from . import forked
-from .oracle import oracle_python, quiet_env
+from .oracle import oracle_python, oracle_run_env, quiet_env
 
 RESULT_PREFIX = "eval_results "
 
@@ -68,9 +68,10 @@ def copy_siblings(case: Path, directory: Path) -> None:
         shutil.copy(path, directory / f"{module}.py")
 
 
-def run_program(python: str | Path, program: Path, cwd: Path, timeout: int = 600) -> Run:
-    """`python program` in `cwd`, forked from a server that imported TensorFlow once (forked.py)."""
-    proc = forked.run(python, [str(program)], cwd, quiet_env(), timeout)
+def run_program(python: str | Path, program: Path, cwd: Path, timeout: int = 600, env: dict[str, str] | None = None) -> Run:
+    """`python program` in `cwd`, forked from a server that imported TensorFlow once (forked.py),
+    in `env` (`quiet_env()` by default)."""
+    proc = forked.run(python, [str(program)], cwd, env or quiet_env(), timeout)
     return Run(str(python), program, proc.returncode, proc.stdout, proc.stderr)
 
 
@@ -80,9 +81,9 @@ def runs_wanted(program: Path) -> int:
     return int(match.group(1)) if match else 1
 
 
-def run_repeated(python: str | Path, program: Path, cwd: Path) -> Run:
+def run_repeated(python: str | Path, program: Path, cwd: Path, env: dict[str, str] | None = None) -> Run:
     """Run `runs_wanted(program)` times in `cwd`; the results of all runs, in order."""
-    runs = [run_program(python, program, cwd).check() for _ in range(runs_wanted(program))]
+    runs = [run_program(python, program, cwd, env=env).check() for _ in range(runs_wanted(program))]
     last = runs[-1]
     return Run(last.python, program, 0, "".join(r.stdout for r in runs), "".join(r.stderr for r in runs))
 
@@ -101,9 +102,10 @@ def run_oracle_continued(original: Path, cwd: Path) -> tuple[list[dict], list[di
     """
     first_dir, second_dir = cwd / "first", cwd / "second"
     first_dir.mkdir(parents=True)
-    first = run_program(oracle_python(), original, first_dir).check().results
+    python, env = oracle_python(), oracle_run_env()
+    first = run_program(python, original, first_dir, env=env).check().results
     shutil.copytree(first_dir, second_dir)
-    second = run_program(oracle_python(), original, second_dir).check().results
+    second = run_program(python, original, second_dir, env=env).check().results
     return first + second, first, first_dir
 
 
@@ -124,7 +126,9 @@ def run_continued(
 
 
 def run_oracle(program: Path, cwd: Path) -> Run:
-    return run_repeated(oracle_python(), program, cwd)
+    """`program` on the oracle, in `oracle_run_env()` (one inter-op thread: TF1's read/write races
+    pinned to reads first)."""
+    return run_repeated(oracle_python(), program, cwd, oracle_run_env())
 
 
 def run_current(program: Path, cwd: Path) -> Run:

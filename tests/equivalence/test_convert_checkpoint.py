@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from .harness import compare, run_program
-from .oracle import oracle_python, quiet_env
+from .oracle import oracle_python, oracle_run_env, quiet_env
 
 pytestmark = [pytest.mark.oracle, pytest.mark.tf]
 
@@ -31,7 +31,7 @@ def test_converted_checkpoint_continues_like_the_tf1_one(tmp_path: Path) -> None
     tf1_dir, tf2_dir = tmp_path / "tf1", tmp_path / "tf2"
     tf1_dir.mkdir()
     tf2_dir.mkdir()
-    run_program(oracle_python(), original, tf1_dir).check()
+    run_program(oracle_python(), original, tf1_dir, env=oracle_run_env()).check()
     tf1_checkpoints = sorted(p.name for p in (tf1_dir / "model_dir").glob("model.ckpt-*.index"))
     assert tf1_checkpoints, "the original left no TF1 checkpoint"
 

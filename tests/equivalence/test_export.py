@@ -23,7 +23,7 @@ from tfmigrate.engine import Options, transform_source
 
 from . import forked
 from .harness import run_program
-from .oracle import oracle_python, quiet_env
+from .oracle import oracle_python, oracle_run_env, quiet_env
 
 pytestmark = [pytest.mark.oracle, pytest.mark.tf]
 
@@ -106,7 +106,7 @@ def original_dirs(tmp_path_factory: pytest.TempPathFactory) -> Callable[[str], P
         if case not in done:
             directory = tmp_path_factory.mktemp(f"original-{case}")
             shutil.copy(CASES[case][0], directory / "program.py")
-            run_program(oracle_python(), directory / "program.py", directory).check()
+            run_program(oracle_python(), directory / "program.py", directory, env=oracle_run_env()).check()
             done[case] = directory
         return done[case]
 
