@@ -1,4 +1,4 @@
-"""TFM105: `tf.keras` in a TF 1.x program's graph code -> TF 1.x's Keras (`tfm.legacy.keras`)."""
+"""TFM105: `tf.keras` in a program's TF1 graph code -> the Keras 2 it was (`tfm.legacy.keras`, `tfm.legacy.keras_v2`)."""
 
 from __future__ import annotations
 
@@ -18,7 +18,11 @@ _HOSTED_GRAPH = frozenset(
     for name in ("Estimator", "EstimatorSpec", "tpu.TPUEstimator", "tpu.TPUEstimatorSpec")
 )
 _TF_KERAS = ("tensorflow.keras", "tensorflow.compat.v1.keras")
+_V1_KERAS = "tensorflow.compat.v1.keras"
+# TF 1.x's Keras (Keras 2's v1 API), and TF 2.x's up to 2.15 (Keras 2's v2 API): what `tf.keras`
+# was in a TF 1.x program / under `tf.compat.v1`, and in a TF 2.x program's graph code.
 _TARGET = f"{RUNTIME_ALIAS}.legacy.keras"
+_TARGET_V2 = f"{RUNTIME_ALIAS}.legacy.keras_v2"
 
 
 def _keras_rest(full: str) -> str | None:
@@ -36,11 +40,12 @@ def _local(imp: ast.Import | ast.ImportFrom, alias: ast.alias) -> str:
     return alias.asname or (alias.name.partition(".")[0] if isinstance(imp, ast.Import) else alias.name)
 
 
-def _keras_side(view: SourceView, tf: str) -> str | None:
-    """"graph" where the file runs TF1 graph code (a hosted estimator or model_fn, Session/placeholder
-    code) and has no Keras 3 code, "keras3" where it has Keras 3 code (standalone `keras`, the
-    runtime's Keras side), else None. Its chains as TFM104 reads them, the runtime's included
-    before the pass adds its import."""
+def _keras_side(view: SourceView, tf: str, tf1: bool = True) -> str | None:
+    """"graph" where the file runs TF1 graph code (a hosted estimator or model_fn; in a TF 1.x
+    program (`tf1`), Session/placeholder code too) and has no Keras 3 code, "keras3" where it has
+    Keras 3 code (standalone `keras`, the runtime's Keras side), else None. Its chains as TFM104
+    reads them, the runtime's included before the pass adds its import. (A TF 2.x program's
+    Session code runs a graph of its own beside eager Keras: it decides nothing.)"""
     graph = False
     for dotted in dotted_names(view.tree):
         full = qualified(dotted, view.names, tf)
@@ -48,7 +53,7 @@ def _keras_side(view: SourceView, tf: str) -> str | None:
             continue
         if full.split(".")[0] == "keras" or (full.startswith(RUNTIME_MODULE + ".") and runs_eagerly(full)):
             return "keras3"  # standalone, or the runtime's Keras side: one Keras per program
-        graph = graph or full in _HOSTED_GRAPH or canonical_name(full) in GRAPH_ONLY
+        graph = graph or full in _HOSTED_GRAPH or (tf1 and canonical_name(full) in GRAPH_ONLY)
     return "graph" if graph else None
 
 
@@ -65,11 +70,13 @@ def keras_code(symbols: frozenset[str], names: AliasTable, ctx) -> tuple[bool, b
     return graph, keras3
 
 
-def plan_keras(view: SourceView, tf: str) -> tuple[list[tuple[int, int, str]], set[str], str | None] | None:
-    """Each use of TF's Keras in a TF 1.x file respelled from `tfm.legacy.keras`, the local names
-    of the imports that bound them, and which Keras the rest of the file decides (`_keras_side`:
-    TF 1.x's where "graph"); None where it has none to respell or keeps Keras 3 (code on Keras 3's
-    side, a name bound otherwise too, a use in an f-string)."""
+def plan_keras(view: SourceView, tf: str, tf1: bool = True) -> tuple[list[tuple[int, int, str]], set[str], str | None] | None:
+    """Each use of TF's Keras in a file respelled from `tfm.legacy`, the local names of the
+    imports that bound them, and which Keras the rest of the file decides (`_keras_side`: Keras 2
+    where "graph"); None where it has none to respell or keeps Keras 3 (code on Keras 3's side, a
+    name bound otherwise too, a use in an f-string). Keras 2's v1 API (`tfm.legacy.keras`) in a
+    TF 1.x program (`tf1`) and for `tf.compat.v1.keras`; its v2 API (`tfm.legacy.keras_v2`) for a
+    TF 2.x program's `tf.keras`, as TF 2.15 had them."""
     uses: list[tuple[int, int, str]] = []
     roots: set[str] = set()
     seen: set[int] = set()
@@ -83,11 +90,12 @@ def plan_keras(view: SourceView, tf: str) -> tuple[list[tuple[int, int, str]], s
             continue  # (model_to_estimator: TFM101's TODO; no Keras hosts an estimator now)
         if chain.in_fstring or (chain.node is not None and type(getattr(chain.node, "ctx", None)) is not ast.Load):
             return None
-        uses.append((chain.start, chain.end, f"{_TARGET}.{rest}" if rest else _TARGET))
+        target = _TARGET if tf1 or full == _V1_KERAS or full.startswith(_V1_KERAS + ".") else _TARGET_V2
+        uses.append((chain.start, chain.end, f"{target}.{rest}" if rest else target))
         roots.add(chain.dotted.partition(".")[0])
     if not uses:
         return None
-    side = _keras_side(view, tf)
+    side = _keras_side(view, tf, tf1)
     if side == "keras3":
         return None
     bound = {root for root in roots if root != tf}
@@ -113,6 +121,11 @@ class TF1Keras(Rule):
     imported from it (`from tensorflow.keras import layers`, `from tensorflow.keras.layers import
     Dense`) are spelled the same way where used, and the imports go when nothing else uses them.
 
+    A TF 2.x-spelled program (`import tensorflow as tf`, TF1 API under `tf.compat.v1`) whose file
+    runs a hosted estimator ran its `tf.keras` there as TF 2.15's Keras 2, the v2 API: there
+    `tf.keras.X` becomes `tfm.legacy.keras_v2.X` (`tf.compat.v1.keras.X` stays TF 1.x's). Its
+    Session code alone decides nothing (its graph is its own, beside eager Keras).
+
     Not where the file has Keras 3 code: a model_fn migrated to a Keras model, `tfm.fit`, a canned
     estimator, standalone `keras` (one Keras per program); nor where a name bound to Keras is bound
     otherwise too. A module of Keras code alone (no estimator or Session of its own) takes its
@@ -121,15 +134,15 @@ class TF1Keras(Rule):
     """
 
     CODE = "TFM105"
-    SUMMARY = "`tf.keras` in a TF 1.x program's hosted model_fn or Session code -> `tfm.legacy.keras` (TF 1.x's Keras 2)"
+    SUMMARY = "`tf.keras` in a hosted model_fn or Session code -> `tfm.legacy.keras` (TF 1.x's Keras 2; `keras_v2` in TF 2.x-spelled code)"
     SAFE = True
     TRIGGERS = frozenset({"keras.", "contrib.keras"})  # (`tf.contrib.keras`: TFM101 respells it `tf.keras`)
     RUNS_AFTER = ("TFM101", "TFM102", "TFM103", "TFM201", "TFM301", "TFM302", "TFM401")
 
     def _plan(self, view: SourceView) -> tuple[list[tuple[int, int, str]], set[str]] | None:
-        if not self.ctx.tf1_program or keras_imports_added(self.ctx):
+        if keras_imports_added(self.ctx):
             return None
-        found = plan_keras(view, self.ctx.tf2_alias)
+        found = plan_keras(view, self.ctx.tf2_alias, self.ctx.tf1_program)
         if found is None:
             return None
         uses, bound, side = found

@@ -15,6 +15,11 @@ them (`legacy_tf1`), for Keras code in a TF 1.x program's TF1 graph (rule TFM105
 as TF 1.x named them (`dense/kernel`), so TF 1.x checkpoints restore, and unseeded random ops
 (dropout) draw TF 1.x's masks.
 
+`tfm.legacy.keras_v2` is TF 2.x's `tf.keras` up to TF 2.15: tf-keras's Keras 2 v2 API (`tf_keras.api._v2.keras`),
+for Keras code in a TF 2.x-spelled program's TF1 graph (a hosted model_fn of a program written
+against `tf.compat.v1`, rule TFM105): Keras 3 objects have no graph mode (a Keras 3 regularizer
+on a TF1 layer's variable fails with `Invalid dtype: float32_ref`), Keras 2's do.
+
 `tfm.legacy.slim` is tf-slim (TF1's `tf.contrib.slim` and the layer functions of
 `tf.contrib.layers`, as Google moved them out of TF 1.15). Its `batch_norm` reaches TF's legacy
 normalization layer through the module path `tf_keras.legacy_tf_layers.normalization`, which
@@ -60,12 +65,13 @@ import importlib
 from typing import Any
 
 __all__ = [
-    "keras", "layers", "rnn_cell", "tf1_layers", "tf1_rnn_cell", "slim", "optimizers", "contrib_layers", "contrib_summary",
+    "keras", "keras_v2", "layers", "rnn_cell", "tf1_layers", "tf1_rnn_cell", "slim", "optimizers", "contrib_layers", "contrib_summary",
     "contrib_deprecated", "crf", "fused_rnn", "predictor",
 ]
 
 _MODULES = {
     "keras": "tf_keras.api._v1.keras",
+    "keras_v2": "tf_keras.api._v2.keras",
     "layers": "tf_keras.api._v1.keras.__internal__.legacy.layers",
     "rnn_cell": "tf_keras.api._v1.keras.__internal__.legacy.rnn_cell",
     "slim": "tf_slim",
@@ -77,7 +83,7 @@ CONTRIB_LAYER_MODULES = ("utils", "summaries", "regularizers", "initializers", "
 # TF 1.x's tf.layers / tf.nn.rnn_cell: the same modules with TF 1.x's default initializers (`legacy_tf1`).
 _TF1_MODULES = {"tf1_layers": "layers", "tf1_rnn_cell": "rnn_cell"}
 _PACKAGES = {
-    "keras": "tf-keras", "layers": "tf-keras", "rnn_cell": "tf-keras", "tf1_layers": "tf-keras", "tf1_rnn_cell": "tf-keras", "slim": "tf-slim",
+    "keras": "tf-keras", "keras_v2": "tf-keras", "layers": "tf-keras", "rnn_cell": "tf-keras", "tf1_layers": "tf-keras", "tf1_rnn_cell": "tf-keras", "slim": "tf-slim",
     "optimizers": "tf-slim", "contrib_layers": "tf-slim",
 }
 # TF 1.15's tf.contrib.summary: these names of summary_ops_v2 (`all_summary_ops` under its v2 name).
