@@ -135,16 +135,23 @@ class SiteCodegen:
             bound[arg.keyword.value if arg.keyword else positional[index]] = arg.value
         return {k: v for k, v in bound.items() if not (isinstance(v, cst.Name) and v.value == "None")}
 
-    def spec_text(self, site: Site, kind: str, call: cst.Call) -> str | None:
-        """`TrainSpec`/`EvalSpec(input_fn, ...)` -> the runtime's, the input_fn as the estimator called it."""
+    def spec_text(self, site: Site, kind: str, call: cst.Call, original: cst.Call) -> str | None:
+        """`TrainSpec`/`EvalSpec(input_fn, ...)` -> the runtime's, the input_fn as the estimator called
+        it; a spec made before the estimator keeps its input_fn, wrapped at `train_and_evaluate`."""
         if id(site.stmt) not in self.site_by_stmt:
             return None
         bound = self._bind_call(site, kind, call)
         if bound is None or "input_fn" not in bound:
             return None
         method = "train" if kind == "train_spec" else "evaluate"
-        args = [f"input_fn={self._data_expr(site, bound.pop('input_fn'), method)}"]
+        input_fn = bound.pop("input_fn")
+        if id(original) in self.early_spec_calls:  # wrapped where train_and_evaluate runs
+            args = [f"input_fn={self.code_of(input_fn)}"]
+        else:
+            args = [f"input_fn={self._data_expr(site, input_fn, method)}"]
         args += [f"{key}={self.code_of(value)}" for key, value in bound.items()]
+        if kind == "eval_spec" and "steps" not in bound and _passes_none(call, "steps", POSITIONAL_ARGS[kind]):
+            args.append("steps=None")  # (until the input ends: EvalSpec's default is 100 steps)
         return f"tfm.{'TrainSpec' if kind == 'train_spec' else 'EvalSpec'}({', '.join(args)})"
 
     def _site_kwargs(self, site: Site) -> list[str]:
@@ -163,7 +170,15 @@ class SiteCodegen:
             bound = self._bind_call(site, method, call)
             if bound is None or not {"train_spec", "eval_spec"} <= set(bound):
                 return None
-            args = [site.model_var, self.code_of(bound["train_spec"]), self.code_of(bound["eval_spec"])]
+            args = [site.model_var]
+            for kind in ("train_spec", "eval_spec"):
+                spec = bound[kind]
+                code = self.code_of(spec)
+                if isinstance(spec, cst.Name) and (id(site), spec.value) in self.early_specs:
+                    # Made before the estimator: the params/config its input_fn is called with are bound now.
+                    method = "train" if kind == "train_spec" else "evaluate"
+                    code = f"{code}.with_input_fn_data({', '.join(self._data_kwargs(site, method))})"
+                args.append(code)
             return f"tfm.train_and_evaluate({', '.join(args + site_kwargs)})"
         bound = self._bind_call(site, method, call)
         if bound is None or not {"export_dir_base", "serving_input_receiver_fn"} <= set(bound):
@@ -216,8 +231,11 @@ class SiteCodegen:
 
     def _data_expr(self, site: Site, input_fn: cst.BaseExpression, method: str) -> str:
         """`tfm.input_fn_data(input_fn, ...)`: the input_fn called as the estimator called it for `method`."""
-        tfm = "tfm"
-        data_args = [self.code_of(input_fn), f"batch_size={self.input_fn_batch_size(site, method)}"]
+        return f"tfm.input_fn_data({', '.join([self.code_of(input_fn), *self._data_kwargs(site, method)])})"
+
+    def _data_kwargs(self, site: Site, method: str) -> list[str]:
+        """The keyword arguments of `tfm.input_fn_data` for the estimator's `method`."""
+        data_args = [f"batch_size={self.input_fn_batch_size(site, method)}"]
         if "params" in site.args:
             data_args.append(f"params={self.params_code(site)}")
         if method == "evaluate":
@@ -227,4 +245,13 @@ class SiteCodegen:
         data_args.append(self.input_fn_placement(site))
         if self.config_code(site) != "None":
             data_args.append(f"config={self.config_code(site)}")
-        return f"{tfm}.input_fn_data({', '.join(data_args)})"
+        return data_args
+
+
+def _passes_none(call: cst.Call, name: str, positional: tuple[str, ...]) -> bool:
+    """Whether `call` passes `None` as `name` (by keyword, or at its place in `positional`)."""
+    for index, arg in enumerate(call.args):
+        key = arg.keyword.value if arg.keyword else (positional[index] if index < len(positional) else None)
+        if key == name:
+            return isinstance(arg.value, cst.Name) and arg.value.value == "None"
+    return False

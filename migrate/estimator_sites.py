@@ -110,6 +110,9 @@ class EstimatorSiteRule(SiteCodegen, Rule):
         self.plan_failures: dict[str, Decline] = {}
         self._positions: Mapping[cst.CSTNode, CodeRange] | None = None
         self.spec_calls: dict[int, tuple[Site, str]] = {}
+        # (id(site), spec variable) of each spec made before its estimator (see `_find_uses`).
+        self.early_specs: set[tuple[int, str]] = set()
+        self.early_spec_calls: set[int] = set()  # their constructor calls
         holders: set[int] = set()  # the module-level statements holding a site or a loose call
         for stmt in node.body:
             found = len(self.sites)
@@ -387,6 +390,7 @@ class EstimatorSiteRule(SiteCodegen, Rule):
         class Uses(cst.CSTVisitor):
             def __init__(self) -> None:
                 self.stmt: list[cst.CSTNode] = []
+                self.site_seen = False  # (the walk is in source order: specs made before it are early)
 
             def on_visit(self, node: cst.CSTNode) -> bool:
                 if id(node) in elsewhere:
@@ -427,10 +431,14 @@ class EstimatorSiteRule(SiteCodegen, Rule):
                             if arg.keyword is not None:
                                 kind = arg.keyword.value
                             spec = arg.value
+                            early = isinstance(spec, cst.Name) and spec.value in early_specs
                             if isinstance(spec, cst.Name):
                                 spec = spec_assigns.get(spec.value)  # type: ignore[assignment]
                             if isinstance(spec, cst.Call) and rule.canonical(spec.func) == SPEC_KEYS.get(kind):
                                 rule.spec_calls[id(spec)] = (site, kind)
+                                if early:
+                                    rule.early_specs.add((id(site), arg.value.value))  # type: ignore[attr-defined]
+                                    rule.early_spec_calls.add(id(spec))
                         for arg in node.args[1:]:
                             arg.value.visit(self)
                         return False
@@ -438,6 +446,7 @@ class EstimatorSiteRule(SiteCodegen, Rule):
 
             def visit_Assign(self, node: cst.Assign) -> bool:
                 if node.value is site_value:
+                    self.site_seen = True
                     for target in node.targets:
                         target.target.visit(self)
                     return False
@@ -448,7 +457,12 @@ class EstimatorSiteRule(SiteCodegen, Rule):
                     and isinstance(node.targets[0].target, cst.Name)
                     and rule.canonical(value.func) in SPEC_KEYS.values()
                 ):
-                    spec_assigns[node.targets[0].target.value] = value
+                    name = node.targets[0].target.value
+                    spec_assigns[name] = value
+                    if self.site_seen:
+                        early_specs.discard(name)
+                    else:
+                        early_specs.add(name)
                 return True
 
             def visit_Name(self, node: cst.Name) -> None:
@@ -470,6 +484,9 @@ class EstimatorSiteRule(SiteCodegen, Rule):
 
         site_value = site.stmt.body[0].value  # type: ignore[attr-defined]
         spec_assigns: dict[str, cst.Call] = {}
+        # Specs made before the estimator: their input_fn is wrapped where train_and_evaluate runs
+        # (the params and config the wrapping reads may be bound between the two).
+        early_specs: set[str] = set()
         # `if use_tpu: est = TPUEstimator(...); est.train(...)` / `else: est = Estimator(...); ...`:
         # the other branches never run with this one, so what they bind to the name is another
         # estimator, unless the name is also used after the branches join (then either may reach it).
@@ -683,7 +700,7 @@ class EstimatorSiteRule(SiteCodegen, Rule):
                 self.todo(problem)
             spec = self.spec_calls.get(id(original))
             if spec is not None:
-                text = self.spec_text(spec[0], spec[1], updated)
+                text = self.spec_text(spec[0], spec[1], updated, original)
                 return updated if text is None else cst.parse_expression(text)
             if key in SPEC_KEYS.values():
                 self.todo(

@@ -59,13 +59,23 @@ def _v1_absent() -> frozenset[str]:
     return frozenset(_load()[0].get("v1_absent_in_current_tf", ()))
 
 
+# v1 symbols whose v2 namesake is another class that draws other numbers: TF1's random
+# initializers draw with the graph seed and their op seed (`random_normal`), TF2's with a seed
+# draw a stateless sequence (`stateless_random_normal(seed=[seed, 0])`). The same weights need TF1's.
+DRAWS_OTHER_NUMBERS_IN_TF2 = frozenset({"random_normal_initializer", "random_uniform_initializer"})
+
+
 def v2_name(symbol: str) -> str | None:
-    """The TF2 spelling of a v1 symbol: its own path when that is one of its v2 names, else TF's preferred one."""
+    """The TF2 spelling of a v1 symbol: its own path when that is one of its v2 names, else TF's
+    preferred one; None where it has none, or only a namesake that draws other numbers
+    (`DRAWS_OTHER_NUMBERS_IN_TF2`)."""
     table, current = _load()
     target = table["symbols"].get(symbol)
     alternatives = table["v2_alternatives"].get(symbol, [])
     if symbol in alternatives and symbol in current:
         return symbol
+    if target is None and symbol in DRAWS_OTHER_NUMBERS_IN_TF2:
+        return None
     if target is None and symbol in table["v2_same_name_other_symbol"]:
         target = symbol
     if target is None:

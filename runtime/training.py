@@ -55,6 +55,7 @@ from ._logging import logger
 from .hooks import CheckpointSaverListener, SecondOrStepTimer
 from .checkpoints import latest_checkpoint
 from .ctl import EstimatorLoop
+from .inputs import input_fn_data
 from .keras_compat import evaluate, fit
 
 __all__ = ["EvalSpec", "TrainSpec", "train_and_evaluate"]
@@ -74,6 +75,12 @@ class TrainSpec:
             raise ValueError(f"Must specify max_steps > 0, given: {self.max_steps}")
         object.__setattr__(self, "hooks", tuple(self.hooks or ()))
         object.__setattr__(self, "saving_listeners", tuple(self.saving_listeners or ()))
+
+    def with_input_fn_data(self, **kwargs: Any) -> "TrainSpec":
+        """This spec with its TF1 `input_fn` called as the estimator called it:
+        `input_fn_data(input_fn, **kwargs)`. The codemod writes it at `train_and_evaluate` for a spec
+        made before the estimator, whose params and config were not bound yet where it was made."""
+        return dataclasses.replace(self, input_fn=input_fn_data(self.input_fn, **kwargs))
 
 
 @dataclasses.dataclass(frozen=True)
@@ -105,6 +112,11 @@ class EvalSpec:
             raise ValueError(f"`exporters` must have unique names: {names}")
         object.__setattr__(self, "exporters", tuple(exporters))
         object.__setattr__(self, "hooks", tuple(self.hooks or ()))
+
+    def with_input_fn_data(self, **kwargs: Any) -> "EvalSpec":
+        """This spec with its TF1 `input_fn` called as the estimator called it (see
+        `TrainSpec.with_input_fn_data`)."""
+        return dataclasses.replace(self, input_fn=input_fn_data(self.input_fn, **kwargs))
 
 
 class _EvaluateAfterSave(CheckpointSaverListener):
