@@ -35,6 +35,8 @@ import tensorflow as tf
 from tensorflow.python.framework import random_seed
 from tensorflow.python.ops import variable_scope as _vs
 
+from .checks import Unsupported
+
 __all__ = ["Found", "HeldVariables", "NotHeld", "discover"]
 
 _KEYS = tf.compat.v1.GraphKeys
@@ -108,6 +110,8 @@ def discover(graph: tf.Graph, build: Callable[[], Any]) -> tuple[Any, list[Found
         initial = [variable.initial_value.name for variable in variables]
     found = []
     for variable in variables:
+        if not variable.shape.is_fully_defined():  # (`validate_shape=False`: a contrib streaming metric's)
+            raise Unsupported(f"variable {variable.op.name} has no fixed shape ({variable.shape})")
         found.append(Found(
             name=variable.op.name,
             shape=tuple(variable.shape.as_list()),

@@ -16,6 +16,12 @@ from tfmigrate.runtime.estimator.tpu_loop import NotLoopable, order_reads_before
 
 pytestmark = pytest.mark.tf
 
+
+@pytest.fixture(autouse=True)
+def _graph_tier(monkeypatch: pytest.MonkeyPatch) -> None:
+    """These are the graph-mode tier's two training paths, whichever tier is the default."""
+    monkeypatch.setenv("TFMIGRATE_MODEL_FN_TIER", "graph")
+
 rng = np.random.RandomState(1)
 X = rng.randn(64, 5).astype(np.float32)
 Y = (X[:, 0] > 0).astype(np.int32)
