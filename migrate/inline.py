@@ -140,9 +140,12 @@ def _bind(fn: cst.FunctionDef, call: cst.Call) -> dict[str, cst.BaseExpression]:
 
 
 def inline(
-    line: cst.SimpleStatementLine, call: cst.Call, fn: cst.FunctionDef, caller: cst.FunctionDef
+    line: cst.SimpleStatementLine, call: cst.Call, fn: cst.FunctionDef, caller: cst.FunctionDef,
+    also_taken: set[str] | frozenset[str] = frozenset(),
 ) -> list[cst.BaseStatement]:
-    """The statements that replace `line` (`[targets =] fn(...)`) inside `caller`.
+    """The statements that replace `line` (`[targets =] fn(...)`) inside `caller`. `also_taken`:
+    names the caller's code binds besides its own text (what helpers inlined before this call
+    bound: a helper inlined twice must not share its locals between the two).
 
     (Just over 100 lines: one pass of checks, renames and the return rewrite, in the order they
     must happen; each step is a few lines.)"""
@@ -185,7 +188,7 @@ def inline(
     elif isinstance(target_node, cst.Name) and isinstance(returned, cst.Name) and target_node.value == returned.value:
         same.add(target_node.value)
 
-    caller_names = names_in(caller.body) - same
+    caller_names = (names_in(caller.body) | set(also_taken)) - same
     helper_locals = local.names | set(bound)
     rename: dict[str, str] = {}
     substituted: set[str] = set()

