@@ -17,7 +17,8 @@ The modules, lowest first (each imports only from the ones above it, and only pu
 - `plan`: `Plan`, `Layer`, the per-statement record `Stmt` with its `StmtKind`, `Unsupported`;
 - `tables`: TF1 -> TF2 facts (layers, variables, initializers, optimizers, schedules, losses,
   summaries, metrics);
-- `syntax`: small queries on libcst nodes;
+- `syntax`: small queries on libcst nodes; `hoist`: a helper's call moved out of the expression
+  it is nested in, where that keeps the order of what runs;
 - one module per concern, each a mixin class of `ModelFnAnalyzer` (plus the CST transformers of
   that concern): `shapes` (statement normalisation: the body -> straight lines), `spec` (the
   EstimatorSpec, mode branches, PREDICT), `checkpoints` (init_from_checkpoint, scaffold),
