@@ -104,7 +104,10 @@ class DataFlow:
         each with the statement that (last) defines it."""
         after: dict[str, Stmt] = {}
         allowed = {plan.output, self.features}
-        for st in stmts:
+        # The model returns the output's last binding (`logits = tf.squeeze(logits, -1)` included):
+        # only what comes after it is computed from what the model returns.
+        last = max((i for i, st in enumerate(stmts) if plan.output in st.defs and st.kind == StmtKind.FORWARD), default=-1)
+        for st in stmts[last + 1:]:
             if st.kind in (StmtKind.FORWARD, StmtKind.DEAD) and st.uses & forward and st.uses & forward <= allowed | set(after):
                 if plan.output in st.uses or st.uses & set(after):
                     after.update(dict.fromkeys(st.defs, st))
