@@ -137,20 +137,27 @@ _HOST = '''
             self._save(manager)
         return self
 
+    def counted_test_step(self, batch):
+        """`test_step` on one replica's batch, and 1.0 where that batch held examples, 0.0 where it
+        was the empty one a last step leaves a replica (its loss counted 0)."""
+        held = {tf}.cast({tf}.shape({tf}.nest.flatten(batch)[0])[0] > 0, {tf}.float32)
+        loss = {tf}.cast(self.test_step(batch), {tf}.float32)
+        return {tf}.where(held > 0, loss, {tf}.zeros_like(loss)), held
+
     def evaluate(self, data, *, steps=None):
         """TF1 `Estimator.evaluate`: `loss` (the mean of the batch losses), the metrics, `global_step`."""
         self._prepare(data)
         for metric in self.eval_metrics:
             metric.reset_state()
         iterator = iter(self._distribute(data, steps))
-        loss_sum, batches = 0.0, 0
+        loss_sum, batches, held = 0.0, 0, 0.0
         while steps is None or batches < steps:
             wanted = self.steps_per_loop if steps is None else min(self.steps_per_loop, steps - batches)
-            total, ran = self.test_steps(iterator, {tf}.constant(wanted))
-            loss_sum, batches = loss_sum + float(total), batches + int(ran)
+            total, ran, counted = self.test_steps(iterator, {tf}.constant(wanted))
+            loss_sum, batches, held = loss_sum + float(total), batches + int(ran), held + float(counted)
             if int(ran) < wanted:
                 break
-        results = {{"loss": loss_sum / max(batches, 1)}}
+        results = {{"loss": loss_sum / max(held, 1.0)}}
         results.update({{metric.name: float(metric.result()) for metric in self.eval_metrics}})
         results["global_step"] = self.global_step
         return results

@@ -359,21 +359,25 @@ class EstimatorLoop:
             iterator = iter(DataSource(data, self.strategy).local(steps))  # On the coordinator.
         else:
             iterator = iter(self.distribute(data, steps))
-        loss_sum, batches = 0.0, 0
+        loss_sum, batches, held = 0.0, 0, 0.0
         run_hooks.begin()
         while steps is None or batches < steps:
             wanted = per_run if steps is None else min(per_run, steps - batches)
             run_hooks.before_run()
-            total, ran = self.test_steps(iterator, tf.constant(wanted))
+            total, ran, *counted = self.test_steps(iterator, tf.constant(wanted))
             ran = int(ran)
             if ran == 0:
                 break
-            loss_sum, batches = loss_sum + float(total), batches + ran
+            # A loop that counts its replicas' batches (`test_steps` returning three values) sums
+            # batch losses over them: a last step may leave a replica an empty batch, which TF1,
+            # evaluating one batch at a time, never had. Older loops sum one loss per step.
+            run_batches = float(counted[0]) if counted else float(ran)
+            loss_sum, batches, held = loss_sum + float(total), batches + ran, held + run_batches
             # The hooks' LOSS: the run's batch loss (one batch per run while hooks watch).
-            if run_hooks.after_run(float(total) / ran) or ran < wanted:
+            if run_hooks.after_run(float(total) / max(run_batches, 1.0)) or ran < wanted:
                 break
         run_hooks.end()
-        results = self.evaluation_results(loss_sum, batches)
+        results = self.evaluation_results(loss_sum, held)
         results["global_step"] = self.global_step
         if self.model_dir is not None:
             if cluster.is_chief(self.strategy):
@@ -381,7 +385,7 @@ class EstimatorLoop:
             cluster.chief_value(self.strategy, 0.0)  # Other workers' early-stopping hooks read them next.
         return results
 
-    def evaluation_results(self, loss_sum: float, batches: int) -> dict[str, Any]:
+    def evaluation_results(self, loss_sum: float, batches: float) -> dict[str, Any]:
         """What `evaluate` returns besides `global_step`: `loss` (the mean of the `batches` per-batch
         losses that summed to `loss_sum`) and each of `eval_metrics` by name. A loop whose model
         keeps its own metrics (`CannedLoop`) overrides it."""
@@ -496,6 +500,13 @@ class EstimatorLoop:
     def test_steps(self, iterator: Any, steps: tf.Tensor) -> Any:  # pragma: no cover - abstract
         raise NotImplementedError("the migrated loop defines `test_steps`")
 
+    def counted_test_step(self, batch: Any) -> tuple[Any, Any]:
+        """`test_step` on one replica's batch, and 1.0 where that batch held examples, 0.0 where
+        it was the empty one a last step leaves a replica (its loss counted 0)."""
+        held = tf.cast(tf.shape(tf.nest.flatten(batch)[0])[0] > 0, tf.float32)
+        loss = tf.cast(self.test_step(batch), tf.float32)
+        return tf.where(held > 0, loss, tf.zeros_like(loss)), held
+
     def predict_step(self, batch: Any) -> Any:  # pragma: no cover - abstract
         raise NotImplementedError("the model_fn had no PREDICT branch that tfmigrate could migrate")
 
@@ -578,7 +589,7 @@ class CannedLoop(EstimatorLoop):
     def predict_step(self, batch: Any) -> Any:
         return self.model.predict_step(batch)
 
-    def evaluation_results(self, loss_sum: float, batches: int) -> dict[str, Any]:
+    def evaluation_results(self, loss_sum: float, batches: float) -> dict[str, Any]:
         """The head's results, keyed as the canned estimator's `evaluate` keyed them."""
         return {key: _to_python(value) for key, value in self.model.eval_results().items()}
 
