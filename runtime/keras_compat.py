@@ -51,7 +51,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import threading
 import warnings
 from typing import Any, Iterator, Mapping
 
@@ -608,7 +607,11 @@ def evaluate(
         return _evaluate(model, source, steps, model_dir, hooks, name, kwargs)
 
 
-class _Evaluating(threading.local):
+class _Evaluating:
+    """Whether `tfm.evaluate` is tracing. Process-wide, not per thread: MirroredStrategy traces
+    each replica's step in a thread of its own (a thread-local flag read False there, and the
+    mirrored evaluation's loss was Keras's example-weighted mean)."""
+
     active = False
 
 
