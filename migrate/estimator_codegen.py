@@ -125,7 +125,11 @@ class SiteCodegen:
             return self.code_of(site.args["params"])
         return "{}"
 
-    def _bind_call(self, site: Site, method: str, call: cst.Call) -> dict[str, cst.BaseExpression] | None:
+    def _bind_call(
+        self, site: Site, method: str, call: cst.Call, keep_none: frozenset[str] = frozenset()
+    ) -> dict[str, cst.BaseExpression] | None:
+        """`call`'s arguments by parameter name; an explicit `None` dropped (the default), except
+        for the parameters in `keep_none`, whose None is not the runtime's default."""
         positional = POSITIONAL_ARGS[method]
         bound: dict[str, cst.BaseExpression] = {}
         for index, arg in enumerate(call.args):
@@ -133,14 +137,15 @@ class SiteCodegen:
                 self.todo(f"`{site.est_name}.{method}(...)` has arguments tfmigrate cannot read: pass them as keyword arguments and run tfmigrate again")
                 return None
             bound[arg.keyword.value if arg.keyword else positional[index]] = arg.value
-        return {k: v for k, v in bound.items() if not (isinstance(v, cst.Name) and v.value == "None")}
+        return {k: v for k, v in bound.items() if k in keep_none or not (isinstance(v, cst.Name) and v.value == "None")}
 
     def spec_text(self, site: Site, kind: str, call: cst.Call, original: cst.Call) -> str | None:
         """`TrainSpec`/`EvalSpec(input_fn, ...)` -> the runtime's, the input_fn as the estimator called
         it; a spec made before the estimator keeps its input_fn, wrapped at `train_and_evaluate`."""
         if id(site.stmt) not in self.site_by_stmt:
             return None
-        bound = self._bind_call(site, kind, call)
+        # `EvalSpec(steps=None)`: until the input ends (EvalSpec's default is 100 steps).
+        bound = self._bind_call(site, kind, call, frozenset({"steps"}) if kind == "eval_spec" else frozenset())
         if bound is None or "input_fn" not in bound:
             return None
         method = "train" if kind == "train_spec" else "evaluate"
@@ -150,8 +155,6 @@ class SiteCodegen:
         else:
             args = [f"input_fn={self._data_expr(site, input_fn, method)}"]
         args += [f"{key}={self.code_of(value)}" for key, value in bound.items()]
-        if kind == "eval_spec" and "steps" not in bound and _passes_none(call, "steps", POSITIONAL_ARGS[kind]):
-            args.append("steps=None")  # (until the input ends: EvalSpec's default is 100 steps)
         return f"tfm.{'TrainSpec' if kind == 'train_spec' else 'EvalSpec'}({', '.join(args)})"
 
     def _site_kwargs(self, site: Site) -> list[str]:
@@ -246,12 +249,3 @@ class SiteCodegen:
         if self.config_code(site) != "None":
             data_args.append(f"config={self.config_code(site)}")
         return data_args
-
-
-def _passes_none(call: cst.Call, name: str, positional: tuple[str, ...]) -> bool:
-    """Whether `call` passes `None` as `name` (by keyword, or at its place in `positional`)."""
-    for index, arg in enumerate(call.args):
-        key = arg.keyword.value if arg.keyword else (positional[index] if index < len(positional) else None)
-        if key == name:
-            return isinstance(arg.value, cst.Name) and arg.value.value == "None"
-    return False

@@ -61,8 +61,18 @@ from .keras_compat import evaluate, fit
 __all__ = ["EvalSpec", "TrainSpec", "train_and_evaluate"]
 
 
+class _SpecInput:
+    """What `TrainSpec` and `EvalSpec` share: their `input_fn` wrapped after the fact."""
+
+    def with_input_fn_data(self, **kwargs: Any) -> Any:
+        """This spec with its TF1 `input_fn` called as the estimator called it:
+        `input_fn_data(input_fn, **kwargs)`. The codemod writes it at `train_and_evaluate` for a spec
+        made before the estimator, whose params and config were not bound yet where it was made."""
+        return dataclasses.replace(self, input_fn=input_fn_data(self.input_fn, **kwargs))  # type: ignore[type-var, attr-defined]
+
+
 @dataclasses.dataclass(frozen=True)
-class TrainSpec:
+class TrainSpec(_SpecInput):
     """TF1's `tf.estimator.TrainSpec`; `input_fn` is what `fit` takes (an `input_fn_data(...)`)."""
 
     input_fn: Any
@@ -76,15 +86,9 @@ class TrainSpec:
         object.__setattr__(self, "hooks", tuple(self.hooks or ()))
         object.__setattr__(self, "saving_listeners", tuple(self.saving_listeners or ()))
 
-    def with_input_fn_data(self, **kwargs: Any) -> "TrainSpec":
-        """This spec with its TF1 `input_fn` called as the estimator called it:
-        `input_fn_data(input_fn, **kwargs)`. The codemod writes it at `train_and_evaluate` for a spec
-        made before the estimator, whose params and config were not bound yet where it was made."""
-        return dataclasses.replace(self, input_fn=input_fn_data(self.input_fn, **kwargs))
-
 
 @dataclasses.dataclass(frozen=True)
-class EvalSpec:
+class EvalSpec(_SpecInput):
     """TF1's `tf.estimator.EvalSpec`; `input_fn` is what `evaluate` takes."""
 
     input_fn: Any
@@ -112,11 +116,6 @@ class EvalSpec:
             raise ValueError(f"`exporters` must have unique names: {names}")
         object.__setattr__(self, "exporters", tuple(exporters))
         object.__setattr__(self, "hooks", tuple(self.hooks or ()))
-
-    def with_input_fn_data(self, **kwargs: Any) -> "EvalSpec":
-        """This spec with its TF1 `input_fn` called as the estimator called it (see
-        `TrainSpec.with_input_fn_data`)."""
-        return dataclasses.replace(self, input_fn=input_fn_data(self.input_fn, **kwargs))
 
 
 class _EvaluateAfterSave(CheckpointSaverListener):

@@ -90,6 +90,11 @@ class ArgScopeDefaults(cst.CSTTransformer):
         return updated.with_changes(args=args + added)
 
 
+def _names_in_lines(lines: list[cst.SimpleStatementLine]) -> set[str]:
+    """The names the flattened model_fn's `lines` mention (what a hoist or an inline must not reuse)."""
+    return {name for line in lines for name in names_in(line)}
+
+
 class StatementShapes:
     """`ModelFnAnalyzer`'s part: statement normalisation (see the module docstring)."""
 
@@ -146,7 +151,7 @@ class StatementShapes:
         if call is None:
             return None
         helper = call.func.value  # type: ignore[attr-defined]
-        taken = names_in(self.module) | {n for line in before for n in names_in(line)}
+        taken = names_in(self.module) | _names_in_lines(before)
         name, index = f"{helper}_result", 1
         while name in taken:
             index += 1
@@ -177,7 +182,7 @@ class StatementShapes:
         if name in self._inlining:
             raise Unsupported(f"`{name}` calls itself")
         try:
-            statements = inline(stmt, call, fn, self.fn, {n for line in before for n in names_in(line)})
+            statements = inline(stmt, call, fn, self.fn, _names_in_lines(before))
         except InlineError as exc:
             raise Unsupported(f"the helper {exc} (it builds part of the model, so it would have to be inlined)") from None
         if name not in self.inlined:
