@@ -89,16 +89,43 @@ class DataSource:
             return element
         raise ValueError("The input data is empty: cannot build the model from its first batch.")
 
+    def evaluated_on_one_device(self) -> bool:
+        """TF1 evaluated this `input_fn`'s batches one at a time on one device, and they are
+        evaluated here by several replicas: an Estimator's evaluation input under `train_distribute`
+        with no `eval_distribute` (TF1 distributed only training then). Its `steps` counted
+        batches, not steps of one batch per replica (`keras_input`, `keras_steps`)."""
+        data = self.data
+        return (
+            self.kind == "per_replica_fn"
+            and isinstance(data, InputFnData)
+            and data.mode == "eval"
+            and data.config is not None
+            and getattr(data.config, "train_distribute", None) is not None
+            and getattr(data.config, "eval_distribute", None) is None
+            and self.strategy.num_replicas_in_sync > 1
+        )
+
+    def keras_steps(self, limit: int | None) -> int | None:
+        """The Keras steps that run `limit` steps as TF1 counted them: `limit` batches spread over
+        the replicas where TF1 evaluated them on one device (the last step may leave a replica none)."""
+        if limit is None or not self.evaluated_on_one_device():
+            return limit
+        return -(-limit // self.strategy.num_replicas_in_sync)
+
     def keras_input(self, limit: int | None) -> Any:
-        """The `x` for Keras, cut to `limit` steps when not None."""
+        """The `x` for Keras, cut to `limit` steps when not None (`limit` batches in all where TF1
+        evaluated them on one device: `evaluated_on_one_device`)."""
         if self.kind in ("dataset", "global_fn"):
             dataset = self._single_dataset()
             return dataset if limit is None else dataset.take(limit)
+        one_device = self.evaluated_on_one_device()
 
         def dataset_fn(input_context: tf.distribute.InputContext) -> tf.data.Dataset:
             dataset = self._call_fn(input_context)
             if limit is None:
                 return dataset
+            if one_device and input_context.num_input_pipelines == 1:
+                return dataset.take(limit)
             # One step takes one element per replica fed by this pipeline.
             per_step = max(1, input_context.num_replicas_in_sync // input_context.num_input_pipelines)
             return dataset.take(limit * per_step)

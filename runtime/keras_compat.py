@@ -418,7 +418,7 @@ def fit(
             fit_kwargs.update(
                 # Cut, as `evaluate`'s data: Keras 3.15 would run whole loops past `validation_steps`.
                 validation_data=validation.source.keras_input(validation.steps),
-                validation_steps=validation.steps,
+                validation_steps=validation.source.keras_steps(validation.steps),
                 validation_freq=validation.freq,
             )
         budget = _EpochBudget(model, steps_per_epoch, epochs - initial_epoch)
@@ -634,7 +634,10 @@ def _count_batches_once(model: keras.Model) -> None:
 
     def update_state(values, sample_weight=None):
         if _EVALUATING.active and sample_weight is not None:
-            sample_weight = tf.cast(tf.not_equal(tf.cast(sample_weight, tf.float32), 0.0), tf.float32)
+            counted = tf.not_equal(tf.cast(sample_weight, tf.float32), 0.0)
+            sample_weight = tf.cast(counted, tf.float32)
+            # An empty batch's loss may be NaN (a `reduce_mean` of nothing): weight 0 keeps NaN.
+            values = tf.where(counted, values, tf.zeros_like(values))
         return weighted(values, sample_weight=sample_weight)
 
     tracker.update_state = update_state
@@ -667,7 +670,7 @@ def _evaluate_logs(model, source, steps, model_dir, hooks, name, kwargs) -> dict
         logs = engine.test(model, source, steps=steps, **kwargs)
     else:
         with _session_runs(model, hooks), _quiet_end_of_input():
-            logs = model.evaluate(source.keras_input(steps), steps=steps, return_dict=True, **kwargs)
+            logs = model.evaluate(source.keras_input(steps), steps=source.keras_steps(steps), return_dict=True, **kwargs)
     results = {key: _to_python(value) for key, value in logs.items()}
     results["global_step"] = _global_step(model)
     if model_dir is not None and cluster.is_chief(model.distribute_strategy):

@@ -83,6 +83,9 @@ class ModelFnAnalyzer(
         self.step_fn: str | None = None  # the learning-rate function of the global step, if any
         self.layer_objects: dict[str, cst.Call] = {}  # `head = tf.keras.layers.Dense(...)`: name -> constructor
         self.layer_object_attrs: dict[str, str] = {}
+        # Model attributes of the original's `tf.keras.layers` layers: TF1 never collected a Keras
+        # layer's penalties into REGULARIZATION_LOSSES, so `get_regularization_loss()` left them out.
+        self.uncollected_regularizers: list[str] = []
         self.loss_collection_at: dict[int, list[str]] = {}  # statement -> TF1 LOSSES collection
         # `tf.train.init_from_checkpoint`: (condition, rendered arguments, names read).
         self.init_checkpoints: list[tuple[str | None, str, set[str]]] = []

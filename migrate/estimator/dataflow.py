@@ -12,7 +12,7 @@ from ..inline import RenameNames
 from ..names import names_in
 from .plan import Plan, Stmt, StmtKind, Unsupported, declining_at
 from .shapes import is_logging_call
-from .syntax import creates_layer
+from .syntax import CollectionReads, creates_layer
 from .tables import GLOBAL_STEP_FNS, LAYER_CLASSES, METRICS, OPTIMIZERS, SCHEDULES, SUMMARY_FNS
 
 
@@ -97,7 +97,8 @@ class DataFlow:
             raise Unsupported(f"{what} read tensors the model does not return ({', '.join(sorted(bad))})")
         # The migrated model's labels are the features dict these statements read them from.
         rename = RenameNames({self.features: plan.labels_name})
-        return [self._rewritten(st, rename) if st.kind == StmtKind.LABEL_SOURCE else st.node for st in chosen]
+        reads = CollectionReads(self)
+        return [self._rewritten(st, rename) if st.kind == StmtKind.LABEL_SOURCE else st.node.visit(reads) for st in chosen]
 
     def _after_output_defs(self, plan: "Plan", stmts: list["Stmt"], forward: set[str]) -> dict[str, "Stmt"]:
         """Forward names computed from the model output alone (`predicted = tf.argmax(logits, 1)`),

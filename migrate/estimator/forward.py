@@ -14,7 +14,7 @@ import libcst as cst
 from ..names import names_in
 from .dataflow import Flow
 from .plan import Layer, Stmt, StmtKind, Unsupported
-from .syntax import attr_name, bind_args, calls_any, creates_layer, functional_layer, snake
+from .syntax import attr_name, bind_args, calls_any, collection_read, creates_layer, functional_layer, snake
 from .tables import CONTRIB_DROP, CONTRIB_LAYERS, FUNCTIONAL_LAYERS, GET_VARIABLE_DROP, GET_VARIABLE_PARAMS, INITIALIZERS, INITIALIZER_DROP, LAYER_CLASSES, LAYER_DROP, REGULARIZATION_LOSS_FNS, REGULARIZERS, WEIGHTLESS_LAYERS, XAVIER
 
 if TYPE_CHECKING:
@@ -105,6 +105,9 @@ class ForwardRewriter(cst.CSTTransformer):
         return updated if training is None else training
 
     def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
+        collected = collection_read(self.a, original, updated)
+        if collected is not updated:
+            return collected
         if isinstance(original.func, cst.Name) and original.func.value in self.a.layer_objects:
             name = original.func.value
             attr = self.a.layer_object_attrs.get(name)
@@ -115,7 +118,7 @@ class ForwardRewriter(cst.CSTTransformer):
                 args = [a for a in ctor.args if not (a.keyword and a.keyword.value in LAYER_DROP)]
                 cls, args = self._tf1_keras_layer(inner, cls, args)
                 attr = self.a.layer_object_attrs[name] = self._attr(snake(cls), cls)
-                self._add_layer(attr, cls, args)
+                self._add_layer(attr, cls, args, keras=inner.startswith("keras.layers."))
             return updated.with_changes(func=cst.parse_expression(f"self.{attr}"))
         key = self.a.canonical(original.func)
         if key == "nn.dropout":
@@ -134,7 +137,7 @@ class ForwardRewriter(cst.CSTTransformer):
                 ctor_args = [a for a in ctor_call.args if not (a.keyword and a.keyword.value in LAYER_DROP)]
                 cls, ctor_args = self._tf1_keras_layer(inner or "", cls, ctor_args)
                 attr = self._attr(snake(cls), cls)
-                self._add_layer(attr, cls, ctor_args)
+                self._add_layer(attr, cls, ctor_args, keras=(inner or "").startswith("keras.layers."))
                 return updated.with_changes(func=cst.parse_expression(f"self.{attr}"))
         if key in LAYER_CLASSES or (key or "").startswith("keras.layers."):
             self.pending_ctors.add(id(original))  # consumed by the enclosing `Layer(...)(x)` call
@@ -293,7 +296,11 @@ class ForwardRewriter(cst.CSTTransformer):
         frozen = cst.Arg(cst.Name("False"), keyword=cst.Name("update_moving_statistics"), equal=_EQ)
         return "runtime:layers.BatchNormalization", [*args, frozen]
 
-    def _add_layer(self, attr: str, cls: str, args: list[cst.Arg]) -> None:
+    def _add_layer(self, attr: str, cls: str, args: list[cst.Arg], keras: bool = False) -> None:
+        """`keras`: a `tf.keras.layers` class in the original, whose regularizers' penalties TF1's
+        REGULARIZATION_LOSSES never held (`tf.layers` and `get_variable` put theirs there)."""
+        if keras:
+            self.a.uncollected_regularizers.append(attr)
         rendered = []
         for arg in args:
             value = arg.value.visit(InitializerRewriter(self.a))
@@ -462,6 +469,9 @@ class VariableRefs(cst.CSTTransformer):
             return updated
         return cst.Attribute(value=cst.Name("self"), attr=cst.Name(attr))
 
+    def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
+        return collection_read(self.a, original, updated)
+
 
 class ForwardPass:
     """`ModelFnAnalyzer`'s part: the forward pass: layers, variables, deferred weights."""
@@ -611,13 +621,15 @@ class ForwardPass:
 
     def _drop_unread_regularizers(self, flow: Flow) -> None:
         """Regularizers count only if the TF1 loss read them (tf.losses.get_regularization_loss());
-        Keras always adds them, so unread ones are dropped to keep TF1's numbers."""
+        Keras always adds them, so unread ones are dropped to keep TF1's numbers. A `tf.keras.layers`
+        layer's never counted: TF1 left its penalties out of REGULARIZATION_LOSSES."""
         plan = flow.plan
         reads_regularization = any(calls_any(st.small, self, REGULARIZATION_LOSS_FNS) for st in flow.loss_stmts)
         plan.scoped_regularization = reads_regularization
-        if not reads_regularization:
-            for layer in plan.layers:
+        for layer in plan.layers:
+            if not reads_regularization or layer.attr in self.uncollected_regularizers:
                 layer.args = [a for a in layer.args if not re.match(r"\w*_regularizer=", a)]
+        if not reads_regularization:
             plan.weights = [(attr, [a for a in args if not a.startswith("regularizer=")]) for attr, args in plan.weights]
 
 

@@ -9,7 +9,7 @@ import libcst as cst
 from .dataflow import Flow
 from .forward import VariableRefs
 from .plan import Stmt, StmtKind, Unsupported
-from .syntax import bind_args, calls_any, creates_layer
+from .syntax import CollectionReads, bind_args, calls_any, creates_layer
 from .tables import LOSSES, LOSS_COLLECTION_READERS, LOSS_PARAMS, REGULARIZATION_LOSS_FNS, TF1_LOSS_FNS
 
 
@@ -44,7 +44,7 @@ class LossRewriter(VariableRefs):
             if key not in TF1_LOSS_FNS:
                 raise Unsupported(f"`tf.{key}` is not migrated yet")
             return updated.with_changes(func=cst.parse_expression(f"{self.a.tfm}.{key}"))
-        return updated
+        return super().leave_Call(original, updated)
 
 
 class Loss:
@@ -159,7 +159,7 @@ class Loss:
             plan.keras_loss = keras_loss
         else:
             loss_rewriter = LossRewriter(self)
-            lines_out = [st.node for st in loss_pure] if not model_side else model_side
+            lines_out = [st.node.visit(CollectionReads(self)) for st in loss_pure] if not model_side else model_side
             for st in loss_stmts:
                 loss_rewriter.collection = self.loss_collection_at.get(id(st.node), [])
                 lines_out.append(self._rewritten(st, loss_rewriter))

@@ -20,6 +20,18 @@ if TYPE_CHECKING:
     from .analyzer import ModelFnAnalyzer
 
 
+def _loss_statements(stmts: list[Stmt], loss_name: str) -> set[int]:
+    """The ids of the statements the loss named `loss_name` is computed by, directly or through
+    names they define (a backward walk over `stmts`)."""
+    wanted = {loss_name}
+    found: set[int] = set()
+    for st in reversed(stmts):
+        if st.defs & wanted:
+            found.add(id(st))
+            wanted |= st.uses
+    return found
+
+
 class _GradientRewriter(cst.CSTTransformer):
     """TF1 gradient code -> the same code on a `tf.GradientTape` and the model's Keras optimizer."""
 
@@ -140,12 +152,15 @@ class OptimizerAndSchedules:
         if apply_index is None:
             return
         # The gradient section: statements that start from gradient sources, and what builds on them.
+        # What the loss is computed from is the loss's, not gradient code, even where it reads the
+        # trainable variables (`loss += 1e-3 * tf.add_n([tf.nn.l2_loss(v) for v in tf.trainable_variables()])`).
         sources = {"gradients", "trainable_variables"}
         grad_names: set[str] = set()
         section: list[Stmt] = []
         used = set().union(*(st.uses for st in stmts))
+        of_the_loss = _loss_statements(stmts[:apply_index], loss_name)
         for st in stmts[: apply_index + 1]:
-            if st.kind:
+            if st.kind or id(st) in of_the_loss:
                 continue
             value = getattr(st.small, "value", None)
             starts = value is not None and (

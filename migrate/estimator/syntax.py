@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 import libcst as cst
 
 from .plan import Unsupported
-from .tables import CONTRIB_LAYERS, FEATURE_COLUMN_LAYERS, FUNCTIONAL_LAYERS
+from .tables import CONTRIB_LAYERS, FEATURE_COLUMN_LAYERS, FUNCTIONAL_LAYERS, VARIABLE_COLLECTIONS
 
 if TYPE_CHECKING:
     from .analyzer import ModelFnAnalyzer
@@ -153,3 +153,30 @@ def snake(cls: str) -> str:
     return name.replace("conv1_d", "conv1d").replace("conv2_d", "conv2d").replace("conv3_d", "conv3d").replace(
         "pooling1_d", "pooling1d"
     ).replace("pooling2_d", "pooling2d").replace("pooling3_d", "pooling3d")
+
+
+def collection_read(analyzer: ModelFnAnalyzer, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
+    """A TF1 read of the graph's variable collections, in code the Keras model runs: the model has
+    no graph collections (`tf.compat.v1.trainable_variables()` is empty there). The trainable ones
+    are the model's own (`self.trainable_variables`); the others have no Keras counterpart."""
+    key = analyzer.canonical(original.func)
+    if key == "trainable_variables":
+        if updated.args:
+            raise Unsupported("`tf.trainable_variables` with a scope is not migrated yet")
+        return cst.parse_expression("self.trainable_variables")
+    if key in VARIABLE_COLLECTIONS:
+        raise Unsupported(f"`tf.{key}()` reads a TF1 graph collection, which a Keras model has no counterpart of")
+    return updated
+
+
+class CollectionReads(cst.CSTTransformer):
+    """`collection_read` over a statement copied into the Keras model's methods as written (a pure
+    value the loss or the metrics need: `decay = tf.add_n([... for v in tf.trainable_variables()])`)."""
+
+    def __init__(self, analyzer: ModelFnAnalyzer) -> None:
+        super().__init__()
+        self.a = analyzer
+
+    def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
+        return collection_read(self.a, original, updated)
+

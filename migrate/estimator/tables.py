@@ -24,6 +24,13 @@ MODEL_BUILDING = {
     "add_to_collection", "clip_by_global_norm", "global_variables",
 }
 
+# TF1 reads of the graph's variable collections, which a Keras model has no counterpart of
+# (`trainable_variables` has: the model's own, forward.collection_read).
+VARIABLE_COLLECTIONS = frozenset({
+    "global_variables", "all_variables", "local_variables", "model_variables", "moving_average_variables",
+    "get_collection", "get_collection_ref",
+})
+
 # Modules whose functions build no TF graph. A call in the forward pass into any other imported
 # module (not TensorFlow's) may create TF1 variables the codemod cannot see (BERT's `modeling`).
 PLAIN_MODULES = frozenset({

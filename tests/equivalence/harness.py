@@ -16,6 +16,7 @@ fixture `<case>__<module>.in.py` next to `<case>.in.py` is that module. It is a 
 from __future__ import annotations
 
 import ast
+import math
 import re
 import shutil
 import sys
@@ -49,11 +50,24 @@ class Run:
 
 
 def parse_results(stdout: str) -> list[dict[str, float]]:
+    """The printed dicts; a `nan` or `inf` value (a float's repr) is read as that float."""
     out = []
     for line in stdout.splitlines():
         if line.startswith(RESULT_PREFIX):
-            out.append(ast.literal_eval(line[len(RESULT_PREFIX):]))
+            text = re.sub(r"(?<![\w'])(-?)(nan|inf)\b", lambda m: f"{m.group(1)}float('{m.group(2)}')", line[len(RESULT_PREFIX):])
+            out.append(_literal(ast.parse(text, mode="eval").body))
     return out
+
+
+def _literal(node: ast.AST):
+    """`ast.literal_eval` that also reads `float('nan')`/`float('inf')` calls."""
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "float" and len(node.args) == 1:
+        return float(ast.literal_eval(node.args[0]))
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        return -_literal(node.operand)
+    if isinstance(node, ast.Dict):
+        return {_literal(k): _literal(v) for k, v in zip(node.keys, node.values)}
+    return ast.literal_eval(node)
 
 
 def sibling_modules(case: Path) -> dict[str, Path]:
@@ -153,6 +167,10 @@ def compare(
             continue
         for key in sorted(want):
             a, b = float(want[key]), float(got[key])
+            if not (math.isfinite(a) and math.isfinite(b)):
+                if not (a == b or (math.isnan(a) and math.isnan(b))):
+                    problems.append(f"result {index}: {key} = {a!r} on the oracle, {b!r} migrated")
+                continue
             if abs(a - b) > rtol * max(abs(a), abs(b), scales.get(key, 0.0)) + 1e-12:
                 problems.append(f"result {index}: {key} = {a!r} on the oracle, {b!r} migrated (rel {abs(a-b)/max(abs(a),1e-30):.2e})")
     return problems
