@@ -1,0 +1,111 @@
+"""What a generated program is made of: one `Choices` per seed, drawn by `choose(seed)`.
+
+Each field is one construct real Estimator programs vary in (the brief of #37): how the model is
+built, its head, how the model_fn's modes are laid out, the loss and its regularization, the
+optimizer, its learning-rate schedule and clipping, the metrics, the spec, how the estimator is
+used, and the distribution strategy. `choose` draws every field from a `random.Random(seed)` and
+then repairs the combinations TF 1.x itself does not accept (a `metric_fn` on an `EstimatorSpec`,
+a TPUEstimator under `train_distribute`), so every seed is a program the oracle runs.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import asdict, dataclass
+
+MODELS = ("layers", "layers_loop", "helper_with", "helper_named", "keras_layers", "inline_variables")
+HEADS = ("softmax", "sigmoid", "sigmoid_squeezed", "regression", "two_heads")
+LAYOUTS = ("chain", "nested_chain", "predict_first", "predict_last", "single", "create_model")
+OPTIMIZERS = ("sgd", "momentum", "nesterov", "adam", "adagrad", "rmsprop", "rmsprop_momentum", "adadelta", "ftrl")
+DECAYS = ("none", "exponential", "staircase", "polynomial", "piecewise", "inverse_time", "cosine", "warmup")
+GRADIENTS = ("minimize", "clip_global_norm", "clip_value")
+REGULARIZATIONS = ("none", "l2_manual", "regularizer", "total_loss")
+USES = ("loop", "build_estimator", "train_and_evaluate_specs_first", "train_and_evaluate_config_first")
+FEATURES = ("dict", "two_keys", "tensor")
+ACTIVATIONS = ("relu", "tanh", "sigmoid")
+# Layouts whose PREDICT mode builds no loss: only these programs call predict().
+PREDICTS = ("nested_chain", "predict_first", "predict_last")
+
+
+@dataclass(frozen=True)
+class Choices:
+    seed: int
+    estimator: str  # "estimator" (Estimator + EstimatorSpec) or "tpu" (TPUEstimator + TPUEstimatorSpec)
+    strategy: str  # "default" or "mirrored" (train_distribute over two logical CPUs)
+    model: str
+    activation: str
+    hidden: tuple[int, ...]
+    head: str
+    classes: int  # softmax and two_heads: 2 or 3
+    layout: str
+    loss_form: str  # "losses" (tf.losses.*) or "manual" (reduce_mean of the nn op)
+    regularization: str
+    optimizer: str
+    decay: str
+    gradients: str
+    metrics: str  # "dict" (eval_metric_ops) or "metric_fn" (TPU eval_metrics)
+    use: str
+    features: str
+    initializer: str  # "constant" (np.linspace tables) or "seeded" (TF1 seeded draws: continue from the oracle)
+    examples: int
+    batch: int
+    eval_batch: int
+    steps: int
+    predict: bool
+    cross_shard: bool  # TPU: `if params['use_tpu']: CrossShardOptimizer(...)`
+
+    def summary(self) -> str:
+        fields = asdict(self)
+        del fields["seed"]
+        return ", ".join(f"{key}={value}" for key, value in fields.items())
+
+
+def choose(seed: int) -> Choices:
+    """The program of `seed`: every construct drawn, then made a program TF 1.x accepts."""
+    draw = random.Random(seed)
+    estimator = draw.choice(("estimator", "estimator", "tpu"))
+    strategy = "mirrored" if estimator == "estimator" and draw.random() < 0.2 else "default"
+    model = draw.choice(MODELS)
+    head = draw.choice(HEADS)
+    layout = draw.choice(LAYOUTS)
+    metrics = "metric_fn" if estimator == "tpu" else "dict"
+    features = draw.choice(FEATURES)
+    regularization = draw.choice(REGULARIZATIONS)
+    loss_form = draw.choice(("losses", "manual"))
+    if regularization == "total_loss":
+        loss_form = "losses"  # get_total_loss() collects what tf.losses.* added
+    initializer = "seeded" if model == "layers_loop" else draw.choice(("constant", "constant", "seeded"))
+    optimizer = draw.choice(OPTIMIZERS)
+    decay = draw.choice(DECAYS)
+    if optimizer == "ftrl" and decay == "warmup":
+        decay = "polynomial"  # FTRL divides by the rate: a warm-up's first rate of 0 makes NaNs in TF1 too
+    batch = draw.choice((8, 10, 16))
+    examples = draw.choice((48, 50, 60, 64))
+    if strategy == "mirrored":
+        batch = draw.choice((8, 16))  # a batch the two replicas split evenly
+    return Choices(
+        seed=seed,
+        estimator=estimator,
+        strategy=strategy,
+        model=model,
+        activation=draw.choice(ACTIVATIONS),
+        hidden=tuple(draw.choice((4, 6, 8)) for _ in range(draw.choice((1, 1, 2)))),
+        head=head,
+        classes=draw.choice((2, 3)),
+        layout=layout,
+        loss_form=loss_form,
+        regularization=regularization,
+        optimizer=optimizer,
+        decay=decay,
+        gradients=draw.choice(GRADIENTS),
+        metrics=metrics,
+        use=draw.choice(USES),
+        features=features,
+        initializer=initializer,
+        examples=examples,
+        batch=batch,
+        eval_batch=draw.choice((batch, 2 * batch)),
+        steps=draw.choice((5, 8, 12)),
+        predict=layout in PREDICTS and draw.random() < 0.7,
+        cross_shard=estimator == "tpu" and draw.random() < 0.5,
+    )
