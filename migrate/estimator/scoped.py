@@ -181,10 +181,15 @@ class ScopedCode:
                     objects |= st.defs  # `model = modeling.BertModel(...)`: an object (a function gives tensors)
         members = {id(st) for st in group}
         defs = set().union(*(st.defs for st in group))
-        uses = set().union(*(st.uses for st in group))
         first = group[0]
         described = self.code(_foreign_calls(first.small, self.foreign)[0].func)
-        inputs = sorted((uses & local) - defs)
+        # What the group reads before it binds it (`net = tower(net, ...)` reads `net`).
+        read_first: set[str] = set()
+        bound: set[str] = set()
+        for st in group:
+            read_first |= (st.uses & local) - bound
+            bound |= st.defs
+        inputs = sorted(read_first)
         for bad in (self.labels, self.mode):
             if bad and bad in inputs:
                 raise Unsupported(f"`{described}(...)` reads `{bad}`: not migrated", first.line)

@@ -13,12 +13,12 @@ from __future__ import annotations
 import random
 from dataclasses import asdict, dataclass
 
-MODELS = ("layers", "layers_loop", "helper_with", "helper_named", "keras_layers", "inline_variables")
+MODELS = ("layers", "layers_loop", "helper_with", "helper_named", "keras_layers", "inline_variables", "shared_scope")
 HEADS = ("softmax", "sigmoid", "sigmoid_squeezed", "regression", "two_heads")
 LAYOUTS = ("chain", "nested_chain", "predict_first", "predict_last", "single", "create_model")
 OPTIMIZERS = ("sgd", "momentum", "nesterov", "adam", "adagrad", "rmsprop", "rmsprop_momentum", "adadelta", "ftrl")
 DECAYS = ("none", "exponential", "staircase", "polynomial", "piecewise", "inverse_time", "cosine", "warmup")
-GRADIENTS = ("minimize", "clip_global_norm", "clip_value")
+GRADIENTS = ("minimize", "clip_global_norm", "clip_value", "minimize_inline")
 REGULARIZATIONS = ("none", "l2_manual", "regularizer", "total_loss")
 USES = ("loop", "build_estimator", "train_and_evaluate_specs_first", "train_and_evaluate_config_first")
 FEATURES = ("dict", "two_keys", "tensor")
@@ -107,5 +107,5 @@ def choose(seed: int) -> Choices:
         eval_batch=draw.choice((batch, 2 * batch)),
         steps=draw.choice((5, 8, 12)),
         predict=layout in PREDICTS and draw.random() < 0.7,
-        cross_shard=estimator == "tpu" and draw.random() < 0.5,
+        cross_shard=estimator == "tpu" and draw.random() < 0.5,  # (minimize_inline: no optimizer variable to wrap)
     )

@@ -54,6 +54,14 @@ def helpers(c: Choices) -> list[str]:
             "  biases = tf.get_variable('biases', [out_dim], initializer=tf.zeros_initializer())",
             "  return tf.matmul(inputs, weights) + biases",
         ]
+    if c.model == "shared_scope":
+        reg_arg = f", kernel_regularizer={reg}" if reg else ""
+        return [
+            "def tower(inputs, reuse):",
+            "  with tf.variable_scope('tower', reuse=reuse):",
+            f"    return tf.layers.dense(inputs, {c.hidden[0]}, activation={ACTIVATION_FUNCTIONS[c.activation]},"
+            f" kernel_initializer={initializer(c, INPUT_WIDTH, c.hidden[0], 0)}{reg_arg})",
+        ]
     if c.model == "helper_named":
         return [
             "def dense_block(inputs, units, name, initializer, activation=None):",
@@ -73,7 +81,7 @@ def _layer(c: Choices, target: str, inputs: str, rows: int, cols: int, index: in
     init = initializer(c, rows, cols, index)
     reg = regularizer(c)
     act = ACTIVATION_FUNCTIONS[activation] if activation else None
-    if c.model in ("layers", "layers_loop"):
+    if c.model in ("layers", "layers_loop", "shared_scope"):
         extra = f", kernel_regularizer={reg}" if reg else ""
         extra += f", name='{name}'" if index % 2 == 0 else ""
         return [f"{target} = tf.layers.dense({inputs}, {cols}, activation={act}, kernel_initializer={init}{extra})"]
@@ -120,7 +128,11 @@ def model_lines(c: Choices) -> list[str]:
         ]
         width = c.hidden[-1]
     else:
-        for index, units in enumerate(c.hidden):
+        first = 0
+        if c.model == "shared_scope":  # one layer's weights used twice: the second call reuses the first's
+            lines.append("net = tower(net, reuse=False) + tower(0.5 * net, reuse=True)")
+            width, first = c.hidden[0], 1
+        for index, units in enumerate(c.hidden[first:], start=first):
             lines += _layer(c, "net", "net", width, units, index, f"hidden{index + 1}", c.activation)
             width = units
     for offset, (target, cols) in enumerate(output_widths(c)):

@@ -71,10 +71,12 @@ def _rate_lines(c: Choices) -> list[str]:
 
 def train_lines(c: Choices) -> list[str]:
     """`train_op = ...`: the global step, the schedule, the optimizer, the gradients."""
+    if c.gradients == "minimize_inline" and not c.cross_shard:
+        return _rate_lines(c) + [f"train_op = {OPTIMIZERS[c.optimizer]}.minimize(loss, global_step=global_step)"]
     lines = _rate_lines(c) + [f"optimizer = {OPTIMIZERS[c.optimizer]}"]
     if c.cross_shard:
         lines += ["if params['use_tpu']:", "  optimizer = tf.tpu.CrossShardOptimizer(optimizer)"]
-    if c.gradients == "minimize":
+    if c.gradients in ("minimize", "minimize_inline"):
         lines.append("train_op = optimizer.minimize(loss, global_step=global_step)")
     elif c.gradients == "clip_global_norm":
         lines += [
