@@ -25,7 +25,7 @@ from .shapes import StatementShapes
 from .spec import SpecAndPredictions
 from .summaries import Summaries
 from .syntax import attr_name, statement_ids
-from .tables import MODE_ANY
+from .tables import KERAS_MODEL_ATTRIBUTES, MODE_ANY
 
 
 class ModelFnAnalyzer(
@@ -208,6 +208,8 @@ class ModelFnAnalyzer(
         return self.unique_attr(attr_name(tf1) or "layer"), tf1
 
     def unique_attr(self, base: str) -> str:
+        if base in KERAS_MODEL_ATTRIBUTES:
+            base += "_layer"  # `self.output` is Keras's own
         count = self.layer_attrs.get(base, 0)
         self.layer_attrs[base] = count + 1
         return base if count == 0 else f"{base}_{count}"

@@ -9,8 +9,12 @@ import libcst as cst
 from .dataflow import Flow
 from .forward import VariableRefs
 from .plan import Stmt, StmtKind, Unsupported
-from .syntax import CollectionReads, bind_args, calls_any, creates_layer
-from .tables import LOSSES, LOSS_COLLECTION_READERS, LOSS_PARAMS, REGULARIZATION_LOSS_FNS, TF1_LOSS_FNS
+from .syntax import CollectionReads, bind_args, calls_any, creates_layer, functional_layer
+from .tables import CONTRIB_LAYERS, LOSSES, LOSS_COLLECTION_READERS, LOSS_PARAMS, REGULARIZATION_LOSS_FNS, TF1_LOSS_FNS
+
+
+# Keras losses over a class axis: the output keeps it, so their per-example losses keep the batch.
+CLASS_AXIS_LOSSES = frozenset({"SparseCategoricalCrossentropy", "CategoricalCrossentropy"})
 
 
 class LossRewriter(VariableRefs):
@@ -117,7 +121,26 @@ class Loss:
 
         return [st for st in candidates if not reaches_network(st, set())]
 
-    def _keras_loss(self, loss_stmts: list[Stmt], output: str, loss_name: str) -> str | None:
+    def _output_is_a_layers(self, stmts: list[Stmt], output: str) -> bool:
+        """The model output is last bound to a layer's result (`logits = tf.layers.dense(net, 1)`),
+        which keeps the batch axis apart from the last. A Keras loss object reduces the last axis:
+        on an output squeezed to one axis (`tf.squeeze(logits, -1)`, `tf.reshape(logits, [-1])`)
+        that is the batch, its per-example losses are already a scalar, and Keras then skips its
+        division by the replicas (the loss came out x2 under two replicas). Anything else keeps
+        the TF1 loss in `compute_loss`."""
+        last = next((st for st in reversed(stmts) if output in st.defs and st.kind == StmtKind.FORWARD), None)
+        value = getattr(last.small, "value", None) if last is not None else None
+        if not isinstance(value, cst.Call):
+            return False
+        func = value.func
+        if isinstance(func, cst.Name) and func.value in self.layer_objects:
+            return True
+        if isinstance(func, cst.Call):  # `tf.keras.layers.Dense(2)(net)`
+            func = func.func
+        key = self.canonical(func) or ""
+        return key.startswith(("layers.", "keras.layers.")) or key in CONTRIB_LAYERS or functional_layer(key, self)
+
+    def _keras_loss(self, loss_stmts: list[Stmt], output: str, loss_name: str, stmts: list[Stmt]) -> str | None:
         if len(loss_stmts) != 1 or loss_stmts[0].defs != {loss_name}:
             return None
         value = getattr(loss_stmts[0].small, "value", None)
@@ -127,6 +150,8 @@ class Loss:
         if key not in LOSSES:
             return None
         cls, labels_param, preds_param, passthrough, fixed = LOSSES[key]
+        if cls not in CLASS_AXIS_LOSSES and not self._output_is_a_layers(stmts, output):
+            return None
         bound = bind_args(value, LOSS_PARAMS[key])
         if bound is None:
             return None
@@ -153,7 +178,7 @@ class Loss:
         model_side: list[cst.SimpleStatementLine] = []
         if plan.labels_from_features or loss_uses & forward - {plan.output, self.features}:
             model_side = self._model_side(plan, stmts, forward, loss_uses, "the loss", kinds=(StmtKind.LABEL_SOURCE, StmtKind.PURE))
-        keras_loss = None if (plan.summaries or plan.host_summaries) else self._keras_loss(loss_stmts, plan.output, loss_name)
+        keras_loss = None if (plan.summaries or plan.host_summaries) else self._keras_loss(loss_stmts, plan.output, loss_name, stmts)
         loss_pure = flow.needed_pure(loss_uses)
         if keras_loss is not None and not loss_pure and not model_side:
             plan.keras_loss = keras_loss

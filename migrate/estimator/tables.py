@@ -31,6 +31,28 @@ VARIABLE_COLLECTIONS = frozenset({
     "get_collection", "get_collection_ref",
 })
 
+# Attributes and methods of a Keras 3 `keras.Model` (its `dir()`, and what its `__init__`/`compile`
+# set): a layer or weight attribute of the generated model must not take one of these names (a TF1
+# layer named 'output' made `self.output = ...`: "property 'output' has no setter").
+KERAS_MODEL_ATTRIBUTES = frozenset({
+    "add_loss", "add_metric", "add_variable", "add_weight", "build", "build_from_config", "call", "compile",
+    "compile_from_config", "compiled_loss", "compiled_metrics", "compute_dtype", "compute_loss", "compute_mask",
+    "compute_metrics", "compute_output_shape", "compute_output_spec", "count_params", "distribute_reduction_method",
+    "distribute_strategy", "dtype", "dtype_policy", "evaluate", "export", "fit", "from_config", "get_build_config",
+    "get_compile_config", "get_config", "get_layer", "get_metrics_result", "get_quantization_layer_structure",
+    "get_state_tree", "get_weights", "input", "input_dtype", "input_spec", "jit_compile", "layers",
+    "load_own_variables", "load_weights", "loss", "losses", "make_predict_function", "make_test_function",
+    "make_train_function", "metrics", "metrics_names", "metrics_variables", "non_trainable_variables",
+    "non_trainable_weights", "output", "path", "predict", "predict_on_batch", "predict_step", "quantization_mode",
+    "quantize", "quantized_build", "quantized_call", "rematerialized_call", "reset_metrics", "run_eagerly", "save",
+    "save_own_variables", "save_weights", "set_state_tree", "set_weights", "stateless_call", "stateless_compute_loss",
+    "summary", "supports_masking", "symbolic_call", "test_on_batch", "test_step", "to_json", "train_on_batch",
+    "train_step", "trainable", "trainable_variables", "trainable_weights", "variable_dtype", "variables", "weights",
+    # instance attributes, and what the generated model defines itself
+    "name", "built", "optimizer", "inputs", "outputs", "history", "stop_training", "steps_per_execution",
+    "loss_tracker", "apply_tf1_gradients", "evaluation_hooks",
+})
+
 # Modules whose functions build no TF graph. A call in the forward pass into any other imported
 # module (not TensorFlow's) may create TF1 variables the codemod cannot see (BERT's `modeling`).
 PLAIN_MODULES = frozenset({
