@@ -145,6 +145,7 @@ def _prepare(
         seed_from_config(config)
         state.seeded = True
     ensure_built(model, source, with_labels=with_labels)
+    keras_workarounds.build_from_one_replica(model)
     restored = None
     if model_dir is not None and not state.restored:
         restored = checkpoints.restore_latest(model, model_dir)

@@ -14,6 +14,12 @@ gets a TF1 program's numbers wrong under a `tf.distribute` strategy:
     upstream issue found (searched keras-team/keras for assign_add under these strategies);
     measured numbers in the docstring.
 
+  * `build_from_one_replica`: before each `fit`/`evaluate`, Keras 3.15 (`_maybe_symbolic_build`)
+    MEAN-reduces the first distributed batch across the replicas only to learn its shapes; when
+    the replicas' batches differ in size (an evaluation of fewer batches than replicas, as TF1 ran
+    them on one device) that reduction fails ("Inputs to operation AddN ... must have the same
+    size and shape"). No upstream issue found. One replica's batch has the shapes.
+
 Decided elsewhere, for the same reason (listed here so this is the index of them):
   * MultiWorkerMirroredStrategy and ParameterServerStrategy training runs the runtime's `engine`
     instead of Keras's loops: keras-team/keras#20585 (Keras 3 has no multi-worker support;
@@ -32,7 +38,7 @@ import tensorflow as tf
 from . import engine
 from ._state import model_state
 
-__all__ = ["device_loop", "multi_step_function", "needs_own_loop", "use_native_increments"]
+__all__ = ["build_from_one_replica", "device_loop", "multi_step_function", "needs_own_loop", "use_native_increments"]
 
 
 def _native_assign_add(variable: Any, value: Any) -> Any:
@@ -147,3 +153,40 @@ def device_loop(model: keras.Model, budget: Any = None) -> Iterator[None]:
         yield
     finally:
         model.train_function = saved
+
+
+def _one_replica(strategy: tf.distribute.Strategy, value: Any) -> Any:
+    """A replica's local value of `value` that holds examples (the first one), or `value` itself."""
+    if not isinstance(value, tf.distribute.DistributedValues):
+        return value
+    local = strategy.experimental_local_results(value)
+    return next((v for v in local if v.shape.rank == 0 or v.shape[0] != 0), local[0])
+
+
+def build_from_one_replica(model: keras.Model) -> None:
+    """Makes the model's symbolic build before `fit`/`evaluate` read one replica's first batch.
+
+    Keras 3.15's `_maybe_symbolic_build` reads the first distributed batch and reduces it across
+    the replicas (MEAN), only to learn the shapes to build the model and its metrics with. Replicas
+    whose batches differ in size (one left without a batch when an evaluation runs fewer batches
+    than there are replicas) make that reduction fail. The same build from the first replica that
+    holds examples needs no reduction; everything else is Keras's own (the iterator is reset by
+    the caller, as before).
+    """
+    if getattr(model, "_tfm_builds_from_one_replica", False):
+        return
+    original = model._maybe_symbolic_build
+
+    def maybe_symbolic_build(iterator: Any = None, data_batch: Any = None) -> Any:
+        strategy = getattr(model, "_distribute_strategy", None)
+        if iterator is None or strategy is None or strategy.num_replicas_in_sync == 1:
+            return original(iterator=iterator, data_batch=data_batch)
+        for _, _, it in iterator:
+            batch = next(it)
+            data_batch = tf.nest.map_structure(functools.partial(_one_replica, strategy), batch)
+            break
+        with strategy.scope():
+            model._symbolic_build(data_batch=data_batch)
+
+    model._maybe_symbolic_build = maybe_symbolic_build
+    model._tfm_builds_from_one_replica = True
