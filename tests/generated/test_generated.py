@@ -18,10 +18,10 @@ from .check import check
 from .choices import choose
 from .program import generate
 
-# Seeds 0-199: every seed whose Keras migration was idiomatic when this sample was fixed up to 130
-# (the rewrite is what the generator exists to test), and hosted ones among the first.
-SAMPLE = [1, 6, 13, 20, 23, 25, 29, 35, 36, 42, 45, 47, 49, 59, 64, 72, 74, 78, 80, 88, 93, 108, 113, 114, 118, 125,
-          0, 2, 5, 9]
+# Seeds 0-120 of this generator: the first 22 whose Keras migration was idiomatic when the sample
+# was fixed (the rewrite is what the generator exists to test) and the first 8 hosted ones.
+SAMPLE = [1, 5, 13, 20, 23, 29, 30, 35, 36, 42, 45, 47, 49, 59, 64, 72, 74, 78, 80, 81, 88, 93,
+          0, 2, 3, 4, 6, 7, 8, 9]
 
 
 @pytest.mark.oracle
