@@ -568,7 +568,10 @@ def evaluate(
     Args:
         model: A compiled Keras 3 model.
         data: As for `fit`.
-        steps: Evaluate this many batches, or until the data ends when None.
+        steps: Evaluate this many batches, or until the data ends when None. Under a config's
+            `train_distribute` with no `eval_distribute`, TF1 evaluated the `input_fn`'s batches
+            one at a time on one device: `steps` batches in all, spread over the replicas
+            (`DataSource.evaluated_on_one_device`), not `steps` batches per replica.
         config: A `RunConfig` or None (`model_dir`, `tf_random_seed`).
         model_dir: Overrides `config.model_dir`.
         hooks: TF1 `hooks=`: `tfmigrate.runtime.hooks.SessionRunHook`s, with the model's own
