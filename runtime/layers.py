@@ -5,7 +5,8 @@
     (measured on TF 2.15: 1.4433 vs 1.3531 after one step with momentum 0 on 16 values). Rank-2
     inputs took the non-fused path, biased like Keras. TF1 also updated the moving statistics only
     when the train op depended on `tf.GraphKeys.UPDATE_OPS`; `update_moving_statistics=False`
-    reproduces a model_fn that never added that dependency.
+    reproduces a model_fn that never added that dependency. Under a strategy of several replicas
+    the moving statistics are the mean of the replicas' updates, as TF1 read them (`_replica_mean`).
   * `LayerNorm`: `tf.contrib.layers.layer_norm` (slim's, BERT's): moments over the axes from
     `begin_norm_axis` on, `beta`/`gamma` over the axes from `begin_params_axis` on, epsilon 1e-12,
     computed with `tf.nn.moments` + `tf.nn.batch_normalization` as TF1 did. Keras's
@@ -17,6 +18,21 @@ from __future__ import annotations
 import tensorflow as tf
 
 keras = tf.keras
+
+
+def _replica_mean(*values):
+    """The mean over the replicas of each replica's moving-statistic update.
+
+    TF1 kept a batch-norm moving statistic per replica and read the mean of them (a sync-on-read
+    variable, MEAN aggregation). Keras 3's are mirrored variables with no aggregation, whose copies
+    each replica overwrites with its own: they drift apart, and evaluation and checkpoints read
+    replica 0's (measured: MirroredStrategy over two CPUs, replicas assigning 1 and 2 read 1).
+    The update is linear in the batch statistics, so every copy set to the replicas' mean is TF1's
+    value."""
+    context = tf.distribute.get_replica_context()
+    if context is None or context.num_replicas_in_sync == 1:
+        return values
+    return tuple(context.all_reduce(tf.distribute.ReduceOp.MEAN, list(values)))
 
 
 class BatchNormalization(keras.layers.BatchNormalization):
@@ -58,8 +74,12 @@ class BatchNormalization(keras.layers.BatchNormalization):
             if self._bessel(inputs):
                 n = tf.cast(tf.size(inputs) // tf.size(variance), compute_dtype)
                 update_variance = variance * (n / (n - 1.0))
-            self.moving_mean.assign(self.moving_mean - (self.moving_mean - mean) * decay)
-            self.moving_variance.assign(self.moving_variance - (self.moving_variance - update_variance) * decay)
+            new_mean, new_variance = _replica_mean(
+                self.moving_mean - (self.moving_mean - mean) * decay,
+                self.moving_variance - (self.moving_variance - update_variance) * decay,
+            )
+            self.moving_mean.assign(new_mean)
+            self.moving_variance.assign(new_variance)
         outputs = keras.ops.batch_normalization(
             x=inputs,
             mean=mean,

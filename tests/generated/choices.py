@@ -53,6 +53,7 @@ class Choices:
     steps: int
     predict: bool
     cross_shard: bool  # TPU: `if params['use_tpu']: CrossShardOptimizer(...)`
+    batch_norm: bool  # batch normalization after the first hidden layer, its UPDATE_OPS run by the train op
 
     def summary(self) -> str:
         fields = asdict(self)
@@ -108,4 +109,5 @@ def choose(seed: int) -> Choices:
         steps=draw.choice((5, 8, 12)),
         predict=layout in PREDICTS and draw.random() < 0.7,
         cross_shard=estimator == "tpu" and draw.random() < 0.5,  # (minimize_inline: no optimizer variable to wrap)
+        batch_norm=draw.random() < 0.25,  # drawn last: the draws before it are those of the seed without it
     )

@@ -135,9 +135,23 @@ def model_lines(c: Choices) -> list[str]:
         for index, units in enumerate(c.hidden[first:], start=first):
             lines += _layer(c, "net", "net", width, units, index, f"hidden{index + 1}", c.activation)
             width = units
+            if index == 0:
+                lines += batch_norm_lines(c)
+    if c.model in ("shared_scope", "layers_loop"):
+        lines += batch_norm_lines(c)
     for offset, (target, cols) in enumerate(output_widths(c)):
         lines += _layer(c, target, "net", width, cols, len(c.hidden) + offset, target, None)
     return lines + head_outputs(c)
+
+
+def batch_norm_lines(c: Choices) -> list[str]:
+    """Batch normalization of `net`, training in TRAIN mode (`is_training` in a BERT-style helper)."""
+    if not c.batch_norm:
+        return []
+    training = "is_training" if c.layout == "create_model" else "mode == tf.estimator.ModeKeys.TRAIN"
+    if c.model == "keras_layers":
+        return [f"net = tf.keras.layers.BatchNormalization(momentum=0.9)(net, training={training})"]
+    return [f"net = tf.layers.batch_normalization(net, momentum=0.9, training={training})"]
 
 
 def head_outputs(c: Choices) -> list[str]:

@@ -70,7 +70,19 @@ def _rate_lines(c: Choices) -> list[str]:
 
 
 def train_lines(c: Choices) -> list[str]:
-    """`train_op = ...`: the global step, the schedule, the optimizer, the gradients."""
+    """`train_op = ...`: the global step, the schedule, the optimizer, the gradients; with batch
+    normalization, the line making `train_op` runs after the UPDATE_OPS."""
+    lines = _train_lines(c)
+    if not c.batch_norm:
+        return lines
+    return lines[:-1] + [
+        "update_ops = tf.get_collection(tf.GraphKeys.UPDATE_OPS)",
+        "with tf.control_dependencies(update_ops):",
+        f"  {lines[-1]}",
+    ]
+
+
+def _train_lines(c: Choices) -> list[str]:
     if c.gradients == "minimize_inline" and not c.cross_shard:
         return _rate_lines(c) + [f"train_op = {OPTIMIZERS[c.optimizer]}.minimize(loss, global_step=global_step)"]
     lines = _rate_lines(c) + [f"optimizer = {OPTIMIZERS[c.optimizer]}"]
@@ -142,8 +154,9 @@ def model_fn_lines(c: Choices) -> list[str]:
         body = model + loss + train + evaluation + [f"return {spec}"]
     else:  # create_model: a BERT-style helper returning a tuple
         names = ", ".join(["loss", *outputs(c)])
-        top = ["def create_model(features, labels, params):"] + _indent(model + loss + [f"return ({names})"]) + ["", ""]
-        body = [f"({names}) = create_model(features, labels, params)", "output_spec = None", f"if mode == {mode}.TRAIN:"]
+        top = ["def create_model(features, labels, params, is_training):"] + _indent(model + loss + [f"return ({names})"]) + ["", ""]
+        body = [f"is_training = mode == {mode}.TRAIN", f"({names}) = create_model(features, labels, params, is_training)",
+                "output_spec = None", f"if mode == {mode}.TRAIN:"]
         body += _indent(train + [f"output_spec = {train_spec}"])
         body += [f"elif mode == {mode}.EVAL:"] + _indent(evaluation + [f"output_spec = {eval_spec}"]) + ["return output_spec"]
     return top + ["def model_fn(features, labels, mode, params):"] + _indent(body)

@@ -54,6 +54,7 @@ def test_the_sample_space_draws_every_construct() -> None:
         "use": space.USES, "features": space.FEATURES, "activation": space.ACTIVATIONS,
         "estimator": ("estimator", "tpu"), "strategy": ("default", "mirrored"), "metrics": ("dict", "metric_fn"),
         "initializer": ("constant", "seeded"), "predict": (True, False), "cross_shard": (True, False),
+        "batch_norm": (True, False),
     }
     for key, values in wanted.items():
         missing = [value for value in values if not seen[key][value]]
