@@ -200,13 +200,12 @@ class ScopedCode:
             and st.kind != StmtKind.DEAD
             for name in st.uses
         } | {plan.output}
-        for st in stmts:
-            if id(st) in members or not st.defs & set(inputs):
-                continue
-            if position[id(st)] > position[id(first)]:
-                raise Unsupported(
-                    f"`{described}(...)`: its inputs are computed after it ({', '.join(sorted(st.defs & set(inputs)))})", st.line
-                )
+        # Each input must be bound before the group (a later rebinding of the same name is not it).
+        before = {self.features, self.params} | {n for n in (self.labels, self.mode) if n}
+        before |= {n for st in stmts if position[id(st)] < position[id(first)] for n in st.defs}
+        late = sorted(set(inputs) - before)
+        if late:
+            raise Unsupported(f"`{described}(...)`: its inputs are computed after it ({', '.join(late)})", first.line)
         if objects & later:
             raise Unsupported(f"`{described}(...)`: the object it returns is used beyond reading its outputs", first.line)
         outputs = sorted((defs - objects) & later)
