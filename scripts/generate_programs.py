@@ -61,8 +61,9 @@ def main(argv: list[str] | None = None) -> int:
     counts: collections.Counter[str] = collections.Counter()
     wrong: list[int] = []
     defects = 0
+    seeds = seed_range(args.seeds)
     with ProcessPoolExecutor(max_workers=args.jobs) as pool:
-        for verdict in pool.map(_check, seed_range(args.seeds), [targets] * len(seed_range(args.seeds))):
+        for verdict in pool.map(_check, seeds, [targets] * len(seeds)):
             if isinstance(verdict, str):
                 print(verdict, flush=True)
                 defects += 1

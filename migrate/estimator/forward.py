@@ -14,7 +14,7 @@ import libcst as cst
 from ..names import names_in
 from .dataflow import Flow
 from .plan import Layer, Stmt, StmtKind, Unsupported
-from .syntax import attr_name, bind_args, calls_any, collection_read, creates_layer, functional_layer, snake
+from .syntax import CollectionReads, attr_name, bind_args, calls_any, collection_read, creates_layer, functional_layer, snake
 from .tables import CONTRIB_DROP, CONTRIB_LAYERS, FUNCTIONAL_LAYERS, GET_VARIABLE_DROP, GET_VARIABLE_PARAMS, INITIALIZERS, INITIALIZER_DROP, LAYER_CLASSES, LAYER_DROP, REGULARIZATION_LOSS_FNS, REGULARIZERS, WEIGHTLESS_LAYERS, XAVIER
 
 if TYPE_CHECKING:
@@ -446,12 +446,12 @@ class InitializerRewriter(cst.CSTTransformer):
         return updated
 
 
-class VariableRefs(cst.CSTTransformer):
-    """Names bound by `tf.get_variable` -> the model attributes holding the weights."""
+class VariableRefs(CollectionReads):
+    """Names bound by `tf.get_variable` -> the model attributes holding the weights (and the
+    variable-collection reads, as `CollectionReads`)."""
 
     def __init__(self, analyzer: ModelFnAnalyzer) -> None:
-        super().__init__()
-        self.a = analyzer
+        super().__init__(analyzer)
         self.skip: set[int] = set()  # attribute names and keywords are not references
 
     def visit_Attribute(self, node: cst.Attribute) -> bool:
@@ -468,9 +468,6 @@ class VariableRefs(cst.CSTTransformer):
         if attr is None or id(original) in self.skip:
             return updated
         return cst.Attribute(value=cst.Name("self"), attr=cst.Name(attr))
-
-    def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
-        return collection_read(self.a, original, updated)
 
 
 class ForwardPass:

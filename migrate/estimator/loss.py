@@ -121,7 +121,7 @@ class Loss:
 
         return [st for st in candidates if not reaches_network(st, set())]
 
-    def _output_is_a_layers(self, stmts: list[Stmt], output: str) -> bool:
+    def _output_is_a_layer_result(self, stmts: list[Stmt], output: str) -> bool:
         """The model output is last bound to a layer's result (`logits = tf.layers.dense(net, 1)`),
         which keeps the batch axis apart from the last. A Keras loss object reduces the last axis:
         on an output squeezed to one axis (`tf.squeeze(logits, -1)`, `tf.reshape(logits, [-1])`)
@@ -150,7 +150,7 @@ class Loss:
         if key not in LOSSES:
             return None
         cls, labels_param, preds_param, passthrough, fixed = LOSSES[key]
-        if cls not in CLASS_AXIS_LOSSES and not self._output_is_a_layers(stmts, output):
+        if cls not in CLASS_AXIS_LOSSES and not self._output_is_a_layer_result(stmts, output):
             return None
         bound = bind_args(value, LOSS_PARAMS[key])
         if bound is None:

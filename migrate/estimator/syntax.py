@@ -179,4 +179,3 @@ class CollectionReads(cst.CSTTransformer):
 
     def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
         return collection_read(self.a, original, updated)
-

@@ -25,7 +25,7 @@ MODEL_BUILDING = {
 }
 
 # TF1 reads of the graph's variable collections, which a Keras model has no counterpart of
-# (`trainable_variables` has: the model's own, forward.collection_read).
+# (`trainable_variables` has: the model's own, syntax.collection_read).
 VARIABLE_COLLECTIONS = frozenset({
     "global_variables", "all_variables", "local_variables", "model_variables", "moving_average_variables",
     "get_collection", "get_collection_ref",

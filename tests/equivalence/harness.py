@@ -54,15 +54,17 @@ def parse_results(stdout: str) -> list[dict[str, float]]:
     out = []
     for line in stdout.splitlines():
         if line.startswith(RESULT_PREFIX):
-            text = re.sub(r"(?<![\w'])(-?)(nan|inf)\b", lambda m: f"{m.group(1)}float('{m.group(2)}')", line[len(RESULT_PREFIX):])
-            out.append(_literal(ast.parse(text, mode="eval").body))
+            out.append(_literal(ast.parse(line[len(RESULT_PREFIX):], mode="eval").body))
     return out
 
 
+_NON_FINITE = {"nan": math.nan, "inf": math.inf}
+
+
 def _literal(node: ast.AST):
-    """`ast.literal_eval` that also reads `float('nan')`/`float('inf')` calls."""
-    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "float" and len(node.args) == 1:
-        return float(ast.literal_eval(node.args[0]))
+    """`ast.literal_eval` that also reads the names a non-finite float prints as (`nan`, `inf`)."""
+    if isinstance(node, ast.Name) and node.id in _NON_FINITE:
+        return _NON_FINITE[node.id]
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
         return -_literal(node.operand)
     if isinstance(node, ast.Dict):

@@ -7,7 +7,6 @@ then crash or give other numbers. `Verdict.wrong` says which targets did that.
 
 from __future__ import annotations
 
-import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -126,7 +125,3 @@ def keep(verdict: Verdict, directory: Path) -> Path:
     (out / "program.py").write_text(verdict.source, encoding="utf-8")
     (out / "report.txt").write_text(verdict.report() + "\n", encoding="utf-8")
     return out
-
-
-def clean(workdir: Path) -> None:
-    shutil.rmtree(workdir, ignore_errors=True)
