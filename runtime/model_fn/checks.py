@@ -57,8 +57,6 @@ def check_spec(mode: str, spec: Any, graph: tf.Graph, extra: dict) -> None:
     if mode == ModeKeys.TRAIN:
         if spec.training_hooks or spec.training_chief_hooks:
             raise Unsupported("the spec has training hooks (or a host_call)")
-        if graph.get_collection(_KEYS.SUMMARIES):
-            raise Unsupported("model_fn makes summaries")
         _check_unfetched_writes(graph, [spec.train_op, spec.loss], "train_op")
     if mode == ModeKeys.EVAL:
         if spec.evaluation_hooks:

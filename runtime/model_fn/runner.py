@@ -178,12 +178,12 @@ class ModelFnRunner:
             spec = self._estimator._call_model_fn(features, labels, mode, self._estimator.config)  # noqa: SLF001
             return spec, (then(spec) if then is not None else None)
 
-    def _replicated(self, replica_fn: Callable, mode: str) -> Callable:
+    def _replicated(self, replica_fn: Callable, mode: str, jit_compile: bool = True) -> Callable:
         """`replica_fn` (which calls the model_fn in `mode`) run on every replica, under the held
         variables and the gradient rules of `replicas.py`."""
         strategy = self._strategy
         replica_fn = tf.autograph.experimental.do_not_convert(replica_fn)
-        if self._jit_compile():  # the step XLA compiles, as a TPU compiles it (the input stays outside)
+        if jit_compile and self._jit_compile():  # the step XLA compiles, as a TPU compiles it (the input stays outside)
             replica_fn = tf.function(replica_fn, jit_compile=True, autograph=False)
 
         def run(*args):
@@ -237,6 +237,32 @@ class ModelFnRunner:
             return loss
 
         return self._function("train", train_steps, ModeKeys.TRAIN)
+
+    def _train_summary_function(self) -> Any:
+        """One training step that also returns the model_fn's summaries merged (`merge_all` of the
+        trace's SUMMARIES, as Estimator's `SummarySaverHook` ran it with the `train_op`): the
+        step a call ends on when summaries are due. The summaries are replica 0's (TF1 skipped
+        them on the other replicas), computed outside XLA (no summary op compiles)."""
+        strategy = self._strategy
+
+        def replica_step(features, labels):
+            def merged(spec):
+                summary = tf.compat.v1.summary.merge_all()
+                return tf.constant(b"") if summary is None else summary
+
+            spec, summary = self._call_model_fn(ModeKeys.TRAIN, features, labels, merged)
+            with tf.control_dependencies([spec.train_op]):
+                return tf.identity(tf.cast(spec.loss, tf.float32)), tf.identity(summary)
+
+        step = self._replicated(replica_step, ModeKeys.TRAIN, jit_compile=False)
+
+        def summary_step(iterator):
+            features, labels = _split_batch(iterator.get_next())
+            losses, summaries = step(features, labels)
+            loss = strategy.reduce(tf.distribute.ReduceOp.MEAN, losses, axis=None)
+            return loss, strategy.experimental_local_results(summaries)[0]
+
+        return self._function("train-summary", summary_step, ModeKeys.TRAIN)
 
     def _eval_function(self) -> Any:
         strategy = self._strategy
@@ -298,7 +324,7 @@ class ModelFnRunner:
             return self._train(input_fn, steps, max_steps, list(listeners or []))
 
     def _train(self, input_fn: Any, steps: int | None, max_steps: int | None, listeners: list) -> float | None:
-        self._discover(ModeKeys.TRAIN, input_fn)
+        mode = self._discover(ModeKeys.TRAIN, input_fn)
         checkpoint = tf.train.latest_checkpoint(self._estimator.model_dir)
         self._restore(checkpoint, ModeKeys.TRAIN)
         step = self._global_step()
@@ -314,6 +340,7 @@ class ModelFnRunner:
         logger.info("Training on %d replica%s of %s, %d step(s) per call%s.", replicas, "" if replicas == 1 else "s",
                     type(self._strategy).__name__, self._steps_per_call, " (XLA)" if self._jit_compile() else "")
         summaries = LossSummaries(self._estimator.model_dir, config.save_summary_steps)
+        summary_function = self._model_summaries(mode) and self._train_summary_function()
         for listener in listeners:
             listener.begin()
         saved_step, saved_at = step, time.monotonic()
@@ -327,9 +354,15 @@ class ModelFnRunner:
                 if every:
                     count = min(count, saved_step + every - step)
                 count = min(count, summaries.steps_until_due(step))
+                summarized = summary_function and summaries.due_after(step, count)
+                merged = None
                 try:
                     with python_random_kept():  # a trace's tf.layers draw no seeds the program would see
-                        loss = float(function(iterator, tf.constant(count)))
+                        if not summarized or count > 1:
+                            loss = float(function(iterator, tf.constant(count - 1 if summarized else count)))
+                        if summarized:
+                            loss, merged = (value.numpy() for value in summary_function(iterator))
+                            loss = float(loss)
                 except (tf.errors.OutOfRangeError, StopIteration):
                     step = self._global_step()
                     break
@@ -337,7 +370,7 @@ class ModelFnRunner:
                 if step <= previous:
                     raise RuntimeError("model_fn's train_op did not increase the global step: training would never "
                                        "end (TF 1.x's StopAtStepHook counts the global step too).")
-                summaries.after_steps(step, loss)
+                summaries.after_steps(step, loss, merged)
                 due = (every and step >= saved_step + every) or (every_secs and time.monotonic() - saved_at >= every_secs)
                 if due:
                     stop = self._save_with(listeners, step)
@@ -350,6 +383,17 @@ class ModelFnRunner:
             listener.end(None, step)
         logger.info("Loss for final step: %s.", loss)
         return loss
+
+    def _model_summaries(self, mode: _Mode) -> bool:
+        """Whether the TRAIN model_fn makes summaries this tier writes (on the TPU code path TF1 ran
+        them on no TPU: a TPU program writes its summaries from a `host_call`)."""
+        if not mode.graph.get_collection(_KEYS.SUMMARIES):
+            return False
+        if self._tpu:
+            warn_once("tpu-summaries", "On the TPU code path the summaries model_fn makes are not written (a TPU ran "
+                      "no summary op: TPU programs write theirs from a host_call).")
+            return False
+        return True
 
     def _save_with(self, listeners: list, step: int) -> bool:
         """Saves a checkpoint between the listeners' `before_save` and `after_save`; True when one

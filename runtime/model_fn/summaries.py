@@ -1,4 +1,5 @@
-"""The `loss` events Estimator's `SummarySaverHook` wrote during training, for the strategy tier."""
+"""The events Estimator's `SummarySaverHook` wrote during training (the model_fn's summaries and
+Estimator's `loss`), for the strategy tier."""
 
 from __future__ import annotations
 
@@ -25,7 +26,13 @@ class LossSummaries:
             return 1
         return max(1, self._last + self._every - step)
 
-    def after_steps(self, step: int, loss: float) -> None:
+    def due_after(self, step: int, count: int) -> bool:
+        """Whether `count` steps from `step` end on a step whose summaries are written."""
+        return bool(self._every) and count == self.steps_until_due(step)
+
+    def after_steps(self, step: int, loss: float, merged: bytes | None = None) -> None:
+        """Writes the event of `step` when it is due: the model_fn's summaries (`merged`, a
+        serialized `Summary` from `merge_all`), then Estimator's `loss`, as one event."""
         if not self._every or (self._last is not None and step < self._last + self._every):
             return
         from tensorflow.core.framework import summary_pb2
@@ -34,7 +41,9 @@ class LossSummaries:
 
         if self._writer is None:
             self._writer = event_file_writer.EventFileWriter(self._model_dir)
-        summary = summary_pb2.Summary(value=[summary_pb2.Summary.Value(tag="loss", simple_value=loss)])
+        summary = summary_pb2.Summary.FromString(merged) if merged else summary_pb2.Summary()
+        if not any(value.tag == "loss" for value in summary.value):  # Estimator added none over the model's own
+            summary.value.append(summary_pb2.Summary.Value(tag="loss", simple_value=loss))
         self._writer.add_event(event_pb2.Event(wall_time=time.time(), step=step, summary=summary))
         self._last = step
 
