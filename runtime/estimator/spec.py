@@ -18,6 +18,7 @@ from tensorflow.python.saved_model.model_utils import export_output as export_ou
 from tensorflow.python.saved_model.model_utils import export_utils
 
 from ..inputs import ModeKeys
+from ..model_fn.host_calls import kept_host_calls
 
 __all__ = ["EstimatorSpec", "ModeKeys", "TPUEstimatorSpec", "LOSS_METRIC_KEY", "AVERAGE_LOSS_METRIC_KEY"]
 
@@ -235,7 +236,10 @@ class TPUEstimatorSpec(
         """The spec TPUEstimator ran off TPU: metric_fn and host_call called, scaffold_fn() called."""
         eval_metric_ops = _call_host_fn("eval_metrics", self.eval_metrics) if self.eval_metrics is not None else None
         hooks: tuple = ()
-        if self.host_call is not None:
+        kept = kept_host_calls()
+        if self.host_call is not None and kept is not None:
+            kept.append(tuple(self.host_call))
+        elif self.host_call is not None:
             hooks = (_HostCallHook(_call_host_fn("host_call", self.host_call)),)
         scaffold = self.scaffold_fn() if self.scaffold_fn else None
         return EstimatorSpec(

@@ -8,8 +8,9 @@ found once and held (`held.py`), its gradients met across replicas as the progra
 call in graph mode otherwise, logging why.
 
 Environment (read when an Estimator is made):
-  * `TFMIGRATE_MODEL_FN_TIER`: `strategy` (the model_fn in TF2) or `graph` (TF1 graph mode, the
-    default while the strategy tier is proven program by program);
+  * `TFMIGRATE_MODEL_FN_TIER`: `strategy` (the default: the model_fn in TF2, each call that TF2
+    cannot run as TF 1.x ran it in graph mode, with the reason logged) or `graph` (every call in
+    TF1 graph mode);
   * `TFMIGRATE_STRATEGY`: the strategy a program without one of its own runs under: `default`,
     `one_device`, `mirrored` (all local devices; `TFMIGRATE_CPU_DEVICES=N` first splits the CPU
     into N logical devices), `multi_worker` (from `TF_CONFIG`) or `parameter_server`;
@@ -38,8 +39,8 @@ _KINDS = {
 
 
 def tier() -> str:
-    """The tier `TFMIGRATE_MODEL_FN_TIER` asks for (`graph` when unset)."""
-    value = os.environ.get("TFMIGRATE_MODEL_FN_TIER", "").strip().lower() or "graph"
+    """The tier `TFMIGRATE_MODEL_FN_TIER` asks for (`strategy` when unset)."""
+    value = os.environ.get("TFMIGRATE_MODEL_FN_TIER", "").strip().lower() or "strategy"
     if value not in _TIERS:
         raise ValueError(f"TFMIGRATE_MODEL_FN_TIER={value!r}: expected one of {', '.join(_TIERS)}")
     return value

@@ -52,12 +52,15 @@ def variable_reads(graph: tf.Graph, tensors: list[Any]) -> tuple[list[Any], list
 def check_spec(mode: str, spec: Any, graph: tf.Graph, extra: dict) -> None:
     if spec.scaffold is not None and (spec.scaffold.init_fn is not None or spec.scaffold.init_op is not None):
         raise Unsupported("the spec's Scaffold has an init_fn or init_op, which runs in a Session")
+    if spec.scaffold is not None and spec.scaffold.saver is not None:
+        raise Unsupported("the spec's Scaffold has a Saver of its own (TF1 restored and saved through it: an "
+                          "exponential moving average's variables_to_restore, say)")
     if graph.get_collection(_KEYS.QUEUE_RUNNERS):
         raise Unsupported("the graph has queue runners")
     if mode == ModeKeys.TRAIN:
         if spec.training_hooks or spec.training_chief_hooks:
             raise Unsupported("the spec has training hooks (or a host_call)")
-        _check_unfetched_writes(graph, [spec.train_op, spec.loss], "train_op")
+        _check_unfetched_writes(graph, [spec.train_op, spec.loss], "train_op", extra.get("host_ops", ()))
     if mode == ModeKeys.EVAL:
         if spec.evaluation_hooks:
             raise Unsupported("the spec has evaluation hooks")
@@ -69,7 +72,7 @@ def check_spec(mode: str, spec: Any, graph: tf.Graph, extra: dict) -> None:
         _check_unfetched_writes(graph, tf.nest.flatten(spec.predictions), "prediction")
 
 
-def _check_unfetched_writes(graph: tf.Graph, fetches: list[Any], what: str) -> None:
+def _check_unfetched_writes(graph: tf.Graph, fetches: list[Any], what: str, host_ops: Any = ()) -> None:
     """In TF1 only what the train_op needs runs; in a `tf.function` every stateful op does. A
     write to a model variable outside the train_op (batch norm's moving averages left out of
     UPDATE_OPS' dependencies) would then run here and not in TF 1.x."""
@@ -80,7 +83,7 @@ def _check_unfetched_writes(graph: tf.Graph, fetches: list[Any], what: str) -> N
     initializers = ancestors([v.initializer for v in graph.get_collection(_KEYS.GLOBAL_VARIABLES)
                                + graph.get_collection(_KEYS.LOCAL_VARIABLES)])
     for op in graph.get_operations():
-        if op in needed or op in initializers or not (op.type.startswith(_STATEFUL_WRITES) or op.type.startswith(("ResourceApply", "AssignVariableOp", "AssignAddVariableOp", "AssignSubVariableOp", "Apply"))):
+        if op in needed or op in initializers or op in host_ops or not (op.type.startswith(_STATEFUL_WRITES) or op.type.startswith(("ResourceApply", "AssignVariableOp", "AssignAddVariableOp", "AssignSubVariableOp", "Apply"))):
             continue
         target = op.inputs[0].op if op.inputs else None
         while target is not None and target.type in ("Identity", "RefIdentity") and target.inputs:

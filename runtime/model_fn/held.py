@@ -36,14 +36,15 @@ from tensorflow.python.framework import random_seed
 from tensorflow.python.ops import variable_scope as _vs
 
 from .checks import Unsupported
+from .tf1_build import seed_graph
 
 __all__ = ["Found", "HeldVariables", "NotHeld", "discover"]
 
 _KEYS = tf.compat.v1.GraphKeys
 
 
-class NotHeld(Exception):
-    """The model_fn made a variable the discovery did not see (the strategy tier cannot run it)."""
+class NotHeld(Unsupported):
+    """The model_fn made a variable the discovery did not see (the call runs in graph mode)."""
 
 
 @dataclass(frozen=True)
@@ -251,7 +252,7 @@ def random_op_count(graph: tf.Graph | None = None) -> int:
 def _skip_random_ops(count: int) -> None:
     """Counts `count` random ops as made: a held variable's initializer drew its op seeds in TF1."""
     if count:
-        graph = tf.compat.v1.get_default_graph()
+        graph = seed_graph(tf.compat.v1.get_default_graph())
         random_seed._graph_to_seed_dict[graph] = random_seed._graph_to_seed_dict.get(graph, 0) + count  # noqa: SLF001
 
 

@@ -44,10 +44,12 @@ from .._logging import logger, warn_once
 from ..inputs import ModeKeys
 from .checks import Unsupported, as_op, check_spec, variable_reads
 from .held import Found, HeldVariables, discover, random_op_count
+from .host_calls import HostCall, host_calls_kept, read_before_the_step, replicas_joined
 from .replicas import mean_gradients, tpu_code_path, tpu_shards
 from .summaries import LossSummaries
-from .tf1_build import (eager_graph_seeds, graph_seeds, optimizer_updates_skipped, python_random_kept,
-                        python_random_restored_on, restores_at_discovery)
+from .tf1_build import (eager_graph_seeds, graph_seeds, op_seeds_recorded, optimizer_updates_skipped,
+                        python_random_kept, python_random_restored_on, restores_at_discovery, tf1_op_seeds,
+                        tf1_tensor_equality)
 
 __all__ = ["ModelFnRunner", "Unsupported"]
 
@@ -85,6 +87,8 @@ class ModelFnRunner:
         self._functions: dict[Any, Any] = {}
         self._saver = None
         self._trace: Any = None  # the held variables' hand-back in the trace under way
+        self._host_call: Any = None  # the (fn, tensors) of the train step's host_call, as last traced
+        self._host: HostCall | None = None  # its function on the host, for one train call
 
     # -- discovery and variables -----------------------------------------------------------------
 
@@ -106,9 +110,18 @@ class ModelFnRunner:
                 extra["input_random_ops_before"] = random_op_count(graph)
                 features, labels, _ = parse_input_fn_result(estimator._call_input_fn(input_fn, mode))  # noqa: SLF001
                 extra["graph_seed"], extra["random_ops_before"] = graph.seed, random_op_count(graph)
-                with optimizer_updates_skipped(mode):
+                with optimizer_updates_skipped(mode), op_seeds_recorded() as op_seeds, \
+                        host_calls_kept() if mode == ModeKeys.TRAIN else contextlib.nullcontext() as host_calls:
                     spec = estimator._call_model_fn(features, labels if mode != ModeKeys.PREDICT else None, mode,  # noqa: SLF001
                                                     estimator.config)
+                extra["op_seeds"] = op_seeds
+                if host_calls:  # TF 1.x built the host_call's ops in this graph, their names taken there too
+                    first = len(graph.get_operations())
+                    _call_host_fn(host_calls[-1])
+                    extra["host_ops"] = set(graph.get_operations()[first:])  # (run on the host, not in the step)
+                extra["loss_tag"] = graph.unique_name("loss", mark_as_used=False)  # Estimator's loss summary's
+                extra["host_call"] = bool(host_calls)
+                extra["host_dtypes"] = [tf.convert_to_tensor(t).dtype for t in tf.nest.flatten(host_calls[-1][1])] if host_calls else []
                 extra["random_ops"] = random_op_count(graph) - extra["random_ops_before"]
                 if mode == ModeKeys.EVAL:
                     extra["loss_metric"] = tf.compat.v1.metrics.mean(spec.loss)
@@ -175,7 +188,13 @@ class ModelFnRunner:
         discovered = self._modes[mode]
         shards = tpu_shards(self._strategy.num_replicas_in_sync) if self._tpu else contextlib.nullcontext()
         with self._trace.replica(), graph_seeds(discovered.extra), shards:
-            spec = self._estimator._call_model_fn(features, labels, mode, self._estimator.config)  # noqa: SLF001
+            try:
+                spec = self._estimator._call_model_fn(features, labels, mode, self._estimator.config)  # noqa: SLF001
+            except Unsupported:  # (NotHeld too)
+                raise
+            except Exception as error:  # noqa: BLE001 - it built in graph mode: that tier runs it
+                raise Unsupported(f"model_fn failed in a tf.function where its graph-mode build did not "
+                                  f"({type(error).__name__}: {str(error).splitlines()[0] if str(error) else ''})") from error
             return spec, (then(spec) if then is not None else None)
 
     def _replicated(self, replica_fn: Callable, mode: str, jit_compile: bool = True) -> Callable:
@@ -190,7 +209,7 @@ class ModelFnRunner:
             gradients = tpu_code_path(strategy.num_replicas_in_sync) if self._tpu else mean_gradients()
             # Class-wide patches are entered here, once, not in the replicas' threads (which interleave).
             with self._held.scope(self._modes[mode].found) as self._trace, restores_at_discovery(), gradients, \
-                    optimizer_updates_skipped(mode):
+                    optimizer_updates_skipped(mode), tf1_tensor_equality(), tf1_op_seeds():
                 return strategy.run(replica_fn, args=args)
 
         return run
@@ -216,27 +235,50 @@ class ModelFnRunner:
             self._functions[key] = tf.function(python_function, autograph=False)
         return self._functions[key]
 
+    def _train_replica_step(self, features: Any, labels: Any, then: Callable[[Any], Any] | None = None) -> tuple:
+        """One replica's training step: (its loss after the train_op, its host_call's tensors
+        flattened, `then(spec)`). The host_call's function and structure are kept for the host."""
+        step = self._held.by_name.get("global_step")
+        before = tf.identity(_local_copy(step)) if step is not None else None
+        with host_calls_kept() as host_calls:
+            spec, extra = self._call_model_fn(ModeKeys.TRAIN, features, labels, then)
+        host: list = []
+        if host_calls:
+            fn, tensors = host_calls[-1]
+            self._host_call = (fn, tensors)
+            host = [tf.convert_to_tensor(t) for t in tf.nest.flatten(tensors)]
+            if before is not None:
+                handle = _local_copy(step).handle
+                host = [read_before_the_step(t, handle, before) for t in host]
+            host = [tf.identity(t) for t in host]
+        with tf.control_dependencies([spec.train_op]):
+            return tf.identity(tf.cast(spec.loss, tf.float32)), host, extra
+
     def _train_function(self) -> Any:
         strategy = self._strategy
 
         def replica_step(features, labels):
-            spec, _ = self._call_model_fn(ModeKeys.TRAIN, features, labels)
-            with tf.control_dependencies([spec.train_op]):
-                return tf.identity(tf.cast(spec.loss, tf.float32))
+            loss, host, _ = self._train_replica_step(features, labels)
+            return loss, host
 
         step = self._replicated(replica_step, ModeKeys.TRAIN)
 
         def train_steps(iterator, count):
-            def body(i, _loss):
+            def body(i, _loss, *arrays):
                 features, labels = _split_batch(iterator.get_next())
-                loss = strategy.reduce(tf.distribute.ReduceOp.MEAN, step(features, labels), axis=None)
-                return i + 1, loss
+                losses, host = step(features, labels)
+                loss = strategy.reduce(tf.distribute.ReduceOp.MEAN, losses, axis=None)
+                written = [array.write(i, replicas_joined(strategy, value)) for array, value in zip(arrays, host)]
+                return (i + 1, loss, *written)
 
-            _, loss = tf.while_loop(lambda i, _loss: i < count, body, [tf.constant(0), tf.constant(0.0)],
-                                    parallel_iterations=1)
-            return loss
+            # (the host_call's tensors, one TensorArray each, per step: known once a step is traced)
+            arrays = [tf.TensorArray(dtype, size=0, dynamic_size=True) for dtype in self._modes[ModeKeys.TRAIN].extra["host_dtypes"]]
+            _, loss, *arrays = tf.while_loop(lambda i, _loss, *_: i < count, body,
+                                             [tf.constant(0), tf.constant(0.0), *arrays], parallel_iterations=1)
+            return loss, [array.stack() for array in arrays]
 
         return self._function("train", train_steps, ModeKeys.TRAIN)
+
 
     def _train_summary_function(self) -> Any:
         """One training step that also returns the model_fn's summaries merged (`merge_all` of the
@@ -250,17 +292,17 @@ class ModelFnRunner:
                 summary = tf.compat.v1.summary.merge_all()
                 return tf.constant(b"") if summary is None else summary
 
-            spec, summary = self._call_model_fn(ModeKeys.TRAIN, features, labels, merged)
-            with tf.control_dependencies([spec.train_op]):
-                return tf.identity(tf.cast(spec.loss, tf.float32)), tf.identity(summary)
+            loss, host, summary = self._train_replica_step(features, labels, merged)
+            return loss, host, tf.identity(summary)
 
         step = self._replicated(replica_step, ModeKeys.TRAIN, jit_compile=False)
 
         def summary_step(iterator):
             features, labels = _split_batch(iterator.get_next())
-            losses, summaries = step(features, labels)
+            losses, host, summaries = step(features, labels)
             loss = strategy.reduce(tf.distribute.ReduceOp.MEAN, losses, axis=None)
-            return loss, strategy.experimental_local_results(summaries)[0]
+            stacked = [tf.expand_dims(replicas_joined(strategy, value), 0) for value in host]
+            return loss, stacked, strategy.experimental_local_results(summaries)[0]
 
         return self._function("train-summary", summary_step, ModeKeys.TRAIN)
 
@@ -339,7 +381,7 @@ class ModelFnRunner:
         replicas = self._strategy.num_replicas_in_sync
         logger.info("Training on %d replica%s of %s, %d step(s) per call%s.", replicas, "" if replicas == 1 else "s",
                     type(self._strategy).__name__, self._steps_per_call, " (XLA)" if self._jit_compile() else "")
-        summaries = LossSummaries(self._estimator.model_dir, config.save_summary_steps)
+        summaries = LossSummaries(self._estimator.model_dir, config.save_summary_steps, mode.extra["loss_tag"])
         summary_function = self._model_summaries(mode) and self._train_summary_function()
         for listener in listeners:
             listener.begin()
@@ -359,10 +401,13 @@ class ModelFnRunner:
                 try:
                     with python_random_kept():  # a trace's tf.layers draw no seeds the program would see
                         if not summarized or count > 1:
-                            loss = float(function(iterator, tf.constant(count - 1 if summarized else count)))
+                            loss, host = function(iterator, tf.constant(count - 1 if summarized else count))
+                            self._run_host_call(host)
                         if summarized:
-                            loss, merged = (value.numpy() for value in summary_function(iterator))
-                            loss = float(loss)
+                            loss, host, merged = summary_function(iterator)
+                            self._run_host_call(host)
+                            merged = merged.numpy()
+                        loss = float(loss)
                 except (tf.errors.OutOfRangeError, StopIteration):
                     step = self._global_step()
                     break
@@ -377,12 +422,26 @@ class ModelFnRunner:
                     saved_step, saved_at = step, time.monotonic()
         finally:
             summaries.close()
+            if self._host is not None:
+                self._host.close()
+                self._host = None
         if step != saved_step:
             self._save_with(listeners, step)
         for listener in listeners:
             listener.end(None, step)
         logger.info("Loss for final step: %s.", loss)
         return loss
+
+    def _run_host_call(self, stacked: list) -> None:
+        """The host_call's function on each step's tensors (`stacked`: one array per tensor, a row per
+        step), on the host, as TPUEstimator ran it after each device loop."""
+        if not stacked:
+            return
+        if self._host is None:
+            fn, tensors = self._host_call
+            self._host = HostCall(fn, tensors)
+        for row in range(int(stacked[0].shape[0])):
+            self._host([values[row] for values in stacked])
 
     def _model_summaries(self, mode: _Mode) -> bool:
         """Whether the TRAIN model_fn makes summaries this tier writes (on the TPU code path TF1 ran
@@ -485,6 +544,18 @@ class ModelFnRunner:
                 length = len(next(iter(values.values())))
                 for index in range(length):
                     yield {key: value[index] for key, value in values.items()}
+
+
+def _call_host_fn(host_call: tuple) -> Any:
+    fn, tensors = host_call
+    return fn(**tensors) if isinstance(tensors, dict) else fn(*tensors)
+
+
+def _local_copy(variable: Any) -> Any:
+    """A replicated variable's copy on this replica (a plain variable is its own)."""
+    if isinstance(variable, tf.distribute.DistributedValues):
+        return variable._get_on_device_or_primary()  # noqa: SLF001 - the replica's own component
+    return variable
 
 
 def _first_copy(variable: Any) -> Any:

@@ -8,18 +8,21 @@ import contextlib
 import inspect
 import itertools
 import random
+import threading
 from typing import Any, Iterator
 
 import numpy as np
 import tensorflow as tf
 from tensorflow.python.eager import context
 from tensorflow.python.framework import random_seed
+from tensorflow.python.framework import tensor as tensor_lib
 from tensorflow.python.training import checkpoint_utils
 
 from ..inputs import ModeKeys
 
-__all__ = ["eager_graph_seeds", "graph_seeds", "optimizer_updates_skipped", "patched", "python_random_kept",
-           "python_random_restored_on", "restores_at_discovery"]
+__all__ = ["eager_graph_seeds", "graph_seeds", "op_seeds_recorded", "optimizer_updates_skipped", "patched",
+           "python_random_kept", "python_random_restored_on", "restores_at_discovery", "seed_graph", "tf1_op_seeds",
+           "tf1_tensor_equality"]
 
 
 @contextlib.contextmanager
@@ -34,6 +37,14 @@ def patched(*replacements: tuple[Any, str, Any]) -> Iterator[None]:
     finally:
         for owner, name, value in saved:
             setattr(owner, name, value)
+
+
+def tf1_tensor_equality() -> contextlib.AbstractContextManager:
+    """TF 1.x compared tensors and variables by identity and hashed them, as graph mode still
+    does: model_fns put variables in sets and dict keys (`list(set(ema_vars))`) and test `v in
+    variables`. In a trace under eager TF2 a variable is unhashable and `==` an element-wise op;
+    while inside, a trace compares as TF 1.x did (`tf.compat.v1.disable_tensor_equality()`)."""
+    return patched((tensor_lib.Tensor, "_USE_EQUALITY", False))
 
 
 @contextlib.contextmanager
@@ -109,6 +120,83 @@ def restores_at_discovery() -> Iterator[None]:
         yield
 
 
+def seed_graph(graph: Any) -> Any:
+    """The graph whose random-op count `graph`'s unseeded random ops take their op seeds from: the
+    trace's own where `graph` is a branch or loop body inside it (TF 1.x's control flow built them
+    in the one graph, and counted them there)."""
+    current = graph
+    while current is not None:
+        if getattr(current, "_tfm_seed_root", False):
+            return current
+        current = getattr(current, "outer_graph", None)
+    return graph
+
+
+class _Draws(threading.local):
+    """This thread's unseeded random draws: recorded in a graph-mode build, replayed in a trace."""
+
+    record: list | None = None  # the graph-mode build's op seeds, in order
+    creating = 0  # inside a variable's creation (its initializer's draws are not the model_fn's)
+    replay: list | None = None  # the trace's: the op seeds still to hand out
+    root: Any = None  # the trace's graph (its branches and loop bodies draw from it too)
+
+
+_draws = _Draws()
+_original_get_seed = random_seed.get_seed
+
+
+def _tf1_get_seed(op_seed=None):
+    """`random_seed.get_seed` while recording or replaying TF 1.x's op seeds (`op_seeds_recorded`,
+    `graph_seeds`): an unseeded random op of the model_fn gets the op seed its graph-mode build gave
+    the same op, in order, wherever the trace builds it (a `tf.cond` branch or `dynamic_rnn` loop
+    body is a graph of its own in a trace, not in TF 1.x)."""
+    if op_seed is not None or (_draws.record is None and _draws.replay is None):
+        return _original_get_seed(op_seed)
+    if _draws.record is not None:
+        seeds = _original_get_seed(op_seed)
+        if not _draws.creating:
+            _draws.record.append(seeds)
+        return seeds
+    if seed_graph(tf.compat.v1.get_default_graph()) is not _draws.root:
+        return _original_get_seed(op_seed)
+    if not _draws.replay:
+        from .checks import Unsupported
+
+        raise Unsupported("model_fn draws more unseeded random numbers in a tf.function than its graph-mode build "
+                          "did: their TF 1.x op seeds are not known")
+    return _draws.replay.pop(0)
+
+
+@contextlib.contextmanager
+def tf1_op_seeds() -> Iterator[None]:
+    """Entered once around a graph-mode build or a trace (not in the replicas' threads): routes
+    `random_seed.get_seed` through `_tf1_get_seed`."""
+    with patched((random_seed, "get_seed", _tf1_get_seed)):
+        yield
+
+
+def _creating(next_creator, **kwargs):
+    _draws.creating += 1
+    try:
+        return next_creator(**kwargs)
+    finally:
+        _draws.creating -= 1
+
+
+@contextlib.contextmanager
+def op_seeds_recorded() -> Iterator[list]:
+    """Around the graph-mode build's model_fn call: the op seeds TF 1.x gave its unseeded random ops
+    (dropout, a random crop), in order; not those of variables' initializers, which a trace, handed
+    the variables, never draws."""
+    seeds: list = []
+    _draws.record = seeds
+    try:
+        with tf1_op_seeds(), tf.compat.v1.variable_creator_scope(_creating):
+            yield seeds
+    finally:
+        _draws.record = None
+
+
 @contextlib.contextmanager
 def graph_seeds(extra: dict) -> Iterator[None]:
     """The trace's graph seed and random-op count as the graph-mode build had them where it called
@@ -117,9 +205,21 @@ def graph_seeds(extra: dict) -> Iterator[None]:
     saved_seed, saved_count = graph.seed, random_seed._graph_to_seed_dict.get(graph)  # noqa: SLF001
     graph.seed = extra.get("graph_seed")
     random_seed._graph_to_seed_dict[graph] = extra.get("random_ops_before", 0)  # noqa: SLF001
+    saved_root = getattr(graph, "_tfm_seed_root", False)
+    graph._tfm_seed_root = True  # noqa: SLF001
+    saved_draws = _draws.replay, _draws.root
+    _draws.replay, _draws.root = list(extra.get("op_seeds", ())), graph
     try:
         yield
+        if _draws.replay:
+            from .checks import Unsupported
+
+            raise Unsupported(f"model_fn drew {len(_draws.replay)} fewer unseeded random numbers in a tf.function than "
+                              "its graph-mode build did (a Keras model built on a graph placeholder draws there), so "
+                              "TF 1.x's op seeds cannot be matched to its random ops")
     finally:
+        _draws.replay, _draws.root = saved_draws
+        graph._tfm_seed_root = saved_root  # noqa: SLF001
         graph.seed = saved_seed
         if saved_count is None:
             random_seed._graph_to_seed_dict.pop(graph, None)  # noqa: SLF001

@@ -47,7 +47,6 @@ _ORACLE_RESULTS: dict[str, list] = {}  # one oracle run per program, for both ti
 
 # What a program runs in graph mode on the strategy tier, and why (any other fallback fails the test).
 STRATEGY_TIER_FALLBACKS = {
-    "tpu_cnn": ["Training runs in graph mode: the spec has training hooks (or a host_call)"],
     "mirrored_dnn": ["runs in graph mode: RunConfig's train_distribute/eval_distribute runs TF 2.15's graph-mode",
                      "runs in graph mode: the program disabled eager execution"],
 }
