@@ -40,6 +40,7 @@ from .estimator_scan import (
     returned_closure,
 )
 from .hosted import HOSTED_SITES, site_note
+from .runtime_tier import graph_mode_reasons
 from .estimator_surface import EARLY_STOPPING, RECEIVERS, SURFACE_SYMBOLS, SurfaceRewriter, base_kind, session_only_uses, tensor_arg_problem
 from .keras_codegen import render
 from .estimator.analyzer import ModelFnAnalyzer
@@ -89,6 +90,7 @@ class EstimatorSiteRule(SiteCodegen, Rule):
 
     def visit_Module(self, node: cst.Module) -> bool:
         self.module = node
+        self._graph_mode: list[str] | None = None  # (`hosted_note`'s, worked out once)
         self.functions = {s.name.value: s for s in node.body if isinstance(s, cst.FunctionDef)}
         # BERT's `model_fn_builder(...)`: a module-level function that defines the model_fn inside
         # it (a closure over its arguments) and returns it. The nested model_fn is migrated in
@@ -736,7 +738,10 @@ class EstimatorSiteRule(SiteCodegen, Rule):
         return {id(s.stmt.body[0].value) for s in self.sites if s.problems and s.stmt.body}  # type: ignore[attr-defined]
 
     def hosted_note(self, reason: str) -> str:
-        return site_note(self.ESTIMATOR_NAME, reason)
+        if self._graph_mode is None:
+            # (the switches to graph mode are dropped where an estimator here is migrated to Keras)
+            self._graph_mode = graph_mode_reasons(self.module.code, switches=all(s.problems for s in self.sites))
+        return site_note(self.ESTIMATOR_NAME, reason, self._graph_mode)
 
     def can_host(self, call: cst.Call) -> bool:
         """Whether the hosted tier has this estimator class (every Estimator/TPUEstimator does)."""

@@ -248,12 +248,18 @@ def hosted_symbol(canonical: str, tf1_program: bool = False) -> tuple[str, str] 
     return None
 
 
-def site_note(estimator: str, reason: str) -> str:
-    """The comment above a site the hosted tier takes."""
+def site_note(estimator: str, reason: str, graph_mode: list[str] | None = None) -> str:
+    """The comment above a site the hosted tier takes: on the strategy tier (the model_fn as
+    written, in TF2), or where `graph_mode` says why (`runtime_tier.graph_mode_reasons`), with
+    calls in TF1 graph mode."""
     reason = reason[0].lower() + reason[1:] if reason else reason
+    if graph_mode:
+        where = f"in TF1 graph mode where TF2 cannot run it as TF 1.x did ({'; '.join(graph_mode)})"
+    else:
+        where = "in TF2 inside the strategy's tf.function"
     return (
-        f"# tfmigrate: this {estimator} runs on the hosted tier (`{RUNTIME_ALIAS}.estimator`, TF1 graph mode, "
-        f"the model_fn as written), not as a Keras model: {reason}"
+        f"# tfmigrate: this {estimator} runs on `{RUNTIME_ALIAS}.estimator` with the model_fn as written, {where}, "
+        f"not as a Keras model: {reason}"
     )
 
 

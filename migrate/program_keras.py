@@ -10,7 +10,7 @@ Keras it runs (`keras_side`), decides here which modules of Keras code alone tak
 
 from __future__ import annotations
 
-from .tiers import HOSTED, IDIOMATIC
+from .tiers import HOSTED_TIERS, IDIOMATIC
 
 
 def keras_side(result) -> str | None:
@@ -19,10 +19,10 @@ def keras_side(result) -> str | None:
     or TPUEstimator, Session/placeholder code, TF 1.x's Keras), else None."""
     graph, keras3 = result.keras_code
     for site in result.estimators:
-        if site["tier"] == IDIOMATIC or (site["tier"] == HOSTED and not site["estimator"].endswith("Estimator")):
+        if site["tier"] == IDIOMATIC or (site["tier"] in HOSTED_TIERS and not site["estimator"].endswith("Estimator")):
             keras3 = True  # (a hosted canned estimator is a Keras model in the runtime)
-        elif site["tier"] == HOSTED:
-            graph = True
+        elif site["tier"] in HOSTED_TIERS:
+            graph = True  # (a kept model_fn is built as TF 1.x built it, on either of the runtime's tiers)
     return "keras3" if keras3 else "graph" if graph else None
 
 

@@ -114,7 +114,7 @@ class TransformResult(Outcome):
                 self._estimators = []
             else:
                 calls = tiers.output_calls(self.output, tiers.estimator_keys()) if self.changed else self.sites
-                self._estimators = tiers.classify(self.sites, calls, self.source_line)
+                self._estimators = tiers.classify(self.sites, calls, self.source_line, self.output)
         return self._estimators
 
     def _tracked(self) -> _Lines:

@@ -31,7 +31,8 @@ from .tf1_program import is_tf1_project
 from .fileio import FileChanged, NotRegularFile, atomic_write, read_source, replace_file  # noqa: F401
 from .notebook import transform_notebook
 from .registry import all_rules
-from .tiers import HOSTED, IDIOMATIC, NOT_MIGRATED, TIERS
+from .hosted import HOSTED_CANNED
+from .tiers import GRAPH, IDIOMATIC, NOT_MIGRATED, STRATEGY, TIERS
 
 WRITE, DIFF, CHECK = "write", "diff", "check"
 DEFAULT_TIMEOUT = 60.0  # seconds one file may take before it is reported as too complex (E009)
@@ -274,12 +275,18 @@ def _write(job: Job, outcome: FileOutcome, text: str, encoding: str, snap) -> Fi
     return outcome
 
 
-def tier_text(estimator: str, tier: str) -> str:
-    """What becomes of an estimator: `TPUEstimator -> Keras model (idiomatic tier)`."""
+def tier_text(site: dict) -> str:
+    """What becomes of an estimator site (`tiers.classify`): `TPUEstimator -> Keras model (idiomatic tier)`."""
+    estimator, tier = site["estimator"], site["tier"]
     if tier == IDIOMATIC:
         return f"{estimator} -> Keras model (idiomatic tier)"
-    if tier == HOSTED:
-        return f"{estimator} -> tfm.estimator (hosted tier)"
+    if tier == STRATEGY and estimator in HOSTED_CANNED:
+        return f"{estimator} -> tfm.estimator's canned Keras model (strategy tier)"
+    if tier == STRATEGY:
+        return f"{estimator} -> tfm.estimator, model_fn as written, in TF2 (strategy tier)"
+    if tier == GRAPH:
+        why = "; ".join(site.get("graph_mode", ()))
+        return f"{estimator} -> tfm.estimator, model_fn as written, in TF1 graph mode (graph tier: {why})"
     return f"{estimator} left as it is (not migrated)"
 
 
@@ -292,14 +299,14 @@ def _tier_change(change: Finding, sites: list[dict]) -> Finding:
     end = change.end_line or change.line
     inside = [s for s in sites if change.line <= s["line"] <= end]
     if inside:
-        return replace(change, message="; ".join(dict.fromkeys(tier_text(s["estimator"], s["tier"]) for s in inside)))
+        return replace(change, message="; ".join(dict.fromkeys(tier_text(s) for s in inside)))
     if change.message != rule.SUMMARY:
         return change
     migrated = [s for s in sites if s["tier"] != NOT_MIGRATED]
     if not migrated:
         return change
     site = migrated[0]
-    return replace(change, message=f"(for line {site['line']}) {tier_text(site['estimator'], site['tier'])}")
+    return replace(change, message=f"(for line {site['line']}) {tier_text(site)}")
 
 
 def _RULES_BY_CODE() -> dict:

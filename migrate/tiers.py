@@ -1,9 +1,11 @@
-"""Which tier each estimator site of a file got: `idiomatic`, `hosted` or `not migrated`.
+"""Which tier each estimator site of a file got: `idiomatic`, `strategy`, `graph` or `not migrated`.
 
 Read off the source and the output, whichever rules ran: a site (a call of an estimator class
-some rule handles) whose line in the output still constructs the hosted runtime's estimator is
-`hosted`, one still constructing a TF1 estimator is `not migrated`, and one the output no longer
-constructs there was rewritten into a Keras model: `idiomatic`.
+some rule handles) whose line in the output no longer constructs it was rewritten into a Keras
+model: `idiomatic`; one still constructing a TF1 estimator is `not migrated`. One that constructs
+the runtime's hosted estimator (`tfm.estimator`, the model_fn kept as written) runs on the
+strategy tier (TF2, inside the strategy's `tf.function`): `strategy`, unless the output shows what
+sends its calls to TF1 graph mode (`runtime_tier.graph_mode_reasons`): `graph`, with the reasons.
 """
 
 from __future__ import annotations
@@ -15,9 +17,11 @@ from .hosted import HOSTED_CANNED
 from .names import AliasTable, SourceLines, ast_dotted, canonical_name
 from .rule import RUNTIME_MODULE
 from .parsing import index_by_type, parse
+from .runtime_tier import graph_mode_reasons
 
-IDIOMATIC, HOSTED, NOT_MIGRATED = "idiomatic", "hosted", "not migrated"
-TIERS = (IDIOMATIC, HOSTED, NOT_MIGRATED)
+IDIOMATIC, STRATEGY, GRAPH, NOT_MIGRATED = "idiomatic", "strategy", "graph", "not migrated"
+TIERS = (IDIOMATIC, STRATEGY, GRAPH, NOT_MIGRATED)
+HOSTED_TIERS = frozenset({STRATEGY, GRAPH})  # the runtime's tfm.estimator, the model_fn as written
 _HOSTED_CLASSES = frozenset({f"{RUNTIME_MODULE}.estimator.Estimator", f"{RUNTIME_MODULE}.estimator.tpu.TPUEstimator"}) | frozenset(
     f"{RUNTIME_MODULE}.estimator.{name}" for name in HOSTED_CANNED
 )
@@ -54,16 +58,26 @@ def output_calls(output: str, keys: frozenset[str]) -> list[tuple[int, str, bool
     return estimator_calls(index_by_type(tree).get(ast.Call, ()), AliasTable.from_ast(tree, SourceLines(output)), keys)
 
 
-def classify(sites: list[tuple[int, str, bool]], output_sites: list[tuple[int, str, bool]], source_line) -> list[dict]:
-    """One entry per source site: its source `line`, `estimator` class and `tier`."""
+def classify(sites: list[tuple[int, str, bool]], output_sites: list[tuple[int, str, bool]], source_line,
+             output: str) -> list[dict]:
+    """One entry per source site: its source `line`, `estimator` class and `tier` (and for a
+    `graph` one, `graph_mode`: why)."""
     at = {source_line(line): hosted for line, _, hosted in output_sites}
+    reasons: list[str] | None = None
     out = []
     for line, name, hosted_already in sites:
+        entry = {"line": line, "estimator": name}
         if hosted_already or at.get(line) is True:
-            tier = HOSTED
+            if name in HOSTED_CANNED:  # an estimator-shaped object over the runtime's canned Keras model
+                entry["tier"] = STRATEGY
+            else:
+                reasons = graph_mode_reasons(output) if reasons is None else reasons
+                entry["tier"] = GRAPH if reasons else STRATEGY
+                if reasons:
+                    entry["graph_mode"] = reasons
         elif line in at:
-            tier = NOT_MIGRATED
+            entry["tier"] = NOT_MIGRATED
         else:
-            tier = IDIOMATIC
-        out.append({"line": line, "estimator": name, "tier": tier})
+            entry["tier"] = IDIOMATIC
+        out.append(entry)
     return out

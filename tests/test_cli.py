@@ -130,7 +130,7 @@ def test_json_report(tree: Path, tmp_path: Path) -> None:
     assert files["broken.py"]["status"] == "error"
     assert files["broken.py"]["errors"][0]["line"] == 2
     assert data["summary"]["error"] == 1 and data["summary"]["todo"] == 1
-    assert data["summary"]["estimators"] == {"idiomatic": 2, "hosted": 0, "not migrated": 1}
+    assert data["summary"]["estimators"] == {"idiomatic": 2, "strategy": 0, "graph": 0, "not migrated": 1}
 
 
 def test_estimator_tiers_in_report_and_summary(tmp_path: Path) -> None:
@@ -140,16 +140,16 @@ def test_estimator_tiers_in_report_and_summary(tmp_path: Path) -> None:
     report = tmp_path / "report.json"
     code, out, _ = invoke("--report", str(report), str(tmp_path))
     assert code == 1
-    assert "tfmigrate: estimators: 1 idiomatic, 1 hosted" in out
+    assert "tfmigrate: estimators: 1 idiomatic, 1 strategy" in out
     data = json.loads(report.read_text())
     files = {Path(f["path"]).name: f for f in data["files"]}
     (site,) = files["hosted.py"]["estimators"]
-    assert (site["estimator"], site["tier"]) == ("TPUEstimator", "hosted")
+    assert (site["estimator"], site["tier"]) == ("TPUEstimator", "strategy")
     assert "tfm.estimator.tpu.TPUEstimator(" in hosted.read_text().splitlines()[site["line"] - 1]
     assert files["hosted.py"]["todos"] == []
     # A second run over the output sees the hosted site as it is, and changes nothing.
     code, out, _ = invoke("--check", str(hosted))
-    assert code == 0 and "1 hosted" in out
+    assert code == 0 and "1 strategy" in out
 
 
 def test_bad_files_are_isolated_and_untouched(tmp_path: Path) -> None:

@@ -116,7 +116,7 @@ def test_a_tf1_slim_program_runs_hosted_on_tf_slim_with_the_oracles_numbers(tmp_
     migrated = tmp_path / "migrated"
     run = subprocess.run([*TFMIGRATE, str(tmp_path / "trainer.py"), "--out-dir", str(migrated)],
                          capture_output=True, text=True, cwd=tmp_path)
-    assert "estimators: 1 hosted" in run.stdout and "0 TODOs" in run.stdout, run.stdout + run.stderr
+    assert "estimators: 1 strategy" in run.stdout and "0 TODOs" in run.stdout, run.stdout + run.stderr
     text = (migrated / "trainer.py").read_text(encoding="utf-8")
     assert "tfm.legacy.slim.arg_scope([tfm.legacy.slim.conv2d, tfm.legacy.slim.fully_connected]" in text
     assert "tfm.legacy.slim.l2_regularizer(1e-3)" in text and "contrib" not in text.split('"""', 2)[2]
@@ -133,7 +133,7 @@ def test_a_tf1_program_training_with_contrib_optimize_loss_runs_hosted_with_the_
     `from tensorflow.contrib import layers` with an optimizer instance) is spelled
     `tfm.legacy.optimizers.optimize_loss` (TF 1.15's, as tf-slim keeps it): no TODO left, the
     contrib import gone, and training, evaluation and predictions equal to TF 1.x's on the oracle."""
-    code, proc = _migrated_and_verified(OPTIMIZE_LOSS_PROGRAM, tmp_path, "estimators: 2 hosted")
+    code, proc = _migrated_and_verified(OPTIMIZE_LOSS_PROGRAM, tmp_path, "estimators: 2 strategy")
     assert code.count("tfm.legacy.optimizers.optimize_loss(") == 2 and "contrib" not in code
     assert proc.stdout.splitlines()[-1] == "tfmigrate verify: equivalent: 11 values agree within rtol=1e-05"
 
@@ -160,7 +160,7 @@ def test_a_tf1_program_evaluating_with_contrib_metrics_runs_hosted_with_the_orac
     tf-slim's `metrics` (`tfm.legacy.slim.metrics`): no TODO or contrib import left, and the
     streaming metrics (`streaming_concat`'s variable assigned in a branch included) evaluate to
     TF 1.x's numbers on the oracle."""
-    code, proc = _migrated_and_verified(CONTRIB_METRICS_PROGRAM, tmp_path, "estimators: 1 hosted")
+    code, proc = _migrated_and_verified(CONTRIB_METRICS_PROGRAM, tmp_path, "estimators: 1 strategy")
     assert code.count("tfm.legacy.slim.metrics.streaming_") == 6 and "contrib" not in code
     assert proc.stdout.splitlines()[-1] == "tfmigrate verify: equivalent: 10 values agree within rtol=1e-05"
     for key in ("pearson", "gathered_gap", "rmse", "auc", "covariance"):
@@ -178,7 +178,7 @@ def test_a_tf1_crf_tagger_runs_hosted_with_the_oracles_numbers(tmp_path: Path) -
     """`tf.contrib.crf` (the loss of a sequence tagger, its `transitions` made by the CRF, and
     Viterbi decoding) is `tfm.legacy.crf`: the hosted tagger trains, evaluates and predicts to TF
     1.x's numbers on the oracle, where the contrib stand-in reaches TF 1.15's CRF in TensorFlow Addons."""
-    code, proc = _migrated_and_verified(CRF_PROGRAM, tmp_path, "estimators: 1 hosted")
+    code, proc = _migrated_and_verified(CRF_PROGRAM, tmp_path, "estimators: 1 strategy")
     assert code.count("tfm.legacy.crf.crf_") == 3 and "contrib" not in code
     assert proc.stdout.splitlines()[-1].startswith("tfmigrate verify: equivalent: ")
     for key in ("accuracy", "best_score", "loss"):
@@ -206,7 +206,7 @@ def test_a_tf1_model_fn_of_keras_layers_runs_hosted_with_the_oracles_numbers(tmp
     name, batch norm and an unseeded dropout) runs TF 1.x's Keras (`tfm.legacy.keras`, TFM105): TF
     1.x's checkpoint restores into it and verify finds every value equal; and from a fresh start
     (no checkpoint shared) it trains to the oracle's numbers too."""
-    code, proc = _migrated_and_verified(KERAS_ESTIMATOR, tmp_path, "estimators: 1 hosted")
+    code, proc = _migrated_and_verified(KERAS_ESTIMATOR, tmp_path, "estimators: 1 strategy")
     assert code.count("tfm.legacy.keras.layers.") == 7 and "tf.keras" not in code and "tensorflow.keras" not in code
     assert proc.stdout.splitlines()[-1] == "tfmigrate verify: equivalent: 14 values agree within rtol=1e-05"
     (tmp_path / "fresh").mkdir()
@@ -226,7 +226,7 @@ def test_a_tpu_trainer_over_another_modules_keras_model_runs_hosted_with_the_ora
     original, migrated = tmp_path / "original", tmp_path / "migrated"
     shutil.copytree(KERAS_MODEL_MODULE, original)
     run = subprocess.run([*TFMIGRATE, str(original), "--out-dir", str(migrated)], capture_output=True, text=True, cwd=tmp_path)
-    assert "estimators: 2 hosted" in run.stdout and "(0 TODOs left)" in run.stdout, run.stdout + run.stderr
+    assert "estimators: 2 strategy" in run.stdout and "(0 TODOs left)" in run.stdout, run.stdout + run.stderr
     assert "`digits.create_model(...)` makes what the forward pass calls" in (migrated / "tpu_trainer.py").read_text(encoding="utf-8")
     assert "tfm.legacy.keras.Sequential(" in (migrated / "digits.py").read_text(encoding="utf-8")
     _oracle_and_migrated_agree(original, migrated, 2, "tpu_trainer.py")
@@ -243,7 +243,7 @@ def test_a_module_of_keras_code_alone_built_by_a_hosted_model_fn_runs_tf1s_keras
     original, migrated = tmp_path / "original", tmp_path / "migrated"
     shutil.copytree(KERAS_MODULE_ALONE, original)
     run = subprocess.run([*TFMIGRATE, str(original), "--out-dir", str(migrated)], capture_output=True, text=True, cwd=tmp_path)
-    assert "estimators: 1 hosted" in run.stdout and "(0 TODOs left)" in run.stdout, run.stdout + run.stderr
+    assert "estimators: 1 strategy" in run.stdout and "(0 TODOs left)" in run.stdout, run.stdout + run.stderr
     nets = (migrated / "nets.py").read_text(encoding="utf-8")
     assert nets.count("tfm.legacy.keras.") == 3 and "tf.keras" not in nets
     _oracle_and_migrated_agree(original, migrated, 2)
@@ -302,9 +302,9 @@ def test_a_tf1_session_program_over_keras_layers_keeps_graph_mode_and_the_oracle
     _oracle_and_migrated_agree(original, migrated, 2)
 
 
-def _migrated_hosted(program: Path, tmp_path: Path) -> tuple[Path, Path, str]:
-    """`program` migrated (`_migrated_with_no_todo`): one estimator, hosted."""
-    return _migrated_with_no_todo(program, tmp_path, "estimators: 1 hosted")
+def _migrated_hosted(program: Path, tmp_path: Path, tier: str = "strategy") -> tuple[Path, Path, str]:
+    """`program` migrated (`_migrated_with_no_todo`): one estimator, hosted, reported on `tier`."""
+    return _migrated_with_no_todo(program, tmp_path, f"estimators: 1 {tier}")
 
 
 def _scalars(model_dir: Path) -> list[tuple[str, int, float]]:
@@ -391,7 +391,7 @@ def test_verify_seeds_the_graphs_of_a_program_that_seeds_nothing(tmp_path: Path)
     unseeded.write_text(source.replace("RunConfig(tf_random_seed=11)", "RunConfig()"), encoding="utf-8")
     work = tmp_path / "work"
     work.mkdir()
-    _, proc = _migrated_and_verified(unseeded, work, "estimators: 1 hosted")
+    _, proc = _migrated_and_verified(unseeded, work, "estimators: 1 strategy")
     assert proc.stdout.splitlines()[-1] == "tfmigrate verify: equivalent: 6 values agree within rtol=1e-05"
 
 
@@ -411,7 +411,8 @@ def test_a_tf1_session_program_keeps_graph_mode_and_the_oracles_numbers(tmp_path
 def test_a_hosted_tf1_program_with_session_code_keeps_graph_mode_and_the_oracles_numbers(tmp_path: Path) -> None:
     """The graph-seeded program with a statistic its main computes in a `tf.Session` (a placeholder
     fed): its estimator is hosted, and TFM104 turns TF1 graph mode on in its main block, as the
-    oracle runs TF 1.x programs; the hosted estimator then trains there to TF 1.x's numbers."""
+    oracle runs TF 1.x programs; the report counts the estimator on the graph tier, and it trains
+    there to TF 1.x's numbers."""
     source = GRAPH_SEEDED_PROGRAM.read_text(encoding="utf-8").replace(
         "def main(_):\n",
         "def label_mean():\n  labels = tf.placeholder(tf.float32, [None])\n  with tf.Session() as session:\n"
@@ -421,7 +422,7 @@ def test_a_hosted_tf1_program_with_session_code_keeps_graph_mode_and_the_oracles
     program = tmp_path / "source" / "program.py"
     program.parent.mkdir()
     program.write_text(source, encoding="utf-8")
-    original, migrated, text = _migrated_hosted(program, tmp_path)
+    original, migrated, text = _migrated_hosted(program, tmp_path, "graph")
     assert "if __name__ == '__main__':\n  # tfmigrate: TF1 graph mode" in text and "tf.compat.v1.disable_v2_behavior()" in text
     want = _oracle_and_migrated_agree(original, migrated, 3)
     assert sorted(want[0]) == ["label_mean"] and 0.0 < want[0]["label_mean"] < 1.0

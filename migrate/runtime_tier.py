@@ -1,0 +1,87 @@
+"""Which of the runtime's tiers a hosted estimator runs on, read off the module's text.
+
+`tfm.estimator` runs a kept model_fn on the strategy tier: as written, in TF2, inside the
+strategy's `tf.function`. A call goes to the graph-mode tier (TF1 graph mode) only for what a
+`tf.function` cannot run as TF 1.x ran it; the runtime decides per call and logs why
+(`runtime/estimator/core.py`, `runtime/model_fn/checks.py`). This module reads the same signs off
+the text, so the note above a hosted site and the report say so before the program runs. The scan
+is of the whole module the estimator is built in (a hook or queue in another estimator of the
+same module counts too): it can say `graph` where only one call of one estimator falls back, and it
+cannot see what the text does not show (an input_fn returning tensors; a hook passed in from
+another module). The runtime's warning is the authority.
+"""
+
+from __future__ import annotations
+
+import ast
+
+__all__ = ["graph_mode_reasons"]
+
+# Keywords whose non-empty value sends a call to graph mode, and why.
+_KEYWORDS = {
+    "training_hooks": "the spec's training hooks run in a Session",
+    "training_chief_hooks": "the spec's training hooks run in a Session",
+    "evaluation_hooks": "the spec's evaluation hooks run in a Session",
+    "prediction_hooks": "the spec's prediction hooks run in a Session",
+    "train_distribute": "RunConfig's train_distribute/eval_distribute runs TF 2.15's graph-mode replica path",
+    "eval_distribute": "RunConfig's train_distribute/eval_distribute runs TF 2.15's graph-mode replica path",
+}
+# Estimator methods whose `hooks=` run in a Session.
+_HOOKED_METHODS = frozenset({"train", "evaluate", "predict"})
+# TF1's queue-runner input pipeline (`tf.train.*`).
+_QUEUE_FUNCTIONS = frozenset(
+    {
+        "start_queue_runners", "string_input_producer", "slice_input_producer", "range_input_producer",
+        "input_producer", "shuffle_batch", "batch_join", "shuffle_batch_join", "maybe_batch",
+        "maybe_shuffle_batch", "QueueRunner", "add_queue_runner",
+    }
+)
+_GRAPH_SWITCHES = frozenset({"disable_eager_execution", "disable_v2_behavior"})
+
+
+def _empty(value: ast.expr) -> bool:
+    if isinstance(value, ast.Constant):
+        return value.value is None
+    return isinstance(value, (ast.List, ast.Tuple, ast.Dict)) and not (getattr(value, "elts", None) or getattr(value, "keys", None))
+
+
+def _dotted(node: ast.expr) -> str:
+    parts = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if isinstance(node, ast.Name):
+        parts.append(node.id)
+    return ".".join(reversed(parts))
+
+
+def _call_reasons(call: ast.Call, switches: bool) -> list[str]:
+    name = _dotted(call.func)
+    last = name.rsplit(".", 1)[-1]
+    reasons = [_KEYWORDS[k.arg] for k in call.keywords if k.arg in _KEYWORDS and not _empty(k.value)]
+    if last in _HOOKED_METHODS and isinstance(call.func, ast.Attribute):
+        if any(k.arg == "hooks" and not _empty(k.value) for k in call.keywords):
+            reasons.append(f"`{last}(hooks=...)` hooks run in a Session")
+    if last in _QUEUE_FUNCTIONS or name.endswith("train.batch"):
+        reasons.append("its input runs on TF1 queue runners")
+    if last == "Scaffold" and any(k.arg in ("init_fn", "init_op") and not _empty(k.value) for k in call.keywords):
+        reasons.append("its Scaffold's init_fn/init_op runs in a Session")
+    if last == "Scaffold" and any(k.arg == "saver" and not _empty(k.value) for k in call.keywords):
+        reasons.append("its Scaffold's own Saver restores and saves by its own names")
+    if switches and last in _GRAPH_SWITCHES:
+        reasons.append("the program disables eager execution")
+    return reasons
+
+
+def graph_mode_reasons(source: str, switches: bool = True) -> list[str]:
+    """Why a hosted estimator built in a module with this text runs (some calls) in graph mode,
+    each reason once, in the text's order; empty when every call runs on the strategy tier.
+    `switches=False`: the program's `disable_eager_execution()` is not counted (the migration
+    drops it)."""
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return []
+    calls = sorted((node for node in ast.walk(tree) if isinstance(node, ast.Call)),
+                   key=lambda node: (node.lineno, node.col_offset))
+    return list(dict.fromkeys(reason for call in calls for reason in _call_reasons(call, switches)))

@@ -1,0 +1,49 @@
+"""Which runtime tier the codemod says a hosted estimator gets (`migrate/runtime_tier.py`): the
+strategy tier unless the text shows what the runtime runs in TF1 graph mode (its fallbacks are in
+`runtime/model_fn/checks.py` and `runtime/estimator/core.py`)."""
+
+from __future__ import annotations
+
+from tfmigrate.runtime_tier import graph_mode_reasons
+
+MODEL_FN = """
+def model_fn(features, labels, mode, params):
+  loss = tf.reduce_mean(features)
+  train_op = tf.train.AdamOptimizer().minimize(loss)
+  return tf.estimator.tpu.TPUEstimatorSpec(mode, loss=loss, train_op=train_op{extra})
+
+estimator = tf.estimator.tpu.TPUEstimator(model_fn, config=tf.estimator.tpu.RunConfig({config}))
+estimator.train(input_fn, max_steps=10{hooks})
+"""
+
+
+def reasons(extra: str = "", config: str = "", hooks: str = "", more: str = "") -> list[str]:
+    return graph_mode_reasons(MODEL_FN.format(extra=extra, config=config, hooks=hooks) + more)
+
+
+def test_a_model_fn_tf2_can_run_gets_the_strategy_tier() -> None:
+    assert reasons() == []
+    # A host_call runs on the host from the strategy tier; summaries and an empty hook list too.
+    assert reasons(", host_call=(host_fn, [gs])", hooks=", hooks=[]") == []
+    assert reasons(", training_hooks=None", more="tf.summary.scalar('lr', lr)\n") == []
+
+
+def test_what_the_runtime_runs_in_graph_mode_is_named_once_each_in_order() -> None:
+    assert reasons(", training_hooks=[tf.train.LoggingTensorHook({'loss': loss}, 10)]") == [
+        "the spec's training hooks run in a Session"]
+    assert reasons(hooks=", hooks=[hook]", config="train_distribute=strategy") == [
+        "RunConfig's train_distribute/eval_distribute runs TF 2.15's graph-mode replica path",
+        "`train(hooks=...)` hooks run in a Session"]
+    scaffold = ", scaffold_fn=lambda: tf.train.Scaffold(saver=tf.train.Saver(ema.variables_to_restore()))"
+    assert reasons(scaffold) == ["its Scaffold's own Saver restores and saves by its own names"]
+    queues = "images = tf.train.shuffle_batch([image], 8, 100, 10)\nimages = tf.train.batch([image], 8)\n"
+    assert reasons(more=queues) == ["its input runs on TF1 queue runners"]
+    assert reasons(more="tf.compat.v1.disable_v2_behavior()\n") == ["the program disables eager execution"]
+
+
+def test_the_switch_to_graph_mode_is_not_counted_where_the_migration_drops_it() -> None:
+    assert graph_mode_reasons("tf.compat.v1.disable_eager_execution()\n", switches=False) == []
+
+
+def test_text_that_does_not_parse_gives_no_reason() -> None:
+    assert graph_mode_reasons("def (:\n") == []
