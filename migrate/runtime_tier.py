@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import ast
 
+from .names import ast_dotted
+
 __all__ = ["graph_mode_reasons"]
 
 # Keywords whose non-empty value sends a call to graph mode, and why.
@@ -45,19 +47,10 @@ def _empty(value: ast.expr) -> bool:
     return isinstance(value, (ast.List, ast.Tuple, ast.Dict)) and not (getattr(value, "elts", None) or getattr(value, "keys", None))
 
 
-def _dotted(node: ast.expr) -> str:
-    parts = []
-    while isinstance(node, ast.Attribute):
-        parts.append(node.attr)
-        node = node.value
-    if isinstance(node, ast.Name):
-        parts.append(node.id)
-    return ".".join(reversed(parts))
-
-
 def _call_reasons(call: ast.Call, switches: bool) -> list[str]:
-    name = _dotted(call.func)
-    last = name.rsplit(".", 1)[-1]
+    name = ast_dotted(call.func) or ""
+    func = call.func
+    last = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
     reasons = [_KEYWORDS[k.arg] for k in call.keywords if k.arg in _KEYWORDS and not _empty(k.value)]
     if last in _HOOKED_METHODS and isinstance(call.func, ast.Attribute):
         if any(k.arg == "hooks" and not _empty(k.value) for k in call.keywords):
