@@ -441,7 +441,7 @@ class Session:
         return migrate(package, target, self.root / "migrated" / package)
 
     @functools.cache
-    def migrated(self, program: Program, target: str, tier: str = "graph") -> tuple[Run, Path]:
+    def migrated(self, program: Program, target: str, tier: str = "strategy") -> tuple[Run, Path]:
         """The migrated program's run; `tier` is TFMIGRATE_MODEL_FN_TIER, where a model_fn stays."""
         work = self.root / "runs" / f"{target}-{tier}" / program.id.replace("/", "-")
         work.mkdir(parents=True)

@@ -8,8 +8,8 @@ the two migrations of a program (it and the package modules it imports) are byte
 ctl test asserts that identity and checks the same migrated run rather than running it again.
 
 The tests of one program share its oracle reference and run on one xdist worker (group
-`program:real/<id>`); the six groups spread over the workers. Each program's keras migration also
-runs with its model_fn on the strategy tier (TF2, runtime/model_fn/), against the same reference.
+`program:real/<id>`); the six groups spread over the workers. A migration whose model_fn stays runs
+it on the strategy tier (TF2, runtime/model_fn/), the default, and must not fall back to graph mode.
 """
 
 from __future__ import annotations
@@ -63,7 +63,10 @@ def test_oracle_reference_is_fair(program: Program, lane: Session) -> None:
 
 @pytest.mark.parametrize("program,target", program_params(targets=True))
 def test_migration_matches_oracle(program: Program, target: str, lane: Session) -> None:
-    """Each program's migration, on each target, gives the reference's results within 1e-5 relative."""
+    """Each program's migration, on each target, gives the reference's results within 1e-5 relative,
+    in TF2: the kept model_fn runs on the strategy tier (the default), inside the default strategy's
+    tf.function; no call falls back to graph mode, and the checkpoints are the strategy tier's, which
+    write no TF1 MetaGraph. (The graph-mode tier is the hosted programs' tests' business.)"""
     reference = lane.reference(program)
     migration = lane.migration(program.package, target)
     assert migration.returncode in (0, 1), f"tfmigrate failed on {program.package}:\n{tail(migration.output)}"
@@ -75,19 +78,6 @@ def test_migration_matches_oracle(program: Program, target: str, lane: Session) 
         f"the migrated {program.id} ({target}) failed (exit {run.returncode}); tfmigrate said:\n"
         f"{tail(migration.output, 5)}\n--- the run's last lines:\n{tail(run.stderr)}"
     )
-    problems = compare(reference.results, results_of(program, output_dir), scales=comparison_scales(program, reference.results))
-    assert not problems, "\n".join(problems)
-
-
-
-@pytest.mark.parametrize("program", program_params())
-def test_migration_trains_in_tf2_on_the_strategy_tier(program: Program, lane: Session) -> None:
-    """The keras migration with TFMIGRATE_MODEL_FN_TIER=strategy: the kept model_fn runs in TF2,
-    inside the default strategy's tf.function (no call falls back to graph mode, and the
-    checkpoints are the strategy tier's, which write no TF1 MetaGraph), with the reference's results."""
-    reference = lane.reference(program)
-    run, output_dir = lane.migrated(program, "keras", tier="strategy")
-    assert run.returncode == 0, f"the migrated {program.id} failed on the strategy tier:\n{tail(run.stderr)}"
     fallbacks = [line for line in run.stderr.splitlines() if "runs in graph mode" in line]
     assert not fallbacks, fallbacks
     assert list(output_dir.glob("model.ckpt-*.index")) and not list(output_dir.glob("model.ckpt-*.meta"))
