@@ -215,8 +215,22 @@ class TPUEstimator(Estimator):
         params["use_tpu"] = bool(self._tpu_replicas) and not is_export
         if not params["use_tpu"]:
             logger.info("Running %s on CPU/GPU", mode)
-        with tf1_variables():
+        # use_tpu=True run off a TPU (the graph-mode tier): a CrossShardOptimizer the program wraps on its
+        # own flag sums over the one shard there is (CPUs have no CrossReplicaSum kernel)
+        one_shard = self._use_tpu and not params["use_tpu"] and not self._tpu_replicas
+        with tf1_variables(), _one_shard_sums() if one_shard else contextlib.nullcontext():
             spec = self._model_fn(features=features, **kwargs)
         if isinstance(spec, TPUEstimatorSpec):
             return spec.as_estimator_spec()
         return self._as_estimator_spec(spec)
+
+
+@contextlib.contextmanager
+def _one_shard_sums() -> Iterator[None]:
+    """`tpu_ops.cross_replica_sum` (CrossShardOptimizer's all-reduce) as the sum over one shard."""
+    from tensorflow.python.tpu.ops import tpu_ops
+
+    from ..model_fn.tf1_build import patched
+
+    with patched((tpu_ops, "cross_replica_sum", lambda x, group_assignment=None, name=None: tf.identity(x, name=name))):
+        yield

@@ -82,3 +82,22 @@ def test_a_tpu_program_trains_on_its_tpu_code_path_with_the_oracles_numbers(
     assert f"Training on {replicas} replica{plural} of" in run.stderr
     assert (" (XLA)." in run.stderr) == jit
     assert compare(expected, run.results) == []
+
+
+def test_a_tpu_program_wrapping_cross_shard_on_its_own_flag_runs_on_the_graph_tier(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """TPU programs that wrap CrossShardOptimizer on their own flag (`if FLAGS.use_tpu:`, as
+    EfficientNet does) rather than on `params['use_tpu']`: where such a call runs on the graph-mode
+    tier (use_tpu run as False, on the CPU), the optimizer's all-reduce is the sum over its one
+    shard (a CPU has no CrossReplicaSum kernel), and the numbers are the oracle's use_tpu=False ones."""
+    expected = _oracle_results(tmp_path)
+    migrated = tmp_path / "migrated" / "program.py"
+    migrated.parent.mkdir()
+    text = migrated_text(tpu_program()).replace("  if params['use_tpu']:\n", "  if os.environ.get('USE_TPU') == '1':\n")
+    assert "if os.environ.get('USE_TPU') == '1':\n    optimizer = tf.tpu.CrossShardOptimizer" in text
+    migrated.write_text(text)
+    for name, value in {"USE_TPU": "1", "TFMIGRATE_MODEL_FN_TIER": "graph"}.items():
+        monkeypatch.setenv(name, value)
+    run = run_current(migrated, migrated.parent).check()
+    assert compare(expected, run.results) == []
