@@ -18,7 +18,7 @@ from tensorflow.python.saved_model.model_utils import export_output as export_ou
 from tensorflow.python.saved_model.model_utils import export_utils
 
 from ..inputs import ModeKeys
-from ..model_fn.host_calls import kept_host_calls
+from ..model_fn.host_calls import call_host_fn, kept_host_calls
 
 __all__ = ["EstimatorSpec", "ModeKeys", "TPUEstimatorSpec", "LOSS_METRIC_KEY", "AVERAGE_LOSS_METRIC_KEY"]
 
@@ -164,13 +164,6 @@ class EstimatorSpec(
         return EstimatorSpec(**fields)
 
 
-def _call_host_fn(name: str, host_call: Any) -> Any:
-    fn, tensors = host_call
-    if isinstance(tensors, (tuple, list)):
-        return fn(*tensors)
-    return fn(**tensors)
-
-
 class _HostCallHook(tf.compat.v1.train.SessionRunHook):
     """`host_call` off TPU, as TF1 ran it: its ops run in every step's `Session.run`.
 
@@ -234,13 +227,13 @@ class TPUEstimatorSpec(
 
     def as_estimator_spec(self) -> EstimatorSpec:
         """The spec TPUEstimator ran off TPU: metric_fn and host_call called, scaffold_fn() called."""
-        eval_metric_ops = _call_host_fn("eval_metrics", self.eval_metrics) if self.eval_metrics is not None else None
+        eval_metric_ops = call_host_fn(self.eval_metrics) if self.eval_metrics is not None else None
         hooks: tuple = ()
         kept = kept_host_calls()
         if self.host_call is not None and kept is not None:
             kept.append(tuple(self.host_call))
         elif self.host_call is not None:
-            hooks = (_HostCallHook(_call_host_fn("host_call", self.host_call)),)
+            hooks = (_HostCallHook(call_host_fn(self.host_call)),)
         scaffold = self.scaffold_fn() if self.scaffold_fn else None
         return EstimatorSpec(
             mode=self.mode,

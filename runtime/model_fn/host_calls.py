@@ -20,7 +20,7 @@ from tensorflow.python.ops import summary_ops_v2
 
 from .tf1_build import patched
 
-__all__ = ["HostCall", "host_calls_kept", "kept_host_calls", "read_before_the_step", "replicas_joined"]
+__all__ = ["HostCall", "call_host_fn", "host_calls_kept", "kept_host_calls", "read_before_the_step", "replicas_joined"]
 
 _kept = threading.local()
 
@@ -40,6 +40,13 @@ def host_calls_kept() -> Iterator[list]:
         yield calls
     finally:
         _kept.calls = previous
+
+
+def call_host_fn(host_call: Any) -> Any:
+    """`fn(*tensors)`, or `fn(**tensors)` for a dict: how TPUEstimator called a `(fn, tensors)` pair
+    (a host_call, a TPU `eval_metrics`)."""
+    fn, tensors = host_call
+    return fn(**tensors) if isinstance(tensors, dict) else fn(*tensors)
 
 
 def replicas_joined(strategy: tf.distribute.Strategy, value: Any) -> Any:
@@ -103,10 +110,7 @@ class HostCall:
         # are shared by their logdir's name and live on)
         writer = summary_ops_v2._ResourceSummaryWriter  # noqa: SLF001
         with patched((writer, "__init__", _kept_alive(writer.__init__, self._writers))):
-            if isinstance(tensors, dict):
-                self._fn(**tensors)
-            else:
-                self._fn(*tensors)
+            call_host_fn((self._fn, tensors))
 
     def __call__(self, step_values: list) -> None:
         """Runs the function on one step's tensors (flattened as `structure`)."""

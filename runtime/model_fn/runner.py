@@ -44,7 +44,7 @@ from .._logging import logger, warn_once
 from ..inputs import ModeKeys
 from .checks import Unsupported, as_op, check_spec, variable_reads
 from .held import Found, HeldVariables, discover, random_op_count
-from .host_calls import HostCall, host_calls_kept, read_before_the_step, replicas_joined
+from .host_calls import HostCall, call_host_fn, host_calls_kept, read_before_the_step, replicas_joined
 from .replicas import mean_gradients, tpu_code_path, tpu_shards
 from .summaries import LossSummaries
 from .tf1_build import (eager_graph_seeds, graph_seeds, op_seeds_recorded, optimizer_updates_skipped,
@@ -117,7 +117,7 @@ class ModelFnRunner:
                 extra["op_seeds"] = op_seeds
                 if host_calls:  # TF 1.x built the host_call's ops in this graph, their names taken there too
                     first = len(graph.get_operations())
-                    _call_host_fn(host_calls[-1])
+                    call_host_fn(host_calls[-1])
                     extra["host_ops"] = set(graph.get_operations()[first:])  # (run on the host, not in the step)
                 extra["loss_tag"] = graph.unique_name("loss", mark_as_used=False)  # Estimator's loss summary's
                 extra["host_call"] = bool(host_calls)
@@ -544,11 +544,6 @@ class ModelFnRunner:
                 length = len(next(iter(values.values())))
                 for index in range(length):
                     yield {key: value[index] for key, value in values.items()}
-
-
-def _call_host_fn(host_call: tuple) -> Any:
-    fn, tensors = host_call
-    return fn(**tensors) if isinstance(tensors, dict) else fn(*tensors)
 
 
 def _local_copy(variable: Any) -> Any:
