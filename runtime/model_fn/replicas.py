@@ -27,6 +27,7 @@ import contextlib
 from typing import Any, Iterator
 
 import tensorflow as tf
+from tensorflow.python.distribute import device_util
 from tensorflow.python.ops import gradients as _gradients_module
 from tensorflow.python.ops import gradients_impl
 from tensorflow.python.tpu import tpu_function
@@ -43,11 +44,21 @@ def _replica_context() -> Any:
     return context if context is not None and context.num_replicas_in_sync > 1 else None
 
 
+def _placed(value: Any) -> Any:
+    """`value`, on the replica's device where it has none: a strategy all-reduces a tensor to its
+    own device, and TF's gradient code builds some sums with no device (an `AddN` of a variable's
+    gradients from several uses, seen in BERT under MultiWorkerMirrored in a `while_loop`)."""
+    if isinstance(value, tf.Tensor) and not value.device:
+        with tf.device(device_util.current()):
+            return tf.identity(value)
+    return value
+
+
 def _all_reduce(op: Any, values: list[Any]) -> list[Any]:
     context = _replica_context()
     if context is None or not values:
         return values
-    return list(context.all_reduce(op, values))
+    return list(context.all_reduce(op, [_placed(v) for v in values]))
 
 
 def _meaned(gradient_fn: Any) -> Any:

@@ -111,7 +111,8 @@ class ModelFnRunner:
                 features, labels, _ = parse_input_fn_result(estimator._call_input_fn(input_fn, mode))  # noqa: SLF001
                 extra["graph_seed"], extra["random_ops_before"] = graph.seed, random_op_count(graph)
                 with optimizer_updates_skipped(mode), op_seeds_recorded() as op_seeds, \
-                        host_calls_kept() if mode == ModeKeys.TRAIN else contextlib.nullcontext() as host_calls:
+                        host_calls_kept() if mode == ModeKeys.TRAIN else contextlib.nullcontext() as host_calls, \
+                        tpu_shards(self._strategy.num_replicas_in_sync) if self._tpu else contextlib.nullcontext():
                     spec = estimator._call_model_fn(features, labels if mode != ModeKeys.PREDICT else None, mode,  # noqa: SLF001
                                                     estimator.config)
                 extra["op_seeds"] = op_seeds
@@ -352,7 +353,7 @@ class ModelFnRunner:
         extra = self._modes[mode].extra
         with eager_graph_seeds(extra.get("graph_seed"), extra.get("input_random_ops_before", 0)):
             if self._split or strategy.num_replicas_in_sync == 1:
-                dataset = _dataset(estimator._call_input_fn(input_fn, mode))  # noqa: SLF001
+                dataset = _sharded_by_data(_dataset(estimator._call_input_fn(input_fn, mode)))  # noqa: SLF001
                 return iter(strategy.experimental_distribute_dataset(dataset))
             return iter(strategy.distribute_datasets_from_function(
                 lambda context: _dataset(estimator._call_input_fn(input_fn, mode, input_context=context))))  # noqa: SLF001
@@ -575,6 +576,19 @@ def _dataset(result: Any) -> tf.data.Dataset:
     if not isinstance(result, tf.data.Dataset):
         raise Unsupported("input_fn returns tensors, not a tf.data.Dataset")
     return result
+
+
+def _sharded_by_data(dataset: tf.data.Dataset) -> tf.data.Dataset:
+    """`dataset` split across workers by its batches' examples where it sets no policy itself: each
+    step of a multi-worker run then sees the global batch one worker sees. (`AUTO` would shard a
+    file-based dataset by files: a program reading one file would fail, and a program reading
+    several would see other batches.) One worker is left as it is."""
+    options = dataset.options().experimental_distribute
+    if options.auto_shard_policy != tf.data.experimental.AutoShardPolicy.AUTO:
+        return dataset
+    data = tf.data.Options()
+    data.experimental_distribute.auto_shard_policy = tf.data.experimental.AutoShardPolicy.DATA
+    return dataset.with_options(data)
 
 
 def _select(predictions: Any, keys: Any) -> Any:

@@ -157,9 +157,9 @@ def _oracle() -> Path:
     return oracle_python()
 
 
-def run_original(args: list[str], *, package: str, cwd: Path) -> Run:
-    """`args` (a script and its flags) on the oracle, through the TF1 launcher."""
-    return _run([str(_oracle()), str(LAUNCHER), *args], package_dir(package).parent, cwd, TF1_LAUNCHER_SEED=str(SEED))
+def run_original(args: list[str], *, package: str, cwd: Path, **env: str) -> Run:
+    """`args` (a script and its flags) on the oracle, through the TF1 launcher, `env` added."""
+    return _run([str(_oracle()), str(LAUNCHER), *args], package_dir(package).parent, cwd, TF1_LAUNCHER_SEED=str(SEED), **env)
 
 
 def run_current(args: list[str], *, package_parent: Path, cwd: Path, **env: str) -> Run:
@@ -200,6 +200,13 @@ class Program:
 
 
 _COMMON = ["--save_checkpoints_steps=100000", "--iterations_per_loop=2", "--use_tpu=false"]
+
+
+def on_tpu_code_path(flags: list[str], cores: int) -> list[str]:
+    """`flags` with `--use_tpu=true` and `--num_tpu_cores=<cores>` (the programs' TPU code path:
+    CrossShardOptimizer, one-hot embeddings, per-core batches, the scaffold_fn restore)."""
+    kept = [f for f in flags if not f.startswith(("--use_tpu=", "--num_tpu_cores="))]
+    return [*kept, "--use_tpu=true", f"--num_tpu_cores={cores}"]
 _ALBERT_TPU = ["--master=None", "--tpu_name=None", "--tpu_zone=None", "--gcp_project=None", "--num_tpu_cores=8"]
 
 
@@ -408,10 +415,15 @@ def same_migration(program: Program, a: Migration, b: Migration) -> bool:
 def run_migrated(program: Program, migration: Migration, data: Inputs, checkpoint: Path, work: Path,
                  **env: str) -> tuple[Run, Path]:
     output_dir = work / "migrated-run"
-    run = run_current([*program.entry(migration.root / program.package),
-                       *program.run_flags(data, output_dir, init_checkpoint=checkpoint, evaluate=True)],
+    run = run_current(migrated_argv(program, migration, data, checkpoint, output_dir),
                       package_parent=migration.package_parent, cwd=work, **env)
     return run, output_dir
+
+
+def migrated_argv(program: Program, migration: Migration, data: Inputs, checkpoint: Path, output_dir: Path) -> list[str]:
+    """The migrated program's script and flags, as the reference ran the original (from `checkpoint`)."""
+    return [*program.entry(migration.root / program.package),
+            *program.run_flags(data, output_dir, init_checkpoint=checkpoint, evaluate=True)]
 
 
 class Session:
@@ -435,6 +447,21 @@ class Session:
         work = self.root / "oracle" / program.id.replace("/", "-")
         work.mkdir(parents=True)
         return run_reference(program, self.inputs, work)
+
+    @functools.cache
+    def tpu_reference(self, program: Program, shards: int) -> list[dict[str, float]]:
+        """The reference run on the TPU code path of `shards` cores each fed the same batch (the
+        lane's one training example; tf1_launcher.py's TF1_LAUNCHER_TPU_SHARDS), from the same
+        checkpoint: what a TPU of that many cores gives."""
+        reference = self.reference(program)
+        work = self.root / "oracle-tpu" / f"{program.id.replace('/', '-')}-{shards}"
+        output_dir = work / "reference"
+        work.mkdir(parents=True)
+        flags = program.run_flags(self.inputs, output_dir, init_checkpoint=reference.init_checkpoint, evaluate=True)
+        run_original([*program.entry(package_dir(program.package)), *on_tpu_code_path(flags, shards)],
+                     package=program.package, cwd=work,
+                     TF1_LAUNCHER_TPU_SHARDS=str(shards)).check(f"{program.id} (TPU code path, {shards} shards, oracle)")
+        return results_of(program, output_dir)
 
     @functools.cache
     def migration(self, package: str, target: str) -> Migration:

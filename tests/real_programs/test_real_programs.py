@@ -23,12 +23,6 @@ from .lane import PROGRAMS, TRAIN_STEPS, Program, Session, comparison_scales, re
 
 pytestmark = [pytest.mark.oracle, pytest.mark.tf, pytest.mark.slow]
 
-@pytest.fixture(scope="session")
-def lane():
-    session = Session()
-    yield session
-    session.close()
-
 
 def program_params(targets: bool = False) -> list:
     params = []
