@@ -100,7 +100,13 @@ class TPUEstimator(Estimator):
             return super()._default_strategy()
         from ..strategy import make_strategy
 
-        return make_strategy("auto", use_tpu=True)  # a TPUStrategy where a TPU resolves, else local devices
+        # A TPUStrategy on the TPU the program's RunConfig names (`cluster=TPUClusterResolver(...)`,
+        # as BERT builds it from --tpu_name, or a `master="grpc://..."` address) or, with neither,
+        # the one TPUClusterResolver() finds; where no TPU resolves, the local devices.
+        config = self._config
+        master = getattr(config, "master", None)
+        return make_strategy("auto", use_tpu=True, cluster_resolver=getattr(config, "cluster", None),
+                             tpu=master if isinstance(master, str) and master.startswith("grpc://") else None)
 
     def _runner_options(self) -> dict:
         return {"tpu_code_path": bool(self._use_tpu), "split_batches": not self._use_tpu}

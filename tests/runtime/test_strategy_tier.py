@@ -101,3 +101,86 @@ def test_a_tpu_program_wrapping_cross_shard_on_its_own_flag_runs_on_the_graph_ti
         monkeypatch.setenv(name, value)
     run = run_current(migrated, migrated.parent).check()
     assert compare(expected, run.results) == []
+
+
+def test_use_tpu_asks_for_the_tpu_its_run_config_names(monkeypatch: pytest.MonkeyPatch) -> None:
+    """TPUEstimator(use_tpu=True) on the strategy tier asks `make_strategy` for a TPUStrategy on the
+    TPU the program's RunConfig names: its `cluster` (BERT's TPUClusterResolver from --tpu_name),
+    else a `master="grpc://..."` address, else whatever TPUClusterResolver() finds. (This machine
+    has no TPU: `make_strategy` is recorded here, not run; its TPU resolution is test_strategy's.)"""
+    import tensorflow as tf
+
+    import tfmigrate.runtime as tfm
+    import tfmigrate.runtime.strategy as strategy_module
+
+    asked: list = []
+
+    def recorded(kind, **options):
+        asked.append((kind, options))
+        return tf.distribute.get_strategy()
+
+    monkeypatch.setattr(strategy_module, "make_strategy", recorded)
+    resolver = object.__new__(tf.distribute.cluster_resolver.TPUClusterResolver)  # (not connected)
+    configs = [tfm.estimator.tpu.RunConfig(cluster=resolver), tfm.estimator.tpu.RunConfig(master="grpc://10.0.0.2:8470"),
+               tfm.estimator.tpu.RunConfig(master=""), tfm.estimator.tpu.RunConfig()]
+    for config in configs:
+        tfm.estimator.tpu.TPUEstimator(lambda features, labels, mode, params: None, config=config, use_tpu=True,
+                                       train_batch_size=8)._default_strategy()
+    assert asked == [
+        ("auto", {"use_tpu": True, "cluster_resolver": resolver, "tpu": None}),
+        ("auto", {"use_tpu": True, "cluster_resolver": None, "tpu": "grpc://10.0.0.2:8470"}),
+        ("auto", {"use_tpu": True, "cluster_resolver": None, "tpu": None}),
+        ("auto", {"use_tpu": True, "cluster_resolver": None, "tpu": None}),
+    ]
+
+
+def test_iterations_per_loop_steps_run_in_one_call_of_one_trace(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`iterations_per_loop` is steps per tf.function call, the count a tensor: with no summaries,
+    13 then 10 steps at 5 per loop are 5 calls, a checkpoint every 10 steps ending a loop there;
+    Estimator's `loss` summary, due at each train() call's first step, ends one after that step
+    (TF 2.15's TPUEstimator ran one step per session.run off a TPU and wrote it there). The step
+    function is traced once across the calls, the train() calls and the checkpoints."""
+    import numpy as np
+    import tensorflow as tf
+
+    import tfmigrate.runtime as tfm
+    from tfmigrate.runtime.model_fn import runner as runner_module
+
+    monkeypatch.setenv("TFMIGRATE_MODEL_FN_TIER", "strategy")
+    calls: dict = {}
+    made = runner_module.ModelFnRunner._function
+
+    def counted(self, key, python_function, mode):
+        function = made(self, key, python_function, mode)
+
+        def call(*args):
+            calls.setdefault(key, []).append(int(args[-1]) if len(args) > 1 else None)
+            return function(*args)
+
+        call.traced = function
+        return call
+
+    monkeypatch.setattr(runner_module.ModelFnRunner, "_function", counted)
+
+    def input_fn(params):
+        x = np.arange(64, dtype=np.float32).reshape(32, 2) / 10.0
+        return tf.data.Dataset.from_tensor_slices((x, x[:, :1])).repeat().batch(params["batch_size"], drop_remainder=True)
+
+    def model_fn(features, labels, mode, params):
+        w = tf.compat.v1.get_variable("w", [2, 1], initializer=tf.compat.v1.constant_initializer(0.1))
+        loss = tf.reduce_mean(tf.square(tf.matmul(features, w) - labels))
+        train_op = tf.compat.v1.train.GradientDescentOptimizer(0.01).minimize(loss, tf.compat.v1.train.get_global_step())
+        return tfm.estimator.tpu.TPUEstimatorSpec(mode, loss=loss, train_op=train_op)
+
+    for summaries, expected in ((None, [5, 5, 3, 5, 5]), (100, [1, 5, 4, 3, 1, 5, 4])):
+        calls.clear()
+        config = tfm.estimator.tpu.RunConfig(model_dir=str(tmp_path / str(summaries)), save_checkpoints_steps=10,
+                                             save_summary_steps=summaries,
+                                             tpu_config=tfm.estimator.tpu.TPUConfig(iterations_per_loop=5))
+        estimator = tfm.estimator.tpu.TPUEstimator(model_fn, config=config, use_tpu=False, train_batch_size=8)
+        estimator.train(input_fn, max_steps=13)
+        estimator.train(input_fn, steps=10)
+        assert estimator.get_variable_value("global_step") == 23
+        (key, counts), = calls.items()
+        assert counts == expected, (summaries, counts)
+        assert estimator._runner._functions[key].experimental_get_tracing_count() == 1  # noqa: SLF001
