@@ -217,6 +217,7 @@ def _transform(source: str, filename: str, options: Options, *, reference: bool)
         )
         rules = _rules(ctx, options)
         ctx.hosted = any(rule.CODE == "TFM101" for rule in rules)
+        ctx.session_switch = any(rule.CODE == "TFM104" for rule in rules)
         if view is None:
             result = _Pipeline(source, None, ctx, options, module=module, reference=reference).run(rules)
             result.asked, result.keras_module, result.tf1_program = frozenset(ctx.exported.asked), ctx.keras_module, ctx.tf1_program

@@ -740,7 +740,13 @@ class EstimatorSiteRule(SiteCodegen, Rule):
     def hosted_note(self, reason: str) -> str:
         if self._graph_mode is None:
             # (the switches to graph mode are dropped where an estimator here is migrated to Keras)
-            self._graph_mode = graph_mode_reasons(self.module.code, switches=all(s.problems for s in self.sites))
+            kept = all(s.problems for s in self.sites)
+            self._graph_mode = graph_mode_reasons(self.module.code, switches=kept)
+            if kept and self.ctx.session_switch:
+                from .rules.graph_mode_programs import gets_the_switch  # (the rules import this module)
+
+                if gets_the_switch(self.module.code, self.ctx.tf2_alias):
+                    self._graph_mode.append("its Session/placeholder code keeps TF1 graph mode (TFM104 adds `disable_v2_behavior()`)")
         return site_note(self.ESTIMATOR_NAME, reason, self._graph_mode)
 
     def can_host(self, call: cst.Call) -> bool:

@@ -12,7 +12,7 @@ import libcst as cst
 
 from . import tiers
 from .registry import all_rules
-from .rule import TODO_RE
+from .todos import TODO_RE
 
 MIGRATED = "migrated"
 UNCHANGED = "unchanged"

@@ -17,25 +17,17 @@ message says what the user should do, not only what is wrong.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from typing import Any, TYPE_CHECKING, ClassVar
 
 import libcst as cst
 
-from . import docs_url
 from .names import AliasTable
+from .todos import todo_comment
 
 if TYPE_CHECKING:
     from .textpass import SourceView, TextPlan
 
-TODO_PREFIX = "# TODO(tfmigrate "
-TODO_RE = re.compile(r"#\s*TODO\(tfmigrate (TFM\d{3})\):\s*(.*?)(?:\s+\(see https?://\S+\))?\s*$")
-
-
-def todo_comment(code: str, message: str) -> str:
-    """`# TODO(tfmigrate TFM201): <what to do> (see <docs entry for TFM201>)`."""
-    return f"{TODO_PREFIX}{code}): {message} (see {docs_url(code)})"
 
 RUNTIME_MODULE = "tfmigrate.runtime"
 RUNTIME_ALIAS = "tfm"
@@ -108,6 +100,9 @@ class FileContext:
     standalone: bool = False  # --target ctl --standalone: no tfmigrate.runtime where stock TF will do
     # TFM101 runs: estimator sites not migrated to Keras go to the hosted tier (`tfmigrate.hosted`).
     hosted: bool = False
+    # TFM104 runs: a Session/placeholder program gets `disable_v2_behavior()` (every call of a
+    # hosted estimator then runs in graph mode, as its note says).
+    session_switch: bool = False
     # A TF 1.x program (`tfmigrate.tf1_program`): bare `tf.estimator` canned estimators are v1.
     tf1_program: bool = False
     # Module-level names another module imports or `__all__` lists: kept even when unused here.

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 
 from .names import AliasTable, SourceLines, ast_dotted, canonical_name
 from .parsing import NODE_FIELDS, child_fields, indexed, remember_index, statement_groups
-from .rule import todo_comment
+from .todos import todo_comment
 
 _COMPOUND = (
     ast.FunctionDef,

@@ -127,6 +127,16 @@ def placement(tree: ast.Module, names: AliasTable, tf: str = "tf") -> tuple[str,
     return ("main", guard) if guard is not None else None
 
 
+def gets_the_switch(code: str, tf: str) -> bool:
+    """Whether TFM104 would add `disable_v2_behavior()` to a module with this text (Session or
+    placeholder code, no switch of its own, no Keras)."""
+    try:
+        tree = ast.parse(code)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return False
+    return placement(tree, AliasTable.from_ast(tree, SourceLines(code)), tf) is not None
+
+
 class GraphModePrograms(Rule):
     """Keep TF 1.x's graph mode for a program that builds graphs to run in a `Session`.
 

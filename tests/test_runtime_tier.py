@@ -47,3 +47,42 @@ def test_the_switch_to_graph_mode_is_not_counted_where_the_migration_drops_it() 
 
 def test_text_that_does_not_parse_gives_no_reason() -> None:
     assert graph_mode_reasons("def (:\n") == []
+
+
+SESSION_PROGRAM = """import tensorflow as tf
+
+
+def model_fn(features, labels, mode, params):
+  logits = tf.layers.dense(features["x"], 1)
+  loss = tf.losses.mean_squared_error(labels, logits)
+  train_op = tf.train.GradientDescentOptimizer(0.1).minimize(loss, tf.train.get_global_step())
+  return tf.estimator.EstimatorSpec(mode, loss=loss, train_op=train_op)
+
+
+def build_estimator(model_dir):
+  return tf.estimator.Estimator(model_fn, model_dir=model_dir)
+
+
+def main():
+  x = tf.placeholder(tf.float32, [None, 1])
+  with tf.Session() as sess:
+    print(sess.run(x * 2, {x: [[1.0]]}))
+  build_estimator("model").train(input_fn, steps=1)
+
+
+if __name__ == "__main__":
+  main()
+"""
+
+
+def test_a_hosted_estimator_in_a_session_program_is_noted_graph_as_the_report_counts_it() -> None:
+    """TFM104 adds `disable_v2_behavior()` to a Session program, which sends every call of its
+    hosted estimator to graph mode: the note above the estimator says so, as the report does."""
+    from tfmigrate.engine import transform_source
+    from tfmigrate.tiers import GRAPH
+
+    result = transform_source(SESSION_PROGRAM)
+    assert "tf.compat.v1.disable_v2_behavior()" in result.output
+    note = next(line for line in result.output.splitlines() if "tfmigrate:" in line and "tfm.estimator" in line)
+    assert "TF1 graph mode" in note and "TFM104 adds `disable_v2_behavior()`" in note, note
+    assert [site["tier"] for site in result.estimators] == [GRAPH]

@@ -1,0 +1,16 @@
+"""The `# TODO(tfmigrate TFMxxx): ...` comments a rule leaves where it cannot migrate (below the
+rules and their text pass: both write them, the report reads them back)."""
+
+from __future__ import annotations
+
+import re
+
+from . import docs_url
+
+TODO_PREFIX = "# TODO(tfmigrate "
+TODO_RE = re.compile(r"#\s*TODO\(tfmigrate (TFM\d{3})\):\s*(.*?)(?:\s+\(see https?://\S+\))?\s*$")
+
+
+def todo_comment(code: str, message: str) -> str:
+    """`# TODO(tfmigrate TFM201): <what to do> (see <docs entry for TFM201>)`."""
+    return f"{TODO_PREFIX}{code}): {message} (see {docs_url(code)})"
