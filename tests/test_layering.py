@@ -148,7 +148,7 @@ def test_runtime_modules_import_only_their_layer_or_lower() -> None:
 #: module imports at run time only from its own layer or lower ones (imports under
 #: `if TYPE_CHECKING:`, for annotations, are left out). A new module must be placed here.
 ESTIMATOR_LAYERS: dict[str, tuple[str, ...]] = {
-    "plan": ("plan",),
+    "plan": ("plan", "analysis"),
     "tables": ("tables",),
     "syntax": ("syntax", "hoist"),
     "concerns": (
@@ -191,13 +191,60 @@ def test_estimator_modules_import_only_their_layer_or_lower() -> None:
     unplaced = sorted(p.stem for p in estimator.glob("*.py") if p.stem != "__init__" and p.stem not in rank)
     assert not unplaced, f"tfmigrate.estimator modules in no layer of ESTIMATOR_LAYERS: {unplaced}"
     upward = []
-    for path, target, name, line, runtime in _codemod_imports():
-        if path.parent != estimator or path.stem == "__init__" or not runtime:
+    for path, target, name, line, _ in _codemod_imports():  # (`if TYPE_CHECKING:` imports too)
+        if path.parent != estimator or path.stem == "__init__":
             continue
         module = f"{target}.{name}" if target == "tfmigrate.estimator" else target
         if module.startswith("tfmigrate.estimator.") and rank[module.rsplit(".", 1)[1]] > rank[path.stem]:
             upward.append(f"{path.relative_to(ROOT)}:{line}: imports {module}")
     assert not upward, "tfmigrate.estimator imports that go up a layer:\n" + "\n".join(upward)
+
+
+def test_codemod_modules_import_no_cycle() -> None:
+    """No two modules of the codemod (migrate/, rules/) import each other, directly or through
+    others, `if TYPE_CHECKING:` imports included (a type-only import back is the same knot).
+    Imports of a package (its `__init__` re-exports) are left out."""
+    modules = {target for _, target, _, _, _ in _codemod_imports()}
+    graph: dict[str, set[str]] = {}
+    for path, target, name, _, _ in _codemod_imports():
+        package = "tfmigrate.rules" if path.is_relative_to(ROOT / "rules") else "tfmigrate"
+        parts = package.split(".") + list(path.relative_to(ROOT / ("rules" if package.endswith("rules") else "migrate")).with_suffix("").parts)
+        if parts[-1] == "__init__":
+            continue
+        module = ".".join(parts)
+        imported = f"{target}.{name}" if f"{target}.{name}" in modules or _is_module(f"{target}.{name}") else target
+        if imported.startswith("tfmigrate") and not _is_package(imported) and imported != module:
+            graph.setdefault(module, set()).add(imported)
+    state: dict[str, int] = {}
+    cycles: list[list[str]] = []
+
+    def visit(name: str, path: list[str]) -> None:
+        state[name] = 1
+        for target in sorted(graph.get(name, ())):
+            if state.get(target) == 1:
+                cycles.append(path[path.index(target):] + [target])
+            elif target not in state:
+                visit(target, path + [target])
+        state[name] = 2
+
+    for name in sorted(graph):
+        if name not in state:
+            visit(name, [name])
+    assert not cycles, "codemod import cycles: " + "; ".join(" -> ".join(cycle) for cycle in cycles)
+
+
+def _source_of(module: str) -> Path:
+    parts = module.split(".")
+    top = ROOT / ("rules" if parts[:2] == ["tfmigrate", "rules"] else "migrate")
+    return top.joinpath(*parts[2 if top.name == "rules" else 1:])
+
+
+def _is_package(module: str) -> bool:
+    return (_source_of(module) / "__init__.py").exists()
+
+
+def _is_module(module: str) -> bool:
+    return _source_of(module).with_suffix(".py").exists()
 
 
 def test_codemod_modules_import_no_private_names_from_each_other() -> None:

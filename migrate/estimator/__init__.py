@@ -15,6 +15,8 @@ the rule then marks the program with TODOs and leaves it alone.
 
 The modules, lowest first (each imports only from the ones above it, and only public names):
 - `plan`: `Plan`, `Layer`, the per-statement record `Stmt` with its `StmtKind`, `Unsupported`;
+  `analysis`: `Analysis`, the protocol the parts type the analyzer they are handed as (so that no
+  part imports `analyzer`);
 - `tables`: TF1 -> TF2 facts (layers, variables, initializers, optimizers, schedules, losses,
   summaries, metrics);
 - `syntax`: small queries on libcst nodes; `hoist`: a helper's call moved out of the expression

@@ -7,18 +7,15 @@ arguments -> Keras's (`InitializerRewriter`).
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING
 
 import libcst as cst
 
 from ..names import names_in
+from .analysis import Analysis
 from .dataflow import Flow
 from .plan import Layer, Stmt, StmtKind, Unsupported
 from .syntax import CollectionReads, attr_name, bind_args, calls_any, collection_read, creates_layer, functional_layer, snake
 from .tables import CONTRIB_DROP, CONTRIB_LAYERS, FUNCTIONAL_LAYERS, GET_VARIABLE_DROP, GET_VARIABLE_PARAMS, INITIALIZERS, INITIALIZER_DROP, LAYER_CLASSES, LAYER_DROP, REGULARIZATION_LOSS_FNS, REGULARIZERS, WEIGHTLESS_LAYERS, XAVIER
-
-if TYPE_CHECKING:
-    from .analyzer import ModelFnAnalyzer
 
 
 def _one_minus(keep_prob: str) -> str:
@@ -70,7 +67,7 @@ class _ShapeValue(cst.CSTTransformer):
 class ForwardRewriter(cst.CSTTransformer):
     """Hoists TF1 layer calls into Keras layers built once; `mode == TRAIN` -> `training`."""
 
-    def __init__(self, analyzer: ModelFnAnalyzer) -> None:
+    def __init__(self, analyzer: Analysis) -> None:
         super().__init__()
         self.a = analyzer
         # (attr, names the constructor reads, (Keras class path, rendered arguments))
@@ -393,7 +390,7 @@ def _maybe_reshaped(call: cst.Call) -> bool:
 class InitializerRewriter(cst.CSTTransformer):
     """`tf.constant_initializer(v)` -> `tf.keras.initializers.Constant(v)` inside layer arguments."""
 
-    def __init__(self, analyzer: ModelFnAnalyzer) -> None:
+    def __init__(self, analyzer: Analysis) -> None:
         super().__init__()
         self.a = analyzer
 
@@ -450,7 +447,7 @@ class VariableRefs(CollectionReads):
     """Names bound by `tf.get_variable` -> the model attributes holding the weights (and the
     variable-collection reads, as `CollectionReads`)."""
 
-    def __init__(self, analyzer: ModelFnAnalyzer) -> None:
+    def __init__(self, analyzer: Analysis) -> None:
         super().__init__(analyzer)
         self.skip: set[int] = set()  # attribute names and keywords are not references
 
@@ -630,7 +627,7 @@ class ForwardPass:
             plan.weights = [(attr, [a for a in args if not a.startswith("regularizer=")]) for attr, args in plan.weights]
 
 
-def training_test(analyzer: "ModelFnAnalyzer", comparison: cst.Comparison) -> cst.BaseExpression | None:
+def training_test(analyzer: Analysis, comparison: cst.Comparison) -> cst.BaseExpression | None:
     """`training` for `mode == TRAIN` (`not training` for `!=`); None when `comparison` does not
     test `mode`. A test against another mode has no Keras form in the forward pass."""
     mode = analyzer.is_mode_compare(comparison)

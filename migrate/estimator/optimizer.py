@@ -5,19 +5,15 @@ gradient code (`GradientRewriter`), a global step incremented by hand.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 import libcst as cst
 
 from ..names import names_in
 from ..user_optimizers import ADAM_WEIGHT_DECAY
+from .analysis import Analysis
 from .dataflow import Flow
 from .plan import Plan, Stmt, StmtKind, Unsupported
 from .syntax import bind_args, calls_any, calls_method, is_constant_like
 from .tables import GLOBAL_STEP_FNS, OPTIMIZERS, SCHEDULES, keras_optimizer_args
-
-if TYPE_CHECKING:
-    from .analyzer import ModelFnAnalyzer
 
 
 def _loss_statements(stmts: list[Stmt], loss_name: str) -> set[int]:
@@ -35,7 +31,7 @@ def _loss_statements(stmts: list[Stmt], loss_name: str) -> set[int]:
 class _GradientRewriter(cst.CSTTransformer):
     """TF1 gradient code -> the same code on a `tf.GradientTape` and the model's Keras optimizer."""
 
-    def __init__(self, analyzer: ModelFnAnalyzer, optimizers: set[str], global_steps: set[str]) -> None:
+    def __init__(self, analyzer: Analysis, optimizers: set[str], global_steps: set[str]) -> None:
         super().__init__()
         self.a = analyzer
         self.optimizers = optimizers
@@ -86,7 +82,7 @@ class _GradientRewriter(cst.CSTTransformer):
 class GlobalStepRewriter(cst.CSTTransformer):
     """`tf.train.get_global_step()` inside a learning-rate computation -> the step parameter."""
 
-    def __init__(self, analyzer: ModelFnAnalyzer, param: str) -> None:
+    def __init__(self, analyzer: Analysis, param: str) -> None:
         super().__init__()
         self.a = analyzer
         self.param = param

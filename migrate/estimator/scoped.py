@@ -4,18 +4,14 @@ that share variables): run under a variable store (`tfm.tf1.VariableScopeLayer`)
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 import libcst as cst
 
 from ..names import dotted
+from .analysis import Analysis
 from .forward import training_test
 from .plan import Plan, Stmt, StmtKind, Unsupported
 from .syntax import snake
 from .tables import PLAIN_MODULES, SCOPED_LAYERS, VARIABLE_SCOPES
-
-if TYPE_CHECKING:
-    from .analyzer import ModelFnAnalyzer
 
 
 def foreign_names(module: cst.Module) -> set[str]:
@@ -68,7 +64,7 @@ class _ScopedRewriter(cst.CSTTransformer):
     """Statements run inside a `tfm.tf1.VariableScopeLayer`: TF1 functional layers -> the
     runtime's (`tfm.tf1.dense`, same variables); `mode == TRAIN` -> the layer's `training`."""
 
-    def __init__(self, analyzer: "ModelFnAnalyzer") -> None:
+    def __init__(self, analyzer: Analysis) -> None:
         super().__init__()
         self.a = analyzer
         self.training = False

@@ -9,22 +9,18 @@ records the EVAL/PREDICT branches' returns, and drops what has no TF2 job (loggi
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 import libcst as cst
 
 from ..inline import InlineError, inline
 from ..names import names_in
+from .analysis import Analysis
 from .hoist import hoist_helper_call, nested_helper_call
 from .plan import Plan, Stmt, Unsupported, declining_at
 from .syntax import assigned_names, bind_args, defs_of, first_match, is_docstring, single_target
 from .tables import CONTRIB_LAYERS, FUNCTIONAL_LAYERS, MODEL_BUILDING, MODEL_BUILDING_PREFIXES, NAME_SCOPES, OPTIMIZERS, TF1_RNN_FUNCTIONS, VARIABLE_SCOPES
 
-if TYPE_CHECKING:
-    from .analyzer import ModelFnAnalyzer
 
-
-def is_logging_call(call: cst.Call, analyzer: "ModelFnAnalyzer") -> bool:
+def is_logging_call(call: cst.Call, analyzer: Analysis) -> bool:
     """`tf.logging.info(...)`, absl's `logging.info(...)` (TFM102's rewrite of it), `print(...)`."""
     key = analyzer.canonical(call.func) or ""
     if key.startswith("logging."):
@@ -35,7 +31,7 @@ def is_logging_call(call: cst.Call, analyzer: "ModelFnAnalyzer") -> bool:
     return isinstance(root, cst.Name) and root.value in ("logging", "absl", "print")
 
 
-def logging_only(stmt: cst.BaseStatement, analyzer: "ModelFnAnalyzer") -> bool:
+def logging_only(stmt: cst.BaseStatement, analyzer: Analysis) -> bool:
     """A `for` loop (BERT's `for var in tvars: tf.logging.info(...)`) that only builds and logs
     messages: logging calls, and assignments of strings, maybe under `if`s."""
     if not isinstance(stmt, cst.For) or stmt.orelse is not None:
@@ -64,7 +60,7 @@ class ArgScopeDefaults(cst.CSTTransformer):
     """Adds the enclosing `arg_scope`s' defaults to the calls of their functions, innermost scope
     first; arguments the call gives (by keyword or position) win, as in slim."""
 
-    def __init__(self, analyzer: "ModelFnAnalyzer") -> None:
+    def __init__(self, analyzer: Analysis) -> None:
         self.a = analyzer
 
     def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.Call:

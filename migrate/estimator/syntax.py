@@ -5,15 +5,12 @@ statement assigns, the calls inside a node, argument binding (`bind_args`), attr
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING
 
 import libcst as cst
 
+from .analysis import Analysis
 from .plan import Unsupported
 from .tables import CONTRIB_LAYERS, FEATURE_COLUMN_LAYERS, FUNCTIONAL_LAYERS, VARIABLE_COLLECTIONS
-
-if TYPE_CHECKING:
-    from .analyzer import ModelFnAnalyzer
 
 
 def assigned_names(stmt: cst.BaseSmallStatement) -> set[str]:
@@ -37,7 +34,7 @@ def assigned_names(stmt: cst.BaseSmallStatement) -> set[str]:
     return out
 
 
-def functional_layer(key: str | None, analyzer: "ModelFnAnalyzer") -> bool:
+def functional_layer(key: str | None, analyzer: Analysis) -> bool:
     return key in FUNCTIONAL_LAYERS and (key not in FEATURE_COLUMN_LAYERS or getattr(analyzer, "feature_column_layers", False))
 
 
@@ -85,12 +82,12 @@ def calls_method(node: cst.CSTNode, receivers: set[str], method: str) -> bool:
     )
 
 
-def calls_any(node: cst.CSTNode, analyzer: "ModelFnAnalyzer", keys: set[str]) -> bool:
+def calls_any(node: cst.CSTNode, analyzer: Analysis, keys: set[str]) -> bool:
     """A call of one of the TF1 API paths `keys` inside `node`."""
     return any_call(node, lambda call: analyzer.canonical(call.func) in keys)
 
 
-def creates_layer(node: cst.CSTNode, analyzer: "ModelFnAnalyzer") -> bool:
+def creates_layer(node: cst.CSTNode, analyzer: Analysis) -> bool:
     """A TF1 or Keras layer (function or class) used inside `node`."""
     return any_call(
         node,
@@ -155,7 +152,7 @@ def snake(cls: str) -> str:
     ).replace("pooling2_d", "pooling2d").replace("pooling3_d", "pooling3d")
 
 
-def collection_read(analyzer: ModelFnAnalyzer, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
+def collection_read(analyzer: Analysis, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
     """A TF1 read of the graph's variable collections, in code the Keras model runs: the model has
     no graph collections (`tf.compat.v1.trainable_variables()` is empty there). The trainable ones
     are the model's own (`self.trainable_variables`); the others have no Keras counterpart."""
@@ -173,7 +170,7 @@ class CollectionReads(cst.CSTTransformer):
     """`collection_read` over a statement copied into the Keras model's methods as written (a pure
     value the loss or the metrics need: `decay = tf.add_n([... for v in tf.trainable_variables()])`)."""
 
-    def __init__(self, analyzer: ModelFnAnalyzer) -> None:
+    def __init__(self, analyzer: Analysis) -> None:
         super().__init__()
         self.a = analyzer
 
