@@ -2,26 +2,35 @@
 
 Not a test: a script printing a table. Uses the real-program lane (tests/real_programs: the wheels,
 the tiny inputs and flags, the TF1 launcher for the oracle). For each program and side it trains
-twice from a fresh output_dir, `--base` steps and `--base + --steps` steps, each a fresh process,
-and reports
+twice from a fresh output_dir, `--base` steps and `--base + --steps` steps, each a fresh process
+(forked from a server that imported TensorFlow, as the lane runs them), and reports
 
     steps/s = steps / (time of the long run - time of the short run)
 
 which cancels what both runs pay alike (interpreter and TF start-up, input preparation, graph
-building or tracing, the first and last checkpoint), measured the same way on both sides. The
-last `global_step/sec: X` the long run logs (TPUEstimator logs one per `iterations_per_loop`
-call; the migration may log none) is printed as a note. Start-up varies by seconds from run to
-run on a shared machine, more than a few hundred of these tiny steps take: use a quiet machine
-and enough `--steps` (2000 or more) for the difference to mean something; a run where the long
-run was not slower prints "-". A migrated program that fails is reported with its error's last line.
+building or tracing, the first and last checkpoint), measured the same way on every side, and the
+long run's peak RSS (`ru_maxrss`, the forked server's pages included: compare sides, not
+absolutes). The sides (`--sides`):
+
+  * `oracle`: the original on TF 2.15;
+  * `strategy`: the migration, its model_fn on the strategy tier (the default: TF2, the model_fn
+    in the strategy's `tf.function`, `iterations_per_loop` steps per call);
+  * `graph`: the migration with `TFMIGRATE_MODEL_FN_TIER=graph` (TF1 graph mode, the fallback);
+  * `xla`: the strategy tier with `TFMIGRATE_JIT_COMPILE=1` (each call compiled by XLA).
+
+Ratios are to `graph` (the strategy tier's bar is 1.0x it) and to the oracle. The last
+`global_step/sec: X` the long run logs (TPUEstimator logs one per `iterations_per_loop` call; the
+migration may log none) is printed as a note. Start-up varies by seconds from run to run on a
+shared machine, more than a few hundred of these tiny steps take: use a quiet machine and enough
+`--steps` (2000 or more) for the difference to mean something; a run where the long run was not
+slower prints "-". A side that fails is reported with its error's last line.
 
     python benchmarks/bench_real_programs.py                      # all six, 2000 extra steps, keras target
-    python benchmarks/bench_real_programs.py --programs bert/run_pretraining --steps 200 --target ctl
-    python benchmarks/bench_real_programs.py --no-migrated        # the oracle side only
+    python benchmarks/bench_real_programs.py --programs bert/run_pretraining --steps 200 --sides strategy,graph
     python benchmarks/bench_real_programs.py --iterations-per-loop 2   # the lane's loops (default 100)
 
-Both sides get the same `--iterations_per_loop`: TF 2.15's TPUEstimator runs one step per
-session.run off TPU whatever it is; the hosted migration runs that many steps per session.run.
+Every side gets the same `--iterations_per_loop`: TF 2.15's TPUEstimator runs one step per
+session.run off TPU whatever it is; the migration runs that many steps per call on either tier.
 
 Sizes are the lane's (hidden 32, 2 layers, batch 4): a measure of per-step overhead more than of
 arithmetic. Run it on a quiet machine; compare only numbers from the same machine.
@@ -31,6 +40,7 @@ from __future__ import annotations
 
 import argparse
 import re
+import shutil
 import sys
 import time
 from pathlib import Path
@@ -38,8 +48,28 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
 
-from real_programs.lane import PROGRAMS, Program, Run, Session, run_current, run_original  # noqa: E402
+from equivalence import forked  # noqa: E402
+from real_programs.lane import LAUNCHER, PROGRAMS, SEED, TIMEOUT, Program, Run, Session, _env, _oracle  # noqa: E402
 from real_programs.packages import package_dir  # noqa: E402
+
+SIDES = {"oracle": {}, "strategy": {"TFMIGRATE_MODEL_FN_TIER": "strategy"},
+         "graph": {"TFMIGRATE_MODEL_FN_TIER": "graph"},
+         "xla": {"TFMIGRATE_MODEL_FN_TIER": "strategy", "TFMIGRATE_JIT_COMPILE": "1"}}
+
+# Runs the script given as the first argument as `python SCRIPT ARGS` would, and reports its peak RSS.
+_MEASURED = """
+import atexit, os, resource, runpy, sys
+atexit.register(lambda: sys.stderr.write("\\nPEAK_RSS_KB %d\\n" % resource.getrusage(resource.RUSAGE_SELF).ru_maxrss))
+sys.argv = sys.argv[1:]
+sys.path[0] = os.path.dirname(os.path.abspath(sys.argv[0]))
+runpy.run_path(sys.argv[0], run_name="__main__")
+"""
+_PEAK = re.compile(r"^PEAK_RSS_KB (\d+)$", re.M)
+
+
+def _measured(python: Path, argv: list[str], package_parent: Path, cwd: Path, env: dict[str, str]) -> Run:
+    proc = forked.run(python, argv, cwd, {**_env(package_parent), **env}, TIMEOUT, code=_MEASURED)
+    return Run([str(python), *argv], proc.returncode, proc.stdout, proc.stderr)
 
 _RATE = re.compile(r"global_step/sec: ([0-9.eE+-]+)")
 
@@ -47,18 +77,17 @@ _RATE = re.compile(r"global_step/sec: ([0-9.eE+-]+)")
 def _timed(program: Program, session: Session, side: str, target: str, steps: int, work: Path,
            iterations: int) -> tuple[float, Run]:
     out = work / f"{side}-{steps}"
+    shutil.rmtree(out, ignore_errors=True)  # a fresh output_dir: a checkpoint there would end the run early
     loop = [f"--iterations_per_loop={iterations}"]
+    flags = _with(program.run_flags(session.inputs, out, init_checkpoint=None, evaluate=False, steps=steps), loop)
+    start = time.perf_counter()
     if side == "oracle":
-        args = [*program.entry(package_dir(program.package)),
-                *_with(program.run_flags(session.inputs, out, init_checkpoint=None, evaluate=False, steps=steps), loop)]
-        start = time.perf_counter()
-        run = run_original(args, package=program.package, cwd=work)
+        run = _measured(_oracle(), [str(LAUNCHER), *program.entry(package_dir(program.package)), *flags],
+                        package_dir(program.package).parent, work, {"TF1_LAUNCHER_SEED": str(SEED)})
     else:
         migration = session.migration(program.package, target)
-        args = [*program.entry(migration.root / program.package),
-                *_with(program.run_flags(session.inputs, out, init_checkpoint=None, evaluate=False, steps=steps), loop)]
-        start = time.perf_counter()
-        run = run_current(args, package_parent=migration.package_parent, cwd=work)
+        run = _measured(Path(sys.executable), [*program.entry(migration.root / program.package), *flags],
+                        migration.package_parent, work, SIDES[side])
     return time.perf_counter() - start, run
 
 
@@ -74,21 +103,27 @@ def _last_line(run: Run) -> str:
 
 
 def measure(program: Program, session: Session, side: str, target: str, base: int, steps: int,
-            iterations: int) -> tuple[float | None, str]:
+            iterations: int) -> tuple[float | None, int | None, str]:
+    """(steps/s, the long run's peak RSS in KiB, a note)."""
     work = session.root / "bench" / side / program.id.replace("/", "-")
     work.mkdir(parents=True, exist_ok=True)
     short_time, short = _timed(program, session, side, target, base, work, iterations)
     if short.returncode != 0:
-        return None, f"fails: {_last_line(short)}"
+        return None, None, f"fails: {_last_line(short)}"
+    # again: the first run of a side may start its interpreter's fork server (seconds)
+    short_time = min(short_time, _timed(program, session, side, target, base, work, iterations)[0])
     long_time, long = _timed(program, session, side, target, base + steps, work, iterations)
     if long.returncode != 0:
-        return None, f"fails: {_last_line(long)}"
+        return None, None, f"fails: {_last_line(long)}"
+    if side != "oracle" and "runs in graph mode" in long.stderr and side != "graph":
+        return None, None, "a call fell back to graph mode"
     rates = _RATE.findall(long.stderr)
+    peak = _PEAK.findall(long.stderr)
     timed = steps / (long_time - short_time) if long_time > short_time else None
-    note = f"runs {short_time:.1f}s / {long_time:.1f}s: " + (f"{timed:.1f} steps/s by difference" if timed else "too noisy to difference")
+    note = f"{short_time:.1f}s/{long_time:.1f}s"
     if rates:  # the program's own measure of its loop; not comparable across sides, so only a note
-        note += f", last logged global_step/sec {float(rates[-1]):.1f}"
-    return timed, note
+        note += f", logged {float(rates[-1]):.0f}/s"
+    return timed, int(peak[-1]) if peak else None, note
 
 
 def main() -> int:
@@ -99,25 +134,32 @@ def main() -> int:
     parser.add_argument("--target", choices=("keras", "ctl"), default="keras")
     parser.add_argument("--iterations-per-loop", type=int, default=100,
                         help="the programs' --iterations_per_loop (default 100; BERT's own default is 1000)")
-    parser.add_argument("--no-migrated", action="store_true", help="time the originals only")
+    parser.add_argument("--sides", default=",".join(SIDES), help=f"comma-separated, of {', '.join(SIDES)}")
     args = parser.parse_args()
     wanted = {p for p in args.programs.split(",") if p}
     programs = [p for p in PROGRAMS if not wanted or p.id in wanted]
     if wanted - {p.id for p in programs}:
         parser.error(f"unknown programs: {sorted(wanted - {p.id for p in programs})}")
+    sides = [s for s in args.sides.split(",") if s]
+    if set(sides) - set(SIDES):
+        parser.error(f"unknown sides: {sorted(set(sides) - set(SIDES))}")
 
     session = Session()
+    fmt = lambda v, spec: format(v, spec) if v is not None else "-"  # noqa: E731
     try:
-        print(f"{'program':24} {'oracle steps/s':>15} {'migrated steps/s':>17} {'ratio':>6}  notes")
+        print(f"{'program':24} " + " ".join(f"{side + ' steps/s':>16}" for side in sides)
+              + " " + " ".join(f"{side + '/graph':>14}" for side in sides if side not in ("graph",) and "graph" in sides)
+              + " " + " ".join(f"{side + ' MiB':>12}" for side in sides) + "  notes")
         for program in programs:
-            oracle, oracle_note = measure(program, session, "oracle", args.target, args.base, args.steps,
-                                          args.iterations_per_loop)
-            migrated, migrated_note = (None, "not run") if args.no_migrated else measure(
-                program, session, "migrated", args.target, args.base, args.steps, args.iterations_per_loop)
-            ratio = f"{migrated / oracle:6.2f}" if oracle and migrated else f"{'-':>6}"
-            fmt = lambda v: f"{v:.1f}" if v is not None else "-"  # noqa: E731
-            print(f"{program.id:24} {fmt(oracle):>15} {fmt(migrated):>17} {ratio}  oracle: {oracle_note}; "
-                  f"migrated ({args.target}): {migrated_note}", flush=True)
+            measured = {side: measure(program, session, side, args.target, args.base, args.steps, args.iterations_per_loop)
+                        for side in sides}
+            rates = " ".join(f"{fmt(measured[s][0], '.1f'):>16}" for s in sides)
+            graph = measured.get("graph", (None,))[0]
+            ratios = " ".join(f"{fmt(measured[s][0] / graph if measured[s][0] and graph else None, '.2f'):>14}"
+                              for s in sides if s != "graph" and "graph" in sides)
+            memory = " ".join(f"{fmt(measured[s][1] / 1024 if measured[s][1] else None, '.0f'):>12}" for s in sides)
+            notes = "; ".join(f"{s}: {measured[s][2]}" for s in sides)
+            print(f"{program.id:24} {rates} {ratios} {memory}  {notes}", flush=True)
     finally:
         session.close()
     return 0
