@@ -13,7 +13,8 @@ Environment (read when an Estimator is made):
     TF1 graph mode);
   * `TFMIGRATE_STRATEGY`: the strategy a program without one of its own runs under: `default`,
     `one_device`, `mirrored` (all local devices; `TFMIGRATE_CPU_DEVICES=N` first splits the CPU
-    into N logical devices), `multi_worker` (from `TF_CONFIG`) or `parameter_server`;
+    into N logical devices) or `multi_worker` (from `TF_CONFIG`); `parameter_server` is refused with
+    a message (the tier runs synchronous strategies only);
   * `TFMIGRATE_JIT_COMPILE=1`: every step compiled with XLA, the compiler a TPU runs.
 """
 
@@ -23,7 +24,7 @@ import os
 
 import tensorflow as tf
 
-from .runner import ModelFnRunner, Unsupported, jit_compile_requested
+from .runner import PARAMETER_SERVER_UNSUPPORTED, ModelFnRunner, Unsupported, jit_compile_requested
 
 __all__ = ["ModelFnRunner", "Unsupported", "jit_compile_requested", "strategy_from_env", "tier"]
 
@@ -70,6 +71,8 @@ def strategy_from_env() -> tf.distribute.Strategy | None:
     kind = _KINDS.get(value)
     if kind is None:
         raise ValueError(f"TFMIGRATE_STRATEGY={value!r}: expected one of {', '.join(sorted(_KINDS))}")
+    if kind == "parameter_server":  # (before connecting to the cluster)
+        raise NotImplementedError(f"TFMIGRATE_STRATEGY={value}: {PARAMETER_SERVER_UNSUPPORTED}")
     devices = os.environ.get("TFMIGRATE_CPU_DEVICES", "").strip()
     if devices:
         _split_cpu(int(devices))

@@ -56,6 +56,14 @@ __all__ = ["ModelFnRunner", "Unsupported"]
 _KEYS = tf.compat.v1.GraphKeys
 
 
+PARAMETER_SERVER_UNSUPPORTED = (
+    "ParameterServerStrategy: the strategy tier runs a kept model_fn under synchronous strategies (default, "
+    "one_device, mirrored, multi_worker, TPU). Parameter-server training (each worker's own loop, scheduled through "
+    "a ClusterCoordinator, as TF 1.x's workers trained asynchronously) is not supported for a kept model_fn; use "
+    "TFMIGRATE_STRATEGY=multi_worker, or migrate the model_fn to Keras (tfm.fit runs parameter-server training)."
+)
+
+
 def jit_compile_requested() -> bool:
     return os.environ.get("TFMIGRATE_JIT_COMPILE", "").strip().lower() in ("1", "true", "yes")
 
@@ -77,6 +85,8 @@ class ModelFnRunner:
 
     def __init__(self, estimator: Any, strategy: tf.distribute.Strategy, *, tpu_code_path: bool = False,
                  steps_per_call: int = 1, split_batches: bool = True) -> None:
+        if isinstance(strategy, tf.distribute.experimental.ParameterServerStrategy):
+            raise NotImplementedError(PARAMETER_SERVER_UNSUPPORTED)
         self._estimator = estimator
         self._strategy = strategy
         self._tpu = tpu_code_path
