@@ -285,10 +285,13 @@ class ForwardRewriter(cst.CSTTransformer):
         return cst.Call(func=activation, args=[cst.Arg(normed)])
 
     def _tf1_keras_layer(self, inner: str, cls: str, args: list[cst.Arg]) -> tuple[str, list[cst.Arg]]:
-        """A TF 1.x program's `tf.keras.layers.BatchNormalization` is the runtime's, its moving
-        statistics frozen: Keras 2 built into a TF1 graph kept their updates out of UPDATE_OPS (in
-        `layer.updates` only), so an Estimator's train op never ran them, whatever it depended on."""
-        if inner != "keras.layers.BatchNormalization" or not self.a.tf1_program:
+        """A model_fn's `tf.keras.layers.BatchNormalization` is the runtime's, its moving statistics
+        frozen: Keras 2 built into the Estimator's TF1 graph kept their updates out of UPDATE_OPS
+        (in `layer.updates` only), so the train op never ran them, whatever it depended on. That
+        holds for a TF 1.x program and for TF 2.x code through `tf.compat.v1` alike: Estimator
+        always built a graph (generated seed 513: `import tensorflow.compat.v1 as tf`, a train op
+        under `control_dependencies(UPDATE_OPS)`, and TF 2.15's moving statistics never moved)."""
+        if inner != "keras.layers.BatchNormalization":
             return cls, args
         frozen = cst.Arg(cst.Name("False"), keyword=cst.Name("update_moving_statistics"), equal=_EQ)
         return "runtime:layers.BatchNormalization", [*args, frozen]

@@ -208,7 +208,7 @@ class HeldVariables:
         saved = list(scopes)
         scopes[:] = [_vs._VariableScopeStore()]  # noqa: SLF001 - thread-local: fresh in each replica's thread
         try:
-            with _vs.with_variable_store(store):
+            with _vs.with_variable_store(store), _legacy_layer_regularizers_once():
                 yield _Trace(self, [item for item in found if item.store_name is None])
         finally:
             scopes[:] = saved
@@ -237,6 +237,38 @@ class _Trace:
 
         with tf.variable_creator_scope(hand_back):
             yield
+
+
+@contextlib.contextmanager
+def _legacy_layer_regularizers_once() -> Iterator[None]:
+    """`tf.layers`' regularizers (tf-keras's legacy layers) as TF1 ran them: a weight's penalty
+    added where the graph made the weight, once per build. In a `tf.function` those layers add it
+    on every call (they count eager-outside-functions as eager), so a tower called twice under
+    `variable_scope(reuse=True)` counted its penalties twice. Here the penalty is added where the
+    weight is first asked for in this trace, as `_HeldStore` does for `get_variable(regularizer=)`."""
+    import sys
+
+    base = sys.modules.get("tf_keras.src.legacy_tf_layers.base")  # (not imported here if the program did not)
+    if base is None:
+        yield
+        return
+    original = base.Layer.add_weight
+
+    def add_weight(self, name, shape, dtype=None, initializer=None, regularizer=None, *args, **kwargs):
+        store = _vs._get_default_variable_store()  # noqa: SLF001
+        if regularizer is None or not isinstance(store, _HeldStore):
+            return original(self, name, shape, dtype, initializer, regularizer, *args, **kwargs)
+        before = len(store._vars)  # noqa: SLF001
+        variable = original(self, name, shape, dtype, initializer, None, *args, **kwargs)
+        if len(store._vars) > before:  # noqa: SLF001 - first asked for in this build: TF1 made it here
+            self._handle_weight_regularization(name, variable, regularizer)  # noqa: SLF001
+        return variable
+
+    base.Layer.add_weight = add_weight
+    try:
+        yield
+    finally:
+        base.Layer.add_weight = original
 
 
 def _name_of(variable: Any) -> str:
