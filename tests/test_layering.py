@@ -74,19 +74,14 @@ def _runtime_imports() -> tuple[dict[str, set[str]], list[str]]:
     return edges, private
 
 
-def test_runtime_modules_import_no_cycle() -> None:
-    """No two runtime modules import each other, directly or through others (function-local imports
-    included: a local import that closes a cycle is the same knot, deferred). The package
-    `__init__`s re-export their modules, so edges into a package are left out."""
-    edges, _ = _runtime_imports()
-    packages = {name for name in edges if (ROOT / "runtime" / name.replace(".", "/") / "__init__.py").exists()}
-    graph = {name: {t for t in targets if t not in packages} for name, targets in edges.items()}
+def import_cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The cycles a depth-first walk of `graph` (module -> modules it imports) closes, each as a path."""
     state: dict[str, int] = {}  # 1: on the path, 2: done
     cycles: list[list[str]] = []
 
     def visit(name: str, path: list[str]) -> None:
         state[name] = 1
-        for target in sorted(graph[name]):
+        for target in sorted(graph.get(name, ())):
             if state.get(target) == 1:
                 cycles.append(path[path.index(target):] + [target])
             elif target not in state:
@@ -96,6 +91,17 @@ def test_runtime_modules_import_no_cycle() -> None:
     for name in sorted(graph):
         if name not in state:
             visit(name, [name])
+    return cycles
+
+
+def test_runtime_modules_import_no_cycle() -> None:
+    """No two runtime modules import each other, directly or through others (function-local imports
+    included: a local import that closes a cycle is the same knot, deferred). The package
+    `__init__`s re-export their modules, so edges into a package are left out."""
+    edges, _ = _runtime_imports()
+    packages = {name for name in edges if (ROOT / "runtime" / name.replace(".", "/") / "__init__.py").exists()}
+    graph = {name: {t for t in targets if t not in packages} for name, targets in edges.items()}
+    cycles = import_cycles(graph)
     assert not cycles, "runtime import cycles: " + "; ".join(" -> ".join(cycle) for cycle in cycles)
 
 
@@ -215,21 +221,7 @@ def test_codemod_modules_import_no_cycle() -> None:
         imported = f"{target}.{name}" if f"{target}.{name}" in modules or _is_module(f"{target}.{name}") else target
         if imported.startswith("tfmigrate") and not _is_package(imported) and imported != module:
             graph.setdefault(module, set()).add(imported)
-    state: dict[str, int] = {}
-    cycles: list[list[str]] = []
-
-    def visit(name: str, path: list[str]) -> None:
-        state[name] = 1
-        for target in sorted(graph.get(name, ())):
-            if state.get(target) == 1:
-                cycles.append(path[path.index(target):] + [target])
-            elif target not in state:
-                visit(target, path + [target])
-        state[name] = 2
-
-    for name in sorted(graph):
-        if name not in state:
-            visit(name, [name])
+    cycles = import_cycles(graph)
     assert not cycles, "codemod import cycles: " + "; ".join(" -> ".join(cycle) for cycle in cycles)
 
 
