@@ -18,7 +18,7 @@ import numpy as np
 import tensorflow as tf
 
 from . import keras_workarounds
-from .inputs import InputFnData
+from .inputs import InputFnData, sharded_by_data
 
 __all__ = ["DataSource", "check_steps", "ensure_built"]
 
@@ -144,11 +144,7 @@ class DataSource:
         data = self.keras_input(limit)
         if isinstance(data, tf.distribute.DistributedDataset):
             return data
-        if data.options().experimental_distribute.auto_shard_policy == tf.data.experimental.AutoShardPolicy.AUTO:
-            options = tf.data.Options()
-            options.experimental_distribute.auto_shard_policy = tf.data.experimental.AutoShardPolicy.DATA
-            data = data.with_options(options)
-        return self.strategy.experimental_distribute_dataset(data)
+        return self.strategy.experimental_distribute_dataset(sharded_by_data(data))
 
     def per_worker(self) -> Any:
         """For `ClusterCoordinator.create_per_worker_dataset`: each worker builds its own input.

@@ -173,6 +173,18 @@ class InputFnData:
         )
 
 
+def sharded_by_data(dataset: tf.data.Dataset) -> tf.data.Dataset:
+    """`dataset` split across workers by its batches' examples (`AutoShardPolicy.DATA`) where it
+    sets no policy itself, so that each step of a multi-worker run sees the global batch one
+    worker would see: `AUTO` would shard a file-based dataset by files (a program reading one file
+    fails; one reading several sees other batches). One worker reads it as it is."""
+    if dataset.options().experimental_distribute.auto_shard_policy != tf.data.experimental.AutoShardPolicy.AUTO:
+        return dataset
+    options = tf.data.Options()
+    options.experimental_distribute.auto_shard_policy = tf.data.experimental.AutoShardPolicy.DATA
+    return dataset.with_options(options)
+
+
 def graph_input_dataset(call: Callable[[], Any], name: str = "input_fn", seed: int | None = None) -> tf.data.Dataset:
     """The batches of a TF1 `input_fn` that returns tensors (`features, labels` from
     `dataset.make_one_shot_iterator().get_next()`, or a queue-based reader), as a dataset.

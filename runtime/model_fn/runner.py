@@ -41,7 +41,7 @@ from tensorflow.python.eager import context
 from tensorflow.python.training import training_util
 
 from .._logging import logger, warn_once
-from ..inputs import ModeKeys
+from ..inputs import ModeKeys, sharded_by_data
 from .checks import Unsupported, as_op, check_spec, variable_reads
 from .held import Found, HeldVariables, discover, random_op_count
 from .host_calls import HostCall, call_host_fn, host_calls_kept, read_before_the_step, replicas_joined
@@ -363,7 +363,7 @@ class ModelFnRunner:
         extra = self._modes[mode].extra
         with eager_graph_seeds(extra.get("graph_seed"), extra.get("input_random_ops_before", 0)):
             if self._split or strategy.num_replicas_in_sync == 1:
-                dataset = _sharded_by_data(_dataset(estimator._call_input_fn(input_fn, mode)))  # noqa: SLF001
+                dataset = sharded_by_data(_dataset(estimator._call_input_fn(input_fn, mode)))  # noqa: SLF001
                 return iter(strategy.experimental_distribute_dataset(dataset))
             return iter(strategy.distribute_datasets_from_function(
                 lambda context: _dataset(estimator._call_input_fn(input_fn, mode, input_context=context))))  # noqa: SLF001
@@ -586,19 +586,6 @@ def _dataset(result: Any) -> tf.data.Dataset:
     if not isinstance(result, tf.data.Dataset):
         raise Unsupported("input_fn returns tensors, not a tf.data.Dataset")
     return result
-
-
-def _sharded_by_data(dataset: tf.data.Dataset) -> tf.data.Dataset:
-    """`dataset` split across workers by its batches' examples where it sets no policy itself: each
-    step of a multi-worker run then sees the global batch one worker sees. (`AUTO` would shard a
-    file-based dataset by files: a program reading one file would fail, and a program reading
-    several would see other batches.) One worker is left as it is."""
-    options = dataset.options().experimental_distribute
-    if options.auto_shard_policy != tf.data.experimental.AutoShardPolicy.AUTO:
-        return dataset
-    data = tf.data.Options()
-    data.experimental_distribute.auto_shard_policy = tf.data.experimental.AutoShardPolicy.DATA
-    return dataset.with_options(data)
 
 
 def _select(predictions: Any, keys: Any) -> Any:
