@@ -48,8 +48,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
 
-from equivalence import forked  # noqa: E402
-from real_programs.lane import LAUNCHER, PROGRAMS, SEED, TIMEOUT, Program, Run, Session, _env, _oracle  # noqa: E402
+from real_programs.lane import PROGRAMS, Program, Run, Session, run_current, run_original  # noqa: E402
 from real_programs.packages import package_dir  # noqa: E402
 
 SIDES = {"oracle": {}, "strategy": {"TFMIGRATE_MODEL_FN_TIER": "strategy"},
@@ -65,12 +64,6 @@ sys.path[0] = os.path.dirname(os.path.abspath(sys.argv[0]))
 runpy.run_path(sys.argv[0], run_name="__main__")
 """
 _PEAK = re.compile(r"^PEAK_RSS_KB (\d+)$", re.M)
-
-
-def _measured(python: Path, argv: list[str], package_parent: Path, cwd: Path, env: dict[str, str]) -> Run:
-    proc = forked.run(python, argv, cwd, {**_env(package_parent), **env}, TIMEOUT, code=_MEASURED)
-    return Run([str(python), *argv], proc.returncode, proc.stdout, proc.stderr)
-
 _RATE = re.compile(r"global_step/sec: ([0-9.eE+-]+)")
 
 
@@ -82,12 +75,12 @@ def _timed(program: Program, session: Session, side: str, target: str, steps: in
     flags = _with(program.run_flags(session.inputs, out, init_checkpoint=None, evaluate=False, steps=steps), loop)
     start = time.perf_counter()
     if side == "oracle":
-        run = _measured(_oracle(), [str(LAUNCHER), *program.entry(package_dir(program.package)), *flags],
-                        package_dir(program.package).parent, work, {"TF1_LAUNCHER_SEED": str(SEED)})
+        run = run_original([*program.entry(package_dir(program.package)), *flags], package=program.package, cwd=work,
+                           code=_MEASURED)
     else:
         migration = session.migration(program.package, target)
-        run = _measured(Path(sys.executable), [*program.entry(migration.root / program.package), *flags],
-                        migration.package_parent, work, SIDES[side])
+        run = run_current([*program.entry(migration.root / program.package), *flags],
+                          package_parent=migration.package_parent, cwd=work, code=_MEASURED, **SIDES[side])
     return time.perf_counter() - start, run
 
 

@@ -145,9 +145,10 @@ def _env(package_parent: Path) -> dict[str, str]:
     return env
 
 
-def _run(argv: list[str], package_parent: Path, cwd: Path, **env: str) -> Run:
-    """`argv` (an interpreter, a script, its flags), forked from that interpreter's server (equivalence/forked.py)."""
-    proc = forked.run(argv[0], argv[1:], cwd, {**_env(package_parent), **env}, TIMEOUT)
+def _run(argv: list[str], package_parent: Path, cwd: Path, *, code: str | None = None, **env: str) -> Run:
+    """`argv` (an interpreter, a script, its flags), forked from that interpreter's server
+    (equivalence/forked.py); with `code`, `python -c code <script and flags>`."""
+    proc = forked.run(argv[0], argv[1:], cwd, {**_env(package_parent), **env}, TIMEOUT, code=code)
     return Run(argv, proc.returncode, proc.stdout, proc.stderr)
 
 
@@ -157,14 +158,15 @@ def _oracle() -> Path:
     return oracle_python()
 
 
-def run_original(args: list[str], *, package: str, cwd: Path, **env: str) -> Run:
-    """`args` (a script and its flags) on the oracle, through the TF1 launcher, `env` added."""
-    return _run([str(_oracle()), str(LAUNCHER), *args], package_dir(package).parent, cwd, TF1_LAUNCHER_SEED=str(SEED), **env)
+def run_original(args: list[str], *, package: str, cwd: Path, code: str | None = None, **env: str) -> Run:
+    """`args` (a script and its flags) on the oracle, through the TF1 launcher, `env` added (`code`: `_run`'s)."""
+    return _run([str(_oracle()), str(LAUNCHER), *args], package_dir(package).parent, cwd, code=code,
+                TF1_LAUNCHER_SEED=str(SEED), **env)
 
 
-def run_current(args: list[str], *, package_parent: Path, cwd: Path, **env: str) -> Run:
-    """`args` (a script and its flags) on current TensorFlow (this interpreter), `env` added."""
-    return _run([sys.executable, *args], package_parent, cwd, **env)
+def run_current(args: list[str], *, package_parent: Path, cwd: Path, code: str | None = None, **env: str) -> Run:
+    """`args` (a script and its flags) on current TensorFlow (this interpreter), `env` added (`code`: `_run`'s)."""
+    return _run([sys.executable, *args], package_parent, cwd, code=code, **env)
 
 
 # --- the programs -----------------------------------------------------------------------------
