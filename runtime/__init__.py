@@ -54,7 +54,9 @@ tests/test_layering.py checks, with no import cycles and no private names across
     `session_run` + `hooks` + `callbacks`, `early_stopping` (eval results on disk and the one
     early-stopping rule set), `checkpoints`, `tf1_checkpoint`, `export`, `predictions`,
     `training`, `convert`.
-  * models: `canned` (package: optimizers, heads, model, builders) and `estimator` (the hosted tier).
+  * models: `canned` (package: optimizers, heads, model, builders) and `estimator` (the hosted tier;
+    `estimator.keras_model.ModelFnModel`, exported as `ModelFnModel`: the Keras model the codemod
+    writes around a kept model_fn, run on the strategy tier).
 
 Custom training loops:
 
@@ -68,6 +70,7 @@ from . import (
     optimizers, schedules, summary, tf1,
 )
 from . import estimator
+from .estimator.keras_model import ModelFnModel
 from .checkpoints import CHECKPOINT_NAME, is_tf1_checkpoint, latest_checkpoint
 from .cluster import TFConfig, is_chief, parse_tf_config
 from .config import InputPipelineConfig, RunConfig, TPUConfig
@@ -110,6 +113,7 @@ __all__ = [
     "warm_start",
     "WarmStartSettings",
     "MATCHING_VARIABLES",
+    "ModelFnModel",
     "input_fn_data",
     "is_tf1_checkpoint",
     "latest_checkpoint",

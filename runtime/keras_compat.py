@@ -67,11 +67,43 @@ from .tf1_checkpoint import apply_init_checkpoints
 from .callbacks import StepLogger, SummarySaver
 from .cluster import is_chief
 
-__all__ = ["evaluate", "fit", "predict", "seed_from_config"]
+__all__ = ["EstimatorCallsModel", "evaluate", "fit", "predict", "seed_from_config"]
 
 _RAN_OUT_OF_DATA = "Your input ran out of data"
 _RESERVED_FIT_KWARGS = ("x", "y", "batch_size", "validation_split")
 _KERAS_EPOCH_KWARGS = ("epochs", "steps_per_epoch", "initial_epoch")
+
+
+class EstimatorCallsModel(keras.Model):
+    """A Keras model whose `fit`/`evaluate`/`predict` are a TF1 Estimator's calls on an `input_fn`
+    (`tfm.ModelFnModel`, which hosts a model_fn kept as written). `fit`, `evaluate`, `predict` and
+    `predictions.predict_examples` hand such a model its own calls, with Estimator's arguments."""
+
+    def predict_examples(self, x: Any = None, **kwargs: Any) -> Iterator[Any]:
+        raise NotImplementedError
+
+
+_ESTIMATOR_CALL_ARGS = {
+    "fit": ("steps", "max_steps", "hooks", "saving_listeners"),
+    "evaluate": ("steps", "hooks", "checkpoint_path", "name"),
+    "predict": ("steps", "hooks", "checkpoint_path"),
+}
+
+
+def _estimator_call(model: EstimatorCallsModel, caller: str, data: Any, given: dict[str, Any]) -> Any:
+    """`model`'s own call for `caller`, with the Estimator arguments given (`config`/`model_dir` must
+    be the model's own: a kept model_fn reads them from its estimator)."""
+    extra = sorted(key for key, value in given.items() if value is not None and key not in _ESTIMATOR_CALL_ARGS[caller]
+                   and key not in ("config", "model_dir"))
+    if extra:
+        raise TypeError(f"tfmigrate.runtime.{caller}: {', '.join(extra)}: not an argument for a model hosting a "
+                        "TF1 model_fn (it takes Estimator's).")
+    model_dir = _resolve_model_dir(given.get("model_dir"), given.get("config"))
+    if model_dir is not None and os.path.abspath(model_dir) != os.path.abspath(model.model_dir):
+        raise ValueError(f"tfmigrate.runtime.{caller}: model_dir {model_dir!r} is not the model's own "
+                         f"({model.model_dir!r}); give it to tfm.ModelFnModel(config=...).")
+    kwargs = {key: value for key, value in given.items() if key in _ESTIMATOR_CALL_ARGS[caller]}
+    return getattr(model, caller)(data, **kwargs)
 
 
 # -- model preparation ---------------------------------------------------------------------------
@@ -343,6 +375,8 @@ def fit(
         TypeError: For `data`/`validation_data` of an unsupported type, a non-dict `class_weight`,
             a reserved `fit_kwargs` key, or a `fit_kwargs` key the runtime's engine does not run.
     """
+    if isinstance(model, EstimatorCallsModel):
+        return _estimator_call(model, "fit", data, dict(steps=steps, max_steps=max_steps, config=config, model_dir=model_dir, hooks=hooks, saving_listeners=saving_listeners, callbacks=callbacks, **fit_kwargs))
     _check_model(model, "fit")
     if steps is not None and max_steps is not None:
         raise ValueError("Can not provide both `steps` and `max_steps`.")
@@ -597,6 +631,8 @@ def evaluate(
         TypeError: For `data` of an unsupported type or a keyword the runtime sets or its engine
             does not take.
     """
+    if isinstance(model, EstimatorCallsModel):
+        return _estimator_call(model, "evaluate", data, dict(steps=steps, config=config, model_dir=model_dir, hooks=hooks, name=name, checkpoint_path=checkpoint_path, **kwargs))
     _check_model(model, "evaluate")
     steps = check_steps(steps, "steps")
     for key in ("x", "y", "batch_size", "return_dict"):
@@ -727,6 +763,8 @@ def predict(
             model (`tf1_checkpoint.load_tf1_checkpoint` says what is missing; nothing is restored).
         TypeError: For `data` of an unsupported type or a reserved keyword.
     """
+    if isinstance(model, EstimatorCallsModel):
+        return _estimator_call(model, "predict", data, dict(steps=steps, config=config, model_dir=model_dir, hooks=hooks, checkpoint_path=checkpoint_path, **kwargs))
     _check_model(model, "predict", compiled=False)
     steps = check_steps(steps, "steps")
     for key in ("x", "batch_size"):

@@ -302,6 +302,7 @@ class Estimator(CheckpointReader):
                 distribute.check_strategy(strategy)
         self._tier = model_fn_tiers.tier()
         self._runner: Any = None
+        self._host: dict[str, Any] = {}  # what `run_under` set: the strategy, steps per call, XLA
 
     # -- the strategy tier -----------------------------------------------------------------------
 
@@ -320,11 +321,22 @@ class Estimator(CheckpointReader):
             logger.warning("%s runs in graph mode: %s.", what.capitalize(), reason)
             return None
         if self._runner is None:
-            strategy = model_fn_tiers.strategy_from_env() or self._default_strategy()
+            host = self._host
+            strategy = model_fn_tiers.strategy_from_env() or host.get("strategy") or self._default_strategy()
+            steps_per_call = host.get("steps_per_call") or getattr(self._config, "iterations_per_loop", 1) or 1
             self._runner = model_fn_tiers.ModelFnRunner(
-                self, strategy, steps_per_call=getattr(self._config, "iterations_per_loop", 1) or 1,
+                self, strategy, steps_per_call=steps_per_call, jit_compile=bool(host.get("jit_compile")),
                 **self._runner_options())
         return self._runner
+
+    def run_under(self, strategy: Any = None, *, steps_per_call: int | None = None, jit_compile: bool = False) -> None:
+        """Sets how the strategy tier runs this model_fn from now on (`tfm.ModelFnModel` calls it):
+        under `strategy` (None: the one TFMIGRATE_STRATEGY names, else the estimator's own),
+        `steps_per_call` steps per `tf.function` call (None: `iterations_per_loop`), every step
+        compiled with XLA when `jit_compile`. TFMIGRATE_STRATEGY still wins over `strategy`."""
+        if self._runner is not None:
+            raise RuntimeError("run_under(): this estimator's strategy tier already ran; set it before the first call.")
+        self._host = {"strategy": strategy, "steps_per_call": steps_per_call, "jit_compile": jit_compile}
 
     def _default_strategy(self) -> Any:
         """The strategy the strategy tier runs under when TFMIGRATE_STRATEGY names none."""

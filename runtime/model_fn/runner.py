@@ -84,7 +84,7 @@ class ModelFnRunner:
     """Runs one Estimator's model_fn in TF2 under `strategy` (see the module doc)."""
 
     def __init__(self, estimator: Any, strategy: tf.distribute.Strategy, *, tpu_code_path: bool = False,
-                 steps_per_call: int = 1, split_batches: bool = True) -> None:
+                 steps_per_call: int = 1, split_batches: bool = True, jit_compile: bool = False) -> None:
         if isinstance(strategy, tf.distribute.experimental.ParameterServerStrategy):
             raise NotImplementedError(PARAMETER_SERVER_UNSUPPORTED)
         self._estimator = estimator
@@ -92,6 +92,7 @@ class ModelFnRunner:
         self._tpu = tpu_code_path
         self._steps_per_call = max(1, int(steps_per_call))
         self._split = split_batches
+        self._jit_asked = jit_compile
         self._held = HeldVariables()
         self._modes: dict[str, _Mode] = {}
         self._functions: dict[Any, Any] = {}
@@ -226,9 +227,10 @@ class ModelFnRunner:
         return run
 
     def _jit_compile(self) -> bool:
-        """TFMIGRATE_JIT_COMPILE=1 on one replica (a TPUStrategy compiles its replicated step itself);
-        a jitted replica step under MirroredStrategy cannot reach the other devices' variables."""
-        if not jit_compile_requested():
+        """TFMIGRATE_JIT_COMPILE=1 (or `jit_compile=True`) on one replica (a TPUStrategy compiles its
+        replicated step itself); a jitted replica step under MirroredStrategy cannot reach the other
+        devices' variables."""
+        if not (self._jit_asked or jit_compile_requested()):
             return False
         if self._strategy.num_replicas_in_sync > 1:
             warn_once("jit-replicas", "TFMIGRATE_JIT_COMPILE=1 compiles the step on one replica only; %s has %d: "
