@@ -89,6 +89,8 @@ class Site:
     # same chain, which never run with it (None, () at the top of its scope).
     branch: cst.IndentedBlock | None = None
     exclusive: tuple[cst.IndentedBlock, ...] = ()
+    # Kept as written, but as `tfm.ModelFnModel` in its strategy (`kept_model`), not `tfm.estimator`.
+    kept_model: bool = False
 
 
 ESTIMATOR_METHODS = ("train", "evaluate", "predict", "export_saved_model", "export_savedmodel")

@@ -39,7 +39,8 @@ from .estimator_scan import (
     name_counts,
     returned_closure,
 )
-from .hosted import HOSTED_SITES, site_note
+from .hosted import HOSTED_SITES, kept_model_note, site_note
+from .kept_model import KeptModelCodegen
 from .runtime_tier import graph_mode_reasons
 from .estimator_surface import EARLY_STOPPING, RECEIVERS, SURFACE_SYMBOLS, SurfaceRewriter, base_kind, session_only_uses, tensor_arg_problem
 from .keras_codegen import render
@@ -55,7 +56,7 @@ if TYPE_CHECKING:
 _GRAPH_MODE_SWITCHES = frozenset({"disable_eager_execution", "disable_v2_behavior"})
 
 
-class EstimatorSiteRule(SiteCodegen, Rule):
+class EstimatorSiteRule(KeptModelCodegen, SiteCodegen, Rule):
     """Base of the Estimator-family rules; subclasses set the class attributes below and override
     the hooks of `SiteCodegen` where their estimator class differs from Estimator."""
 
@@ -309,6 +310,7 @@ class EstimatorSiteRule(SiteCodegen, Rule):
         if "config" in site.args and not isinstance(site.args["config"], (cst.Name, cst.Attribute)):
             site.config_var = fresh_name("run_config", taken, site.est_name)
         if site.problems:
+            self._keep_as_model(site)
             return
         self._find_uses(site)
         if site.other_uses and self._hosted and self.can_host(site.stmt.body[0].value):  # type: ignore[attr-defined]
@@ -327,6 +329,33 @@ class EstimatorSiteRule(SiteCodegen, Rule):
             )
             return
         self.site_by_stmt[id(site.stmt)] = site
+
+    def _keep_as_model(self, site: Site) -> None:
+        """A site kept as written becomes `tfm.ModelFnModel` in its strategy where it can
+        (`kept_model`); its uses are looked for, and forgotten if it cannot."""
+        if not (self._hosted and self.KEEPS_MODEL_FN_AS_MODEL) or len(site.stmt.body) != 1:
+            return
+        saved = (dict(self.call_rewrites), dict(self.spec_calls), set(self.early_specs), set(self.early_spec_calls))
+        self._find_uses(site)
+        if self.kept_model_fits(site, self._graph_mode_anywhere()):
+            site.kept_model = True
+            self.kept_model_names(site)
+            return
+        self.call_rewrites, self.spec_calls, self.early_specs, self.early_spec_calls = saved
+        site.other_uses.clear()
+        site.uses_at.clear()
+
+    def _graph_mode_anywhere(self) -> list[str]:
+        """What in this module sends a kept model_fn's calls to graph mode, its switches counted."""
+        if not hasattr(self, "_graph_mode_all"):
+            reasons = graph_mode_reasons(self.module.code, switches=True)
+            if self.ctx.session_switch:
+                from .rules.graph_mode_programs import gets_the_switch  # (the rules import this module)
+
+                if gets_the_switch(self.module.code, self.ctx.tf2_alias):
+                    reasons.append("Session/placeholder code")
+            self._graph_mode_all = reasons
+        return self._graph_mode_all
 
     def _use_where(self, use: cst.CSTNode | None) -> str:
         """` (line N: `return estimator`)`: where a statement uses the estimator otherwise."""
@@ -350,6 +379,9 @@ class EstimatorSiteRule(SiteCodegen, Rule):
                     site.problems.append(
                         f"its model_fn `{site.plan.fn_name}` is also used by an estimator kept on the hosted tier"
                     )
+                    if self.kept_model_fits(site, self._graph_mode_anywhere()):
+                        site.kept_model = True
+                        self.kept_model_names(site)
                     changed = True
 
     # -- hooks for estimator classes without a model_fn (TFM401's canned estimators) ------------
@@ -622,6 +654,10 @@ class EstimatorSiteRule(SiteCodegen, Rule):
         if site is None:
             return updated
         if site.problems:
+            if site.kept_model:
+                self.mark_changed()
+                self.note(kept_model_note(self.ESTIMATOR_NAME, "; ".join(site.problems)), at=original)
+                return cst.FlattenSentinel(self.kept_model_statements(site, original))
             if self._hosted and self.can_host(site.stmt.body[0].value):  # type: ignore[attr-defined]
                 self.mark_changed()
                 self.note(self.hosted_note("; ".join(site.problems)), at=original)
@@ -742,6 +778,9 @@ class EstimatorSiteRule(SiteCodegen, Rule):
         if entry is None:
             return updated
         site, method = entry
+        if site.kept_model:
+            text = self.kept_model_call_text(site, method, updated)
+            return updated if text is None else cst.parse_expression(text)
         if id(site.stmt) not in self.site_by_stmt:
             return updated
         text = self.call_text(site, method, updated)

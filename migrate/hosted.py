@@ -263,6 +263,15 @@ def site_note(estimator: str, reason: str, graph_mode: list[str] | None = None) 
     )
 
 
+def kept_model_note(estimator: str, reason: str) -> str:
+    """The comment above a kept model_fn's site written as `tfm.ModelFnModel` (`kept_model`)."""
+    reason = reason[0].lower() + reason[1:] if reason else reason
+    return (
+        f"# tfmigrate: this {estimator}'s model_fn runs as written, in TF2 inside the strategy's tf.function "
+        f"(`{RUNTIME_ALIAS}.ModelFnModel`), not rewritten into Keras: {reason}"
+    )
+
+
 def canned_note(reason: str) -> str:
     """The comment above a canned estimator kept where the program keeps it."""
     reason = reason[0].lower() + reason[1:] if reason else reason

@@ -22,7 +22,8 @@ from .runtime_tier import graph_mode_reasons
 IDIOMATIC, STRATEGY, GRAPH, NOT_MIGRATED = "idiomatic", "strategy", "graph", "not migrated"
 TIERS = (IDIOMATIC, STRATEGY, GRAPH, NOT_MIGRATED)
 HOSTED_TIERS = frozenset({STRATEGY, GRAPH})  # the runtime's tfm.estimator, the model_fn as written
-_HOSTED_CLASSES = frozenset({f"{RUNTIME_MODULE}.estimator.Estimator", f"{RUNTIME_MODULE}.estimator.tpu.TPUEstimator"}) | frozenset(
+_HOSTED_CLASSES = frozenset({f"{RUNTIME_MODULE}.estimator.Estimator", f"{RUNTIME_MODULE}.estimator.tpu.TPUEstimator",
+                             f"{RUNTIME_MODULE}.ModelFnModel"}) | frozenset(
     f"{RUNTIME_MODULE}.estimator.{name}" for name in HOSTED_CANNED
 )
 
@@ -62,7 +63,14 @@ def classify(sites: list[tuple[int, str, bool]], output_sites: list[tuple[int, s
              output: str) -> list[dict]:
     """One entry per source site: its source `line`, `estimator` class and `tier` (and for a
     `graph` one, `graph_mode`: why)."""
-    at = {source_line(line): hosted for line, _, hosted in output_sites}
+    at: dict[int, bool] = {}
+    site_lines = sorted(line for line, _, _ in sites)
+    for line, _, hosted in output_sites:
+        line = source_line(line)
+        if hosted and line not in site_lines:
+            # `tfm.ModelFnModel(...)` is a few lines into what replaced its site's statement.
+            line = next((site for site in reversed(site_lines) if site <= line), line)
+        at[line] = at.get(line, False) or hosted
     reasons: list[str] | None = None
     out = []
     for line, name, hosted_already in sites:

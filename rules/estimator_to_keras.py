@@ -31,3 +31,4 @@ class EstimatorToKeras(EstimatorSiteRule):
     ESTIMATOR_KEYS = frozenset({"estimator.Estimator"})
     CTOR_ARGS = ("model_fn", "model_dir", "config", "params", "warm_start_from")
     ESTIMATOR_NAME = "Estimator"
+    KEEPS_MODEL_FN_AS_MODEL = True

@@ -17,6 +17,13 @@ _HOSTED_GRAPH = frozenset(
     f"{RUNTIME_MODULE}.estimator.{name}"
     for name in ("Estimator", "EstimatorSpec", "tpu.TPUEstimator", "tpu.TPUEstimatorSpec")
 )
+# What the codemod writes around a kept model_fn (`tfmigrate.kept_model`): TF1 graph code's host,
+# not Keras 3 code, in a file that builds a `tfm.ModelFnModel`.
+_KEPT_MODEL = f"{RUNTIME_MODULE}.ModelFnModel"
+_KEPT_MODEL_CALLS = frozenset(
+    f"{RUNTIME_MODULE}.{name}"
+    for name in ("ModelFnModel", "fit", "evaluate", "predict", "predict_examples", "make_strategy", "strategy_from_config")
+)
 _TF_KERAS = ("tensorflow.keras", "tensorflow.compat.v1.keras")
 _V1_KERAS = "tensorflow.compat.v1.keras"
 # TF 1.x's Keras (Keras 2's v1 API), and TF 2.x's up to 2.15 (Keras 2's v2 API): what `tf.keras`
@@ -47,9 +54,13 @@ def _keras_side(view: SourceView, tf: str, tf1: bool = True) -> str | None:
     reads them, the runtime's included before the pass adds its import. (A TF 2.x program's
     Session code runs a graph of its own beside eager Keras: it decides nothing.)"""
     graph = False
-    for dotted in dotted_names(view.tree):
-        full = qualified(dotted, view.names, tf)
+    chains = [qualified(dotted, view.names, tf) for dotted in dotted_names(view.tree)]
+    kept_model = _KEPT_MODEL in chains
+    for full in chains:
         if full is None or _keras_rest(full) is not None:
+            continue
+        if kept_model and full in _KEPT_MODEL_CALLS:
+            graph = True  # a kept model_fn's host and its calls: the model_fn is TF1 graph code
             continue
         if full.split(".")[0] == "keras" or (full.startswith(RUNTIME_MODULE + ".") and runs_eagerly(full)):
             return "keras3"  # standalone, or the runtime's Keras side: one Keras per program

@@ -60,6 +60,8 @@ class TPUEstimatorToKeras(EstimatorSiteRule):
         "export_saved_model_api_version",
     )
     ESTIMATOR_NAME = "TPUEstimator"
+    KEEPS_MODEL_FN_AS_MODEL = True
+    TPU_CALLING_CONVENTIONS = True
     UNMIGRATED_ARGS = {
         "embedding_config_spec": "TPU embeddings need tfrs.layers.embedding.TPUEmbedding; not migrated",
     }
