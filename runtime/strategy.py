@@ -424,6 +424,26 @@ _KIND_OPTIONS: dict[str, tuple[str, ...]] = {
 }
 
 
+def split_cpu_from_env() -> None:
+    """`TFMIGRATE_CPU_DEVICES=N`: the CPU split into N logical devices (for `TFMIGRATE_STRATEGY=
+    mirrored` on one CPU), done by the first strategy made, before TensorFlow sets up its devices."""
+    value = os.environ.get("TFMIGRATE_CPU_DEVICES", "").strip()
+    if not value:
+        return
+    count = int(value)
+    cpu = tf.config.list_physical_devices("CPU")[0]
+    current = tf.config.get_logical_device_configuration(cpu)
+    if current and len(current) == count:
+        return
+    try:
+        tf.config.set_logical_device_configuration(cpu, [tf.config.LogicalDeviceConfiguration()] * count)
+    except RuntimeError as error:
+        raise RuntimeError(
+            f"TFMIGRATE_CPU_DEVICES={count}: TensorFlow's devices were set up before the strategy was made "
+            f"({error}); set it before the program runs any TensorFlow operation"
+        ) from error
+
+
 def make_strategy(
     kind: str = "auto",
     *,
@@ -502,6 +522,7 @@ def make_strategy(
     """
     if kind not in _BUILDERS:
         raise ValueError(f"make_strategy: unknown `kind` {kind!r}; valid kinds are {', '.join(STRATEGY_KINDS)}.")
+    split_cpu_from_env()
     if isinstance(devices, str):
         raise ValueError(f"make_strategy: `devices` must be a sequence of device names, got the string {devices!r}.")
     if devices is not None:

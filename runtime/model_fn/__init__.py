@@ -47,23 +47,9 @@ def tier() -> str:
     return value
 
 
-def _split_cpu(count: int) -> None:
-    cpu = tf.config.list_physical_devices("CPU")[0]
-    current = tf.config.get_logical_device_configuration(cpu)
-    if current and len(current) == count:
-        return
-    try:
-        tf.config.set_logical_device_configuration(cpu, [tf.config.LogicalDeviceConfiguration()] * count)
-    except RuntimeError as error:
-        raise RuntimeError(
-            f"TFMIGRATE_CPU_DEVICES={count}: TensorFlow's devices were set up before the strategy was made "
-            f"({error}); set it before the program runs any TensorFlow operation"
-        ) from error
-
-
 def strategy_from_env() -> tf.distribute.Strategy | None:
     """The strategy `TFMIGRATE_STRATEGY` names, or None when unset."""
-    from ..strategy import make_strategy
+    from ..strategy import make_strategy, split_cpu_from_env
 
     value = os.environ.get("TFMIGRATE_STRATEGY", "").strip().lower()
     if not value:
@@ -74,8 +60,7 @@ def strategy_from_env() -> tf.distribute.Strategy | None:
     if kind == "parameter_server":  # (before connecting to the cluster)
         raise NotImplementedError(f"TFMIGRATE_STRATEGY={value}: {PARAMETER_SERVER_UNSUPPORTED}")
     devices = os.environ.get("TFMIGRATE_CPU_DEVICES", "").strip()
-    if devices:
-        _split_cpu(int(devices))
+    split_cpu_from_env()
     if kind == "mirrored" and devices and not tf.config.list_physical_devices("GPU"):
         names = [device.name for device in tf.config.list_logical_devices("CPU")]
         return make_strategy("mirrored", devices=names)
