@@ -20,6 +20,13 @@ class EstimatorToKeras(EstimatorSiteRule):
     removed (with a note) once an estimator of the file is migrated: the migrated program runs
     eagerly.
 
+    A model_fn it cannot rewrite stays as written: where the program only trains, evaluates and
+    predicts with the estimator in its scope, the estimator becomes the RunConfig's strategy and
+    `tfm.ModelFnModel(model_fn, config=..., params=...)` built in its scope, and the calls
+    `tfm.fit` / `tfm.evaluate` / `tfm.predict_examples` with the input_fn: the model_fn runs in
+    TF2 inside the strategy's `tf.function` (`migrate/kept_model.py`). Otherwise it stays
+    `tfm.estimator.Estimator`.
+
     Guide: https://www.tensorflow.org/guide/migrate/migrating_estimator
     """
 

@@ -25,6 +25,13 @@ class TPUEstimatorToKeras(EstimatorSiteRule):
     exporters and `export_saved_model` migrate as for TFM201; hooks see one session run per
     step off TPU and `iterations_per_loop` steps on a TPU, as under TPUEstimator.
 
+    A model_fn it cannot rewrite stays as written: where the program only trains, evaluates and
+    predicts with the estimator in its scope, the estimator becomes the same strategy and
+    `tfm.ModelFnModel(model_fn, use_tpu=..., config=..., train_batch_size=...)` built in its scope
+    and compiled with `steps_per_execution=iterations_per_loop`, and the calls `tfm.fit` /
+    `tfm.evaluate` / `tfm.predict_examples` with the input_fn: the model_fn runs in TF2 inside the
+    strategy's `tf.function` (`migrate/kept_model.py`). Otherwise it stays `tfm.estimator.tpu.TPUEstimator`.
+
     Exports: TPUEstimator's `export_to_tpu` (default True) made `export_saved_model` write, besides
     the `{serve}` MetaGraph, a `{serve, tpu}` one: the PREDICT graph rewritten for TPU inference
     (`TPUPartitionedCall`, `TPUReplicateMetadata`), written even with `use_tpu=False` and on a
