@@ -345,10 +345,25 @@ class EstimatorSiteRule(KeptModelCodegen, SiteCodegen, Rule):
         site.other_uses.clear()
         site.uses_at.clear()
 
+    def _drops_switches_for_kept(self) -> bool:
+        """Whether the program's own `disable_v2_behavior()`/`disable_eager_execution()` goes though
+        every estimator here is kept as written: its model_fns run in TF2 on the strategy tier,
+        which runs what needs TF1 graph mode (hooks, queues) there by itself; not where the module
+        runs Session/placeholder code of its own."""
+        if not hasattr(self, "_drops_kept_switches"):
+            from .rules.graph_mode_programs import runs_session_code  # (the rules import this module)
+
+            self._drops_kept_switches = bool(
+                self._hosted and self.KEEPS_MODEL_FN_AS_MODEL and (self.sites or self.loose_calls)
+                and not runs_session_code(self.module.code, self.ctx.tf2_alias)
+            )
+        return self._drops_kept_switches
+
     def _graph_mode_anywhere(self) -> list[str]:
-        """What in this module sends a kept model_fn's calls to graph mode, its switches counted."""
+        """What in this module sends a kept model_fn's calls to graph mode (its switches, unless
+        they go: `_drops_switches_for_kept`)."""
         if not hasattr(self, "_graph_mode_all"):
-            reasons = graph_mode_reasons(self.module.code, switches=True)
+            reasons = graph_mode_reasons(self.module.code, switches=not self._drops_switches_for_kept())
             if self.ctx.session_switch:
                 from .rules.graph_mode_programs import gets_the_switch  # (the rules import this module)
 
@@ -617,18 +632,23 @@ class EstimatorSiteRule(KeptModelCodegen, SiteCodegen, Rule):
         no estimator here is migrated): the migrated program runs eagerly (Keras 3 and the
         runtime's tf.distribute loops have no graph mode), as TF 1.x programs ran graphs without
         asking. The next statement says what was removed."""
-        if not any(self._graph_mode_switch(stmt) for stmt in body) or not any(not s.problems for s in self.sites):
+        if not any(self._graph_mode_switch(stmt) for stmt in body):
             return None
+        rewritten = any(not s.problems for s in self.sites)
+        if not rewritten and not self._drops_switches_for_kept():
+            return None
+        why = (
+            "the migrated program runs eagerly (Keras 3 and tf.distribute; TF1's graph mode is gone)" if rewritten else
+            "the kept model_fn runs in TF2 inside the strategy's tf.function, and the runtime runs what needs TF1 "
+            "graph mode by itself (put it back if another module of the program runs Session code)"
+        )
         out: list = []
         notes: list[cst.EmptyLine] = []
         for stmt in body:
             switch = self._graph_mode_switch(stmt)
             if switch is not None:
                 notes.extend(stmt.leading_lines)
-                notes.append(cst.EmptyLine(comment=cst.Comment(
-                    f"# tfmigrate: removed `{switch}`: the migrated program runs eagerly (Keras 3 and "
-                    "tf.distribute; TF1's graph mode is gone)"
-                )))
+                notes.append(cst.EmptyLine(comment=cst.Comment(f"# tfmigrate: removed `{switch}`: {why}")))
                 continue
             if notes:
                 stmt = stmt.with_changes(leading_lines=[*notes, *stmt.leading_lines])
@@ -796,7 +816,7 @@ class EstimatorSiteRule(KeptModelCodegen, SiteCodegen, Rule):
         if self._graph_mode is None:
             # (the switches to graph mode are dropped where an estimator here is migrated to Keras)
             kept = all(s.problems for s in self.sites)
-            self._graph_mode = graph_mode_reasons(self.module.code, switches=kept)
+            self._graph_mode = graph_mode_reasons(self.module.code, switches=kept and not self._drops_switches_for_kept())
             if kept and self.ctx.session_switch:
                 from .rules.graph_mode_programs import gets_the_switch  # (the rules import this module)
 

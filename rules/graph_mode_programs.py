@@ -28,6 +28,46 @@ _KERAS = frozenset({"keras"})  # (tf-keras, Keras 2, has a graph mode: `tfm.lega
 NOTE = "# tfmigrate: TF1 graph mode, as under TF 1.x (Session/placeholder code cannot run eagerly)"
 
 
+# What builds a serving input receiver: its function's placeholders are built in the graph the
+# estimator's export makes (TF1 graph code that needs no switch), as are TF1's own builders'.
+_RECEIVERS = frozenset({
+    "estimator.export.ServingInputReceiver", "estimator.export.TensorServingInputReceiver",
+    "estimator.export.build_raw_serving_input_receiver_fn", "estimator.export.build_parsing_serving_input_receiver_fn",
+})
+
+
+def _needs_graph(tree: ast.Module, names: AliasTable, tf: str, chains: set[str]) -> bool:
+    """Whether the module feeds placeholders or runs sessions (`GRAPH_ONLY`, read off `chains`,
+    its dotted names), outside the functions that build a serving input receiver (their
+    placeholders are built in the export's graph) and `Session.reset(target)` (a static call
+    that resets a TPU's containers, eagerly too)."""
+    def graph_only(dotted: str) -> bool:
+        return canonical_name(qualified(dotted, names, tf) or "") in GRAPH_ONLY
+
+    if not any(graph_only(dotted) for dotted in chains):
+        return False
+    def receiver(call: ast.AST) -> bool:
+        full = qualified(ast_dotted(call.func) or "", names, tf) or "" if isinstance(call, ast.Call) else ""
+        hosted = full[len(RUNTIME_MODULE) + 1:] if full.startswith(RUNTIME_MODULE + ".") else None  # (`tfm.estimator.export.X`)
+        return hosted in _RECEIVERS or canonical_name(full) in _RECEIVERS
+
+    receivers: set[int] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and any(receiver(call) for call in ast.walk(node)):
+            receivers.add(id(node))
+    stack: list[ast.AST] = [tree]
+    while stack:
+        node = stack.pop()
+        if id(node) in receivers:
+            continue
+        if isinstance(node, ast.Attribute) and node.attr == "reset" and isinstance(node.value, (ast.Attribute, ast.Name)):
+            continue  # `tf.Session.reset(...)`
+        if isinstance(node, (ast.Attribute, ast.Name)) and (dotted := ast_dotted(node)) and graph_only(dotted):
+            return True
+        stack.extend(ast.iter_child_nodes(node))
+    return False
+
+
 def switch_line(tf: str) -> str:
     return f"{tf}.compat.v1.disable_v2_behavior()"
 
@@ -103,17 +143,14 @@ def placement(tree: ast.Module, names: AliasTable, tf: str = "tf") -> tuple[str,
     """Where the program turns graph mode on: ("main", index of the main guard in `tree.body`),
     ("top", how many top-level imports precede the switch), or None (no Session/placeholder code,
     a switch already, code that runs eagerly, or a module whose graphs some other entry runs)."""
-    graph = False
-    for dotted in dotted_names(tree):
+    chains = dotted_names(tree)
+    for dotted in chains:
         if dotted.rpartition(".")[2] in _SWITCHES:
             return None
         full = qualified(dotted, names, tf)
-        if full is None:
-            continue
-        if runs_eagerly(full):
+        if full is not None and runs_eagerly(full):
             return None
-        graph = graph or canonical_name(full) in GRAPH_ONLY
-    if not graph:
+    if not _needs_graph(tree, names, tf, chains):
         return None
     # the first top-level statement that builds a graph (or seeds it) as the module is imported
     first = next((
@@ -125,6 +162,16 @@ def placement(tree: ast.Module, names: AliasTable, tf: str = "tf") -> tuple[str,
         return ("top", at) if at else None  # (no import before it: TF comes from elsewhere)
     guard = next((i for i, stmt in enumerate(tree.body) if _is_main_guard(stmt)), None)
     return ("main", guard) if guard is not None else None
+
+
+def runs_session_code(code: str, tf: str) -> bool:
+    """Whether a module with this text feeds placeholders or runs sessions itself (`GRAPH_ONLY`),
+    code that needs TF1 graph mode whichever estimator it holds."""
+    try:
+        tree = ast.parse(code)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return True
+    return _needs_graph(tree, AliasTable.from_ast(tree, SourceLines(code)), tf, dotted_names(tree))
 
 
 def gets_the_switch(code: str, tf: str) -> bool:
