@@ -53,8 +53,14 @@ def check_spec(mode: str, spec: Any, graph: tf.Graph, extra: dict) -> None:
     if spec.scaffold is not None and (spec.scaffold.init_fn is not None or spec.scaffold.init_op is not None):
         raise Unsupported("the spec's Scaffold has an init_fn or init_op, which runs in a Session")
     if spec.scaffold is not None and spec.scaffold.saver is not None:
-        raise Unsupported("the spec's Scaffold has a Saver of its own (TF1 restored and saved through it: an "
-                          "exponential moving average's variables_to_restore, say)")
+        names = restore_names(spec.scaffold.saver, graph) if mode != ModeKeys.TRAIN else None
+        if names is None:
+            raise Unsupported("the spec's Scaffold has a Saver of its own (TF1 restored and saved through it: an "
+                              "exponential moving average's variables_to_restore, say)" + (
+                                  "" if mode != ModeKeys.TRAIN else ", and training saves through it"))
+        extra["restore_names"] = names
+        scope = spec.scaffold.saver.saver_def.filename_tensor_name.split("/")[0] + "/"
+        extra["saver_ops"] = {op for op in graph.get_operations() if op.name.startswith(scope)}
     if graph.get_collection(_KEYS.QUEUE_RUNNERS):
         raise Unsupported("the graph has queue runners")
     if mode == ModeKeys.TRAIN:
@@ -65,11 +71,35 @@ def check_spec(mode: str, spec: Any, graph: tf.Graph, extra: dict) -> None:
         if spec.evaluation_hooks:
             raise Unsupported("the spec has evaluation hooks")
         metrics = [part for pair in spec.eval_metric_ops.values() for part in pair] + list(extra["loss_metric"])
-        _check_unfetched_writes(graph, [spec.loss, *metrics], "evaluation")
+        _check_unfetched_writes(graph, [spec.loss, *metrics], "evaluation", extra.get("saver_ops", ()))
     if mode == ModeKeys.PREDICT:
         if spec.prediction_hooks:
             raise Unsupported("the spec has prediction hooks")
-        _check_unfetched_writes(graph, tf.nest.flatten(spec.predictions), "prediction")
+        _check_unfetched_writes(graph, tf.nest.flatten(spec.predictions), "prediction", extra.get("saver_ops", ()))
+
+
+def restore_names(saver: Any, graph: tf.Graph) -> dict[str, str] | None:
+    """{variable's TF1 name: the checkpoint name it is restored from} for a Scaffold's own Saver
+    that evaluation or prediction restores through (TF1 restored the checkpoint with it: an
+    exponential moving average's `variables_to_restore()` puts each average into its variable),
+    covering every global variable of the mode's graph; None where the Saver is not a plain
+    name -> variable map of them."""
+    var_list = getattr(saver, "_var_list", None)
+    if isinstance(var_list, dict):
+        pairs = list(var_list.items())
+    elif isinstance(var_list, (list, tuple)):
+        pairs = [(getattr(getattr(v, "op", None), "name", None), v) for v in var_list]
+    else:
+        return None
+    names: dict[str, str] = {}
+    for key, variable in pairs:
+        op = getattr(variable, "op", None)
+        if not isinstance(key, str) or op is None or op.type not in ("VariableV2", "VarHandleOp") or op.name in names:
+            return None
+        names[op.name] = key
+    if any(v.op.name not in names for v in graph.get_collection(_KEYS.GLOBAL_VARIABLES)):
+        return None
+    return names
 
 
 def _check_unfetched_writes(graph: tf.Graph, fetches: list[Any], what: str, host_ops: Any = ()) -> None:

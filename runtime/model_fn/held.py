@@ -129,6 +129,7 @@ def discover(graph: tf.Graph, build: Callable[[], Any]) -> tuple[Any, list[Found
 
 
 _TRAINABLE = _KEYS.TRAINABLE_VARIABLES
+_TRACE_COLLECTIONS = (_KEYS.GLOBAL_VARIABLES, _KEYS.LOCAL_VARIABLES, _KEYS.TRAINABLE_VARIABLES)
 
 
 def _initial_values(graph_def: Any, names: list[str]) -> list[np.ndarray]:
@@ -152,6 +153,9 @@ class HeldVariables:
         self.by_name: dict[str, tf.Variable] = {}
         self.by_store_name: dict[str, tf.Variable] = {}
         self._found: dict[str, Found] = {}
+        # The graph of the trace under way: the collections filled there even from an
+        # `init_scope` (a V1 optimizer's or EMA's slots), whose default graph is the process's.
+        self.trace_graph: tf.Graph | None = None
 
     def make(self, found: list[Found], strategy: tf.distribute.Strategy) -> None:
         """Creates the variables of `found` not held yet, under `strategy`'s scope."""
@@ -201,17 +205,28 @@ class HeldVariables:
         the first; each replica here gets the held variables.)"""
         store = _HeldStore(self)
         graph = tf.compat.v1.get_default_graph()
+        # A function graph shares its variable collections with the graph outside it (TF's
+        # ALLOWLIST_COLLECTIONS), so one trace's variables would be in the next one's from the
+        # start (an EMA of `global_variables()` then averaging its own averages). TF1 built each
+        # call's graph afresh: each trace starts with empty ones.
+        shared = {key: graph.get_collection_ref(key) for key in _TRACE_COLLECTIONS}
+        for key in _TRACE_COLLECTIONS:
+            graph._collections[key] = []  # noqa: SLF001
         step = self.by_name.get("global_step")
         if step is not None and not graph.get_collection(_KEYS.GLOBAL_STEP):
             _fill(step, (_KEYS.GLOBAL_VARIABLES, _KEYS.GLOBAL_STEP))
         scopes = graph.get_collection_ref(_vs._VARSCOPESTORE_KEY)  # noqa: SLF001
         saved = list(scopes)
         scopes[:] = [_vs._VariableScopeStore()]  # noqa: SLF001 - thread-local: fresh in each replica's thread
+        self.trace_graph = graph
         try:
             with _vs.with_variable_store(store), _legacy_layer_regularizers_once():
                 yield _Trace(self, [item for item in found if item.store_name is None])
         finally:
             scopes[:] = saved
+            self.trace_graph = None
+            for key, collection in shared.items():
+                graph._collections[key] = collection  # noqa: SLF001
 
 
 class _Trace:
@@ -231,7 +246,7 @@ class _Trace:
             if item is None:
                 raise NotHeld(f"model_fn made variable {kwargs.get('name')!r}, which its graph-mode build did not")
             variable = self._held.by_name[item.name]
-            _fill(variable, item.collections)
+            _fill(variable, item.collections, self._held.trace_graph)
             _skip_random_ops(item.random_ops)
             return variable
 
@@ -288,9 +303,10 @@ def _skip_random_ops(count: int) -> None:
         random_seed._graph_to_seed_dict[graph] = random_seed._graph_to_seed_dict.get(graph, 0) + count  # noqa: SLF001
 
 
-def _fill(variable: Any, keys: tuple[str, ...] | list[str]) -> None:
-    """Adds `variable` to the current graph's collections `keys`, once (replicas share the graph)."""
-    graph = tf.compat.v1.get_default_graph()
+def _fill(variable: Any, keys: tuple[str, ...] | list[str], graph: tf.Graph | None = None) -> None:
+    """Adds `variable` to `graph`'s (the trace's; else the current graph's) collections `keys`,
+    once (replicas share the graph)."""
+    graph = graph or tf.compat.v1.get_default_graph()
     for key in keys:
         collection = graph.get_collection_ref(key)
         if not any(item is variable for item in collection):
@@ -334,7 +350,7 @@ class _HeldStore(_vs._VariableStore):  # noqa: SLF001
             raise ValueError(f"Trying to share variable {name}, but specified shape {tf.TensorShape(shape)} and found "
                              f"shape {variable.shape}.")
         self._vars[name] = variable
-        _fill(variable, self._held.collections_of(variable))
+        _fill(variable, self._held.collections_of(variable), self._held.trace_graph)
         _skip_random_ops(self._held.found_of(variable).random_ops)
         if regularizer is not None:
             loss = regularizer(variable)

@@ -47,7 +47,7 @@ from .held import Found, HeldVariables, discover, random_op_count
 from .host_calls import HostCall, call_host_fn, host_calls_kept, read_before_the_step, replicas_joined
 from .replicas import mean_gradients, tpu_code_path, tpu_shards
 from .summaries import LossSummaries
-from .tf1_build import (eager_graph_seeds, graph_seeds, op_seeds_recorded, optimizer_updates_skipped,
+from .tf1_build import (eager_graph_seeds, ema_restore_maps, graph_seeds, op_seeds_recorded, optimizer_updates_skipped,
                         python_random_kept, python_random_restored_on, restores_at_discovery, tf1_op_seeds,
                         tf1_tensor_equality)
 
@@ -169,11 +169,14 @@ class ModelFnRunner:
         if checkpoint_path:
             saver = self._saver_for_checkpoints()
             reader = tf.train.load_checkpoint(checkpoint_path)
+            # A Scaffold's own Saver restores the mode's variables by its names (`checks.restore_names`).
+            names = self._modes[mode].extra.get("restore_names") or {}
             with self._strategy.scope():
                 for name, variable in self._held.global_variables().items():
-                    if not reader.has_tensor(name):
-                        raise tf.errors.NotFoundError(None, None, f"Key {name} not found in checkpoint {checkpoint_path}")
-                    variable.assign(reader.get_tensor(name))  # every replica's copy
+                    key = names.get(name, name)
+                    if not reader.has_tensor(key):
+                        raise tf.errors.NotFoundError(None, None, f"Key {key} not found in checkpoint {checkpoint_path}")
+                    variable.assign(reader.get_tensor(key))  # every replica's copy
             state = tf.train.get_checkpoint_state(self._estimator.model_dir)
             if state is not None:  # as TF1's SessionManager did: keep_checkpoint_max counts the earlier ones
                 saver.recover_last_checkpoints(list(state.all_model_checkpoint_paths))
@@ -221,7 +224,7 @@ class ModelFnRunner:
             gradients = tpu_code_path(strategy.num_replicas_in_sync) if self._tpu else mean_gradients()
             # Class-wide patches are entered here, once, not in the replicas' threads (which interleave).
             with self._held.scope(self._modes[mode].found) as self._trace, restores_at_discovery(), gradients, \
-                    optimizer_updates_skipped(mode), tf1_tensor_equality(), tf1_op_seeds():
+                    optimizer_updates_skipped(mode), tf1_tensor_equality(), tf1_op_seeds(), ema_restore_maps():
                 return strategy.run(replica_fn, args=args)
 
         return run
@@ -537,16 +540,20 @@ class ModelFnRunner:
             self._restore(checkpoint_path, ModeKeys.PREDICT)
             function = self._predict_function(predict_keys)
             iterator = self._iterator(input_fn, ModeKeys.PREDICT)
-        return self._predictions(function, iterator, yield_single_examples)
+            first = self._next_predictions(function, iterator)  # (traced now: a trace that fails raises here)
+        return self._predictions(function, iterator, yield_single_examples, first)
 
-    def _predictions(self, function: Any, iterator: Any, yield_single_examples: bool) -> Iterator[Any]:
-        while True:
+    @staticmethod
+    def _next_predictions(function: Any, iterator: Any) -> Any:
+        try:
+            with python_random_kept():
+                return function(iterator)
+        except (tf.errors.OutOfRangeError, StopIteration):
+            return None
+
+    def _predictions(self, function: Any, iterator: Any, yield_single_examples: bool, outputs: Any) -> Iterator[Any]:
+        while outputs is not None:
             with context.eager_mode(), self._estimator._on_strategy_tier(self._strategy):  # noqa: SLF001
-                try:
-                    with python_random_kept():
-                        outputs = function(iterator)
-                except (tf.errors.OutOfRangeError, StopIteration):
-                    return
                 local = self._strategy.experimental_local_results(outputs)
                 values = tf.nest.map_structure(lambda *parts: np.concatenate([np.asarray(p) for p in parts]), *local)
             if not yield_single_examples:
@@ -557,6 +564,8 @@ class ModelFnRunner:
                 length = len(next(iter(values.values())))
                 for index in range(length):
                     yield {key: value[index] for key, value in values.items()}
+            with context.eager_mode(), self._estimator._on_strategy_tier(self._strategy):  # noqa: SLF001
+                outputs = self._next_predictions(function, iterator)
 
 
 def _local_copy(variable: Any) -> Any:

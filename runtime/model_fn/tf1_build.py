@@ -20,7 +20,7 @@ from tensorflow.python.training import checkpoint_utils
 
 from ..inputs import ModeKeys
 
-__all__ = ["eager_graph_seeds", "graph_seeds", "op_seeds_recorded", "optimizer_updates_skipped", "patched",
+__all__ = ["eager_graph_seeds", "ema_restore_maps", "graph_seeds", "op_seeds_recorded", "optimizer_updates_skipped", "patched",
            "python_random_kept", "python_random_restored_on", "restores_at_discovery", "seed_graph", "tf1_op_seeds",
            "tf1_tensor_equality"]
 
@@ -115,9 +115,38 @@ def eager_graph_seeds(seed: int | None, start: int) -> Iterator[None]:
 def restores_at_discovery() -> Iterator[None]:
     """`init_from_checkpoint` in a traced model_fn does nothing: its restore already set the
     initial values the discovery computed (TF1 ran it as an initializer, once). In a function it
-    would restore on every step."""
-    with patched((checkpoint_utils, "_init_from_checkpoint", lambda *args, **kwargs: None)):
+    would restore on every step. Likewise a TF1 `Saver` the traced model_fn makes (a Scaffold's
+    own, for an exponential moving average) builds nothing there: the runner restores through the
+    names of the one the discovery built (`checks.restore_names`), and in a function its restore
+    ops would run every step."""
+    def unbuilt(self, var_list=None, *args, **kwargs):
+        self._var_list = var_list
+        self._is_built = False
+        self.saver_def = None
+
+    with patched((checkpoint_utils, "_init_from_checkpoint", lambda *args, **kwargs: None),
+                 (tf.compat.v1.train.Saver, "__init__", unbuilt)):
         yield
+
+
+def ema_restore_maps() -> contextlib.AbstractContextManager:
+    """While inside, `ExponentialMovingAverage.variables_to_restore()` names variables by
+    `variable.name` as TF 1.x named them by `variable.op.name`: in a trace the held variables
+    (made eagerly) have no op. TF1's EMA programs build that map for their evaluation Scaffold's
+    Saver (ResNet, EfficientNet); the runner restores through the discovery's (`checks.restore_names`)."""
+    def variables_to_restore(self, moving_avg_variables=None):
+        if moving_avg_variables is None:
+            moving_avg_variables = tf.compat.v1.trainable_variables() + tf.compat.v1.moving_average_variables()
+        averaged = {v.ref() for v in moving_avg_variables}
+        name_map = {self.average_name(v): v for v in (ref.deref() for ref in averaged)}
+        averaged_names = {v.name for v in moving_avg_variables}
+        for v in tf.compat.v1.global_variables():
+            name = v.name[:-2] if v.name.endswith(":0") else v.name
+            if v.name not in averaged_names and name not in name_map:
+                name_map[name] = v
+        return name_map
+
+    return patched((tf.compat.v1.train.ExponentialMovingAverage, "variables_to_restore", variables_to_restore))
 
 
 def seed_graph(graph: Any) -> Any:
