@@ -41,7 +41,7 @@ from .estimator_scan import (
 )
 from .hosted import HOSTED_SITES, kept_model_note, site_note
 from .kept_model import KeptModelCodegen
-from .runtime_tier import graph_mode_reasons
+from .runtime_tier import graph_mode_reasons, reasons_for
 from .estimator_surface import EARLY_STOPPING, RECEIVERS, SURFACE_SYMBOLS, SurfaceRewriter, base_kind, session_only_uses, tensor_arg_problem
 from .keras_codegen import render
 from .estimator.analyzer import ModelFnAnalyzer
@@ -363,7 +363,7 @@ class EstimatorSiteRule(KeptModelCodegen, SiteCodegen, Rule):
         """What in this module sends a kept model_fn's calls to graph mode (its switches, unless
         they go: `_drops_switches_for_kept`)."""
         if not hasattr(self, "_graph_mode_all"):
-            reasons = graph_mode_reasons(self.module.code, switches=not self._drops_switches_for_kept())
+            reasons = reasons_for(self.ESTIMATOR_NAME, graph_mode_reasons(self.module.code, switches=not self._drops_switches_for_kept()))
             if self.ctx.session_switch:
                 from .rules.graph_mode_programs import gets_the_switch  # (the rules import this module)
 
@@ -816,7 +816,8 @@ class EstimatorSiteRule(KeptModelCodegen, SiteCodegen, Rule):
         if self._graph_mode is None:
             # (the switches to graph mode are dropped where an estimator here is migrated to Keras)
             kept = all(s.problems for s in self.sites)
-            self._graph_mode = graph_mode_reasons(self.module.code, switches=kept and not self._drops_switches_for_kept())
+            self._graph_mode = reasons_for(
+                self.ESTIMATOR_NAME, graph_mode_reasons(self.module.code, switches=kept and not self._drops_switches_for_kept()))
             if kept and self.ctx.session_switch:
                 from .rules.graph_mode_programs import gets_the_switch  # (the rules import this module)
 

@@ -17,16 +17,17 @@ import ast
 
 from .names import ast_dotted
 
-__all__ = ["graph_mode_reasons"]
+__all__ = ["graph_mode_reasons", "reasons_for"]
 
+_DISTRIBUTE = "RunConfig's train_distribute/eval_distribute runs TF 2.15's graph-mode replica path"
 # Keywords whose non-empty value sends a call to graph mode, and why.
 _KEYWORDS = {
     "training_hooks": "the spec's training hooks run in a Session",
     "training_chief_hooks": "the spec's training hooks run in a Session",
     "evaluation_hooks": "the spec's evaluation hooks run in a Session",
     "prediction_hooks": "the spec's prediction hooks run in a Session",
-    "train_distribute": "RunConfig's train_distribute/eval_distribute runs TF 2.15's graph-mode replica path",
-    "eval_distribute": "RunConfig's train_distribute/eval_distribute runs TF 2.15's graph-mode replica path",
+    "train_distribute": _DISTRIBUTE,
+    "eval_distribute": _DISTRIBUTE,
 }
 # Estimator methods whose `hooks=` run in a Session.
 _HOOKED_METHODS = frozenset({"train", "evaluate", "predict"})
@@ -78,3 +79,12 @@ def graph_mode_reasons(source: str, switches: bool = True) -> list[str]:
     calls = sorted((node for node in ast.walk(tree) if isinstance(node, ast.Call)),
                    key=lambda node: (node.lineno, node.col_offset))
     return list(dict.fromkeys(reason for call in calls for reason in _call_reasons(call, switches)))
+
+
+def reasons_for(estimator: str, reasons: list[str]) -> list[str]:
+    """The module's `reasons` that apply to an estimator of class `estimator`: a TPUEstimator
+    never runs a RunConfig's train_distribute/eval_distribute (`tfm.estimator.tpu.TPUEstimator`
+    refuses one), so that reason belongs to the module's Estimators (a GPU path beside the TPU one)."""
+    if estimator == "TPUEstimator":
+        return [reason for reason in reasons if reason != _DISTRIBUTE]
+    return reasons

@@ -17,7 +17,7 @@ from .hosted import HOSTED_CANNED
 from .names import AliasTable, SourceLines, ast_dotted, canonical_name
 from .rule import RUNTIME_MODULE
 from .parsing import index_by_type, parse
-from .runtime_tier import graph_mode_reasons
+from .runtime_tier import graph_mode_reasons, reasons_for
 
 IDIOMATIC, STRATEGY, GRAPH, NOT_MIGRATED = "idiomatic", "strategy", "graph", "not migrated"
 TIERS = (IDIOMATIC, STRATEGY, GRAPH, NOT_MIGRATED)
@@ -80,9 +80,10 @@ def classify(sites: list[tuple[int, str, bool]], output_sites: list[tuple[int, s
                 entry["tier"] = STRATEGY
             else:
                 reasons = graph_mode_reasons(output) if reasons is None else reasons
-                entry["tier"] = GRAPH if reasons else STRATEGY
-                if reasons:
-                    entry["graph_mode"] = reasons
+                own = reasons_for(name, reasons)
+                entry["tier"] = GRAPH if own else STRATEGY
+                if own:
+                    entry["graph_mode"] = own
         elif line in at:
             entry["tier"] = NOT_MIGRATED
         else:

@@ -86,3 +86,39 @@ def test_a_hosted_estimator_in_a_session_program_is_noted_graph_as_the_report_co
     note = next(line for line in result.output.splitlines() if "tfmigrate:" in line and "tfm.estimator" in line)
     assert "TF1 graph mode" in note and "TFM104 adds `disable_v2_behavior()`" in note, note
     assert [site["tier"] for site in result.estimators] == [GRAPH]
+
+
+TPU_AND_GPU_PATHS = """import tensorflow.compat.v1 as tf
+
+
+def model_fn(features, labels, mode, params):
+  net = features
+  for units in params["hidden"]:
+    net = tf.layers.dense(net, units)
+  loss = tf.losses.mean_squared_error(labels, tf.layers.dense(net, 1))
+  train_op = tf.train.GradientDescentOptimizer(0.1).minimize(loss, tf.train.get_global_step())
+  return tf.estimator.tpu.TPUEstimatorSpec(mode, loss=loss, train_op=train_op)
+
+
+def main(use_tpu, input_fn):
+  if use_tpu:
+    run_config = tf.estimator.tpu.RunConfig(model_dir="m")
+    estimator = tf.estimator.tpu.TPUEstimator(model_fn, config=run_config, train_batch_size=8, params={"hidden": [4]})
+  else:
+    run_config = tf.estimator.RunConfig(model_dir="m", train_distribute=tf.distribute.MirroredStrategy())
+    estimator = tf.estimator.Estimator(model_fn, config=run_config, params={"hidden": [4]})
+  estimator.train(input_fn, max_steps=10)
+"""
+
+
+def test_train_distribute_sends_only_the_modules_estimators_to_graph_mode() -> None:
+    """A TPU program's GPU path (an Estimator with `RunConfig(train_distribute=...)`) beside its
+    TPUEstimator: a TPUEstimator never runs a train_distribute config, so only the Estimator is
+    `graph`, and the TPUEstimator's note says TF2."""
+    from tfmigrate.engine import transform_source
+    from tfmigrate.tiers import GRAPH, STRATEGY
+
+    result = transform_source(TPU_AND_GPU_PATHS)
+    assert [(site["estimator"], site["tier"]) for site in result.estimators] == [("TPUEstimator", STRATEGY), ("Estimator", GRAPH)]
+    notes = [line for line in result.output.splitlines() if "# tfmigrate: this" in line]
+    assert "TF2 inside the strategy's tf.function" in notes[0] and "TF1 graph mode" in notes[1], notes
