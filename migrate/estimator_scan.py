@@ -91,6 +91,7 @@ class Site:
     exclusive: tuple[cst.IndentedBlock, ...] = ()
     # Kept as written, but as `tfm.ModelFnModel` in its strategy (`kept_model`), not `tfm.estimator`.
     kept_model: bool = False
+    named: bool = False  # (its model_var chosen)
 
 
 ESTIMATOR_METHODS = ("train", "evaluate", "predict", "export_saved_model", "export_savedmodel")

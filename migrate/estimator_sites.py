@@ -300,10 +300,34 @@ class EstimatorSiteRule(KeptModelCodegen, SiteCodegen, Rule):
             out[name] = arg.value
         return out
 
+    def _names_taken(self, site: Site) -> set[str]:
+        """The names a site's model may not take: its scope's, the module's functions, and the
+        model of an earlier site of the scope still called after this one is built (two
+        estimators built before either trains keep two models)."""
+        taken = names_in(site.scope) | set(self.functions)
+        earlier = [other for other in self.sites if other is not site and other.scope is site.scope and other.named]
+        if not earlier:
+            return taken
+        order: dict[int, int] = {}
+
+        class Order(cst.CSTVisitor):
+            def on_visit(self, node: cst.CSTNode) -> bool:
+                order[id(node)] = len(order)
+                return True
+
+        site.scope.visit(Order())
+        here = order.get(id(site.stmt), -1)
+        for other in earlier:
+            calls = [key for key, (owner, _) in self.call_rewrites.items() if owner is other]
+            if any(order.get(key, -1) > here for key in calls):
+                taken.update(name for name in (other.model_var, other.params_var, other.config_var) if name)
+        return taken
+
     def _prepare(self, site: Site) -> None:
         self.prepare_model(site)
-        taken = names_in(site.scope) | set(self.functions)
+        taken = self._names_taken(site)
         site.model_var = fresh_name("loop" if self.ctl_target else "model", taken, site.est_name)
+        site.named = True
         site.strategy_var = fresh_name("strategy", taken, site.est_name)
         if "params" in site.args and not isinstance(site.args["params"], cst.Name):
             site.params_var = fresh_name("params", taken, site.est_name)

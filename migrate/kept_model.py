@@ -27,7 +27,6 @@ from __future__ import annotations
 import libcst as cst
 
 from .estimator_scan import POSITIONAL_ARGS, Site, fresh_name
-from .names import names_in
 
 _CALLS = {"train": "fit", "evaluate": "evaluate", "predict": "predict_examples"}
 _CALL_ARGS = {
@@ -71,8 +70,9 @@ class KeptModelCodegen:
     def kept_model_names(self, site: Site) -> None:
         """The model's and strategy's names: `model`/`strategy` unless the scope has them (one
         name on both targets)."""
-        taken = names_in(site.scope) | set(self.functions)  # type: ignore[attr-defined]
-        site.model_var = fresh_name("model", taken, site.est_name)
+        site.named = False
+        site.model_var = fresh_name("model", self._names_taken(site), site.est_name)  # type: ignore[attr-defined]
+        site.named = True
 
     def kept_model_statements(self, site: Site, original: cst.SimpleStatementLine) -> list[cst.BaseStatement]:
         tfm = self.ctx.need_runtime()  # type: ignore[attr-defined]
