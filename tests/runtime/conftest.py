@@ -58,3 +58,25 @@ def run_oracle(script: str, payload: Any = None, *, timeout: float = 300) -> Any
                       code=prelude + textwrap.dedent(script), input=json.dumps(payload))
     assert proc.returncode == 0, f"oracle script failed:\n{proc.stderr[-4000:]}"
     return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+@pytest.fixture
+def model_fn_step_calls(monkeypatch: pytest.MonkeyPatch) -> dict:
+    """The strategy tier's function calls, by function: each call's step count (its last argument)."""
+    from tfmigrate.runtime.model_fn import runner as runner_module
+
+    calls: dict = {}
+    made = runner_module.ModelFnRunner._function
+
+    def counted(self, key, python_function, mode):
+        function = made(self, key, python_function, mode)
+
+        def call(*args):
+            calls.setdefault(key, []).append(int(args[-1]) if len(args) > 1 else None)
+            return function(*args)
+
+        call.traced = function
+        return call
+
+    monkeypatch.setattr(runner_module.ModelFnRunner, "_function", counted)
+    return calls

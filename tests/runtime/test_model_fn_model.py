@@ -57,26 +57,6 @@ def _config(model_dir: Path, iterations_per_loop: int = 1, **kwargs):
                          tpu_config=tfm.TPUConfig(iterations_per_loop=iterations_per_loop), **kwargs)
 
 
-def _counted_calls(monkeypatch: pytest.MonkeyPatch) -> dict:
-    """The steps each call of the strategy tier's functions ran, by function."""
-    from tfmigrate.runtime.model_fn import runner as runner_module
-
-    calls: dict = {}
-    made = runner_module.ModelFnRunner._function
-
-    def counted(self, key, python_function, mode):
-        function = made(self, key, python_function, mode)
-
-        def call(*args):
-            calls.setdefault(key, []).append(int(args[-1]) if len(args) > 1 else None)
-            return function(*args)
-
-        return call
-
-    monkeypatch.setattr(runner_module.ModelFnRunner, "_function", counted)
-    return calls
-
-
 def test_it_trains_under_the_strategy_in_scope_with_its_estimators_numbers(
     tmp_path: Path, two_cpus: list[str], monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
@@ -119,7 +99,8 @@ def test_it_trains_under_the_strategy_in_scope_with_its_estimators_numbers(
     np.testing.assert_allclose(arrays["out"], [p["out"] for p in expected_predictions], rtol=1e-5, atol=1e-6)
 
 
-def test_steps_per_execution_is_steps_per_call(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_steps_per_execution_is_steps_per_call(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                               model_fn_step_calls: dict) -> None:
     """`compile(steps_per_execution=N)` runs N steps per call of the one step function, whatever the
     config's iterations_per_loop; without it, the config's. (No `loss` summary: its first step
     would end a loop, test_strategy_tier.py.)"""
@@ -127,7 +108,7 @@ def test_steps_per_execution_is_steps_per_call(tmp_path: Path, monkeypatch: pyte
 
     monkeypatch.delenv("TFMIGRATE_STRATEGY", raising=False)
     monkeypatch.setenv("TFMIGRATE_MODEL_FN_TIER", "strategy")
-    calls = _counted_calls(monkeypatch)
+    calls = model_fn_step_calls
     for steps_per_execution, expected in ((5, [5, 5, 3]), (None, [4, 4, 4, 1])):
         calls.clear()
         model = tfm.ModelFnModel(_model_fn, config=_config(tmp_path / str(steps_per_execution), iterations_per_loop=4,

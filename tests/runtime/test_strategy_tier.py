@@ -134,7 +134,8 @@ def test_use_tpu_asks_for_the_tpu_its_run_config_names(monkeypatch: pytest.Monke
     ]
 
 
-def test_iterations_per_loop_steps_run_in_one_call_of_one_trace(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_iterations_per_loop_steps_run_in_one_call_of_one_trace(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                  model_fn_step_calls: dict) -> None:
     """`iterations_per_loop` is steps per tf.function call, the count a tensor: with no summaries,
     13 then 10 steps at 5 per loop are 5 calls, a checkpoint every 10 steps ending a loop there;
     Estimator's `loss` summary, due at each train() call's first step, ends one after that step
@@ -144,23 +145,9 @@ def test_iterations_per_loop_steps_run_in_one_call_of_one_trace(tmp_path: Path, 
     import tensorflow as tf
 
     import tfmigrate.runtime as tfm
-    from tfmigrate.runtime.model_fn import runner as runner_module
 
     monkeypatch.setenv("TFMIGRATE_MODEL_FN_TIER", "strategy")
-    calls: dict = {}
-    made = runner_module.ModelFnRunner._function
-
-    def counted(self, key, python_function, mode):
-        function = made(self, key, python_function, mode)
-
-        def call(*args):
-            calls.setdefault(key, []).append(int(args[-1]) if len(args) > 1 else None)
-            return function(*args)
-
-        call.traced = function
-        return call
-
-    monkeypatch.setattr(runner_module.ModelFnRunner, "_function", counted)
+    calls = model_fn_step_calls
 
     def input_fn(params):
         x = np.arange(64, dtype=np.float32).reshape(32, 2) / 10.0
