@@ -108,7 +108,8 @@ def test_bert_extract_features_migrated_writes_the_originals_features(tmp_path: 
     migrated = tmp_path / "migrated"
     run = subprocess.run([*TFMIGRATE, str(bert), "--out-dir", str(migrated / "bert")], capture_output=True, text=True, cwd=tmp_path)
     assert run.returncode in (0, 1), run.stdout + run.stderr
-    assert "runs on `tfm.estimator` with the model_fn as written" in (migrated / "bert" / "extract_features.py").read_text(encoding="utf-8")
+    # (the model_fn kept as written, hosted by a Keras model in the program's strategy)
+    assert "tfm.ModelFnModel(model_fn," in (migrated / "bert" / "extract_features.py").read_text(encoding="utf-8")
     vocab = inputs.write_vocab(tmp_path / "vocab.txt")
     config = inputs.write_bert_config(tmp_path / "bert_config.json", inputs.vocab_size(vocab))
     text = tmp_path / "input.txt"
