@@ -14,7 +14,7 @@ from __future__ import annotations
 import libcst as cst
 
 from . import ctl_codegen
-from .estimator_scan import POSITIONAL_ARGS, Site
+from .estimator_scan import Site, call_arguments
 
 
 class SiteCodegen:
@@ -64,13 +64,26 @@ class SiteCodegen:
         """`node`'s code as this module spells it."""
         return self.module.code_for_node(node)
 
-    def site_statements(self, site: Site, original: cst.SimpleStatementLine) -> list[cst.BaseStatement]:
-        tfm = self.ctx.need_runtime()
+    def binding_lines(self, site: Site) -> list[str]:
+        """The statements binding the estimator's `params` and `config` where they were expressions
+        (the model and its calls both read them)."""
         lines: list[str] = []
         if site.params_var:
             lines.append(f"{site.params_var} = {self.code_of(site.args['params'])}")
         if site.config_var:
             lines.append(f"{site.config_var} = {self.code_of(site.args['config'])}")
+        return lines
+
+    @staticmethod
+    def as_statements(lines: list[str], original: cst.SimpleStatementLine) -> list[cst.BaseStatement]:
+        """`lines` as the statements replacing the site's `original`, its comments above the first."""
+        body = cst.parse_module("\n".join(lines) + "\n").body
+        first = body[0].with_changes(leading_lines=original.leading_lines)
+        return [first, *body[1:]]
+
+    def site_statements(self, site: Site, original: cst.SimpleStatementLine) -> list[cst.BaseStatement]:
+        tfm = self.ctx.need_runtime()
+        lines = self.binding_lines(site)
         config = self.config_code(site)
         if config != "None" and "tf_random_seed" in self.module.code:
             # TF1 seeded the graph before building it; Keras seeds layers when they are made.
@@ -88,9 +101,7 @@ class SiteCodegen:
             # training first builds the model, unless model_dir has a checkpoint.
             model = f"{site.model_var}.model" if self.ctl_target else site.model_var
             lines.append(f"{tfm}.warm_start({model}, {self.code_of(site.args['warm_start_from'])})")
-        body = cst.parse_module("\n".join(lines) + "\n").body
-        first = body[0].with_changes(leading_lines=original.leading_lines)
-        return [first, *body[1:]]
+        return self.as_statements(lines, original)
 
     def construct_loop(self, site: Site, config: str, build: str, steps_per_loop: str | None) -> list[str]:
         """`--target ctl`: the lines making the loop that replaces the estimator (the model_fn's
@@ -130,13 +141,10 @@ class SiteCodegen:
     ) -> dict[str, cst.BaseExpression] | None:
         """`call`'s arguments by parameter name; an explicit `None` dropped (the default), except
         for the parameters in `keep_none`, whose None is not the runtime's default."""
-        positional = POSITIONAL_ARGS[method]
-        bound: dict[str, cst.BaseExpression] = {}
-        for index, arg in enumerate(call.args):
-            if arg.star or (arg.keyword is None and index >= len(positional)):
-                self.todo(f"`{site.est_name}.{method}(...)` has arguments tfmigrate cannot read: pass them as keyword arguments and run tfmigrate again")
-                return None
-            bound[arg.keyword.value if arg.keyword else positional[index]] = arg.value
+        bound = call_arguments(call, method)
+        if bound is None:
+            self.todo(f"`{site.est_name}.{method}(...)` has arguments tfmigrate cannot read: pass them as keyword arguments and run tfmigrate again")
+            return None
         return {k: v for k, v in bound.items() if k in keep_none or not (isinstance(v, cst.Name) and v.value == "None")}
 
     def spec_text(self, site: Site, kind: str, call: cst.Call, original: cst.Call) -> str | None:

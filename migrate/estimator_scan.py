@@ -91,7 +91,6 @@ class Site:
     exclusive: tuple[cst.IndentedBlock, ...] = ()
     # Kept as written, but as `tfm.ModelFnModel` in its strategy (`kept_model`), not `tfm.estimator`.
     kept_model: bool = False
-    named: bool = False  # (its model_var chosen)
 
 
 ESTIMATOR_METHODS = ("train", "evaluate", "predict", "export_saved_model", "export_savedmodel")
@@ -110,6 +109,18 @@ POSITIONAL_ARGS = {
     "eval_spec": ("input_fn", "steps", "name", "hooks", "exporters", "start_delay_secs", "throttle_secs"),
 }
 SPEC_KEYS = {"train_spec": "estimator.TrainSpec", "eval_spec": "estimator.EvalSpec"}
+
+
+def call_arguments(call: cst.Call, method: str) -> dict[str, cst.BaseExpression] | None:
+    """`call`'s (`est.<method>(...)`, a spec's constructor) arguments by parameter name
+    (`POSITIONAL_ARGS`); None where one cannot be read (a star, a positional past the known ones)."""
+    positional = POSITIONAL_ARGS[method]
+    bound: dict[str, cst.BaseExpression] = {}
+    for index, arg in enumerate(call.args):
+        if arg.star or (arg.keyword is None and index >= len(positional)):
+            return None
+        bound[arg.keyword.value if arg.keyword else positional[index]] = arg.value
+    return bound
 
 
 class DocstringIndent(cst.CSTTransformer):

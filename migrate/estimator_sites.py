@@ -92,6 +92,8 @@ class EstimatorSiteRule(KeptModelCodegen, SiteCodegen, Rule):
     def visit_Module(self, node: cst.Module) -> bool:
         self.module = node
         self._graph_mode: list[str] | None = None  # (`hosted_note`'s, worked out once)
+        self._graph_mode_kept: list[str] | None = None  # (`_graph_mode_anywhere`'s)
+        self._drops_kept_switches: bool | None = None  # (`_drops_switches_for_kept`'s)
         self.functions = {s.name.value: s for s in node.body if isinstance(s, cst.FunctionDef)}
         # BERT's `model_fn_builder(...)`: a module-level function that defines the model_fn inside
         # it (a closure over its arguments) and returns it. The nested model_fn is migrated in
@@ -305,7 +307,7 @@ class EstimatorSiteRule(KeptModelCodegen, SiteCodegen, Rule):
         model of an earlier site of the scope still called after this one is built (two
         estimators built before either trains keep two models)."""
         taken = names_in(site.scope) | set(self.functions)
-        earlier = [other for other in self.sites if other is not site and other.scope is site.scope and other.named]
+        earlier = [other for other in self.sites[: self.sites.index(site)] if other.scope is site.scope]
         if not earlier:
             return taken
         order: dict[int, int] = {}
@@ -327,7 +329,6 @@ class EstimatorSiteRule(KeptModelCodegen, SiteCodegen, Rule):
         self.prepare_model(site)
         taken = self._names_taken(site)
         site.model_var = fresh_name("loop" if self.ctl_target else "model", taken, site.est_name)
-        site.named = True
         site.strategy_var = fresh_name("strategy", taken, site.est_name)
         if "params" in site.args and not isinstance(site.args["params"], cst.Name):
             site.params_var = fresh_name("params", taken, site.est_name)
@@ -374,7 +375,7 @@ class EstimatorSiteRule(KeptModelCodegen, SiteCodegen, Rule):
         every estimator here is kept as written: its model_fns run in TF2 on the strategy tier,
         which runs what needs TF1 graph mode (hooks, queues) there by itself; not where the module
         runs Session/placeholder code of its own."""
-        if not hasattr(self, "_drops_kept_switches"):
+        if self._drops_kept_switches is None:
             from .rules.graph_mode_programs import runs_session_code  # (the rules import this module)
 
             self._drops_kept_switches = bool(
@@ -386,15 +387,21 @@ class EstimatorSiteRule(KeptModelCodegen, SiteCodegen, Rule):
     def _graph_mode_anywhere(self) -> list[str]:
         """What in this module sends a kept model_fn's calls to graph mode (its switches, unless
         they go: `_drops_switches_for_kept`)."""
-        if not hasattr(self, "_graph_mode_all"):
-            reasons = reasons_for(self.ESTIMATOR_NAME, graph_mode_reasons(self.module.code, switches=not self._drops_switches_for_kept()))
-            if self.ctx.session_switch:
-                from .rules.graph_mode_programs import gets_the_switch  # (the rules import this module)
+        if self._graph_mode_kept is None:
+            self._graph_mode_kept = self._module_graph_reasons(switches=not self._drops_switches_for_kept(), session=True)
+        return self._graph_mode_kept
 
-                if gets_the_switch(self.module.code, self.ctx.tf2_alias):
-                    reasons.append("Session/placeholder code")
-            self._graph_mode_all = reasons
-        return self._graph_mode_all
+    def _module_graph_reasons(self, *, switches: bool, session: bool) -> list[str]:
+        """Why this rule's hosted estimators run in graph mode, read off the module
+        (`runtime_tier`): with the program's switches counted or not, and (`session`) the
+        switch TFM104 adds to Session/placeholder code."""
+        reasons = reasons_for(self.ESTIMATOR_NAME, graph_mode_reasons(self.module.code, switches=switches))
+        if session and self.ctx.session_switch:
+            from .rules.graph_mode_programs import gets_the_switch  # (the rules import this module)
+
+            if gets_the_switch(self.module.code, self.ctx.tf2_alias):
+                reasons.append("its Session/placeholder code keeps TF1 graph mode (TFM104 adds `disable_v2_behavior()`)")
+        return reasons
 
     def _use_where(self, use: cst.CSTNode | None) -> str:
         """` (line N: `return estimator`)`: where a statement uses the estimator otherwise."""
@@ -840,13 +847,7 @@ class EstimatorSiteRule(KeptModelCodegen, SiteCodegen, Rule):
         if self._graph_mode is None:
             # (the switches to graph mode are dropped where an estimator here is migrated to Keras)
             kept = all(s.problems for s in self.sites)
-            self._graph_mode = reasons_for(
-                self.ESTIMATOR_NAME, graph_mode_reasons(self.module.code, switches=kept and not self._drops_switches_for_kept()))
-            if kept and self.ctx.session_switch:
-                from .rules.graph_mode_programs import gets_the_switch  # (the rules import this module)
-
-                if gets_the_switch(self.module.code, self.ctx.tf2_alias):
-                    self._graph_mode.append("its Session/placeholder code keeps TF1 graph mode (TFM104 adds `disable_v2_behavior()`)")
+            self._graph_mode = self._module_graph_reasons(switches=kept and not self._drops_switches_for_kept(), session=kept)
         return site_note(self.ESTIMATOR_NAME, reason, self._graph_mode)
 
     def can_host(self, call: cst.Call) -> bool:

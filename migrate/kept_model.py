@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from .estimator_scan import POSITIONAL_ARGS, Site, fresh_name
+from .estimator_scan import Site, call_arguments, fresh_name
 
 _CALLS = {"train": "fit", "evaluate": "evaluate", "predict": "predict_examples"}
 _CALL_ARGS = {
@@ -38,8 +38,8 @@ _CALL_ARGS = {
 
 class KeptModelCodegen:
     """Writes a kept model_fn's site as TF2 (module doc); a mixin of `EstimatorSiteRule`, which
-    supplies `ctx`, `module`, `call_rewrites`, `code_of`, `config_code`, `strategy_statement`,
-    `steps_per_execution` and `_bind_call`."""
+    supplies `ctx`, `module`, `call_rewrites`, `code_of`, `config_code`, `binding_lines`,
+    `as_statements`, `strategy_statement`, `steps_per_execution` and `_bind_call`."""
 
     # Whether this rule's kept model_fns become `tfm.ModelFnModel` (Estimator, TPUEstimator).
     KEEPS_MODEL_FN_AS_MODEL = False
@@ -70,17 +70,11 @@ class KeptModelCodegen:
     def kept_model_names(self, site: Site) -> None:
         """The model's and strategy's names: `model`/`strategy` unless the scope has them (one
         name on both targets)."""
-        site.named = False
         site.model_var = fresh_name("model", self._names_taken(site), site.est_name)  # type: ignore[attr-defined]
-        site.named = True
 
     def kept_model_statements(self, site: Site, original: cst.SimpleStatementLine) -> list[cst.BaseStatement]:
         tfm = self.ctx.need_runtime()  # type: ignore[attr-defined]
-        lines: list[str] = []
-        if site.params_var:
-            lines.append(f"{site.params_var} = {self.code_of(site.args['params'])}")  # type: ignore[attr-defined]
-        if site.config_var:
-            lines.append(f"{site.config_var} = {self.code_of(site.args['config'])}")  # type: ignore[attr-defined]
+        lines = self.binding_lines(site)  # type: ignore[attr-defined]
         config = self.config_code(site)  # type: ignore[attr-defined]
         lines.append(self.strategy_statement(site, config, tfm))  # type: ignore[attr-defined]
         arguments = [self.code_of(site.args["model_fn"])]  # type: ignore[attr-defined]
@@ -99,9 +93,7 @@ class KeptModelCodegen:
         lines.append(f"with {site.strategy_var}.scope():")
         lines.append(f"    {site.model_var} = {tfm}.ModelFnModel({', '.join(arguments)})")
         lines.append(f"    {site.model_var}.compile({'' if steps is None else f'steps_per_execution={steps}'})")
-        body = cst.parse_module("\n".join(lines) + "\n").body
-        first = body[0].with_changes(leading_lines=original.leading_lines)
-        return [first, *body[1:]]
+        return self.as_statements(lines, original)  # type: ignore[attr-defined]
 
     def kept_model_call_text(self, site: Site, method: str, call: cst.Call) -> str | None:
         """`est.train(input_fn, ...)` -> `tfm.fit(model, input_fn, ...)` (evaluate, predict_examples
@@ -116,10 +108,5 @@ class KeptModelCodegen:
 
 def _reads_input_fn(call: cst.Call, method: str) -> bool:
     """Whether `call` (`est.<method>(...)`) passes its arguments readably, the input_fn among them."""
-    positional = POSITIONAL_ARGS[method]
-    names = []
-    for index, arg in enumerate(call.args):
-        if arg.star or (arg.keyword is None and index >= len(positional)):
-            return False
-        names.append(arg.keyword.value if arg.keyword else positional[index])
-    return "input_fn" in names
+    bound = call_arguments(call, method)
+    return bound is not None and "input_fn" in bound

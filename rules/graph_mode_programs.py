@@ -46,6 +46,7 @@ def _needs_graph(tree: ast.Module, names: AliasTable, tf: str, chains: set[str])
 
     if not any(graph_only(dotted) for dotted in chains):
         return False
+
     def receiver(call: ast.AST) -> bool:
         full = qualified(ast_dotted(call.func) or "", names, tf) or "" if isinstance(call, ast.Call) else ""
         hosted = full[len(RUNTIME_MODULE) + 1:] if full.startswith(RUNTIME_MODULE + ".") else None  # (`tfm.estimator.export.X`)

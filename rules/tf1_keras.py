@@ -53,19 +53,20 @@ def _keras_side(view: SourceView, tf: str, tf1: bool = True) -> str | None:
     Keras 3 code (standalone `keras`, the runtime's Keras side), else None. Its chains as TFM104
     reads them, the runtime's included before the pass adds its import. (A TF 2.x program's
     Session code runs a graph of its own beside eager Keras: it decides nothing.)"""
-    graph = False
-    chains = [qualified(dotted, view.names, tf) for dotted in dotted_names(view.tree)]
-    kept_model = _KEPT_MODEL in chains
-    for full in chains:
+    graph = kept_calls = kept_model = False
+    for dotted in dotted_names(view.tree):
+        full = qualified(dotted, view.names, tf)
         if full is None or _keras_rest(full) is not None:
             continue
-        if kept_model and full in _KEPT_MODEL_CALLS:
-            graph = True  # a kept model_fn's host and its calls: the model_fn is TF1 graph code
+        if full in _KEPT_MODEL_CALLS:  # the runtime's Keras side, unless a kept model_fn's host is built here
+            kept_calls, kept_model = True, kept_model or full == _KEPT_MODEL
             continue
         if full.split(".")[0] == "keras" or (full.startswith(RUNTIME_MODULE + ".") and runs_eagerly(full)):
             return "keras3"  # standalone, or the runtime's Keras side: one Keras per program
         graph = graph or full in _HOSTED_GRAPH or (tf1 and canonical_name(full) in GRAPH_ONLY)
-    return "graph" if graph else None
+    if kept_calls and not kept_model:
+        return "keras3"
+    return "graph" if graph or kept_model else None
 
 
 def keras_code(symbols: frozenset[str], names: AliasTable, ctx) -> tuple[bool, bool]:

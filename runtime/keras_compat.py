@@ -67,7 +67,7 @@ from .tf1_checkpoint import apply_init_checkpoints
 from .callbacks import StepLogger, SummarySaver
 from .cluster import is_chief
 
-__all__ = ["EstimatorCallsModel", "evaluate", "fit", "predict", "seed_from_config"]
+__all__ = ["EstimatorCallsModel", "estimator_call", "evaluate", "fit", "predict", "seed_from_config"]
 
 _RAN_OUT_OF_DATA = "Your input ran out of data"
 _RESERVED_FIT_KWARGS = ("x", "y", "batch_size", "validation_split")
@@ -87,10 +87,11 @@ _ESTIMATOR_CALL_ARGS = {
     "fit": ("steps", "max_steps", "hooks", "saving_listeners"),
     "evaluate": ("steps", "hooks", "checkpoint_path", "name"),
     "predict": ("steps", "hooks", "checkpoint_path"),
+    "predict_examples": ("predict_keys", "yield_single_examples", "hooks", "checkpoint_path"),
 }
 
 
-def _estimator_call(model: EstimatorCallsModel, caller: str, data: Any, given: dict[str, Any]) -> Any:
+def estimator_call(model: EstimatorCallsModel, caller: str, data: Any, given: dict[str, Any]) -> Any:
     """`model`'s own call for `caller`, with the Estimator arguments given (`config`/`model_dir` must
     be the model's own: a kept model_fn reads them from its estimator)."""
     extra = sorted(key for key, value in given.items() if value is not None and key not in _ESTIMATOR_CALL_ARGS[caller]
@@ -376,7 +377,7 @@ def fit(
             a reserved `fit_kwargs` key, or a `fit_kwargs` key the runtime's engine does not run.
     """
     if isinstance(model, EstimatorCallsModel):
-        return _estimator_call(model, "fit", data, dict(steps=steps, max_steps=max_steps, config=config, model_dir=model_dir, hooks=hooks, saving_listeners=saving_listeners, callbacks=callbacks, **fit_kwargs))
+        return estimator_call(model, "fit", data, dict(steps=steps, max_steps=max_steps, config=config, model_dir=model_dir, hooks=hooks, saving_listeners=saving_listeners, callbacks=callbacks, **fit_kwargs))
     _check_model(model, "fit")
     if steps is not None and max_steps is not None:
         raise ValueError("Can not provide both `steps` and `max_steps`.")
@@ -632,7 +633,7 @@ def evaluate(
             does not take.
     """
     if isinstance(model, EstimatorCallsModel):
-        return _estimator_call(model, "evaluate", data, dict(steps=steps, config=config, model_dir=model_dir, hooks=hooks, name=name, checkpoint_path=checkpoint_path, **kwargs))
+        return estimator_call(model, "evaluate", data, dict(steps=steps, config=config, model_dir=model_dir, hooks=hooks, name=name, checkpoint_path=checkpoint_path, **kwargs))
     _check_model(model, "evaluate")
     steps = check_steps(steps, "steps")
     for key in ("x", "y", "batch_size", "return_dict"):
@@ -764,7 +765,7 @@ def predict(
         TypeError: For `data` of an unsupported type or a reserved keyword.
     """
     if isinstance(model, EstimatorCallsModel):
-        return _estimator_call(model, "predict", data, dict(steps=steps, config=config, model_dir=model_dir, hooks=hooks, checkpoint_path=checkpoint_path, **kwargs))
+        return estimator_call(model, "predict", data, dict(steps=steps, config=config, model_dir=model_dir, hooks=hooks, checkpoint_path=checkpoint_path, **kwargs))
     _check_model(model, "predict", compiled=False)
     steps = check_steps(steps, "steps")
     for key in ("x", "batch_size"):

@@ -12,7 +12,7 @@ from typing import Any, Iterator, Sequence
 
 import numpy as np
 from . import engine
-from .keras_compat import EstimatorCallsModel, one_step_per_run, predict
+from .keras_compat import EstimatorCallsModel, estimator_call, one_step_per_run, predict
 
 
 def predict_examples(
@@ -41,11 +41,8 @@ def predict_examples(
       ValueError: a `predict_keys` entry the predictions do not have.
     """
     if isinstance(model, EstimatorCallsModel):  # Estimator's own predict, on a kept model_fn
-        given = dict(predict_kwargs)
-        for key in ("config", "model_dir"):
-            given.pop(key, None)
-        yield from model.predict_examples(data, predict_keys=predict_keys, yield_single_examples=yield_single_examples,
-                                          **given)
+        yield from estimator_call(model, "predict_examples", data, dict(
+            predict_keys=predict_keys, yield_single_examples=yield_single_examples, **predict_kwargs))
         return
     sizes: list[int] = []
     if not yield_single_examples and not engine.uses_engine(model):
