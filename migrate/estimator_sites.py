@@ -41,7 +41,7 @@ from .estimator_scan import (
 )
 from .hosted import HOSTED_SITES, kept_model_note, site_note
 from .kept_model import KeptModelCodegen
-from .runtime_tier import graph_mode_reasons, reasons_for
+from .runtime_tier import gives_a_runconfig_strategy, graph_mode_reasons, reasons_for
 from .estimator_surface import EARLY_STOPPING, RECEIVERS, SURFACE_SYMBOLS, SurfaceRewriter, base_kind, session_only_uses, tensor_arg_problem
 from .keras_codegen import render
 from .estimator.analyzer import ModelFnAnalyzer
@@ -456,11 +456,9 @@ class EstimatorSiteRule(KeptModelCodegen, SiteCodegen, Rule):
         graph-mode replicas did not count a layer's penalty as Keras counts it across replicas
         (generated seed 568: a MirroredStrategy regression whose `get_total_loss()` held layer
         regularizers trained 1e-3 apart; without the regularizers, or without the strategy, the
-        rewrite is exact). The graph-mode tier runs those replicas as TF 2.15 did."""
+        rewrite is exact). The hosted estimator runs those replicas as TF 2.15 did."""
         code = self.module.code
-        if "regulariz" in code and "train_distribute" in code and any(
-            "train_distribute" in reason for reason in graph_mode_reasons(code)
-        ):
+        if "regulariz" in code and "train_distribute" in code and gives_a_runconfig_strategy(code):
             site.problems.append(
                 "its layers' regularization under `RunConfig(train_distribute=...)`: TF 1.x's replicas counted "
                 "those penalties in a way the Keras rewrite does not reproduce yet"

@@ -17,18 +17,23 @@ import ast
 
 from .names import ast_dotted
 
-__all__ = ["graph_mode_reasons", "reasons_for"]
+__all__ = ["gives_a_runconfig_strategy", "graph_mode_reasons", "reasons_for"]
 
-_DISTRIBUTE = "RunConfig's train_distribute/eval_distribute runs TF 2.15's graph-mode replica path"
+_DISTRIBUTE = "RunConfig's train_distribute/eval_distribute {} runs on TF 2.15's graph-mode replica path only"
 # Keywords whose non-empty value sends a call to graph mode, and why.
 _KEYWORDS = {
     "training_hooks": "the spec's training hooks run in a Session",
     "training_chief_hooks": "the spec's training hooks run in a Session",
     "evaluation_hooks": "the spec's evaluation hooks run in a Session",
     "prediction_hooks": "the spec's prediction hooks run in a Session",
-    "train_distribute": _DISTRIBUTE,
-    "eval_distribute": _DISTRIBUTE,
 }
+_DISTRIBUTE_KEYWORDS = frozenset({"train_distribute", "eval_distribute"})
+# A RunConfig strategy the strategy tier runs as TF 1.x's Estimator ran it (in-process or
+# multi-worker synchronous replicas, `runtime/model_fn/__init__.py`); a module that builds
+# another one and hands a RunConfig a strategy is read as handing it that one.
+_STRATEGY_TIER_STRATEGIES = frozenset({
+    "MirroredStrategy", "OneDeviceStrategy", "MultiWorkerMirroredStrategy", "CollectiveAllReduceStrategy",
+})
 # Estimator methods whose `hooks=` run in a Session.
 _HOOKED_METHODS = frozenset({"train", "evaluate", "predict"})
 # TF1's queue-runner input pipeline (`tf.train.*`).
@@ -50,8 +55,7 @@ def _empty(value: ast.expr) -> bool:
 
 def _call_reasons(call: ast.Call, switches: bool) -> list[str]:
     name = ast_dotted(call.func) or ""
-    func = call.func
-    last = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+    last = _last_name(call.func)
     reasons = [_KEYWORDS[k.arg] for k in call.keywords if k.arg in _KEYWORDS and not _empty(k.value)]
     if last in _HOOKED_METHODS and isinstance(call.func, ast.Attribute):
         if any(k.arg == "hooks" and not _empty(k.value) for k in call.keywords):
@@ -78,7 +82,35 @@ def graph_mode_reasons(source: str, switches: bool = True) -> list[str]:
         return []
     calls = sorted((node for node in ast.walk(tree) if isinstance(node, ast.Call)),
                    key=lambda node: (node.lineno, node.col_offset))
-    return list(dict.fromkeys(reason for call in calls for reason in _call_reasons(call, switches)))
+    reasons = [reason for call in calls for reason in _call_reasons(call, switches)]
+    return list(dict.fromkeys(reasons + _distribute_reasons(calls)))
+
+
+def gives_a_runconfig_strategy(source: str) -> bool:
+    """Whether a call in the text passes a non-empty `train_distribute=`/`eval_distribute=`."""
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return False
+    return _gives_a_strategy([node for node in ast.walk(tree) if isinstance(node, ast.Call)])
+
+
+def _gives_a_strategy(calls: list[ast.Call]) -> bool:
+    return any(k.arg in _DISTRIBUTE_KEYWORDS and not _empty(k.value) for call in calls for k in call.keywords)
+
+
+def _distribute_reasons(calls: list[ast.Call]) -> list[str]:
+    """A RunConfig strategy the strategy tier does not run (ParameterServer, CentralStorage), where
+    the module hands a RunConfig a strategy and builds such a one."""
+    if not _gives_a_strategy(calls):
+        return []
+    built = [_last_name(call.func) for call in calls]
+    other = [name for name in built if name.endswith("Strategy") and name not in _STRATEGY_TIER_STRATEGIES]
+    return [_DISTRIBUTE.format(name) for name in dict.fromkeys(other)]
+
+
+def _last_name(func: ast.expr) -> str:
+    return func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
 
 
 def reasons_for(estimator: str, reasons: list[str]) -> list[str]:
@@ -86,5 +118,5 @@ def reasons_for(estimator: str, reasons: list[str]) -> list[str]:
     never runs a RunConfig's train_distribute/eval_distribute (`tfm.estimator.tpu.TPUEstimator`
     refuses one), so that reason belongs to the module's Estimators (a GPU path beside the TPU one)."""
     if estimator == "TPUEstimator":
-        return [reason for reason in reasons if reason != _DISTRIBUTE]
+        return [reason for reason in reasons if not reason.startswith(_DISTRIBUTE.split("{")[0])]
     return reasons

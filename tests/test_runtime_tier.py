@@ -32,8 +32,12 @@ def test_what_the_runtime_runs_in_graph_mode_is_named_once_each_in_order() -> No
     assert reasons(", training_hooks=[tf.train.LoggingTensorHook({'loss': loss}, 10)]") == [
         "the spec's training hooks run in a Session"]
     assert reasons(hooks=", hooks=[hook]", config="train_distribute=strategy") == [
-        "RunConfig's train_distribute/eval_distribute runs TF 2.15's graph-mode replica path",
         "`train(hooks=...)` hooks run in a Session"]
+    parameter_server = "strategy = tf.distribute.experimental.ParameterServerStrategy(resolver)\n"
+    assert reasons(config="train_distribute=strategy", more=parameter_server) == [
+        "RunConfig's train_distribute/eval_distribute ParameterServerStrategy runs on TF 2.15's graph-mode "
+        "replica path only"]
+    assert reasons(more=parameter_server) == []  # (a strategy no RunConfig takes)
     scaffold = ", scaffold_fn=lambda: tf.train.Scaffold(saver=tf.train.Saver(ema.variables_to_restore()))"
     assert reasons(scaffold) == ["its Scaffold's own Saver restores and saves by its own names"]
     queues = "images = tf.train.shuffle_batch([image], 8, 100, 10)\nimages = tf.train.batch([image], 8)\n"
@@ -105,16 +109,17 @@ def main(use_tpu, input_fn):
     run_config = tf.estimator.tpu.RunConfig(model_dir="m")
     estimator = tf.estimator.tpu.TPUEstimator(model_fn, config=run_config, train_batch_size=8, params={"hidden": [4]})
   else:
-    run_config = tf.estimator.RunConfig(model_dir="m", train_distribute=tf.distribute.MirroredStrategy())
+    run_config = tf.estimator.RunConfig(model_dir="m", train_distribute=tf.distribute.experimental.CentralStorageStrategy())
     estimator = tf.estimator.Estimator(model_fn, config=run_config, params={"hidden": [4]})
   estimator.train(input_fn, max_steps=10)
 """
 
 
 def test_train_distribute_sends_only_the_modules_estimators_to_graph_mode() -> None:
-    """A TPU program's GPU path (an Estimator with `RunConfig(train_distribute=...)`) beside its
-    TPUEstimator: a TPUEstimator never runs a train_distribute config, so only the Estimator is
-    `graph`, and the TPUEstimator's note says TF2."""
+    """A TPU program's GPU path (an Estimator with `RunConfig(train_distribute=...)` of a strategy
+    the strategy tier does not run) beside its TPUEstimator: a TPUEstimator never runs a
+    train_distribute config, so only the Estimator is `graph`, and the TPUEstimator's note says TF2.
+    With a MirroredStrategy both are `strategy`."""
     from tfmigrate.engine import transform_source
     from tfmigrate.tiers import GRAPH, STRATEGY
 
@@ -122,3 +127,5 @@ def test_train_distribute_sends_only_the_modules_estimators_to_graph_mode() -> N
     assert [(site["estimator"], site["tier"]) for site in result.estimators] == [("TPUEstimator", STRATEGY), ("Estimator", GRAPH)]
     notes = [line for line in result.output.splitlines() if "# tfmigrate: this" in line]
     assert "TF2 inside the strategy's tf.function" in notes[0] and "TF1 graph mode" in notes[1], notes
+    mirrored = transform_source(TPU_AND_GPU_PATHS.replace("experimental.CentralStorageStrategy", "MirroredStrategy"))
+    assert [site["tier"] for site in mirrored.estimators] == [STRATEGY, STRATEGY]

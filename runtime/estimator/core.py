@@ -297,44 +297,74 @@ class Estimator(CheckpointReader):
         self._model_fn = model_fn
         self._params = dict(params or {})
         self._warm_start_settings = _warm_start_settings(warm_start_from)
-        for strategy in (self._config.train_distribute, self._config.eval_distribute):
-            if strategy is not None:
-                distribute.check_strategy(strategy)
         self._tier = model_fn_tiers.tier()
+        if self._tier == "graph":  # (the strategy tier runs more strategies; it checks a call it leaves to graph mode)
+            for strategy in (self._config.train_distribute, self._config.eval_distribute):
+                if strategy is not None:
+                    distribute.check_strategy(strategy)
         self._runner: Any = None
+        self._distributed_runners: list = []  # (RunConfig strategy, its runner)
         self._host: dict[str, Any] = {}  # what `run_under` set: the strategy, steps per call, XLA
 
     # -- the strategy tier -----------------------------------------------------------------------
 
     def _strategy_tier(self, what: str, *, distributed: Any = None, hooks: Any = None) -> Any:
-        """The strategy tier's runner for this call, or None (the call runs in graph mode)."""
+        """The strategy tier's runner for this call, or None (the call runs in graph mode).
+
+        `distributed` (the RunConfig's `train_distribute`/`eval_distribute` for this call): the
+        model_fn runs under that strategy as TF 1.x's Estimator ran it there (`ModelFnRunner`'s
+        `distribute_as_estimator`); otherwise under TFMIGRATE_STRATEGY, `run_under`'s strategy or
+        the default one."""
         if self._tier != "strategy":
             return None
         reason = None
-        if distributed is not None:
-            reason = "RunConfig's train_distribute/eval_distribute runs TF 2.15's graph-mode replica path"
-        elif not tf.compat.v1.executing_eagerly_outside_functions():
+        if not tf.compat.v1.executing_eagerly_outside_functions():
             reason = "the program disabled eager execution (TF1 graph mode)"
         elif hooks:
             reason = f"{what}(hooks=...) hooks run in a Session"
+        elif distributed is not None:
+            reason = model_fn_tiers.distribute_unsupported(distributed)
         if reason:
             logger.warning("%s runs in graph mode: %s.", what.capitalize(), reason)
             return None
+        if distributed is not None:
+            return self._distributed_runner(distributed)
         if self._runner is None:
             host = self._host
-            strategy = model_fn_tiers.strategy_from_env() or host.get("strategy") or self._default_strategy()
-            steps_per_call = host.get("steps_per_call") or getattr(self._config, "iterations_per_loop", 1) or 1
+            strategy = model_fn_tiers.strategy_from_env() or self._host_strategy() or self._default_strategy()
             self._runner = model_fn_tiers.ModelFnRunner(
-                self, strategy, steps_per_call=steps_per_call, jit_compile=bool(host.get("jit_compile")),
+                self, strategy, steps_per_call=self._steps_per_call(), jit_compile=bool(host.get("jit_compile")),
                 **self._runner_options())
         return self._runner
+
+    def _host_strategy(self) -> Any:
+        """`run_under`'s strategy, unless it is the RunConfig's own: a call TF 1.x's Estimator ran
+        with no strategy (an evaluation with no `eval_distribute`, a prediction) runs on one device."""
+        strategy = self._host.get("strategy")
+        if strategy is not None and strategy in (self._config.train_distribute, self._config.eval_distribute):
+            return None
+        return strategy
+
+    def _distributed_runner(self, strategy: Any) -> Any:
+        """The runner under a RunConfig's own strategy (one per strategy: train and eval may differ)."""
+        for known, runner in self._distributed_runners:
+            if known is strategy:
+                return runner
+        runner = model_fn_tiers.ModelFnRunner(self, strategy, distribute_as_estimator=True,
+                                              steps_per_call=self._steps_per_call(),
+                                              jit_compile=bool(self._host.get("jit_compile")))
+        self._distributed_runners.append((strategy, runner))
+        return runner
+
+    def _steps_per_call(self) -> int:
+        return self._host.get("steps_per_call") or getattr(self._config, "iterations_per_loop", 1) or 1
 
     def run_under(self, strategy: Any = None, *, steps_per_call: int | None = None, jit_compile: bool = False) -> None:
         """Sets how the strategy tier runs this model_fn from now on (`tfm.ModelFnModel` calls it):
         under `strategy` (None: the one TFMIGRATE_STRATEGY names, else the estimator's own),
         `steps_per_call` steps per `tf.function` call (None: `iterations_per_loop`), every step
         compiled with XLA when `jit_compile`. TFMIGRATE_STRATEGY still wins over `strategy`."""
-        if self._runner is not None:
+        if self._runner is not None or self._distributed_runners:
             raise RuntimeError("run_under(): this estimator's strategy tier already ran; set it before the first call.")
         self._host = {"strategy": strategy, "steps_per_call": steps_per_call, "jit_compile": jit_compile}
 
@@ -465,6 +495,7 @@ class Estimator(CheckpointReader):
         if steps is not None or max_steps is not None:
             hooks.append(tf.compat.v1.train.StopAtStepHook(steps, max_steps))
         if self._config.train_distribute is not None:
+            distribute.check_strategy(self._config.train_distribute)
             loss = distribute.train(self, self._config.train_distribute, input_fn, hooks, listeners)
             logger.info("Loss for final step: %s.", loss)
             return self
@@ -593,6 +624,8 @@ class Estimator(CheckpointReader):
                 write_eval_summary(self.eval_dir(name), results, step, checkpoint_path)
                 return results
         strategy = self._config.eval_distribute
+        if strategy is not None:
+            distribute.check_strategy(strategy)
         with tf.Graph().as_default() as graph:
             scope = distribute.eval_scope(strategy) if strategy is not None else contextlib.nullcontext()
             with scope:

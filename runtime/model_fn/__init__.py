@@ -26,7 +26,7 @@ import tensorflow as tf
 
 from .runner import PARAMETER_SERVER_UNSUPPORTED, ModelFnRunner, Unsupported, jit_compile_requested
 
-__all__ = ["ModelFnRunner", "Unsupported", "jit_compile_requested", "strategy_from_env", "tier"]
+__all__ = ["ModelFnRunner", "Unsupported", "distribute_unsupported", "jit_compile_requested", "strategy_from_env", "tier"]
 
 _TIERS = ("graph", "strategy")
 _KINDS = {
@@ -65,3 +65,21 @@ def strategy_from_env() -> tf.distribute.Strategy | None:
         names = [device.name for device in tf.config.list_logical_devices("CPU")]
         return make_strategy("mirrored", devices=names)
     return make_strategy(kind)
+
+
+# A RunConfig's own strategy the strategy tier runs as TF 1.x's Estimator ran it (synchronous, in-process
+# or multi-worker replicas). TF 1.x's Estimator ran no other (ParameterServer trained through its own
+# workers' sessions; TPUStrategy and CentralStorage were not Estimator strategies).
+_RUNCONFIG_STRATEGIES = (
+    tf.distribute.MirroredStrategy, tf.compat.v1.distribute.MirroredStrategy,
+    tf.distribute.OneDeviceStrategy, tf.compat.v1.distribute.OneDeviceStrategy,
+    tf.distribute.MultiWorkerMirroredStrategy, tf.compat.v1.distribute.experimental.MultiWorkerMirroredStrategy,
+)
+
+
+def distribute_unsupported(strategy: tf.distribute.Strategy) -> str | None:
+    """Why a RunConfig's `train_distribute`/`eval_distribute` runs in graph mode, or None."""
+    if isinstance(strategy, _RUNCONFIG_STRATEGIES):
+        return None
+    return (f"RunConfig's train_distribute/eval_distribute {type(strategy).__name__} runs on TF 2.15's graph-mode "
+            "replica path only")

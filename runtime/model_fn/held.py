@@ -34,9 +34,10 @@ import numpy as np
 import tensorflow as tf
 from tensorflow.python.framework import random_seed
 from tensorflow.python.ops import variable_scope as _vs
+from tensorflow.python.training import optimizer as _v1_optimizer
 
 from .checks import Unsupported
-from .tf1_build import seed_graph
+from .tf1_build import patched, seed_graph
 
 __all__ = ["Found", "HeldVariables", "NotHeld", "discover"]
 
@@ -58,6 +59,7 @@ class Found:
     random_ops: int  # the unseeded random ops its initializer made (each took the next op seed)
     synchronization: Any
     aggregation: Any
+    non_slot: bool = False  # a V1 optimizer's own (`beta1_power`): made where it applies the gradients
 
 
 class _RecordingStore(_vs._VariableStore):  # noqa: SLF001 - TF1's own store, subclassed to record
@@ -95,14 +97,28 @@ def discover(graph: tf.Graph, build: Callable[[], Any]) -> tuple[Any, list[Found
     function computing their initial values (called only where no checkpoint gives them)."""
     creations: list[tuple[Any, int]] = []
     store = _RecordingStore()
+    non_slot: set[int] = set()
+    making_non_slot = threading.local()
 
     def record(next_creator, **kwargs):
         before = random_op_count()
         variable = next_creator(**kwargs)
         creations.append((variable, random_op_count() - before))
+        if getattr(making_non_slot, "on", False):
+            non_slot.add(id(variable))
         return variable
 
-    with graph.as_default(), _vs.with_variable_store(store), tf.variable_creator_scope(record):
+    original = _v1_optimizer.Optimizer._create_non_slot_variable  # noqa: SLF001
+
+    def create_non_slot_variable(self, *args, **kwargs):
+        making_non_slot.on = True
+        try:
+            return original(self, *args, **kwargs)
+        finally:
+            making_non_slot.on = False
+
+    with graph.as_default(), _vs.with_variable_store(store), tf.variable_creator_scope(record), \
+            patched((_v1_optimizer.Optimizer, "_create_non_slot_variable", create_non_slot_variable)):
         result = build()
     variables = [v for v, _ in creations]
     random_ops = {id(v): count for v, count in creations}
@@ -123,12 +139,60 @@ def discover(graph: tf.Graph, build: Callable[[], Any]) -> tuple[Any, list[Found
             random_ops=store.random_ops.get(id(variable), random_ops[id(variable)]),
             synchronization=getattr(variable, "synchronization", tf.VariableSynchronization.AUTO),
             aggregation=getattr(variable, "aggregation", tf.VariableAggregation.NONE),
+            non_slot=id(variable) in non_slot,
         ))
     graph_def = graph.as_graph_def()
     return result, found, lambda: _initial_values(graph_def, initial)
 
 
 _TRAINABLE = _KEYS.TRAINABLE_VARIABLES
+# What each replica's build adds and reads as its own where a replica stands for one device's whole
+# build (`mean_gradients`: a replicated run gives one device's numbers): a replica's
+# `get_total_loss()`/`get_regularization_loss()` sums its own losses, not the other replicas' too.
+_REPLICA_COLLECTIONS = (_KEYS.LOSSES, _KEYS.REGULARIZATION_LOSSES, _KEYS.UPDATE_OPS)
+
+
+class _ReplicasOwn(list):
+    """A trace graph's collection that each replica's thread reads as the entries added before the
+    replicas plus its own: MirroredStrategy's replicas are threads building one graph, and TF's
+    collections are the graph's. Only `append` and reading are used on a collection (TF's own
+    `add_to_collection`, `get_collection`, `get_collection_ref` + append)."""
+
+    def __init__(self, items: list) -> None:
+        super().__init__(items)
+        self._by_thread: dict[int, list] = {}
+
+    def enter_replica(self) -> None:
+        self._by_thread.setdefault(threading.get_ident(), [])
+
+    def _visible(self) -> list:
+        return list(super().__iter__()) + self._by_thread.get(threading.get_ident(), [])
+
+    def append(self, value: Any) -> None:
+        own = self._by_thread.get(threading.get_ident())
+        if own is None:
+            super().append(value)
+        else:
+            own.append(value)
+
+    def extend(self, values: Any) -> None:
+        for value in values:
+            self.append(value)
+
+    def __iter__(self):
+        return iter(self._visible())
+
+    def __len__(self) -> int:
+        return len(self._visible())
+
+    def __bool__(self) -> bool:
+        return bool(self._visible())
+
+    def __getitem__(self, index: Any) -> Any:
+        return self._visible()[index]
+
+    def __contains__(self, value: Any) -> bool:
+        return value in self._visible()
 _TRACE_COLLECTIONS = (_KEYS.GLOBAL_VARIABLES, _KEYS.LOCAL_VARIABLES, _KEYS.TRAINABLE_VARIABLES)
 
 
@@ -196,14 +260,19 @@ class HeldVariables:
         return [self.by_name[item.name] for item in found if _KEYS.GLOBAL_VARIABLES not in item.collections]
 
     @contextlib.contextmanager
-    def scope(self, found: list[Found]) -> Iterator["_Trace"]:
+    def scope(self, found: list[Found], *, as_estimator_replicas: bool = False) -> Iterator["_Trace"]:
         """Entered around the replicas' calls of the model_fn in one trace (`found`: that mode's
         variables); each replica's call enters the yielded trace's `replica()`. Each replica (a
         thread of its own under MirroredStrategy) gets TF1's rules as one graph construction: its
         own `get_variable` reuse checks and its own run through the program's other variables, in
         order. (TF1's MirroredStrategy shared one store with `reuse=True` for the replicas after
-        the first; each replica here gets the held variables.)"""
-        store = _HeldStore(self)
+        the first; each replica here gets the held variables.)
+
+        `as_estimator_replicas` (a RunConfig strategy, run as TF 1.x's Estimator ran it): a V1
+        optimizer makes its own variables (`beta1_power`) in its cross-replica
+        `_distributed_apply`, once, not in the replicas: they are handed back there; and a
+        weight's regularizer adds its penalty in the first replica only (`_HeldStore.penalty_due`)."""
+        store = _HeldStore(self, penalties_once=as_estimator_replicas)
         graph = tf.compat.v1.get_default_graph()
         # A function graph shares its variable collections with the graph outside it (TF's
         # ALLOWLIST_COLLECTIONS), so one trace's variables would be in the next one's from the
@@ -215,31 +284,43 @@ class HeldVariables:
         step = self.by_name.get("global_step")
         if step is not None and not graph.get_collection(_KEYS.GLOBAL_STEP):
             _fill(step, (_KEYS.GLOBAL_VARIABLES, _KEYS.GLOBAL_STEP))
+        own = {} if as_estimator_replicas else {key: _ReplicasOwn(graph.get_collection(key)) for key in _REPLICA_COLLECTIONS}
+        outside = {key: graph._collections.get(key) for key in own}  # noqa: SLF001
+        graph._collections.update(own)  # noqa: SLF001
         scopes = graph.get_collection_ref(_vs._VARSCOPESTORE_KEY)  # noqa: SLF001
         saved = list(scopes)
         scopes[:] = [_vs._VariableScopeStore()]  # noqa: SLF001 - thread-local: fresh in each replica's thread
         self.trace_graph = graph
+        trace = _Trace(self, [item for item in found if item.store_name is None], as_estimator_replicas, list(own.values()))
         try:
-            with _vs.with_variable_store(store), _legacy_layer_regularizers_once():
-                yield _Trace(self, [item for item in found if item.store_name is None])
+            with _vs.with_variable_store(store), _legacy_layer_regularizers_once(), \
+                    trace.optimizers_apply_cross_replica() if as_estimator_replicas else contextlib.nullcontext():
+                yield trace
         finally:
             scopes[:] = saved
             self.trace_graph = None
             for key, collection in shared.items():
                 graph._collections[key] = collection  # noqa: SLF001
+            for key, collection in outside.items():
+                if collection is None:
+                    graph._collections.pop(key, None)  # noqa: SLF001
+                else:
+                    graph._collections[key] = collection  # noqa: SLF001
 
 
 class _Trace:
     """One trace's hand-back of the variables a program makes itself (not through `get_variable`)."""
 
-    def __init__(self, held: HeldVariables, direct: list[Found]) -> None:
+    def __init__(self, held: HeldVariables, direct: list[Found], non_slot_cross_replica: bool = False,
+                 replicas_own: list["_ReplicasOwn"] | None = None) -> None:
         self._held = held
-        self._direct = direct
+        cross = [item for item in direct if item.non_slot] if non_slot_cross_replica else []
+        self._direct = [item for item in direct if item not in cross]
+        self._cross_replica = cross
+        self._replicas_own = replicas_own or []
 
-    @contextlib.contextmanager
-    def replica(self) -> Iterator[None]:
-        """Entered in each replica's call: the innermost variable creator, before the strategy's."""
-        direct = iter(self._direct)
+    def _hand_back(self, items: list[Found]) -> Callable:
+        direct = iter(items)
 
         def hand_back(next_creator, **kwargs):
             item = next(direct, None)
@@ -250,7 +331,29 @@ class _Trace:
             _skip_random_ops(item.random_ops)
             return variable
 
-        with tf.variable_creator_scope(hand_back):
+        return hand_back
+
+    @contextlib.contextmanager
+    def replica(self) -> Iterator[None]:
+        """Entered in each replica's call: the innermost variable creator, before the strategy's;
+        the replica's own losses and update ops (`_ReplicasOwn`)."""
+        for collection in self._replicas_own:
+            collection.enter_replica()
+        with tf.variable_creator_scope(self._hand_back(self._direct)):
+            yield
+
+    @contextlib.contextmanager
+    def optimizers_apply_cross_replica(self) -> Iterator[None]:
+        """A V1 optimizer's `_distributed_apply` (its merge call, in the strategy's own thread) gets
+        its own variables handed back, innermost, in the order the discovery made them."""
+        original = _v1_optimizer.Optimizer._distributed_apply  # noqa: SLF001
+        hand_back = self._hand_back(self._cross_replica)
+
+        def distributed_apply(optimizer, *args, **kwargs):
+            with tf.variable_creator_scope(hand_back):
+                return original(optimizer, *args, **kwargs)
+
+        with patched((_v1_optimizer.Optimizer, "_distributed_apply", distributed_apply)):
             yield
 
 
@@ -275,7 +378,7 @@ def _legacy_layer_regularizers_once() -> Iterator[None]:
             return original(self, name, shape, dtype, initializer, regularizer, *args, **kwargs)
         before = len(store._vars)  # noqa: SLF001
         variable = original(self, name, shape, dtype, initializer, None, *args, **kwargs)
-        if len(store._vars) > before:  # noqa: SLF001 - first asked for in this build: TF1 made it here
+        if len(store._vars) > before and store.penalty_due(variable):  # noqa: SLF001 - first asked for in this build: TF1 made it here
             self._handle_weight_regularization(name, variable, regularizer)  # noqa: SLF001
         return variable
 
@@ -318,13 +421,29 @@ class _HeldStore(_vs._VariableStore):  # noqa: SLF001
     variables (what a call has asked for is kept per thread: MirroredStrategy's replicas are
     threads sharing one graph, so one store)."""
 
-    __slots__ = ["_held", "_local"]
+    __slots__ = ["_held", "_local", "_penalized", "_penalties_once"]
 
-    def __init__(self, held: HeldVariables) -> None:
+    def __init__(self, held: HeldVariables, penalties_once: bool = False) -> None:
         self._local = threading.local()
         super().__init__()
         self._store_eager_variables = True
         self._held = held
+        self._penalties_once = penalties_once
+        self._penalized: set[str] = set()
+
+    def penalty_due(self, variable: Any) -> bool:
+        """Whether a weight first asked for in this replica's build adds its regularizer's penalty
+        here: in every replica's build, or (`penalties_once`, a RunConfig strategy as TF 1.x's
+        Estimator ran it) in the first replica's only. TF 1.x's replicas shared one variable store:
+        the first made the weight and added its penalty to the graph's collection, which the later
+        replicas' `get_regularization_loss()` read, their gradients not reaching it."""
+        if not self._penalties_once:
+            return True
+        name = _name_of(variable)
+        if name in self._penalized:
+            return False
+        self._penalized.add(name)
+        return True
 
     @property
     def _vars(self) -> dict:
@@ -352,7 +471,7 @@ class _HeldStore(_vs._VariableStore):  # noqa: SLF001
         self._vars[name] = variable
         _fill(variable, self._held.collections_of(variable), self._held.trace_graph)
         _skip_random_ops(self._held.found_of(variable).random_ops)
-        if regularizer is not None:
+        if regularizer is not None and self.penalty_due(variable):
             loss = regularizer(variable)
             if loss is not None:
                 tf.compat.v1.add_to_collection(_KEYS.REGULARIZATION_LOSSES, loss)

@@ -19,6 +19,14 @@ A TF1 model_fn reduces its gradients in one of two ways, and the strategy tier k
     (no loss scaling, no second all-reduce of their own).
 
 `IndexedSlices` (an embedding's gradient) stay sparse through the all-reduce.
+
+A program's own strategy (`RunConfig(train_distribute=...)`, `eval_distribute`) is run as TF 1.x's
+Estimator ran it (`estimator_loss_scaling`): TF's own V1-optimizer code under the strategy, in the
+strategy's "scale the loss for Estimator" context. A V1 optimizer's `compute_gradients` divides
+each replica's loss by the replica count (unless the last `tf.compat.v1.losses` reduction was a
+SUM) and its `apply_gradients` sums the gradients across replicas; gradients a model_fn takes
+itself are not met. The reported loss is the replicas' losses meaned where the optimizer scaled
+them, else summed (`estimator_loss_reduction`), as Estimator reported it.
 """
 
 from __future__ import annotations
@@ -36,7 +44,7 @@ from tensorflow.python.training import optimizer as _v1_optimizer
 
 from .tf1_build import patched
 
-__all__ = ["mean_gradients", "tpu_code_path", "tpu_shards"]
+__all__ = ["estimator_loss_reduction", "estimator_loss_scaling", "mean_gradients", "tpu_code_path", "tpu_shards"]
 
 
 def _replica_context() -> Any:
@@ -137,3 +145,19 @@ def _v1_optimizers_without_strategy() -> Iterator[None]:
         (optimizer, "apply_gradients", _apply_without_strategy(optimizer.apply_gradients)),
     ):
         yield
+
+
+@contextlib.contextmanager
+def estimator_loss_scaling(strategy: Any) -> Iterator[None]:
+    """While a step is traced under a RunConfig's strategy: V1 optimizers scale the loss and meet
+    the gradients as they did under TF 1.x's Estimator (see the module doc)."""
+    with strategy._scale_loss_for_estimator_enabled():  # noqa: SLF001 - Estimator's own switch
+        yield
+
+
+def estimator_loss_reduction() -> Any:
+    """MEAN where a V1 optimizer scaled each replica's loss in the graph being traced, else SUM
+    (how TF 1.x's Estimator reduced the replicas' losses for its report)."""
+    if getattr(tf.compat.v1.get_default_graph(), "_is_loss_scaled_by_optimizer", False):
+        return tf.distribute.ReduceOp.MEAN
+    return tf.distribute.ReduceOp.SUM

@@ -45,7 +45,7 @@ from ..inputs import ModeKeys, sharded_by_data
 from .checks import Unsupported, as_op, check_spec, variable_reads
 from .held import Found, HeldVariables, discover, random_op_count
 from .host_calls import HostCall, call_host_fn, host_calls_kept, read_before_the_step, replicas_joined
-from .replicas import mean_gradients, tpu_code_path, tpu_shards
+from .replicas import estimator_loss_reduction, estimator_loss_scaling, mean_gradients, tpu_code_path, tpu_shards
 from .summaries import LossSummaries
 from .tf1_build import (eager_graph_seeds, ema_restore_maps, graph_seeds, op_seeds_recorded, optimizer_updates_skipped,
                         python_random_kept, python_random_restored_on, restores_at_discovery, tf1_op_seeds,
@@ -84,9 +84,13 @@ class ModelFnRunner:
     """Runs one Estimator's model_fn in TF2 under `strategy` (see the module doc)."""
 
     def __init__(self, estimator: Any, strategy: tf.distribute.Strategy, *, tpu_code_path: bool = False,
-                 steps_per_call: int = 1, split_batches: bool = True, jit_compile: bool = False) -> None:
+                 steps_per_call: int = 1, split_batches: bool = True, jit_compile: bool = False,
+                 distribute_as_estimator: bool = False) -> None:
         if isinstance(strategy, tf.distribute.experimental.ParameterServerStrategy):
             raise NotImplementedError(PARAMETER_SERVER_UNSUPPORTED)
+        self._as_estimator = distribute_as_estimator  # RunConfig(train_distribute=...): `replicas.py`
+        if distribute_as_estimator:
+            split_batches = False  # each replica takes its own batch of the input_fn's dataset, as TF 1.x
         self._estimator = estimator
         self._strategy = strategy
         self._tpu = tpu_code_path
@@ -97,6 +101,7 @@ class ModelFnRunner:
         self._modes: dict[str, _Mode] = {}
         self._functions: dict[Any, Any] = {}
         self._saver = None
+        self._aggregates: dict = {}  # name -> (a per-replica variable, the plain one its aggregate is saved from)
         self._trace: Any = None  # the held variables' hand-back in the trace under way
         self._host_call: Any = None  # the (fn, tensors) of the train step's host_call, as last traced
         self._host: HostCall | None = None  # its function on the host, for one train call
@@ -153,12 +158,18 @@ class ModelFnRunner:
 
     def _saver_for_checkpoints(self) -> Any:
         """A TF1 Saver over the held global variables (made again when a mode added some); a
-        replicated variable is saved from its first copy (the copies are equal)."""
+        replicated variable is saved from its first copy (the copies are equal), a per-replica one
+        (`ON_READ`: batch norm's moving statistics) as its replicas' aggregate, as TF 1.x saved it
+        (through a plain variable set to that aggregate before each save, `_save`)."""
         variables = self._held.global_variables()
         if self._saver is None or self._saver[0] != tuple(variables):
             config = self._estimator.config
+            self._aggregates = {name: (variable, tf.Variable(tf.zeros_like(_first_copy(variable)), trainable=False))
+                                for name, variable in variables.items() if _per_replica(variable)}
+            saved = {name: self._aggregates[name][1] if name in self._aggregates else _first_copy(variable)
+                     for name, variable in variables.items()}
             self._saver = tuple(variables), tf.compat.v1.train.Saver(
-                var_list={name: _first_copy(variable) for name, variable in variables.items()},
+                var_list=saved,
                 max_to_keep=config.keep_checkpoint_max,
                 keep_checkpoint_every_n_hours=config.keep_checkpoint_every_n_hours, save_relative_paths=True,
             )
@@ -192,7 +203,11 @@ class ModelFnRunner:
     def _save(self, step: int) -> str:
         path = os.path.join(self._estimator.model_dir, "model.ckpt")
         os.makedirs(self._estimator.model_dir, exist_ok=True)
-        saved = self._saver_for_checkpoints().save(None, path, global_step=step, write_meta_graph=False)
+        saver = self._saver_for_checkpoints()
+        with self._strategy.scope():
+            for variable, aggregate in self._aggregates.values():
+                aggregate.assign(variable.read_value())  # (read across replicas: their aggregate)
+        saved = saver.save(None, path, global_step=step, write_meta_graph=False)
         logger.info("Saving checkpoints for %d into %s.", step, path)
         return saved
 
@@ -221,13 +236,24 @@ class ModelFnRunner:
             replica_fn = tf.function(replica_fn, jit_compile=True, autograph=False)
 
         def run(*args):
-            gradients = tpu_code_path(strategy.num_replicas_in_sync) if self._tpu else mean_gradients()
+            if self._as_estimator:
+                gradients = estimator_loss_scaling(strategy)
+            else:
+                gradients = tpu_code_path(strategy.num_replicas_in_sync) if self._tpu else mean_gradients()
             # Class-wide patches are entered here, once, not in the replicas' threads (which interleave).
-            with self._held.scope(self._modes[mode].found) as self._trace, restores_at_discovery(), gradients, \
+            with self._held.scope(self._modes[mode].found, as_estimator_replicas=self._as_estimator) as self._trace, \
+                    restores_at_discovery(), gradients, \
                     optimizer_updates_skipped(mode), tf1_tensor_equality(), tf1_op_seeds(), ema_restore_maps():
                 return strategy.run(replica_fn, args=args)
 
         return run
+
+    def _loss_reduce_op(self) -> Any:
+        """How the replicas' losses make the reported one (read after the step is traced): their
+        mean; under a RunConfig strategy, as TF 1.x's Estimator reported it (`replicas.py`)."""
+        if self._as_estimator:
+            return estimator_loss_reduction()
+        return tf.distribute.ReduceOp.MEAN
 
     def _jit_compile(self) -> bool:
         """TFMIGRATE_JIT_COMPILE=1 (or `jit_compile=True`) on one replica (a TPUStrategy compiles its
@@ -283,7 +309,7 @@ class ModelFnRunner:
             def body(i, _loss, *arrays):
                 features, labels = _split_batch(iterator.get_next())
                 losses, host = step(features, labels)
-                loss = strategy.reduce(tf.distribute.ReduceOp.MEAN, losses, axis=None)
+                loss = strategy.reduce(self._loss_reduce_op(), losses, axis=None)
                 written = [array.write(i, replicas_joined(strategy, value)) for array, value in zip(arrays, host)]
                 return (i + 1, loss, *written)
 
@@ -316,7 +342,7 @@ class ModelFnRunner:
         def summary_step(iterator):
             features, labels = _split_batch(iterator.get_next())
             losses, host, summaries = step(features, labels)
-            loss = strategy.reduce(tf.distribute.ReduceOp.MEAN, losses, axis=None)
+            loss = strategy.reduce(self._loss_reduce_op(), losses, axis=None)
             stacked = [tf.expand_dims(replicas_joined(strategy, value), 0) for value in host]
             return loss, stacked, strategy.experimental_local_results(summaries)[0]
 
@@ -573,6 +599,12 @@ def _local_copy(variable: Any) -> Any:
     if isinstance(variable, tf.distribute.DistributedValues):
         return variable._get_on_device_or_primary()  # noqa: SLF001 - the replica's own component
     return variable
+
+
+def _per_replica(variable: Any) -> bool:
+    """A variable each replica keeps its own copy of (`ON_READ`), read as their aggregate."""
+    return isinstance(variable, tf.distribute.DistributedValues) and \
+        getattr(variable, "synchronization", None) == tf.VariableSynchronization.ON_READ
 
 
 def _first_copy(variable: Any) -> Any:

@@ -23,6 +23,7 @@ from equivalence.harness import compare, run_continued, run_current, run_oracle
 from equivalence.oracle import quiet_env
 
 PROGRAMS = Path(__file__).parent / "hosted_programs"
+FIXTURES_DIR = Path(__file__).parents[2] / "fixtures"
 CASES = sorted(p.stem for p in PROGRAMS.glob("*.py"))
 
 
@@ -140,12 +141,14 @@ def test_import_runtime_does_not_import_tf_keras() -> None:
 
 
 @pytest.mark.tf
-def test_unchecked_distribution_strategy_is_refused_clearly(tmp_path: Path) -> None:
-    """MirroredStrategy and OneDeviceStrategy run (tests below); others say what to do instead."""
+def test_unchecked_distribution_strategy_is_refused_clearly(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """On the graph-mode tier MirroredStrategy and OneDeviceStrategy run (tests below); others say
+    what to do instead."""
     import tensorflow as tf
 
     import tfmigrate.runtime as tfm
 
+    monkeypatch.setenv("TFMIGRATE_MODEL_FN_TIER", "graph")
     strategy = tf.distribute.experimental.CentralStorageStrategy(compute_devices=["/cpu:0"])
     config = tfm.estimator.RunConfig(eval_distribute=strategy)
     with pytest.raises(NotImplementedError, match="eval_distribute=CentralStorageStrategy.*MirroredStrategy"):
@@ -159,16 +162,24 @@ def test_unchecked_distribution_strategy_is_refused_clearly(tmp_path: Path) -> N
 
 
 @pytest.mark.tf
-def test_eager_collective_mirrored_is_refused_clearly(tmp_path: Path, two_cpus: list[str]) -> None:
+def test_eager_collective_mirrored_is_refused_clearly_in_graph_mode(tmp_path: Path, two_cpus: list[str],
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
     """A MirroredStrategy created eagerly over CPUs all-reduces with CollectiveAllReduce; TF 2.15's
     Estimator hangs in its first training step with it (measured: the oracle's `session.run` never
-    returned, nor the hosted tier's, with 2 or 8 inter-op threads), so it is refused up front."""
+    returned, nor the hosted tier's, with 2 or 8 inter-op threads), so the graph-mode tier refuses
+    it up front, and a call the strategy tier leaves to graph mode refuses it before it runs. (The
+    strategy tier itself trains with it: `test_runconfig_strategy_trains_in_tf2_with_the_oracles_numbers`.)"""
     import tfmigrate.runtime as tfm
 
     strategy = tfm.make_strategy("mirrored", devices=two_cpus)  # the runtime's cached one (see test_no_second_mirrored)
     config = tfm.estimator.RunConfig(train_distribute=strategy)
+    monkeypatch.setenv("TFMIGRATE_MODEL_FN_TIER", "graph")
     with pytest.raises(NotImplementedError, match="CollectiveAllReduce.*disable_eager_execution.*ReductionToOneDevice"):
         tfm.estimator.Estimator(lambda features, labels, mode: None, model_dir=str(tmp_path), config=config)
+    monkeypatch.setenv("TFMIGRATE_MODEL_FN_TIER", "strategy")
+    estimator = tfm.estimator.Estimator(lambda features, labels, mode: None, model_dir=str(tmp_path), config=config)
+    with pytest.raises(NotImplementedError, match="CollectiveAllReduce"):
+        estimator.train(lambda: None, steps=1, hooks=[tfm.estimator.StopAtStepHook(last_step=1)])
 
 
 @pytest.mark.tf
@@ -278,6 +289,68 @@ def test_mirrored_batch_norm_train_and_evaluate_matches_oracle(tmp_path: Path) -
     actual = run_current(migrated, migrated.parent).check().results
     assert len(expected) == 9
     assert compare(expected, actual) == []
+
+
+EAGER_MIRRORED = {
+    "tf.compat.v1.disable_eager_execution()\n": "",
+    MIRRORED: 'tf.distribute.MirroredStrategy(devices=["/cpu:0", "/cpu:1"], '
+              "cross_device_ops=tf.distribute.ReductionToOneDevice())",
+}
+
+
+@pytest.mark.tf
+@pytest.mark.oracle
+@pytest.mark.parametrize("migrated_strategy", ["as_written", "collective"])
+def test_runconfig_strategy_trains_in_tf2_with_the_oracles_numbers(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, migrated_strategy: str
+) -> None:
+    """mirrored_dnn with eager execution on (as TF2 programs are): `RunConfig(train_distribute=,
+    eval_distribute=)` runs on the strategy tier, in TF2 under the program's own MirroredStrategy
+    (no Session in the process), each replica its own batch of the input_fn's dataset and the V1
+    optimizer scaling and summing as under TF 2.15's Estimator: the oracle's numbers. TF 2.15 needs
+    `ReductionToOneDevice` (an eagerly made CPU MirroredStrategy's CollectiveAllReduce hangs its
+    Estimator); in TF2 the strategy's own choice (`collective`) gives the same numbers."""
+    original, migrated = _variant(tmp_path, EAGER_MIRRORED)
+    if migrated_strategy == "collective":
+        text = migrated.read_text()
+        migrated.write_text(text.replace(", cross_device_ops=tf.distribute.ReductionToOneDevice())", ")"))
+    text = migrated.read_text()
+    migrated.write_text(text.replace("import tfmigrate.runtime as tfm\n", "import tfmigrate.runtime as tfm\n" + NO_SESSION, 1))
+    expected = run_oracle(original, original.parent).check().results
+    monkeypatch.setenv("TFMIGRATE_MODEL_FN_TIER", "strategy")
+    run = run_current(migrated, migrated.parent).check()
+    assert "runs in graph mode" not in run.stderr
+    assert "Training on 2 replicas of MirroredStrategy" in run.stderr
+    assert expected[0] == {"input_fn_calls": 1.0, "pipelines": 1.0, "replicas": 2.0}
+    assert compare(expected, run.results) == []
+
+
+@pytest.mark.tf
+@pytest.mark.oracle
+def test_each_mirrored_replica_sums_only_its_own_losses(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A model_fn whose loss adds `tf.losses.get_regularization_loss()` (layer regularizers), run
+    under TFMIGRATE_STRATEGY=mirrored with the global batch split over two replicas: the oracle's
+    one-device numbers. The replicas build one function graph; before, the second replica's
+    `get_regularization_loss()` read the first one's penalties too (evaluation loss 4% off)."""
+    fixture = FIXTURES_DIR / "TFM201_estimator_to_keras" / "mirrored_regularized_layers_hosted"
+    one_device = {", train_distribute=strategy": ""}
+    original, migrated = tmp_path / "original" / "program.py", tmp_path / "migrated" / "program.py"
+    for path, suffix in ((original, ".in.py"), (migrated, ".out.py")):
+        path.parent.mkdir(parents=True)
+        text = fixture.with_name(fixture.name + suffix).read_text(encoding="utf-8")
+        for old, new in one_device.items():
+            assert old in text
+            text = text.replace(old, new)
+        path.write_text(text, encoding="utf-8")
+    text = migrated.read_text(encoding="utf-8")
+    migrated.write_text(text.replace("import tfmigrate.runtime as tfm\n", "import tfmigrate.runtime as tfm\n" + NO_SESSION, 1))
+    expected = run_oracle(original, original.parent).check().results
+    for name, value in {"TFMIGRATE_MODEL_FN_TIER": "strategy", "TFMIGRATE_STRATEGY": "mirrored"}.items():
+        monkeypatch.setenv(name, value)
+    run = run_current(migrated, migrated.parent).check()
+    assert "Training on 2 replicas of MirroredStrategy" in run.stderr and "runs in graph mode" not in run.stderr
+    assert len(expected) == 2
+    assert compare(expected, run.results) == []
 
 
 @pytest.mark.tf
