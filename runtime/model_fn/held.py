@@ -436,7 +436,9 @@ class _HeldStore(_vs._VariableStore):  # noqa: SLF001
         here: in every replica's build, or (`penalties_once`, a RunConfig strategy as TF 1.x's
         Estimator ran it) in the first replica's only. TF 1.x's replicas shared one variable store:
         the first made the weight and added its penalty to the graph's collection, which the later
-        replicas' `get_regularization_loss()` read, their gradients not reaching it."""
+        replicas' `get_regularization_loss()` read: a `tf.layers` penalty as the first replica
+        computed it (their gradients not reaching it), a `get_variable(regularizer=)` one computed
+        again where it is read (TF 1.x's store added a lazily evaluated tensor)."""
         if not self._penalties_once:
             return True
         name = _name_of(variable)
@@ -472,7 +474,12 @@ class _HeldStore(_vs._VariableStore):  # noqa: SLF001
         _fill(variable, self._held.collections_of(variable), self._held.trace_graph)
         _skip_random_ops(self._held.found_of(variable).random_ops)
         if regularizer is not None and self.penalty_due(variable):
-            loss = regularizer(variable)
-            if loss is not None:
-                tf.compat.v1.add_to_collection(_KEYS.REGULARIZATION_LOSSES, loss)
+            # As TF 1.x's store: a penalty computed where it is read (a later replica reading the
+            # first one's entry reads its own copy of the weight, and its gradient reaches it).
+            def penalty():
+                with tf.compat.v1.colocate_with(variable), tf.name_scope(name + "/Regularizer/"):
+                    return regularizer(variable)
+
+            if regularizer(variable) is not None:
+                tf.compat.v1.add_to_collection(_KEYS.REGULARIZATION_LOSSES, _vs._LazyEvalTensor(penalty))  # noqa: SLF001
         return variable

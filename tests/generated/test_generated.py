@@ -20,9 +20,12 @@ from .program import generate
 
 # Seeds 0-120 of this generator: the first 22 whose Keras migration was idiomatic when the sample
 # was fixed (the rewrite is what the generator exists to test), the first 8 hosted ones, and the
-# first two kept model_fns written as `tfm.ModelFnModel` (a TPUEstimator, an Estimator).
+# first two kept model_fns written as `tfm.ModelFnModel` (a TPUEstimator, an Estimator); then two
+# `RunConfig(train_distribute=MirroredStrategy)` programs that were wrong when the strategy tier
+# first ran them (a `get_regularization_loss()` over `get_variable(regularizer=)` weights, and
+# `get_total_loss()` with clipped gradients; seeds 2 and 59 above were wrong then too).
 SAMPLE = [1, 5, 13, 20, 23, 29, 30, 35, 36, 42, 45, 47, 49, 59, 64, 72, 74, 78, 80, 81, 88, 93,
-          0, 2, 3, 4, 6, 7, 8, 9, 17, 22]
+          0, 2, 3, 4, 6, 7, 8, 9, 17, 22, 67, 153]
 
 
 @pytest.mark.oracle
