@@ -53,19 +53,46 @@ def _empty(value: ast.expr) -> bool:
     return isinstance(value, (ast.List, ast.Tuple, ast.Dict)) and not (getattr(value, "elts", None) or getattr(value, "keys", None))
 
 
-def _call_reasons(call: ast.Call, switches: bool) -> list[str]:
+def _flag_gated_lists(tree: ast.AST) -> frozenset[str]:
+    """Names only ever bound to an empty list, and added to only under an `if` (ResNet's and
+    EfficientNet's `hooks = []` filled when a flag asks for a profiler hook): empty unless the
+    program's flags fill them. The runtime says so when a call gets hooks after all."""
+    empty: set[str] = set()
+    other: set[str] = set()
+
+    def visit(node: ast.AST, gated: bool) -> None:
+        if isinstance(node, ast.Assign):
+            for target in node.targets:
+                if isinstance(target, ast.Name):
+                    (empty if _empty_list(node.value) else other).add(target.id)
+        elif isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name) and not gated:
+            other.add(node.target.id)
+        elif isinstance(node, ast.Call) and not gated and isinstance(node.func, ast.Attribute) \
+                and node.func.attr in ("append", "extend", "insert") and isinstance(node.func.value, ast.Name):
+            other.add(node.func.value.id)
+        for child in ast.iter_child_nodes(node):
+            visit(child, gated or isinstance(node, ast.If))
+
+    visit(tree, False)
+    return frozenset(empty - other)
+
+
+def _empty_list(value: ast.expr) -> bool:
+    return isinstance(value, ast.List) and not value.elts
+
+
+def _call_reasons(call: ast.Call, switches: bool, gated: frozenset[str] = frozenset()) -> list[str]:
     name = ast_dotted(call.func) or ""
     last = _last_name(call.func)
     reasons = [_KEYWORDS[k.arg] for k in call.keywords if k.arg in _KEYWORDS and not _empty(k.value)]
     if last in _HOOKED_METHODS and isinstance(call.func, ast.Attribute):
-        if any(k.arg == "hooks" and not _empty(k.value) for k in call.keywords):
+        if any(k.arg == "hooks" and not _empty(k.value) and not (isinstance(k.value, ast.Name) and k.value.id in gated)
+               for k in call.keywords):
             reasons.append(f"`{last}(hooks=...)` hooks run in a Session")
     if last in _QUEUE_FUNCTIONS or name.endswith("train.batch"):
         reasons.append("its input runs on TF1 queue runners")
     if last == "Scaffold" and any(k.arg in ("init_fn", "init_op") and not _empty(k.value) for k in call.keywords):
         reasons.append("its Scaffold's init_fn/init_op runs in a Session")
-    if last == "Scaffold" and any(k.arg == "saver" and not _empty(k.value) for k in call.keywords):
-        reasons.append("its Scaffold's own Saver restores and saves by its own names")
     if switches and last in _GRAPH_SWITCHES:
         reasons.append("the program disables eager execution")
     return reasons
@@ -82,7 +109,8 @@ def graph_mode_reasons(source: str, switches: bool = True) -> list[str]:
         return []
     calls = sorted((node for node in ast.walk(tree) if isinstance(node, ast.Call)),
                    key=lambda node: (node.lineno, node.col_offset))
-    reasons = [reason for call in calls for reason in _call_reasons(call, switches)]
+    gated = _flag_gated_lists(tree)
+    reasons = [reason for call in calls for reason in _call_reasons(call, switches, gated)]
     return list(dict.fromkeys(reasons + _distribute_reasons(calls)))
 
 

@@ -39,7 +39,7 @@ def test_what_the_runtime_runs_in_graph_mode_is_named_once_each_in_order() -> No
         "replica path only"]
     assert reasons(more=parameter_server) == []  # (a strategy no RunConfig takes)
     scaffold = ", scaffold_fn=lambda: tf.train.Scaffold(saver=tf.train.Saver(ema.variables_to_restore()))"
-    assert reasons(scaffold) == ["its Scaffold's own Saver restores and saves by its own names"]
+    assert reasons(scaffold) == []  # (restored and saved through by its names, on the strategy tier)
     queues = "images = tf.train.shuffle_batch([image], 8, 100, 10)\nimages = tf.train.batch([image], 8)\n"
     assert reasons(more=queues) == ["its input runs on TF1 queue runners"]
     assert reasons(more="tf.compat.v1.disable_v2_behavior()\n") == ["the program disables eager execution"]
@@ -129,3 +129,14 @@ def test_train_distribute_sends_only_the_modules_estimators_to_graph_mode() -> N
     assert "TF2 inside the strategy's tf.function" in notes[0] and "TF1 graph mode" in notes[1], notes
     mirrored = transform_source(TPU_AND_GPU_PATHS.replace("experimental.CentralStorageStrategy", "MirroredStrategy"))
     assert [site["tier"] for site in mirrored.estimators] == [STRATEGY, STRATEGY]
+
+
+def test_a_hook_list_filled_only_under_a_flag_counts_as_empty() -> None:
+    """ResNet's and EfficientNet's `hooks = []`, appended to only when a flag asks for a profiler
+    hook: the call runs on the strategy tier unless the flag is set (the runtime then says so)."""
+    gated = "hooks = []\nif FLAGS.profile:\n  hooks.append(ProfilerHook())\nestimator.train(input_fn, hooks=hooks)\n"
+    assert graph_mode_reasons(gated) == []
+    always = "hooks = []\nhooks.append(ProfilerHook())\nestimator.train(input_fn, hooks=hooks)\n"
+    assert graph_mode_reasons(always) == ["`train(hooks=...)` hooks run in a Session"]
+    built = "hooks = [LoadEMAHook(model_dir)] if FLAGS.ema else []\nestimator.evaluate(input_fn, hooks=hooks)\n"
+    assert graph_mode_reasons(built) == ["`evaluate(hooks=...)` hooks run in a Session"]

@@ -53,12 +53,13 @@ def check_spec(mode: str, spec: Any, graph: tf.Graph, extra: dict) -> None:
     if spec.scaffold is not None and (spec.scaffold.init_fn is not None or spec.scaffold.init_op is not None):
         raise Unsupported("the spec's Scaffold has an init_fn or init_op, which runs in a Session")
     if spec.scaffold is not None and spec.scaffold.saver is not None:
-        names = restore_names(spec.scaffold.saver, graph) if mode != ModeKeys.TRAIN else None
+        names = restore_names(spec.scaffold.saver, graph)
         if names is None:
-            raise Unsupported("the spec's Scaffold has a Saver of its own (TF1 restored and saved through it: an "
-                              "exponential moving average's variables_to_restore, say)" + (
-                                  "" if mode != ModeKeys.TRAIN else ", and training saves through it"))
+            raise Unsupported("the spec's Scaffold has a Saver of its own that is not a name -> variable map of "
+                              "every global variable (TF1 restored and saved through it)")
         extra["restore_names"] = names
+        extra["saver_keeps"] = (getattr(spec.scaffold.saver, "_max_to_keep", None),
+                                getattr(spec.scaffold.saver, "_keep_checkpoint_every_n_hours", None))
         scope = spec.scaffold.saver.saver_def.filename_tensor_name.split("/")[0] + "/"
         extra["saver_ops"] = {op for op in graph.get_operations() if op.name.startswith(scope)}
     if graph.get_collection(_KEYS.QUEUE_RUNNERS):
@@ -66,7 +67,8 @@ def check_spec(mode: str, spec: Any, graph: tf.Graph, extra: dict) -> None:
     if mode == ModeKeys.TRAIN:
         if spec.training_hooks or spec.training_chief_hooks:
             raise Unsupported("the spec has training hooks (or a host_call)")
-        _check_unfetched_writes(graph, [spec.train_op, spec.loss], "train_op", extra.get("host_ops", ()))
+        _check_unfetched_writes(graph, [spec.train_op, spec.loss], "train_op",
+                                set(extra.get("host_ops", ())) | set(extra.get("saver_ops", ())))
     if mode == ModeKeys.EVAL:
         if spec.evaluation_hooks:
             raise Unsupported("the spec has evaluation hooks")
@@ -79,12 +81,15 @@ def check_spec(mode: str, spec: Any, graph: tf.Graph, extra: dict) -> None:
 
 
 def restore_names(saver: Any, graph: tf.Graph) -> dict[str, str] | None:
-    """{variable's TF1 name: the checkpoint name it is restored from} for a Scaffold's own Saver
-    that evaluation or prediction restores through (TF1 restored the checkpoint with it: an
-    exponential moving average's `variables_to_restore()` puts each average into its variable),
-    covering every global variable of the mode's graph; None where the Saver is not a plain
-    name -> variable map of them."""
+    """{variable's TF1 name: its name in the checkpoint} for a Scaffold's own Saver, which TF 1.x
+    restored the checkpoint through (an exponential moving average's `variables_to_restore()`
+    puts each average into its variable in evaluation) and, in training, saved through
+    (`CheckpointSaverHook` took the Scaffold's Saver); it must cover every global variable of the
+    mode's graph. A Saver of no var_list saves them all by their names. None where the Saver is
+    not a plain name -> variable map of them."""
     var_list = getattr(saver, "_var_list", None)
+    if var_list is None:
+        var_list = graph.get_collection(_KEYS.GLOBAL_VARIABLES) + graph.get_collection(_KEYS.SAVEABLE_OBJECTS)
     if isinstance(var_list, dict):
         pairs = list(var_list.items())
     elif isinstance(var_list, (list, tuple)):

@@ -47,9 +47,9 @@ from .held import Found, HeldVariables, discover, random_op_count
 from .host_calls import HostCall, call_host_fn, host_calls_kept, read_before_the_step, replicas_joined
 from .replicas import estimator_loss_reduction, estimator_loss_scaling, mean_gradients, tpu_code_path, tpu_shards
 from .summaries import LossSummaries
-from .tf1_build import (eager_graph_seeds, ema_restore_maps, graph_seeds, op_seeds_recorded, optimizer_updates_skipped,
-                        python_random_kept, python_random_restored_on, restores_at_discovery, tf1_op_seeds,
-                        tf1_tensor_equality)
+from .tf1_build import (eager_graph_seeds, ema_restore_maps, graph_seeds, held_variable_ops, op_seeds_recorded,
+                        optimizer_updates_skipped, python_random_kept, python_random_restored_on, restores_at_discovery,
+                        tf1_op_seeds, tf1_tensor_equality)
 
 __all__ = ["ModelFnRunner", "Unsupported"]
 
@@ -160,18 +160,26 @@ class ModelFnRunner:
         """A TF1 Saver over the held global variables (made again when a mode added some); a
         replicated variable is saved from its first copy (the copies are equal), a per-replica one
         (`ON_READ`: batch norm's moving statistics) as its replicas' aggregate, as TF 1.x saved it
-        (through a plain variable set to that aggregate before each save, `_save`)."""
+        (through a plain variable set to that aggregate before each save, `_save`). Where training's
+        Scaffold has a Saver of its own, checkpoints are saved by its names and kept by its
+        `max_to_keep`, as TF 1.x's `CheckpointSaverHook` saved through it."""
         variables = self._held.global_variables()
-        if self._saver is None or self._saver[0] != tuple(variables):
+        train = self._modes.get(ModeKeys.TRAIN)
+        names = (train.extra.get("restore_names") or {}) if train is not None else {}  # a Scaffold's own Saver's
+        key = (tuple(variables), tuple(sorted(names.items())))
+        if self._saver is None or self._saver[0] != key:
             config = self._estimator.config
             self._aggregates = {name: (variable, tf.Variable(tf.zeros_like(_first_copy(variable)), trainable=False))
                                 for name, variable in variables.items() if _per_replica(variable)}
-            saved = {name: self._aggregates[name][1] if name in self._aggregates else _first_copy(variable)
+            saved = {names.get(name, name): self._aggregates[name][1] if name in self._aggregates else _first_copy(variable)
                      for name, variable in variables.items()}
-            self._saver = tuple(variables), tf.compat.v1.train.Saver(
+            keeps = train.extra.get("saver_keeps") if names else None  # (TF1 saved through that Saver)
+            max_to_keep, hours = keeps or (None, None)
+            self._saver = key, tf.compat.v1.train.Saver(
                 var_list=saved,
-                max_to_keep=config.keep_checkpoint_max,
-                keep_checkpoint_every_n_hours=config.keep_checkpoint_every_n_hours, save_relative_paths=True,
+                max_to_keep=config.keep_checkpoint_max if max_to_keep is None else max_to_keep,
+                keep_checkpoint_every_n_hours=config.keep_checkpoint_every_n_hours if hours is None else hours,
+                save_relative_paths=True,
             )
         return self._saver[1]
 
@@ -243,7 +251,8 @@ class ModelFnRunner:
             # Class-wide patches are entered here, once, not in the replicas' threads (which interleave).
             with self._held.scope(self._modes[mode].found, as_estimator_replicas=self._as_estimator) as self._trace, \
                     restores_at_discovery(), gradients, \
-                    optimizer_updates_skipped(mode), tf1_tensor_equality(), tf1_op_seeds(), ema_restore_maps():
+                    optimizer_updates_skipped(mode), tf1_tensor_equality(), tf1_op_seeds(), ema_restore_maps(), \
+                    held_variable_ops():
                 return strategy.run(replica_fn, args=args)
 
         return run

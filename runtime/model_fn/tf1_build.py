@@ -16,6 +16,7 @@ import tensorflow as tf
 from tensorflow.python.eager import context
 from tensorflow.python.framework import random_seed
 from tensorflow.python.framework import tensor as tensor_lib
+from tensorflow.python.ops import resource_variable_ops
 from tensorflow.python.training import checkpoint_utils
 
 from ..inputs import ModeKeys
@@ -127,6 +128,34 @@ def restores_at_discovery() -> Iterator[None]:
     with patched((checkpoint_utils, "_init_from_checkpoint", lambda *args, **kwargs: None),
                  (tf.compat.v1.train.Saver, "__init__", unbuilt)):
         yield
+
+
+class _HeldOp:
+    """What `variable.op` gives for a held variable in a trace: its TF1 op's name and type (TF1
+    programs name variables by `v.op.name`, as in a Scaffold Saver's `{v.op.name: v}` map); a
+    variable made eagerly has no op in a function."""
+
+    type = "VarHandleOp"
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+
+def held_variable_ops() -> contextlib.AbstractContextManager:
+    """While inside, a variable made eagerly answers `.op` with its name (`_HeldOp`) where TF would
+    raise (an eager variable's op is undefined in a function)."""
+    original = resource_variable_ops.BaseResourceVariable.op
+
+    def op(self):
+        try:
+            return original.fget(self)
+        except AttributeError:
+            if getattr(self, "_in_graph_mode", True):
+                raise
+            name = self.name
+            return _HeldOp(name[:-2] if name.endswith(":0") else name)
+
+    return patched((resource_variable_ops.BaseResourceVariable, "op", property(op)))
 
 
 def ema_restore_maps() -> contextlib.AbstractContextManager:

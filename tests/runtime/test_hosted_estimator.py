@@ -353,6 +353,39 @@ def test_each_mirrored_replica_sums_only_its_own_losses(tmp_path: Path, monkeypa
     assert compare(expected, run.results) == []
 
 
+TRAIN_SCAFFOLD_SAVER = {
+    "            train_op = ema.apply(ema_vars)\n":
+    "            train_op = ema.apply(ema_vars)\n\n"
+    "        def train_scaffold():\n"
+    "            return tf.compat.v1.train.Scaffold(saver=tf.compat.v1.train.Saver({SAVER_VARS}max_to_keep=1))\n",
+    "(mode, loss=loss, train_op=train_op)\n": "(mode, loss=loss, train_op=train_op, scaffold_fn=train_scaffold)\n",
+    '    print("eval_results", repr({"p0": float(first["probabilities"][0])}))\n':
+    '    print("eval_results", repr({"p0": float(first["probabilities"][0])}))\n'
+    '    state = tf.train.get_checkpoint_state("ema_eval")\n'
+    '    print("eval_results", repr({"kept": len(state.all_model_checkpoint_paths)}))\n',
+}
+
+
+@pytest.mark.tf
+@pytest.mark.oracle
+@pytest.mark.parametrize("saver_vars", ["", "{v.op.name: v for v in tf.compat.v1.global_variables()}, "],
+                         ids=["all_variables", "name_map"])
+def test_a_training_scaffolds_own_saver_saves_in_tf2(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                     saver_vars: str) -> None:
+    """tpu_ema_eval_scaffold whose training Scaffold has a Saver of its own (`max_to_keep=1`, of
+    every variable or a name -> variable map of them): TF 1.x restored and saved training's
+    checkpoints through it (`CheckpointSaverHook` took the Scaffold's Saver). On the strategy
+    tier, with no call in graph mode: the oracle's numbers and the one checkpoint it kept."""
+    replacements = {old: new.replace("{SAVER_VARS}", saver_vars) for old, new in TRAIN_SCAFFOLD_SAVER.items()}
+    original, migrated = _variant(tmp_path, replacements, case="tpu_ema_eval_scaffold")
+    expected = run_oracle(original, original.parent).check().results
+    monkeypatch.setenv("TFMIGRATE_MODEL_FN_TIER", "strategy")
+    run = run_current(migrated, migrated.parent).check()
+    assert "runs in graph mode" not in run.stderr
+    assert expected[-1] == {"kept": 1.0}
+    assert compare(expected, run.results) == []
+
+
 @pytest.mark.tf
 @pytest.mark.oracle
 def test_mirrored_continues_oracle_checkpoint(tmp_path: Path) -> None:
