@@ -53,6 +53,44 @@ def _empty(value: ast.expr) -> bool:
     return isinstance(value, (ast.List, ast.Tuple, ast.Dict)) and not (getattr(value, "elts", None) or getattr(value, "keys", None))
 
 
+_SESSION_START_METHODS = frozenset({"__init__", "begin", "after_create_session"})
+
+
+def _session_start_hook_classes(tree: ast.AST) -> frozenset[str]:
+    """The module's SessionRunHook classes that act only when the session is made (`begin`,
+    `after_create_session`: tensorflow/tpu's LoadEMAHook); the strategy tier runs them
+    (`runtime/model_fn/session_hooks.py`)."""
+    found = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ClassDef) and any("SessionRunHook" in (ast_dotted(base) or "") for base in node.bases):
+            methods = {item.name for item in node.body if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef))}
+            if methods <= _SESSION_START_METHODS:
+                found.add(node.name)
+    return frozenset(found)
+
+
+def _session_start_lists(tree: ast.AST, classes: frozenset[str]) -> frozenset[str]:
+    """Names only ever bound to lists of those hooks (or empty lists), never added to."""
+    good: set[str] = set()
+    bad: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Assign):
+            for target in node.targets:
+                if isinstance(target, ast.Name):
+                    (good if _session_start_list(node.value, classes) else bad).add(target.id)
+        elif isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name):
+            bad.add(node.target.id)
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and isinstance(node.func.value, ast.Name) \
+                and node.func.attr in ("append", "extend", "insert"):
+            bad.add(node.func.value.id)
+    return frozenset(good - bad)
+
+
+def _session_start_list(value: ast.expr, classes: frozenset[str]) -> bool:
+    return isinstance(value, ast.List) and all(
+        isinstance(item, ast.Call) and _last_name(item.func) in classes for item in value.elts)
+
+
 def _flag_gated_lists(tree: ast.AST) -> frozenset[str]:
     """Names only ever bound to an empty list, and added to only under an `if` (ResNet's and
     EfficientNet's `hooks = []` filled when a flag asks for a profiler hook): empty unless the
@@ -81,13 +119,14 @@ def _empty_list(value: ast.expr) -> bool:
     return isinstance(value, ast.List) and not value.elts
 
 
-def _call_reasons(call: ast.Call, switches: bool, gated: frozenset[str] = frozenset()) -> list[str]:
+def _call_reasons(call: ast.Call, switches: bool, gated: frozenset[str] = frozenset(),
+                  classes: frozenset[str] = frozenset()) -> list[str]:
     name = ast_dotted(call.func) or ""
     last = _last_name(call.func)
     reasons = [_KEYWORDS[k.arg] for k in call.keywords if k.arg in _KEYWORDS and not _empty(k.value)]
     if last in _HOOKED_METHODS and isinstance(call.func, ast.Attribute):
         if any(k.arg == "hooks" and not _empty(k.value) and not (isinstance(k.value, ast.Name) and k.value.id in gated)
-               for k in call.keywords):
+               and not _session_start_list(k.value, classes) for k in call.keywords):
             reasons.append(f"`{last}(hooks=...)` hooks run in a Session")
     if last in _QUEUE_FUNCTIONS or name.endswith("train.batch"):
         reasons.append("its input runs on TF1 queue runners")
@@ -109,8 +148,9 @@ def graph_mode_reasons(source: str, switches: bool = True) -> list[str]:
         return []
     calls = sorted((node for node in ast.walk(tree) if isinstance(node, ast.Call)),
                    key=lambda node: (node.lineno, node.col_offset))
-    gated = _flag_gated_lists(tree)
-    reasons = [reason for call in calls for reason in _call_reasons(call, switches, gated)]
+    classes = _session_start_hook_classes(tree)
+    gated = _flag_gated_lists(tree) | _session_start_lists(tree, classes)
+    reasons = [reason for call in calls for reason in _call_reasons(call, switches, gated, classes)]
     return list(dict.fromkeys(reasons + _distribute_reasons(calls)))
 
 

@@ -140,3 +140,18 @@ def test_a_hook_list_filled_only_under_a_flag_counts_as_empty() -> None:
     assert graph_mode_reasons(always) == ["`train(hooks=...)` hooks run in a Session"]
     built = "hooks = [LoadEMAHook(model_dir)] if FLAGS.ema else []\nestimator.evaluate(input_fn, hooks=hooks)\n"
     assert graph_mode_reasons(built) == ["`evaluate(hooks=...)` hooks run in a Session"]
+
+
+def test_hooks_that_act_only_when_the_session_is_made_run_on_the_strategy_tier() -> None:
+    """tensorflow/tpu's LoadEMAHook (`begin` + `after_create_session`) passed to evaluate/predict:
+    no graph-mode reason; a hook that acts per step still has one."""
+    hook = ("class LoadEMAHook(tf.train.SessionRunHook):\n"
+            "  def __init__(self, d):\n    self._d = d\n"
+            "  def begin(self):\n    self._saver = tf.train.Saver()\n"
+            "  def after_create_session(self, sess, coord):\n    self._saver.restore(sess, self._d)\n")
+    use = ("if FLAGS.ema:\n  eval_hooks = [LoadEMAHook(d)]\nelse:\n  eval_hooks = []\n"
+           "estimator.evaluate(input_fn, hooks=eval_hooks)\nestimator.predict(input_fn, hooks=[LoadEMAHook(d)])\n")
+    assert graph_mode_reasons(hook + use) == []
+    per_step = hook + "  def after_run(self, run_context, run_values):\n    pass\n"
+    assert graph_mode_reasons(per_step + use) == ["`evaluate(hooks=...)` hooks run in a Session",
+                                                  "`predict(hooks=...)` hooks run in a Session"]

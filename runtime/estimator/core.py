@@ -320,8 +320,8 @@ class Estimator(CheckpointReader):
         reason = None
         if not tf.compat.v1.executing_eagerly_outside_functions():
             reason = "the program disabled eager execution (TF1 graph mode)"
-        elif hooks:
-            reason = f"{what}(hooks=...) hooks run in a Session"
+        elif any(not model_fn_tiers.session_start_hook(hook) for hook in hooks or ()):
+            reason = f"{what}(hooks=...) hooks run with every step in a Session"
         elif distributed is not None:
             reason = model_fn_tiers.distribute_unsupported(distributed)
         if reason:
@@ -488,7 +488,7 @@ class Estimator(CheckpointReader):
         runner = self._strategy_tier("train", distributed=self._config.train_distribute, hooks=hooks)
         if runner is not None:
             try:
-                runner.train(input_fn, steps, max_steps, listeners)
+                runner.train(input_fn, steps, max_steps, listeners, hooks=hooks)
                 return self
             except model_fn_tiers.Unsupported as reason:
                 logger.warning("Training runs in graph mode: %s.", reason)
@@ -615,7 +615,7 @@ class Estimator(CheckpointReader):
         runner = self._strategy_tier("evaluate", distributed=self._config.eval_distribute, hooks=user_hooks)
         if runner is not None:
             try:
-                results = runner.evaluate(input_fn, steps, checkpoint_path)
+                results = runner.evaluate(input_fn, steps, checkpoint_path, hooks=user_hooks)
             except model_fn_tiers.Unsupported as reason:
                 logger.warning("Evaluation runs in graph mode: %s.", reason)
             else:
@@ -697,7 +697,7 @@ class Estimator(CheckpointReader):
         runner = self._strategy_tier("predict", hooks=hooks)
         if runner is not None:
             try:
-                predictions = runner.predict(input_fn, predict_keys, checkpoint_path, yield_single_examples)
+                predictions = runner.predict(input_fn, predict_keys, checkpoint_path, yield_single_examples, hooks=hooks)
             except model_fn_tiers.Unsupported as reason:
                 logger.warning("Prediction runs in graph mode: %s.", reason)
             else:

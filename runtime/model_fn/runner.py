@@ -46,6 +46,7 @@ from .checks import Unsupported, as_op, check_spec, variable_reads
 from .held import Found, HeldVariables, discover, random_op_count
 from .host_calls import HostCall, call_host_fn, host_calls_kept, read_before_the_step, replicas_joined
 from .replicas import estimator_loss_reduction, estimator_loss_scaling, mean_gradients, tpu_code_path, tpu_shards
+from .session_hooks import run_session_start_hooks
 from .summaries import LossSummaries
 from .tf1_build import (eager_graph_seeds, ema_restore_maps, graph_seeds, held_variable_ops, op_seeds_recorded,
                         optimizer_updates_skipped, python_random_kept, python_random_restored_on, restores_at_discovery,
@@ -203,6 +204,21 @@ class ModelFnRunner:
         discovered = self._modes[mode]
         for item, value in zip(discovered.found, discovered.initial_values()):
             self._held.by_name[item.name].assign(value)
+
+    def _session_start_hooks(self, mode: str, hooks: list) -> None:
+        """Hooks that act when the session is made, on the restored state (`session_hooks.py`)."""
+        by_name = self._held.by_name
+
+        def held_value(name: str) -> Any:
+            if name not in by_name:
+                raise Unsupported(f"a hook's begin() made variable {name}, which the model_fn's build did not")
+            return _first_copy(by_name[name]).numpy()
+
+        def assign(name: str, value: Any) -> None:
+            with self._strategy.scope():
+                by_name[name].assign(value)  # every replica's copy
+
+        run_session_start_hooks(hooks, self._modes[mode].graph, held_value, assign)
 
     def _global_step(self) -> int:
         step = self._held.by_name.get("global_step")
@@ -410,16 +426,20 @@ class ModelFnRunner:
 
     # -- train -----------------------------------------------------------------------------------
 
-    def train(self, input_fn: Any, steps: int | None, max_steps: int | None, listeners: list | None = None) -> float | None:
+    def train(self, input_fn: Any, steps: int | None, max_steps: int | None, listeners: list | None = None,
+              hooks: list | None = None) -> float | None:
         """Estimator's `train`: `steps` more, or up to `max_steps`, or until the input ends; checkpoints
-        and `saving_listeners` (called with no session) as `CheckpointSaverHook` made and called them."""
+        and `saving_listeners` (called with no session) as `CheckpointSaverHook` made and called them;
+        `hooks` that act only when the session is made (`session_hooks.py`)."""
         with context.eager_mode(), python_random_restored_on(Unsupported), self._estimator._on_strategy_tier(self._strategy):  # noqa: SLF001
-            return self._train(input_fn, steps, max_steps, list(listeners or []))
+            return self._train(input_fn, steps, max_steps, list(listeners or []), list(hooks or []))
 
-    def _train(self, input_fn: Any, steps: int | None, max_steps: int | None, listeners: list) -> float | None:
+    def _train(self, input_fn: Any, steps: int | None, max_steps: int | None, listeners: list,
+               hooks: list) -> float | None:
         mode = self._discover(ModeKeys.TRAIN, input_fn)
         checkpoint = tf.train.latest_checkpoint(self._estimator.model_dir)
         self._restore(checkpoint, ModeKeys.TRAIN)
+        self._session_start_hooks(ModeKeys.TRAIN, hooks)
         step = self._global_step()
         last = None if steps is None else step + steps
         if max_steps is not None:
@@ -519,13 +539,14 @@ class ModelFnRunner:
 
     # -- evaluate --------------------------------------------------------------------------------
 
-    def evaluate(self, input_fn: Any, steps: int | None, checkpoint_path: str | None) -> dict:
+    def evaluate(self, input_fn: Any, steps: int | None, checkpoint_path: str | None, hooks: list | None = None) -> dict:
         with context.eager_mode(), python_random_restored_on(Unsupported), self._estimator._on_strategy_tier(self._strategy):  # noqa: SLF001
-            return self._evaluate(input_fn, steps, checkpoint_path)
+            return self._evaluate(input_fn, steps, checkpoint_path, list(hooks or []))
 
-    def _evaluate(self, input_fn: Any, steps: int | None, checkpoint_path: str | None) -> dict:
+    def _evaluate(self, input_fn: Any, steps: int | None, checkpoint_path: str | None, hooks: list) -> dict:
         mode = self._discover(ModeKeys.EVAL, input_fn)
         self._restore(checkpoint_path, ModeKeys.EVAL)
+        self._session_start_hooks(ModeKeys.EVAL, hooks)
         for variable in self._held.local_variables(mode.found):
             variable.assign(tf.zeros_like(variable))
         function = self._eval_function()
@@ -567,12 +588,13 @@ class ModelFnRunner:
     # -- predict ---------------------------------------------------------------------------------
 
     def predict(self, input_fn: Any, predict_keys: Any, checkpoint_path: str | None,
-                yield_single_examples: bool) -> Iterator[Any]:
+                yield_single_examples: bool, hooks: list | None = None) -> Iterator[Any]:
         """Builds and restores now (raising `Unsupported` before anything is yielded); returns the
         predictions' iterator."""
         with context.eager_mode(), python_random_restored_on(Unsupported), self._estimator._on_strategy_tier(self._strategy):  # noqa: SLF001
             self._discover(ModeKeys.PREDICT, input_fn)
             self._restore(checkpoint_path, ModeKeys.PREDICT)
+            self._session_start_hooks(ModeKeys.PREDICT, list(hooks or []))
             function = self._predict_function(predict_keys)
             iterator = self._iterator(input_fn, ModeKeys.PREDICT)
             first = self._next_predictions(function, iterator)  # (traced now: a trace that fails raises here)

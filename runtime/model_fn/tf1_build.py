@@ -8,6 +8,7 @@ import contextlib
 import inspect
 import itertools
 import random
+import sys
 import threading
 from typing import Any, Iterator
 
@@ -141,16 +142,21 @@ class _HeldOp:
         self.name = name
 
 
+_LIBRARIES = ("tensorflow", "tf_keras", "keras", "tfmigrate")
+
+
 def held_variable_ops() -> contextlib.AbstractContextManager:
-    """While inside, a variable made eagerly answers `.op` with its name (`_HeldOp`) where TF would
-    raise (an eager variable's op is undefined in a function)."""
+    """While inside, a variable made eagerly answers the program's `.op` with its name (`_HeldOp`)
+    where TF would raise (an eager variable's op is undefined in a function). TF's own code (which
+    catches that error to take its eager path) still gets the error."""
     original = resource_variable_ops.BaseResourceVariable.op
 
     def op(self):
         try:
             return original.fget(self)
         except AttributeError:
-            if getattr(self, "_in_graph_mode", True):
+            caller = sys._getframe(1).f_globals.get("__name__", "")  # noqa: SLF001
+            if getattr(self, "_in_graph_mode", True) or caller.split(".")[0] in _LIBRARIES:
                 raise
             name = self.name
             return _HeldOp(name[:-2] if name.endswith(":0") else name)
