@@ -48,6 +48,7 @@ from .host_calls import HostCall, call_host_fn, host_calls_kept, read_before_the
 from .replicas import estimator_loss_reduction, estimator_loss_scaling, mean_gradients, tpu_code_path, tpu_shards
 from .session_hooks import run_session_start_hooks
 from .summaries import LossSummaries
+from .tensor_input import IteratorInput, dataset_of_tensors, iterator_input_detected
 from .tf1_build import (eager_graph_seeds, ema_restore_maps, graph_seeds, held_variable_ops, op_seeds_recorded,
                         optimizer_updates_skipped, python_random_kept, python_random_restored_on, restores_at_discovery,
                         tf1_op_seeds, tf1_tensor_equality)
@@ -417,12 +418,19 @@ class ModelFnRunner:
         estimator = self._estimator
         strategy = self._strategy
         extra = self._modes[mode].extra
-        with eager_graph_seeds(extra.get("graph_seed"), extra.get("input_random_ops_before", 0)):
-            if self._split or strategy.num_replicas_in_sync == 1:
-                dataset = sharded_by_data(_dataset(estimator._call_input_fn(input_fn, mode)))  # noqa: SLF001
-                return iter(strategy.experimental_distribute_dataset(dataset))
-            return iter(strategy.distribute_datasets_from_function(
-                lambda context: _dataset(estimator._call_input_fn(input_fn, mode, input_context=context))))  # noqa: SLF001
+        seed, before = extra.get("graph_seed"), extra.get("input_random_ops_before", 0)
+
+        def dataset(**kwargs: Any) -> tf.data.Dataset:
+            call = lambda: estimator._call_input_fn(input_fn, mode, **kwargs)  # noqa: E731, SLF001
+            try:
+                with eager_graph_seeds(seed, before), iterator_input_detected():
+                    return _dataset(call())
+            except IteratorInput:  # it returns a one-shot iterator's tensors: `tensor_input.py`
+                return dataset_of_tensors(call, seed, before)
+
+        if self._split or strategy.num_replicas_in_sync == 1:
+            return iter(strategy.experimental_distribute_dataset(sharded_by_data(dataset())))
+        return iter(strategy.distribute_datasets_from_function(lambda context: dataset(input_context=context)))
 
     # -- train -----------------------------------------------------------------------------------
 

@@ -452,3 +452,39 @@ def test_early_stopping_hook_and_numpy_input_fn(tmp_path: Path) -> None:
     est.train(train, steps=10, hooks=[hook()])
     assert est.get_variable_value("global_step") == 3  # stopped after the first step
     assert est.get_variable_value("signal_early_stopping/STOP")
+
+
+@pytest.mark.tf
+def test_an_input_fn_the_strategy_tier_cannot_make_a_dataset_of_runs_in_graph_mode(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> None:
+    """An input_fn returning a one-shot iterator's tensors runs on the strategy tier (hosted program
+    one_shot_iterator_input); one that draws random numbers after `get_next()` (a map would draw
+    other numbers than TF 1.x's per-run ones) trains in graph mode, saying why."""
+    import numpy as np
+    import tensorflow as tf
+
+    import tfmigrate.runtime as tfm
+
+    monkeypatch.setenv("TFMIGRATE_MODEL_FN_TIER", "strategy")
+    x = np.arange(24, dtype=np.float32).reshape(8, 3)
+
+    def input_fn(noise):
+        dataset = tf.compat.v1.data.Dataset.from_tensor_slices((x, x[:, :1])).repeat().batch(4)
+        features, labels = tf.compat.v1.data.make_one_shot_iterator(dataset).get_next()
+        if noise:
+            features += tf.random.normal(tf.shape(features))
+        return {"x": features}, labels
+
+    def model_fn(features, labels, mode):
+        w = tf.compat.v1.get_variable("w", [3, 1], initializer=tf.compat.v1.constant_initializer(0.01))
+        loss = tf.compat.v1.losses.mean_squared_error(labels, tf.matmul(features["x"], w))
+        step = tf.compat.v1.train.get_global_step()
+        return tfm.estimator.EstimatorSpec(mode, loss=loss, train_op=tf.compat.v1.assign_add(step, 1))
+
+    for noise, model_dir in ((False, "plain"), (True, "noisy")):
+        estimator = tfm.estimator.Estimator(model_fn, model_dir=str(tmp_path / model_dir))
+        with caplog.at_level("WARNING"):
+            estimator.train(lambda noise=noise: input_fn(noise), steps=2)
+        assert estimator.get_variable_value("global_step") == 2
+    fallbacks = [r.getMessage() for r in caplog.records if "runs in graph mode" in r.getMessage()]
+    assert fallbacks == ["Training runs in graph mode: input_fn returns tensors and draws random numbers after get_next()."]

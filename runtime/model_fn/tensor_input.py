@@ -1,0 +1,122 @@
+"""An input_fn that returns tensors from a one-shot iterator, run on the strategy tier.
+
+TF 1.x's input_fns often return `dataset.make_one_shot_iterator().get_next()`, then reshape or
+transpose those tensors: each `session.run` took the next element. A `tf.function` step needs
+the dataset itself. So the input_fn is built once in a function graph of its own, with
+`make_one_shot_iterator` handing out a stand-in whose `get_next()` gives placeholders. What the
+input_fn did after `get_next()` becomes a map over the dataset it iterated:
+
+    the dataset (made in that graph, taken out as a variant) .map(the ops between the placeholders
+    and what the input_fn returned)
+
+The graph has the seed and the random-op count the graph-mode build had when it called the
+input_fn, so a shuffle draws what it drew in TF 1.x. Where the input_fn made no such iterator, or
+more than one, or draws random numbers after `get_next()` (a map's draws would differ from TF
+1.x's per-run ones), `Unsupported` says so and the call runs in graph mode.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import tensorflow as tf
+from tensorflow.python.data.ops import dataset_ops
+from tensorflow.python.framework import random_seed
+
+from .checks import Unsupported
+from .tf1_build import patched
+
+__all__ = ["IteratorInput", "dataset_of_tensors", "iterator_input_detected"]
+
+
+class IteratorInput(Exception):
+    """Raised in an eager call of the input_fn at its one-shot iterator: it returns tensors."""
+
+
+def iterator_input_detected() -> Any:
+    """While inside, an eager `make_one_shot_iterator` raises `IteratorInput` (the input_fn is then
+    built by `dataset_of_tensors`, and not run on to its end eagerly)."""
+    def raises(*args, **kwargs):
+        raise IteratorInput
+
+    return _one_shot_patched(raises)
+
+
+def _one_shot_patched(replacement: Callable) -> Any:
+    return patched((dataset_ops.DatasetV1, "make_one_shot_iterator", lambda self: replacement(self)),
+                   (tf.compat.v1.data, "make_one_shot_iterator", replacement),
+                   (dataset_ops, "make_one_shot_iterator", replacement))
+
+
+class _StandIn:
+    """What `make_one_shot_iterator` gives while the input_fn is built: `get_next()` placeholders."""
+
+    def __init__(self, dataset: tf.data.Dataset) -> None:
+        self.dataset = dataset
+        self.placeholders: list | None = None
+
+    def get_next(self, name: str | None = None) -> Any:
+        if self.placeholders is not None:
+            raise Unsupported("input_fn calls get_next() twice on one iterator")
+        spec = self.dataset.element_spec
+        self.placeholders = [tf.compat.v1.placeholder(s.dtype, s.shape) for s in tf.nest.flatten(spec)]
+        return tf.nest.pack_sequence_as(spec, self.placeholders)
+
+
+def dataset_of_tensors(call_input_fn: Callable[[], Any], graph_seed: int | None, random_ops_before: int) -> tf.data.Dataset:
+    """The dataset an input_fn returning a one-shot iterator's tensors stands for (module doc)."""
+    stand_ins: list[_StandIn] = []
+    returned: list = []
+
+    def one_shot(dataset):
+        stand_ins.append(_StandIn(dataset))
+        return stand_ins[-1]
+
+    def build():
+        graph = tf.compat.v1.get_default_graph()
+        graph.seed = graph_seed
+        random_seed._graph_to_seed_dict[graph] = random_ops_before  # noqa: SLF001 - TF1's op-seed count
+        with _one_shot_patched(one_shot):
+            result = call_input_fn()
+        if isinstance(result, tf.data.Dataset):
+            raise Unsupported("input_fn returned a dataset here and tensors when called eagerly")
+        returned.append(result)
+        return tf.nest.flatten(result)
+
+    try:
+        wrapped = tf.compat.v1.wrap_function(build, [])
+    except Unsupported:
+        raise
+    except Exception as error:  # noqa: BLE001 - it built in graph mode: that tier runs it
+        raise Unsupported(f"input_fn returns tensors, and could not be built as a dataset ({type(error).__name__})") from error
+    if len(stand_ins) != 1 or stand_ins[0].placeholders is None:
+        raise Unsupported("input_fn returns tensors, not from one one-shot iterator's get_next()")
+    stand_in = stand_ins[0]
+    graph = wrapped.graph
+    outputs = [graph.as_graph_element(t) for t in tf.nest.flatten(returned[0])]
+    feeds = [graph.as_graph_element(p) for p in stand_in.placeholders]
+    if any("Random" in op.type for op in _between(feeds, outputs)):
+        raise Unsupported("input_fn returns tensors and draws random numbers after get_next()")
+    variant = wrapped.prune([], graph.as_graph_element(stand_in.dataset._variant_tensor))()  # noqa: SLF001
+    dataset = tf.data.experimental.from_variant(variant, stand_in.dataset.element_spec)
+    after = wrapped.prune(feeds, outputs)
+    structure = returned[0]
+
+    def element(*parts):
+        return tf.nest.pack_sequence_as(structure, after(*tf.nest.flatten(parts)))
+
+    return dataset.map(element)
+
+
+def _between(feeds: list, outputs: list) -> list:
+    """The ops `outputs` compute from, stopping at `feeds`."""
+    stop = {feed.op for feed in feeds}
+    seen: set = set()
+    todo = [t.op for t in outputs]
+    while todo:
+        op = todo.pop()
+        if op in seen or op in stop:
+            continue
+        seen.add(op)
+        todo.extend(t.op for t in op.inputs)
+    return list(seen)
