@@ -22,11 +22,13 @@ __all__ = ["gives_a_runconfig_strategy", "graph_mode_reasons", "reasons_for"]
 _DISTRIBUTE = "RunConfig's train_distribute/eval_distribute {} runs on TF 2.15's graph-mode replica path only"
 # Keywords whose non-empty value sends a call to graph mode, and why.
 _KEYWORDS = {
-    "training_hooks": "the spec's training hooks run in a Session",
-    "training_chief_hooks": "the spec's training hooks run in a Session",
     "evaluation_hooks": "the spec's evaluation hooks run in a Session",
     "prediction_hooks": "the spec's prediction hooks run in a Session",
 }
+# Hooks that save through their Session: no tier but graph mode runs them (training's other hooks
+# run on the strategy tier: `runtime/model_fn/step_hooks.py`).
+_SESSION_WRITERS = frozenset({"CheckpointSaverHook", "SummarySaverHook", "AsyncCheckpointSaverHook"})
+_TRAINING_HOOKS = frozenset({"training_hooks", "training_chief_hooks"})
 _DISTRIBUTE_KEYWORDS = frozenset({"train_distribute", "eval_distribute"})
 # A RunConfig strategy the strategy tier runs as TF 1.x's Estimator ran it (in-process or
 # multi-worker synchronous replicas, `runtime/model_fn/__init__.py`); a module that builds
@@ -115,6 +117,12 @@ def _flag_gated_lists(tree: ast.AST) -> frozenset[str]:
     return frozenset(empty - other)
 
 
+def _saves_through_session(value: ast.expr) -> bool:
+    """A hook list written out with a hook that saves through its Session (CheckpointSaverHook)."""
+    return isinstance(value, (ast.List, ast.Tuple)) and any(
+        isinstance(item, ast.Call) and _last_name(item.func) in _SESSION_WRITERS for item in value.elts)
+
+
 def _empty_list(value: ast.expr) -> bool:
     return isinstance(value, ast.List) and not value.elts
 
@@ -124,7 +132,12 @@ def _call_reasons(call: ast.Call, switches: bool, gated: frozenset[str] = frozen
     name = ast_dotted(call.func) or ""
     last = _last_name(call.func)
     reasons = [_KEYWORDS[k.arg] for k in call.keywords if k.arg in _KEYWORDS and not _empty(k.value)]
-    if last in _HOOKED_METHODS and isinstance(call.func, ast.Attribute):
+    if any(k.arg in _TRAINING_HOOKS and _saves_through_session(k.value) for k in call.keywords):
+        reasons.append("the spec's training hooks save through their Session")
+    if last == "train" and isinstance(call.func, ast.Attribute):
+        if any(k.arg == "hooks" and _saves_through_session(k.value) for k in call.keywords):
+            reasons.append("`train(hooks=...)` hooks save through their Session")
+    elif last in _HOOKED_METHODS and isinstance(call.func, ast.Attribute):
         if any(k.arg == "hooks" and not _empty(k.value) and not (isinstance(k.value, ast.Name) and k.value.id in gated)
                and not _session_start_list(k.value, classes) for k in call.keywords):
             reasons.append(f"`{last}(hooks=...)` hooks run in a Session")

@@ -29,10 +29,16 @@ def test_a_model_fn_tf2_can_run_gets_the_strategy_tier() -> None:
 
 
 def test_what_the_runtime_runs_in_graph_mode_is_named_once_each_in_order() -> None:
-    assert reasons(", training_hooks=[tf.train.LoggingTensorHook({'loss': loss}, 10)]") == [
-        "the spec's training hooks run in a Session"]
-    assert reasons(hooks=", hooks=[hook]", config="train_distribute=strategy") == [
-        "`train(hooks=...)` hooks run in a Session"]
+    # Training's hooks run on the strategy tier (their fetches come back from the step) unless
+    # they save through their Session.
+    assert reasons(", training_hooks=[tf.train.LoggingTensorHook({'loss': loss}, 10)]") == []
+    assert reasons(", training_chief_hooks=[tf.train.CheckpointSaverHook('m', save_steps=5)]") == [
+        "the spec's training hooks save through their Session"]
+    assert reasons(", evaluation_hooks=[tf.train.LoggingTensorHook({'loss': loss}, 10)]") == [
+        "the spec's evaluation hooks run in a Session"]
+    assert reasons(hooks=", hooks=[hook]", config="train_distribute=strategy") == []
+    assert reasons(hooks=", hooks=[tf.train.SummarySaverHook(save_steps=1)]") == [
+        "`train(hooks=...)` hooks save through their Session"]
     parameter_server = "strategy = tf.distribute.experimental.ParameterServerStrategy(resolver)\n"
     assert reasons(config="train_distribute=strategy", more=parameter_server) == [
         "RunConfig's train_distribute/eval_distribute ParameterServerStrategy runs on TF 2.15's graph-mode "
@@ -136,8 +142,8 @@ def test_a_hook_list_filled_only_under_a_flag_counts_as_empty() -> None:
     hook: the call runs on the strategy tier unless the flag is set (the runtime then says so)."""
     gated = "hooks = []\nif FLAGS.profile:\n  hooks.append(ProfilerHook())\nestimator.train(input_fn, hooks=hooks)\n"
     assert graph_mode_reasons(gated) == []
-    always = "hooks = []\nhooks.append(ProfilerHook())\nestimator.train(input_fn, hooks=hooks)\n"
-    assert graph_mode_reasons(always) == ["`train(hooks=...)` hooks run in a Session"]
+    always = "hooks = []\nhooks.append(ProfilerHook())\nestimator.evaluate(input_fn, hooks=hooks)\n"
+    assert graph_mode_reasons(always) == ["`evaluate(hooks=...)` hooks run in a Session"]
     built = "hooks = [LoadEMAHook(model_dir)] if FLAGS.ema else []\nestimator.evaluate(input_fn, hooks=hooks)\n"
     assert graph_mode_reasons(built) == ["`evaluate(hooks=...)` hooks run in a Session"]
 

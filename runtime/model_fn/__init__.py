@@ -25,9 +25,9 @@ import os
 import tensorflow as tf
 
 from .runner import PARAMETER_SERVER_UNSUPPORTED, ModelFnRunner, Unsupported, jit_compile_requested
-from .session_hooks import session_start_hook
+from .session_hooks import hooks_unsupported
 
-__all__ = ["ModelFnRunner", "Unsupported", "distribute_unsupported", "jit_compile_requested", "session_start_hook",
+__all__ = ["ModelFnRunner", "Unsupported", "distribute_unsupported", "hooks_unsupported", "jit_compile_requested",
            "strategy_from_env", "tier"]
 
 _TIERS = ("graph", "strategy")

@@ -65,8 +65,11 @@ def check_spec(mode: str, spec: Any, graph: tf.Graph, extra: dict) -> None:
     if graph.get_collection(_KEYS.QUEUE_RUNNERS):
         raise Unsupported("the graph has queue runners")
     if mode == ModeKeys.TRAIN:
-        if spec.training_hooks or spec.training_chief_hooks:
-            raise Unsupported("the spec has training hooks (or a host_call)")
+        from .session_hooks import hooks_unsupported
+
+        reason = hooks_unsupported(list(spec.training_hooks) + list(spec.training_chief_hooks), per_step=True)
+        if reason:
+            raise Unsupported(f"the spec's training hooks: {reason}")
         _check_unfetched_writes(graph, [spec.train_op, spec.loss], "train_op",
                                 set(extra.get("host_ops", ())) | set(extra.get("saver_ops", ())))
     if mode == ModeKeys.EVAL:

@@ -31,6 +31,7 @@ logs why. How a trace keeps TF 1.x's build (seeds, Python's random state, restor
 from __future__ import annotations
 
 import contextlib
+import threading
 import os
 import time
 from typing import Any, Callable, Iterator
@@ -46,7 +47,8 @@ from .checks import Unsupported, as_op, check_spec, variable_reads
 from .held import Found, HeldVariables, discover, random_op_count
 from .host_calls import HostCall, call_host_fn, host_calls_kept, read_before_the_step, replicas_joined
 from .replicas import estimator_loss_reduction, estimator_loss_scaling, mean_gradients, tpu_code_path, tpu_shards
-from .session_hooks import run_session_start_hooks
+from .session_hooks import on_side_session, run_session_start_hooks, session_start_hook
+from .step_hooks import StepHooks
 from .summaries import LossSummaries
 from .tensor_input import IteratorInput, dataset_of_tensors, iterator_input_detected
 from .tf1_build import (eager_graph_seeds, ema_restore_maps, graph_seeds, held_variable_ops, op_seeds_recorded,
@@ -107,6 +109,9 @@ class ModelFnRunner:
         self._trace: Any = None  # the held variables' hand-back in the trace under way
         self._host_call: Any = None  # the (fn, tensors) of the train step's host_call, as last traced
         self._host: HostCall | None = None  # its function on the host, for one train call
+        self._step_hooks: StepHooks | None = None  # a train call's per-step hooks (`step_hooks.py`)
+        self._hook_values: dict = {}
+        self._built = threading.local()  # the ops the model_fn made in this replica's trace
 
     # -- discovery and variables -----------------------------------------------------------------
 
@@ -131,8 +136,10 @@ class ModelFnRunner:
                 with optimizer_updates_skipped(mode), op_seeds_recorded() as op_seeds, \
                         host_calls_kept() if mode == ModeKeys.TRAIN else contextlib.nullcontext() as host_calls, \
                         tpu_shards(self._strategy.num_replicas_in_sync) if self._tpu else contextlib.nullcontext():
+                    first = len(graph.get_operations())
                     spec = estimator._call_model_fn(features, labels if mode != ModeKeys.PREDICT else None, mode,  # noqa: SLF001
                                                     estimator.config)
+                    extra["model_fn_ops"] = graph.get_operations()[first:]
                 extra["op_seeds"] = op_seeds
                 if host_calls:  # TF 1.x built the host_call's ops in this graph, their names taken there too
                     first = len(graph.get_operations())
@@ -206,14 +213,16 @@ class ModelFnRunner:
         for item, value in zip(discovered.found, discovered.initial_values()):
             self._held.by_name[item.name].assign(value)
 
+    def _held_value(self, name: str) -> Any:
+        """A held variable's value (a replicated one's first copy), as NumPy."""
+        if name not in self._held.by_name:
+            raise Unsupported(f"a hook's begin() made variable {name}, which the model_fn's build did not")
+        return _first_copy(self._held.by_name[name]).numpy()
+
     def _session_start_hooks(self, mode: str, hooks: list) -> None:
         """Hooks that act when the session is made, on the restored state (`session_hooks.py`)."""
         by_name = self._held.by_name
-
-        def held_value(name: str) -> Any:
-            if name not in by_name:
-                raise Unsupported(f"a hook's begin() made variable {name}, which the model_fn's build did not")
-            return _first_copy(by_name[name]).numpy()
+        held_value = self._held_value
 
         def assign(name: str, value: Any) -> None:
             with self._strategy.scope():
@@ -243,8 +252,12 @@ class ModelFnRunner:
         discovered = self._modes[mode]
         shards = tpu_shards(self._strategy.num_replicas_in_sync) if self._tpu else contextlib.nullcontext()
         with self._trace.replica(), graph_seeds(discovered.extra), shards:
+            graph = tf.compat.v1.get_default_graph()
+            first = len(graph.get_operations())
             try:
                 spec = self._estimator._call_model_fn(features, labels, mode, self._estimator.config)  # noqa: SLF001
+                self._built.ops = graph.get_operations()[first:]
+                self._built.scope = graph.get_name_scope()  # (a loop's body names its ops `while/...`)
             except Unsupported:  # (NotHeld too)
                 raise
             except Exception as error:  # noqa: BLE001 - it built in graph mode: that tier runs it
@@ -308,8 +321,11 @@ class ModelFnRunner:
         flattened, `then(spec)`). The host_call's function and structure are kept for the host."""
         step = self._held.by_name.get("global_step")
         before = tf.identity(_local_copy(step)) if step is not None else None
+        hooks = self._step_hooks
+        early = {name: tf.identity(_local_copy(self._held.by_name[name])) for name in hooks.variable_names()} if hooks else {}
         with host_calls_kept() as host_calls:
             spec, extra = self._call_model_fn(ModeKeys.TRAIN, features, labels, then)
+        hooked = hooks.traced(self._built.ops, self._built.scope, early.__getitem__) if hooks else []
         host: list = []
         if host_calls:
             fn, tensors = host_calls[-1]
@@ -320,7 +336,7 @@ class ModelFnRunner:
                 host = [read_before_the_step(t, handle, before) for t in host]
             host = [tf.identity(t) for t in host]
         with tf.control_dependencies([spec.train_op]):
-            return tf.identity(tf.cast(spec.loss, tf.float32)), host, extra
+            return tf.identity(tf.cast(spec.loss, tf.float32)), host + hooked, extra
 
     def _train_function(self) -> Any:
         strategy = self._strategy
@@ -336,16 +352,30 @@ class ModelFnRunner:
                 features, labels = _split_batch(iterator.get_next())
                 losses, host = step(features, labels)
                 loss = strategy.reduce(self._loss_reduce_op(), losses, axis=None)
-                written = [array.write(i, replicas_joined(strategy, value)) for array, value in zip(arrays, host)]
+                written = [array.write(i, value) for array, value in zip(arrays, self._to_host(host))]
                 return (i + 1, loss, *written)
 
-            # (the host_call's tensors, one TensorArray each, per step: known once a step is traced)
-            arrays = [tf.TensorArray(dtype, size=0, dynamic_size=True) for dtype in self._modes[ModeKeys.TRAIN].extra["host_dtypes"]]
+            # (the host_call's tensors and the hooks' fetches, one TensorArray each, per step)
+            arrays = [tf.TensorArray(dtype, size=0, dynamic_size=True) for dtype in self._host_dtypes()]
             _, loss, *arrays = tf.while_loop(lambda i, _loss, *_: i < count, body,
                                              [tf.constant(0), tf.constant(0.0), *arrays], parallel_iterations=1)
             return loss, [array.stack() for array in arrays]
 
-        return self._function("train", train_steps, ModeKeys.TRAIN)
+        return self._function(("train", *self._hook_fetches()), train_steps, ModeKeys.TRAIN)
+
+    def _hook_fetches(self) -> tuple:
+        return tuple(self._step_hooks.fetched) if self._step_hooks else ()
+
+    def _host_dtypes(self) -> list:
+        dtypes = list(self._modes[ModeKeys.TRAIN].extra["host_dtypes"])
+        return dtypes + (self._step_hooks.dtypes() if self._step_hooks else [])
+
+    def _to_host(self, values: list) -> list:
+        """A step's host_call tensors joined over the replicas (`replicas_joined`), then the hooks'
+        fetches as the first replica computed them (TF 1.x's hooks were the first replica's)."""
+        count = len(self._modes[ModeKeys.TRAIN].extra["host_dtypes"])
+        joined = [replicas_joined(self._strategy, value) for value in values[:count]]
+        return joined + [self._strategy.experimental_local_results(value)[0] for value in values[count:]]
 
 
     def _train_summary_function(self) -> Any:
@@ -369,10 +399,10 @@ class ModelFnRunner:
             features, labels = _split_batch(iterator.get_next())
             losses, host, summaries = step(features, labels)
             loss = strategy.reduce(self._loss_reduce_op(), losses, axis=None)
-            stacked = [tf.expand_dims(replicas_joined(strategy, value), 0) for value in host]
+            stacked = [tf.expand_dims(value, 0) for value in self._to_host(host)]
             return loss, stacked, strategy.experimental_local_results(summaries)[0]
 
-        return self._function("train-summary", summary_step, ModeKeys.TRAIN)
+        return self._function(("train-summary", *self._hook_fetches()), summary_step, ModeKeys.TRAIN)
 
     def _eval_function(self) -> Any:
         strategy = self._strategy
@@ -447,7 +477,20 @@ class ModelFnRunner:
         mode = self._discover(ModeKeys.TRAIN, input_fn)
         checkpoint = tf.train.latest_checkpoint(self._estimator.model_dir)
         self._restore(checkpoint, ModeKeys.TRAIN)
-        self._session_start_hooks(ModeKeys.TRAIN, hooks)
+        hooks = hooks + list(mode.spec.training_hooks) + list(mode.spec.training_chief_hooks)  # (the build's own)
+        self._session_start_hooks(ModeKeys.TRAIN, hooks)  # every hook's begin and after_create_session
+        per_step = [hook for hook in hooks if not session_start_hook(hook)]
+        self._step_hooks = StepHooks(per_step, mode.graph, mode.extra["model_fn_ops"], self._held_value,
+                                     set(self._held.by_name)) if per_step else None
+        try:
+            return self._train_steps(mode, input_fn, steps, max_steps, listeners)
+        finally:
+            if self._step_hooks is not None:
+                on_side_session(self._step_hooks.hooks, mode.graph, self._held_value, lambda hook, session: hook.end(session))
+            self._step_hooks = None
+
+    def _train_steps(self, mode: _Mode, input_fn: Any, steps: int | None, max_steps: int | None,
+                     listeners: list) -> float | None:
         step = self._global_step()
         last = None if steps is None else step + steps
         if max_steps is not None:
@@ -477,6 +520,9 @@ class ModelFnRunner:
                 count = min(count, summaries.steps_until_due(step))
                 summarized = summary_function and summaries.due_after(step, count)
                 merged = None
+                if self._step_hooks is not None and self._step_hooks.before_run():  # a tensor not fetched yet: trace again
+                    function = self._train_function()
+                    summary_function = summary_function and self._train_summary_function()
                 try:
                     with python_random_kept():  # a trace's tf.layers draw no seeds the program would see
                         if not summarized or count > 1:
@@ -495,6 +541,8 @@ class ModelFnRunner:
                     raise RuntimeError("model_fn's train_op did not increase the global step: training would never "
                                        "end (TF 1.x's StopAtStepHook counts the global step too).")
                 summaries.after_steps(step, loss, merged)
+                if self._step_hooks is not None and self._step_hooks.after_run(self._hook_values):
+                    stop = True  # a hook asked to stop (`run_context.request_stop()`)
                 due = (every and step >= saved_step + every) or (every_secs and time.monotonic() - saved_at >= every_secs)
                 if due:
                     stop = self._save_with(listeners, step)
@@ -513,7 +561,12 @@ class ModelFnRunner:
 
     def _run_host_call(self, stacked: list) -> None:
         """The host_call's function on each step's tensors (`stacked`: one array per tensor, a row per
-        step), on the host, as TPUEstimator ran it after each device loop."""
+        step), on the host, as TPUEstimator ran it after each device loop; the hooks' fetches (the
+        arrays after those) are kept for their `after_run`: the call's last step's."""
+        count = len(self._modes[ModeKeys.TRAIN].extra["host_dtypes"])
+        if self._step_hooks is not None and len(stacked) > count:
+            self._hook_values = {name: np.asarray(values[-1]) for name, values in zip(self._step_hooks.fetched, stacked[count:])}
+        stacked = stacked[:count]
         if not stacked:
             return
         if self._host is None:

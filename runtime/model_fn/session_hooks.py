@@ -24,7 +24,7 @@ from typing import Any, Callable
 import numpy as np
 import tensorflow as tf
 
-__all__ = ["run_session_start_hooks", "session_start_hook"]
+__all__ = ["hooks_unsupported", "on_side_session", "run_session_start_hooks", "session_start_hook"]
 
 _PER_STEP = ("before_run", "after_run", "end")
 
@@ -33,6 +33,22 @@ def session_start_hook(hook: Any) -> bool:
     """Whether `hook` acts only at `begin`/`after_create_session` (see the module doc)."""
     base = tf.compat.v1.train.SessionRunHook
     return all(getattr(type(hook), name, None) is getattr(base, name) for name in _PER_STEP)
+
+
+_SESSION_WRITERS = ("CheckpointSaverHook", "SummarySaverHook", "AsyncCheckpointSaverHook")
+
+
+def hooks_unsupported(hooks: Any, per_step: bool) -> str | None:
+    """Why the strategy tier cannot run these hooks (None where it can): a hook that acts with
+    every step runs in training only (`step_hooks.py`); a hook saving checkpoints or summaries
+    through its session runs nowhere here."""
+    for hook in hooks or ():
+        name = type(hook).__name__
+        if any(base.__name__ in _SESSION_WRITERS for base in type(hook).__mro__):
+            return f"{name} saves through its Session"
+        if not per_step and not session_start_hook(hook):
+            return f"{name} acts with every step (outside training)"
+    return None
 
 
 def run_session_start_hooks(hooks: list, graph: tf.Graph, held_value: Callable[[str], Any],
@@ -45,6 +61,14 @@ def run_session_start_hooks(hooks: list, graph: tf.Graph, held_value: Callable[[
     with graph.as_default():
         for hook in hooks:
             hook.begin()
+    on_side_session(hooks, graph, held_value, lambda hook, session: hook.after_create_session(session, None), assign)
+
+
+def on_side_session(hooks: list, graph: tf.Graph, held_value: Callable[[str], Any], call: Callable[[Any, Any], None],
+                    assign: Callable[[str, np.ndarray], None] | None = None) -> None:
+    """`call(hook, session)` for each hook, on a side Session of `graph` whose global variables hold
+    `held_value(name)`; `assign(name, value)` gets each one's value afterwards."""
+    with graph.as_default():
         variables = list(graph.get_collection(tf.compat.v1.GraphKeys.GLOBAL_VARIABLES))
         local_init = tf.compat.v1.local_variables_initializer()
     held = [held_value(variable.op.name) for variable in variables]  # (read eagerly, before the session)
@@ -53,7 +77,7 @@ def run_session_start_hooks(hooks: list, graph: tf.Graph, held_value: Callable[[
             variable.load(value, session)
         session.run(local_init)
         for hook in hooks:
-            hook.after_create_session(session, None)
-        values = session.run(variables)
+            call(hook, session)
+        values = session.run(variables) if assign is not None else []
     for variable, value in zip(variables, values):
         assign(variable.op.name, value)

@@ -488,3 +488,40 @@ def test_an_input_fn_the_strategy_tier_cannot_make_a_dataset_of_runs_in_graph_mo
         assert estimator.get_variable_value("global_step") == 2
     fallbacks = [r.getMessage() for r in caplog.records if "runs in graph mode" in r.getMessage()]
     assert fallbacks == ["Training runs in graph mode: input_fn returns tensors and draws random numbers after get_next()."]
+
+
+@pytest.mark.tf
+def test_hooks_the_strategy_tier_cannot_run_send_their_call_to_graph_mode(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> None:
+    """Training's per-step hooks run on the strategy tier (hosted program per_step_hooks); a hook
+    saving through its Session, or a per-step hook in evaluation, runs its call in graph mode,
+    and the warning says which hook."""
+    import numpy as np
+    import tensorflow as tf
+
+    import tfmigrate.runtime as tfm
+
+    monkeypatch.setenv("TFMIGRATE_MODEL_FN_TIER", "strategy")
+    x = np.arange(24, dtype=np.float32).reshape(8, 3)
+
+    def input_fn():
+        return tf.data.Dataset.from_tensor_slices(({"x": x}, x[:, :1])).repeat().batch(4)
+
+    def model_fn(features, labels, mode):
+        w = tf.compat.v1.get_variable("w", [3, 1], initializer=tf.compat.v1.constant_initializer(0.01))
+        loss = tf.compat.v1.losses.mean_squared_error(labels, tf.matmul(features["x"], w))
+        train_op = tf.compat.v1.train.GradientDescentOptimizer(0.01).minimize(
+            loss, global_step=tf.compat.v1.train.get_global_step())
+        return tfm.estimator.EstimatorSpec(mode, loss=loss, train_op=train_op)
+
+    estimator = tfm.estimator.Estimator(model_fn, model_dir=str(tmp_path))
+    logging_hook = tf.compat.v1.train.LoggingTensorHook({"step": "global_step:0"}, every_n_iter=1)
+    with caplog.at_level("WARNING"):
+        estimator.train(input_fn, steps=2, hooks=[logging_hook])
+        estimator.train(input_fn, steps=1, hooks=[tf.compat.v1.train.CheckpointSaverHook(str(tmp_path), save_steps=1)])
+        estimator.evaluate(lambda: input_fn().take(1), hooks=[logging_hook])
+    assert estimator.get_variable_value("global_step") == 3
+    fallbacks = [r.getMessage() for r in caplog.records if "runs in graph mode" in r.getMessage()]
+    assert fallbacks == ["Train runs in graph mode: train(hooks=...): CheckpointSaverHook saves through its Session.",
+                         "Evaluate runs in graph mode: evaluate(hooks=...): LoggingTensorHook acts with every step "
+                         "(outside training)."]
