@@ -34,8 +34,9 @@ def test_what_the_runtime_runs_in_graph_mode_is_named_once_each_in_order() -> No
     assert reasons(", training_hooks=[tf.train.LoggingTensorHook({'loss': loss}, 10)]") == []
     assert reasons(", training_chief_hooks=[tf.train.CheckpointSaverHook('m', save_steps=5)]") == [
         "the spec's training hooks save through their Session"]
-    assert reasons(", evaluation_hooks=[tf.train.LoggingTensorHook({'loss': loss}, 10)]") == [
-        "the spec's evaluation hooks run in a Session"]
+    assert reasons(", evaluation_hooks=[tf.train.LoggingTensorHook({'loss': loss}, 10)]") == []
+    assert reasons(", prediction_hooks=[tf.train.SummarySaverHook(save_steps=1)]") == [
+        "the spec's prediction hooks save through their Session"]
     assert reasons(hooks=", hooks=[hook]", config="train_distribute=strategy") == []
     assert reasons(hooks=", hooks=[tf.train.SummarySaverHook(save_steps=1)]") == [
         "`train(hooks=...)` hooks save through their Session"]
@@ -137,27 +138,16 @@ def test_train_distribute_sends_only_the_modules_estimators_to_graph_mode() -> N
     assert [site["tier"] for site in mirrored.estimators] == [STRATEGY, STRATEGY]
 
 
-def test_a_hook_list_filled_only_under_a_flag_counts_as_empty() -> None:
-    """ResNet's and EfficientNet's `hooks = []`, appended to only when a flag asks for a profiler
-    hook: the call runs on the strategy tier unless the flag is set (the runtime then says so)."""
-    gated = "hooks = []\nif FLAGS.profile:\n  hooks.append(ProfilerHook())\nestimator.train(input_fn, hooks=hooks)\n"
-    assert graph_mode_reasons(gated) == []
-    always = "hooks = []\nhooks.append(ProfilerHook())\nestimator.evaluate(input_fn, hooks=hooks)\n"
-    assert graph_mode_reasons(always) == ["`evaluate(hooks=...)` hooks run in a Session"]
-    built = "hooks = [LoadEMAHook(model_dir)] if FLAGS.ema else []\nestimator.evaluate(input_fn, hooks=hooks)\n"
-    assert graph_mode_reasons(built) == ["`evaluate(hooks=...)` hooks run in a Session"]
-
-
-def test_hooks_that_act_only_when_the_session_is_made_run_on_the_strategy_tier() -> None:
-    """tensorflow/tpu's LoadEMAHook (`begin` + `after_create_session`) passed to evaluate/predict:
-    no graph-mode reason; a hook that acts per step still has one."""
+def test_hooks_run_on_the_strategy_tier_unless_they_save_through_their_session() -> None:
+    """tensorflow/tpu's LoadEMAHook (it acts when the session is made), ResNet's flag-gated
+    profiler hook and AmoebaNet's timing hook (they act with every step): no graph-mode reason.
+    A CheckpointSaverHook written into the hook list: one."""
     hook = ("class LoadEMAHook(tf.train.SessionRunHook):\n"
-            "  def __init__(self, d):\n    self._d = d\n"
             "  def begin(self):\n    self._saver = tf.train.Saver()\n"
-            "  def after_create_session(self, sess, coord):\n    self._saver.restore(sess, self._d)\n")
-    use = ("if FLAGS.ema:\n  eval_hooks = [LoadEMAHook(d)]\nelse:\n  eval_hooks = []\n"
-           "estimator.evaluate(input_fn, hooks=eval_hooks)\nestimator.predict(input_fn, hooks=[LoadEMAHook(d)])\n")
+            "  def after_create_session(self, sess, coord):\n    self._saver.restore(sess, 'm')\n")
+    use = ("eval_hooks = [LoadEMAHook()] if FLAGS.ema else []\neval_hooks.append(TimingHook())\n"
+           "estimator.evaluate(input_fn, hooks=eval_hooks)\nestimator.predict(input_fn, hooks=eval_hooks)\n"
+           "hooks = []\nif FLAGS.profile:\n  hooks.append(ProfilerHook())\nestimator.train(input_fn, hooks=hooks)\n")
     assert graph_mode_reasons(hook + use) == []
-    per_step = hook + "  def after_run(self, run_context, run_values):\n    pass\n"
-    assert graph_mode_reasons(per_step + use) == ["`evaluate(hooks=...)` hooks run in a Session",
-                                                  "`predict(hooks=...)` hooks run in a Session"]
+    saver = "estimator.train(input_fn, hooks=[tf.train.CheckpointSaverHook('m', save_steps=5)])\n"
+    assert graph_mode_reasons(saver) == ["`train(hooks=...)` hooks save through their Session"]

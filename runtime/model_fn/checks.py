@@ -67,19 +67,25 @@ def check_spec(mode: str, spec: Any, graph: tf.Graph, extra: dict) -> None:
     if mode == ModeKeys.TRAIN:
         from .session_hooks import hooks_unsupported
 
-        reason = hooks_unsupported(list(spec.training_hooks) + list(spec.training_chief_hooks), per_step=True)
+        reason = hooks_unsupported(list(spec.training_hooks) + list(spec.training_chief_hooks))
         if reason:
             raise Unsupported(f"the spec's training hooks: {reason}")
         _check_unfetched_writes(graph, [spec.train_op, spec.loss], "train_op",
                                 set(extra.get("host_ops", ())) | set(extra.get("saver_ops", ())))
     if mode == ModeKeys.EVAL:
-        if spec.evaluation_hooks:
-            raise Unsupported("the spec has evaluation hooks")
+        from .session_hooks import hooks_unsupported
+
+        reason = hooks_unsupported(list(spec.evaluation_hooks))
+        if reason:
+            raise Unsupported(f"the spec's evaluation hooks: {reason}")
         metrics = [part for pair in spec.eval_metric_ops.values() for part in pair] + list(extra["loss_metric"])
         _check_unfetched_writes(graph, [spec.loss, *metrics], "evaluation", extra.get("saver_ops", ()))
     if mode == ModeKeys.PREDICT:
-        if spec.prediction_hooks:
-            raise Unsupported("the spec has prediction hooks")
+        from .session_hooks import hooks_unsupported
+
+        reason = hooks_unsupported(list(spec.prediction_hooks))
+        if reason:
+            raise Unsupported(f"the spec's prediction hooks: {reason}")
         _check_unfetched_writes(graph, tf.nest.flatten(spec.predictions), "prediction", extra.get("saver_ops", ()))
 
 

@@ -321,11 +321,10 @@ class ModelFnRunner:
         flattened, `then(spec)`). The host_call's function and structure are kept for the host."""
         step = self._held.by_name.get("global_step")
         before = tf.identity(_local_copy(step)) if step is not None else None
-        hooks = self._step_hooks
-        early = {name: tf.identity(_local_copy(self._held.by_name[name])) for name in hooks.variable_names()} if hooks else {}
+        early = self._early_reads()
         with host_calls_kept() as host_calls:
             spec, extra = self._call_model_fn(ModeKeys.TRAIN, features, labels, then)
-        hooked = hooks.traced(self._built.ops, self._built.scope, early.__getitem__) if hooks else []
+        hooked = self._hooked(early)
         host: list = []
         if host_calls:
             fn, tensors = host_calls[-1]
@@ -367,8 +366,7 @@ class ModelFnRunner:
         return tuple(self._step_hooks.fetched) if self._step_hooks else ()
 
     def _host_dtypes(self) -> list:
-        dtypes = list(self._modes[ModeKeys.TRAIN].extra["host_dtypes"])
-        return dtypes + (self._step_hooks.dtypes() if self._step_hooks else [])
+        return list(self._modes[ModeKeys.TRAIN].extra["host_dtypes"]) + self._hook_dtypes()
 
     def _to_host(self, values: list) -> list:
         """A step's host_call tensors joined over the replicas (`replicas_joined`), then the hooks'
@@ -408,37 +406,66 @@ class ModelFnRunner:
         strategy = self._strategy
 
         def replica_step(features, labels):
+            early = self._early_reads()
             spec, loss_metric = self._call_model_fn(ModeKeys.EVAL, features, labels,
                                                     lambda spec: tf.compat.v1.metrics.mean(spec.loss))
+            hooked = self._hooked(early)
             updates = [update for _, update in spec.eval_metric_ops.values()] + [loss_metric[1]]
             with tf.control_dependencies([as_op(update) for update in updates]):
-                return tf.constant(0)
+                return [tf.constant(0)] + [tf.identity(value) for value in hooked]
 
         step = self._replicated(replica_step, ModeKeys.EVAL)
 
         def eval_steps(iterator, count):
-            def body(i):
+            def body(i, *arrays):
                 features, labels = _split_batch(iterator.get_next())
-                with tf.control_dependencies(tf.nest.flatten(strategy.experimental_local_results(step(features, labels)))):
-                    return i + 1
+                done, *hooked = step(features, labels)
+                firsts = [strategy.experimental_local_results(value)[0] for value in hooked]
+                with tf.control_dependencies(tf.nest.flatten(strategy.experimental_local_results(done))):
+                    return (i + 1, *[array.write(i, value) for array, value in zip(arrays, firsts)])
 
-            return tf.while_loop(lambda i: i < count, body, [tf.constant(0)], parallel_iterations=1)
+            arrays = [tf.TensorArray(dtype, size=0, dynamic_size=True) for dtype in self._hook_dtypes()]
+            _, *arrays = tf.while_loop(lambda i, *_: i < count, body, [tf.constant(0), *arrays], parallel_iterations=1)
+            return [array.stack() for array in arrays]
 
-        return self._function("eval", eval_steps, ModeKeys.EVAL)
+        return self._function(("eval", *self._hook_fetches()), eval_steps, ModeKeys.EVAL)
+
+    def _early_reads(self) -> dict:
+        """In a trace, before the model_fn: the variables the step hooks read, as the step starts."""
+        hooks = self._step_hooks
+        return {name: tf.identity(_local_copy(self._held.by_name[name])) for name in hooks.variable_names()} if hooks else {}
+
+    def _hooked(self, early: dict) -> list:
+        """In a trace, after the model_fn: the step hooks' fetches (`step_hooks.py`)."""
+        hooks = self._step_hooks
+        return hooks.traced(self._built.ops, self._built.scope, early.__getitem__) if hooks else []
+
+    def _hook_dtypes(self) -> list:
+        return self._step_hooks.dtypes() if self._step_hooks else []
+
+    def _keep_hook_values(self, stacked: list) -> None:
+        """The step hooks' fetches of a call's last step (`stacked`: a row per step)."""
+        if self._step_hooks is not None and stacked:
+            self._hook_values = {name: np.asarray(values[-1]) for name, values in zip(self._step_hooks.fetched, stacked)}
 
     def _predict_function(self, predict_keys: Any) -> Any:
+        strategy = self._strategy
+
         def replica_step(features):
+            early = self._early_reads()
             spec, _ = self._call_model_fn(ModeKeys.PREDICT, features, None)
-            return _select(spec.predictions, predict_keys)
+            return _select(spec.predictions, predict_keys), [tf.identity(value) for value in self._hooked(early)]
 
         step = self._replicated(replica_step, ModeKeys.PREDICT)
 
         def predict_step(iterator):
             batch = iterator.get_next()
             features = batch[0] if isinstance(batch, tuple) else batch
-            return step(features)
+            predictions, hooked = step(features)
+            return predictions, [tf.expand_dims(strategy.experimental_local_results(value)[0], 0) for value in hooked]
 
-        return self._function(("predict", tuple(sorted(predict_keys or ()))), predict_step, ModeKeys.PREDICT)
+        key = ("predict", tuple(sorted(predict_keys or ())), *self._hook_fetches())
+        return self._function(key, predict_step, ModeKeys.PREDICT)
 
     # -- the input -------------------------------------------------------------------------------
 
@@ -478,15 +505,25 @@ class ModelFnRunner:
         checkpoint = tf.train.latest_checkpoint(self._estimator.model_dir)
         self._restore(checkpoint, ModeKeys.TRAIN)
         hooks = hooks + list(mode.spec.training_hooks) + list(mode.spec.training_chief_hooks)  # (the build's own)
-        self._session_start_hooks(ModeKeys.TRAIN, hooks)  # every hook's begin and after_create_session
+        with self._hooks_of_call(ModeKeys.TRAIN, hooks):
+            return self._train_steps(mode, input_fn, steps, max_steps, listeners)
+
+    @contextlib.contextmanager
+    def _hooks_of_call(self, mode: str, hooks: list, end: bool = True) -> Iterator[None]:
+        """A call's hooks: every hook's `begin` and `after_create_session` now (`session_hooks.py`),
+        the per-step ones' `before_run`/`after_run` around the calls of the step function
+        (`step_hooks.py`), their `end` after the last."""
+        discovered = self._modes[mode]
+        self._session_start_hooks(mode, hooks)
         per_step = [hook for hook in hooks if not session_start_hook(hook)]
-        self._step_hooks = StepHooks(per_step, mode.graph, mode.extra["model_fn_ops"], self._held_value,
+        self._step_hooks = StepHooks(per_step, discovered.graph, discovered.extra["model_fn_ops"], self._held_value,
                                      set(self._held.by_name)) if per_step else None
         try:
-            return self._train_steps(mode, input_fn, steps, max_steps, listeners)
+            yield
+            if end and self._step_hooks is not None:  # (as MonitoredSession: only when the call ran to its end)
+                on_side_session(self._step_hooks.hooks, discovered.graph, self._held_value,
+                                lambda hook, session: hook.end(session))
         finally:
-            if self._step_hooks is not None:
-                on_side_session(self._step_hooks.hooks, mode.graph, self._held_value, lambda hook, session: hook.end(session))
             self._step_hooks = None
 
     def _train_steps(self, mode: _Mode, input_fn: Any, steps: int | None, max_steps: int | None,
@@ -564,8 +601,7 @@ class ModelFnRunner:
         step), on the host, as TPUEstimator ran it after each device loop; the hooks' fetches (the
         arrays after those) are kept for their `after_run`: the call's last step's."""
         count = len(self._modes[ModeKeys.TRAIN].extra["host_dtypes"])
-        if self._step_hooks is not None and len(stacked) > count:
-            self._hook_values = {name: np.asarray(values[-1]) for name, values in zip(self._step_hooks.fetched, stacked[count:])}
+        self._keep_hook_values(stacked[count:])
         stacked = stacked[:count]
         if not stacked:
             return
@@ -607,20 +643,25 @@ class ModelFnRunner:
     def _evaluate(self, input_fn: Any, steps: int | None, checkpoint_path: str | None, hooks: list) -> dict:
         mode = self._discover(ModeKeys.EVAL, input_fn)
         self._restore(checkpoint_path, ModeKeys.EVAL)
-        self._session_start_hooks(ModeKeys.EVAL, hooks)
-        for variable in self._held.local_variables(mode.found):
-            variable.assign(tf.zeros_like(variable))
-        function = self._eval_function()
-        iterator = self._iterator(input_fn, ModeKeys.EVAL)
-        done = 0
-        while steps is None or done < steps:
-            count = self._steps_per_call if steps is None else min(self._steps_per_call, steps - done)
-            try:
-                with python_random_kept():
-                    function(iterator, tf.constant(count))
-            except (tf.errors.OutOfRangeError, StopIteration):
-                break
-            done += count
+        hooks = hooks + list(mode.spec.evaluation_hooks)  # (the build's own)
+        with self._hooks_of_call(ModeKeys.EVAL, hooks):
+            for variable in self._held.local_variables(mode.found):
+                variable.assign(tf.zeros_like(variable))
+            function = self._eval_function()
+            iterator = self._iterator(input_fn, ModeKeys.EVAL)
+            done = 0
+            while steps is None or done < steps:
+                count = self._steps_per_call if steps is None else min(self._steps_per_call, steps - done)
+                if self._step_hooks is not None and self._step_hooks.before_run():  # a tensor not fetched yet
+                    function = self._eval_function()
+                try:
+                    with python_random_kept():
+                        self._keep_hook_values(function(iterator, tf.constant(count)))
+                except (tf.errors.OutOfRangeError, StopIteration):
+                    break
+                done += count
+                if self._step_hooks is not None and self._step_hooks.after_run(self._hook_values):
+                    break
         results = self._metric_values(mode)
         results[_KEYS.GLOBAL_STEP] = np.int64(self._global_step())
         return results
@@ -653,23 +694,17 @@ class ModelFnRunner:
         """Builds and restores now (raising `Unsupported` before anything is yielded); returns the
         predictions' iterator."""
         with context.eager_mode(), python_random_restored_on(Unsupported), self._estimator._on_strategy_tier(self._strategy):  # noqa: SLF001
-            self._discover(ModeKeys.PREDICT, input_fn)
+            mode = self._discover(ModeKeys.PREDICT, input_fn)
             self._restore(checkpoint_path, ModeKeys.PREDICT)
-            self._session_start_hooks(ModeKeys.PREDICT, list(hooks or []))
-            function = self._predict_function(predict_keys)
+            hooks = list(hooks or []) + list(mode.spec.prediction_hooks)  # (the build's own)
+            with self._hooks_of_call(ModeKeys.PREDICT, hooks, end=False):
+                calls = _PredictCalls(self, predict_keys, self._step_hooks, mode)
             iterator = self._iterator(input_fn, ModeKeys.PREDICT)
-            first = self._next_predictions(function, iterator)  # (traced now: a trace that fails raises here)
-        return self._predictions(function, iterator, yield_single_examples, first)
+            first = calls.next(iterator)  # (traced now: a trace that fails raises here)
+        return self._predictions(calls, iterator, yield_single_examples, first)
 
-    @staticmethod
-    def _next_predictions(function: Any, iterator: Any) -> Any:
-        try:
-            with python_random_kept():
-                return function(iterator)
-        except (tf.errors.OutOfRangeError, StopIteration):
-            return None
-
-    def _predictions(self, function: Any, iterator: Any, yield_single_examples: bool, outputs: Any) -> Iterator[Any]:
+    def _predictions(self, calls: "_PredictCalls", iterator: Any, yield_single_examples: bool,
+                     outputs: Any) -> Iterator[Any]:
         while outputs is not None:
             with context.eager_mode(), self._estimator._on_strategy_tier(self._strategy):  # noqa: SLF001
                 local = self._strategy.experimental_local_results(outputs)
@@ -683,7 +718,51 @@ class ModelFnRunner:
                 for index in range(length):
                     yield {key: value[index] for key, value in values.items()}
             with context.eager_mode(), self._estimator._on_strategy_tier(self._strategy):  # noqa: SLF001
-                outputs = self._next_predictions(function, iterator)
+                outputs = calls.next(iterator)
+        with context.eager_mode():
+            calls.end()
+
+
+class _PredictCalls:
+    """One predict call's batches: the predict function called per batch, with the call's per-step
+    hooks around each (`step_hooks.py`; kept here, as the predictions are read lazily)."""
+
+    def __init__(self, runner: ModelFnRunner, predict_keys: Any, hooks: StepHooks | None, mode: _Mode) -> None:
+        self._runner = runner
+        self._keys = predict_keys
+        self._hooks = hooks
+        self._mode = mode
+        self._function: Any = None
+        self._stopped = False
+
+    def next(self, iterator: Any) -> Any:
+        """The next batch's predictions, or None at the input's end (or where a hook stopped)."""
+        runner = self._runner
+        if self._stopped:
+            return None
+        runner._step_hooks = self._hooks  # noqa: SLF001 - (what a trace of the function reads)
+        try:
+            more = self._hooks is not None and self._hooks.before_run()  # (True: a tensor not fetched yet)
+            if self._function is None or more:
+                self._function = runner._predict_function(self._keys)  # noqa: SLF001
+            try:
+                with python_random_kept():
+                    predictions, hooked = self._function(iterator)
+            except (tf.errors.OutOfRangeError, StopIteration):
+                self._stopped = True
+                return None
+            if self._hooks is not None:
+                runner._keep_hook_values(hooked)  # noqa: SLF001
+                self._stopped = self._hooks.after_run(runner._hook_values)  # noqa: SLF001
+            return predictions
+        finally:
+            runner._step_hooks = None  # noqa: SLF001
+
+    def end(self) -> None:
+        """The hooks' `end`, once the predictions ran out (as MonitoredSession closed)."""
+        if self._hooks is not None:
+            on_side_session(self._hooks.hooks, self._mode.graph, self._runner._held_value,  # noqa: SLF001
+                            lambda hook, session: hook.end(session))
 
 
 def _local_copy(variable: Any) -> Any:

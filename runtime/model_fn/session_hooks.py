@@ -38,16 +38,13 @@ def session_start_hook(hook: Any) -> bool:
 _SESSION_WRITERS = ("CheckpointSaverHook", "SummarySaverHook", "AsyncCheckpointSaverHook")
 
 
-def hooks_unsupported(hooks: Any, per_step: bool) -> str | None:
-    """Why the strategy tier cannot run these hooks (None where it can): a hook that acts with
-    every step runs in training only (`step_hooks.py`); a hook saving checkpoints or summaries
-    through its session runs nowhere here."""
+def hooks_unsupported(hooks: Any) -> str | None:
+    """Why the strategy tier cannot run these hooks (None where it can): a hook saving
+    checkpoints or summaries through its Session runs in graph mode only. Others act when the
+    session is made (here) or with every step (`step_hooks.py`)."""
     for hook in hooks or ():
-        name = type(hook).__name__
         if any(base.__name__ in _SESSION_WRITERS for base in type(hook).__mro__):
-            return f"{name} saves through its Session"
-        if not per_step and not session_start_hook(hook):
-            return f"{name} acts with every step (outside training)"
+            return f"{type(hook).__name__} saves through its Session"
     return None
 
 

@@ -96,7 +96,8 @@ class StepHooks:
         asked for (the step is traced again)."""
         original = tf.compat.v1.train.SessionRunArgs(fetches=None)
         self.context = tf.compat.v1.train.SessionRunContext(original_args=original, session=self.session)
-        self._args = [hook.before_run(self.context) for hook in self.hooks]
+        with self._graph.as_default():  # (MonitoredSession ran hooks in the graph's context)
+            self._args = [hook.before_run(self.context) for hook in self.hooks]
         wanted = [name for args in self._args if args is not None for name in self._names(args.fetches)]
         added = [name for name in dict.fromkeys(wanted) if name not in self.fetched]
         for name in added:
@@ -109,8 +110,9 @@ class StepHooks:
         for hook, args in zip(self.hooks, self._args):
             fetches = args.fetches if args is not None else None
             results = tf.nest.map_structure(lambda fetch: self._value(fetch, values), fetches)
-            hook.after_run(self.context, tf.compat.v1.train.SessionRunValues(
-                results=results, options=getattr(args, "options", None), run_metadata=tf.compat.v1.RunMetadata()))
+            with self._graph.as_default():
+                hook.after_run(self.context, tf.compat.v1.train.SessionRunValues(
+                    results=results, options=getattr(args, "options", None), run_metadata=tf.compat.v1.RunMetadata()))
         return self.context.stop_requested
 
     def _element(self, fetch: Any) -> Any:

@@ -493,9 +493,9 @@ def test_an_input_fn_the_strategy_tier_cannot_make_a_dataset_of_runs_in_graph_mo
 @pytest.mark.tf
 def test_hooks_the_strategy_tier_cannot_run_send_their_call_to_graph_mode(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> None:
-    """Training's per-step hooks run on the strategy tier (hosted program per_step_hooks); a hook
-    saving through its Session, or a per-step hook in evaluation, runs its call in graph mode,
-    and the warning says which hook."""
+    """Per-step hooks run on the strategy tier in training, evaluation and prediction (hosted
+    program per_step_hooks); a hook saving through its Session runs its call in graph mode, and
+    the warning says which hook."""
     import numpy as np
     import tensorflow as tf
 
@@ -509,6 +509,8 @@ def test_hooks_the_strategy_tier_cannot_run_send_their_call_to_graph_mode(
 
     def model_fn(features, labels, mode):
         w = tf.compat.v1.get_variable("w", [3, 1], initializer=tf.compat.v1.constant_initializer(0.01))
+        if mode == tfm.estimator.ModeKeys.PREDICT:
+            return tfm.estimator.EstimatorSpec(mode, predictions=tf.matmul(features["x"], w))
         loss = tf.compat.v1.losses.mean_squared_error(labels, tf.matmul(features["x"], w))
         train_op = tf.compat.v1.train.GradientDescentOptimizer(0.01).minimize(
             loss, global_step=tf.compat.v1.train.get_global_step())
@@ -520,8 +522,11 @@ def test_hooks_the_strategy_tier_cannot_run_send_their_call_to_graph_mode(
         estimator.train(input_fn, steps=2, hooks=[logging_hook])
         estimator.train(input_fn, steps=1, hooks=[tf.compat.v1.train.CheckpointSaverHook(str(tmp_path), save_steps=1)])
         estimator.evaluate(lambda: input_fn().take(1), hooks=[logging_hook])
+        assert len(list(estimator.predict(lambda: input_fn().take(1), hooks=[logging_hook]))) == 4
+        writer = tf.compat.v1.train.SummarySaverHook(save_steps=1, output_dir=str(tmp_path / "s"),
+                                                     scaffold=tf.compat.v1.train.Scaffold())
+        estimator.evaluate(lambda: input_fn().take(1), hooks=[writer])
     assert estimator.get_variable_value("global_step") == 3
     fallbacks = [r.getMessage() for r in caplog.records if "runs in graph mode" in r.getMessage()]
     assert fallbacks == ["Train runs in graph mode: train(hooks=...): CheckpointSaverHook saves through its Session.",
-                         "Evaluate runs in graph mode: evaluate(hooks=...): LoggingTensorHook acts with every step "
-                         "(outside training)."]
+                         "Evaluate runs in graph mode: evaluate(hooks=...): SummarySaverHook saves through its Session."]
