@@ -362,6 +362,11 @@ class ModelFnRunner:
 
         return self._function(("train", *self._hook_fetches()), train_steps, ModeKeys.TRAIN)
 
+    def _steps_per_hook_call(self) -> int:
+        """Steps per call of the step function: `steps_per_call`, or one where per-step hooks run
+        off the TPU code path (TF 1.x called them every step there; on a TPU, once per loop)."""
+        return 1 if self._step_hooks is not None and not self._tpu else self._steps_per_call
+
     def _hook_fetches(self) -> tuple:
         return tuple(self._step_hooks.fetched) if self._step_hooks else ()
 
@@ -549,7 +554,7 @@ class ModelFnRunner:
         loss = None
         try:
             while not stop and (last is None or step < last):
-                count = self._steps_per_call
+                count = self._steps_per_hook_call()
                 if last is not None:
                     count = min(count, last - step)
                 if every:
@@ -651,7 +656,7 @@ class ModelFnRunner:
             iterator = self._iterator(input_fn, ModeKeys.EVAL)
             done = 0
             while steps is None or done < steps:
-                count = self._steps_per_call if steps is None else min(self._steps_per_call, steps - done)
+                count = self._steps_per_hook_call() if steps is None else min(self._steps_per_hook_call(), steps - done)
                 if self._step_hooks is not None and self._step_hooks.before_run():  # a tensor not fetched yet
                     function = self._eval_function()
                 try:

@@ -16,7 +16,8 @@ for a training call's hooks (`train(hooks=...)` and the spec's `training_hooks`)
     same but for TF's uniquifying suffixes (checked); a read of a variable
     (the global step) reads the held variable as the step starts (TF 1.x read before the train
     op wrote). The step returns those values; `after_run` gets the call's last step's values
-    (TPUEstimator ran hooks once per `iterations_per_loop` loop; Estimator's loop is one step);
+    (on the TPU code path TPUEstimator ran hooks once per `iterations_per_loop` loop; elsewhere
+    a call with per-step hooks is one step, as TF 1.x ran them every step);
   * `run_context.session.run(...)` reads variables (the global step), nothing else;
   * a tensor the trace cannot give raises `Unsupported` before anything trains (the call then
     runs in graph mode).
