@@ -39,7 +39,7 @@ from tensorflow.python.training import optimizer as _v1_optimizer
 from .checks import Unsupported
 from .tf1_build import patched, seed_graph
 
-__all__ = ["Found", "HeldVariables", "NotHeld", "discover"]
+__all__ = ["Found", "HeldVariables", "NotHeld", "discover", "first_copy", "local_copy"]
 
 _KEYS = tf.compat.v1.GraphKeys
 
@@ -483,3 +483,15 @@ class _HeldStore(_vs._VariableStore):  # noqa: SLF001
             if regularizer(variable) is not None:
                 tf.compat.v1.add_to_collection(_KEYS.REGULARIZATION_LOSSES, _vs._LazyEvalTensor(penalty))  # noqa: SLF001
         return variable
+
+
+def local_copy(variable: Any) -> Any:
+    """A replicated variable's copy on this replica (a plain variable is its own)."""
+    if isinstance(variable, tf.distribute.DistributedValues):
+        return variable._get_on_device_or_primary()  # noqa: SLF001 - the replica's own component
+    return variable
+
+
+def first_copy(variable: Any) -> Any:
+    """A replicated variable's first copy (a plain variable is its own)."""
+    return variable.values[0] if isinstance(variable, tf.distribute.DistributedValues) else variable

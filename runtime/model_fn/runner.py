@@ -44,11 +44,10 @@ from tensorflow.python.training import training_util
 from .._logging import logger, warn_once
 from ..inputs import ModeKeys, sharded_by_data
 from .checks import Unsupported, as_op, check_spec, variable_reads
-from .held import Found, HeldVariables, discover, random_op_count
+from .held import Found, HeldVariables, discover, first_copy, local_copy, random_op_count
 from .host_calls import HostCall, call_host_fn, host_calls_kept, read_before_the_step, replicas_joined
 from .replicas import estimator_loss_reduction, estimator_loss_scaling, mean_gradients, tpu_code_path, tpu_shards
-from .session_hooks import on_side_session, run_session_start_hooks, session_start_hook
-from .step_hooks import StepHooks
+from .hook_runs import HookRuns, PredictCalls
 from .summaries import LossSummaries
 from .tensor_input import IteratorInput, dataset_of_tensors, iterator_input_detected
 from .tf1_build import (eager_graph_seeds, ema_restore_maps, graph_seeds, held_variable_ops, op_seeds_recorded,
@@ -84,7 +83,7 @@ class _Mode:
         self.extra = extra
 
 
-class ModelFnRunner:
+class ModelFnRunner(HookRuns):
     """Runs one Estimator's model_fn in TF2 under `strategy` (see the module doc)."""
 
     def __init__(self, estimator: Any, strategy: tf.distribute.Strategy, *, tpu_code_path: bool = False,
@@ -109,7 +108,7 @@ class ModelFnRunner:
         self._trace: Any = None  # the held variables' hand-back in the trace under way
         self._host_call: Any = None  # the (fn, tensors) of the train step's host_call, as last traced
         self._host: HostCall | None = None  # its function on the host, for one train call
-        self._step_hooks: StepHooks | None = None  # a train call's per-step hooks (`step_hooks.py`)
+        self._step_hooks = None  # a call's per-step hooks, while it runs (`hook_runs.py`)
         self._hook_values: dict = {}
         self._built = threading.local()  # the ops the model_fn made in this replica's trace
 
@@ -178,9 +177,9 @@ class ModelFnRunner:
         key = (tuple(variables), tuple(sorted(names.items())))
         if self._saver is None or self._saver[0] != key:
             config = self._estimator.config
-            self._aggregates = {name: (variable, tf.Variable(tf.zeros_like(_first_copy(variable)), trainable=False))
+            self._aggregates = {name: (variable, tf.Variable(tf.zeros_like(first_copy(variable)), trainable=False))
                                 for name, variable in variables.items() if _per_replica(variable)}
-            saved = {names.get(name, name): self._aggregates[name][1] if name in self._aggregates else _first_copy(variable)
+            saved = {names.get(name, name): self._aggregates[name][1] if name in self._aggregates else first_copy(variable)
                      for name, variable in variables.items()}
             keeps = train.extra.get("saver_keeps") if names else None  # (TF1 saved through that Saver)
             max_to_keep, hours = keeps or (None, None)
@@ -212,23 +211,6 @@ class ModelFnRunner:
         discovered = self._modes[mode]
         for item, value in zip(discovered.found, discovered.initial_values()):
             self._held.by_name[item.name].assign(value)
-
-    def _held_value(self, name: str) -> Any:
-        """A held variable's value (a replicated one's first copy), as NumPy."""
-        if name not in self._held.by_name:
-            raise Unsupported(f"a hook's begin() made variable {name}, which the model_fn's build did not")
-        return _first_copy(self._held.by_name[name]).numpy()
-
-    def _session_start_hooks(self, mode: str, hooks: list) -> None:
-        """Hooks that act when the session is made, on the restored state (`session_hooks.py`)."""
-        by_name = self._held.by_name
-        held_value = self._held_value
-
-        def assign(name: str, value: Any) -> None:
-            with self._strategy.scope():
-                by_name[name].assign(value)  # every replica's copy
-
-        run_session_start_hooks(hooks, self._modes[mode].graph, held_value, assign)
 
     def _global_step(self) -> int:
         step = self._held.by_name.get("global_step")
@@ -320,7 +302,7 @@ class ModelFnRunner:
         """One replica's training step: (its loss after the train_op, its host_call's tensors
         flattened, `then(spec)`). The host_call's function and structure are kept for the host."""
         step = self._held.by_name.get("global_step")
-        before = tf.identity(_local_copy(step)) if step is not None else None
+        before = tf.identity(local_copy(step)) if step is not None else None
         early = self._early_reads()
         with host_calls_kept() as host_calls:
             spec, extra = self._call_model_fn(ModeKeys.TRAIN, features, labels, then)
@@ -331,7 +313,7 @@ class ModelFnRunner:
             self._host_call = (fn, tensors)
             host = [tf.convert_to_tensor(t) for t in tf.nest.flatten(tensors)]
             if before is not None:
-                handle = _local_copy(step).handle
+                handle = local_copy(step).handle
                 host = [read_before_the_step(t, handle, before) for t in host]
             host = [tf.identity(t) for t in host]
         with tf.control_dependencies([spec.train_op]):
@@ -361,14 +343,6 @@ class ModelFnRunner:
             return loss, [array.stack() for array in arrays]
 
         return self._function(("train", *self._hook_fetches()), train_steps, ModeKeys.TRAIN)
-
-    def _steps_per_hook_call(self) -> int:
-        """Steps per call of the step function: `steps_per_call`, or one where per-step hooks run
-        off the TPU code path (TF 1.x called them every step there; on a TPU, once per loop)."""
-        return 1 if self._step_hooks is not None and not self._tpu else self._steps_per_call
-
-    def _hook_fetches(self) -> tuple:
-        return tuple(self._step_hooks.fetched) if self._step_hooks else ()
 
     def _host_dtypes(self) -> list:
         return list(self._modes[ModeKeys.TRAIN].extra["host_dtypes"]) + self._hook_dtypes()
@@ -435,24 +409,6 @@ class ModelFnRunner:
 
         return self._function(("eval", *self._hook_fetches()), eval_steps, ModeKeys.EVAL)
 
-    def _early_reads(self) -> dict:
-        """In a trace, before the model_fn: the variables the step hooks read, as the step starts."""
-        hooks = self._step_hooks
-        return {name: tf.identity(_local_copy(self._held.by_name[name])) for name in hooks.variable_names()} if hooks else {}
-
-    def _hooked(self, early: dict) -> list:
-        """In a trace, after the model_fn: the step hooks' fetches (`step_hooks.py`)."""
-        hooks = self._step_hooks
-        return hooks.traced(self._built.ops, self._built.scope, early.__getitem__) if hooks else []
-
-    def _hook_dtypes(self) -> list:
-        return self._step_hooks.dtypes() if self._step_hooks else []
-
-    def _keep_hook_values(self, stacked: list) -> None:
-        """The step hooks' fetches of a call's last step (`stacked`: a row per step)."""
-        if self._step_hooks is not None and stacked:
-            self._hook_values = {name: np.asarray(values[-1]) for name, values in zip(self._step_hooks.fetched, stacked)}
-
     def _predict_function(self, predict_keys: Any) -> Any:
         strategy = self._strategy
 
@@ -512,24 +468,6 @@ class ModelFnRunner:
         hooks = hooks + list(mode.spec.training_hooks) + list(mode.spec.training_chief_hooks)  # (the build's own)
         with self._hooks_of_call(ModeKeys.TRAIN, hooks):
             return self._train_steps(mode, input_fn, steps, max_steps, listeners)
-
-    @contextlib.contextmanager
-    def _hooks_of_call(self, mode: str, hooks: list, end: bool = True) -> Iterator[None]:
-        """A call's hooks: every hook's `begin` and `after_create_session` now (`session_hooks.py`),
-        the per-step ones' `before_run`/`after_run` around the calls of the step function
-        (`step_hooks.py`), their `end` after the last."""
-        discovered = self._modes[mode]
-        self._session_start_hooks(mode, hooks)
-        per_step = [hook for hook in hooks if not session_start_hook(hook)]
-        self._step_hooks = StepHooks(per_step, discovered.graph, discovered.extra["model_fn_ops"], self._held_value,
-                                     set(self._held.by_name)) if per_step else None
-        try:
-            yield
-            if end and self._step_hooks is not None:  # (as MonitoredSession: only when the call ran to its end)
-                on_side_session(self._step_hooks.hooks, discovered.graph, self._held_value,
-                                lambda hook, session: hook.end(session))
-        finally:
-            self._step_hooks = None
 
     def _train_steps(self, mode: _Mode, input_fn: Any, steps: int | None, max_steps: int | None,
                      listeners: list) -> float | None:
@@ -703,12 +641,12 @@ class ModelFnRunner:
             self._restore(checkpoint_path, ModeKeys.PREDICT)
             hooks = list(hooks or []) + list(mode.spec.prediction_hooks)  # (the build's own)
             with self._hooks_of_call(ModeKeys.PREDICT, hooks, end=False):
-                calls = _PredictCalls(self, predict_keys, self._step_hooks, mode)
+                calls = PredictCalls(self, predict_keys, self._step_hooks, mode)
             iterator = self._iterator(input_fn, ModeKeys.PREDICT)
             first = calls.next(iterator)  # (traced now: a trace that fails raises here)
         return self._predictions(calls, iterator, yield_single_examples, first)
 
-    def _predictions(self, calls: "_PredictCalls", iterator: Any, yield_single_examples: bool,
+    def _predictions(self, calls: PredictCalls, iterator: Any, yield_single_examples: bool,
                      outputs: Any) -> Iterator[Any]:
         while outputs is not None:
             with context.eager_mode(), self._estimator._on_strategy_tier(self._strategy):  # noqa: SLF001
@@ -728,64 +666,10 @@ class ModelFnRunner:
             calls.end()
 
 
-class _PredictCalls:
-    """One predict call's batches: the predict function called per batch, with the call's per-step
-    hooks around each (`step_hooks.py`; kept here, as the predictions are read lazily)."""
-
-    def __init__(self, runner: ModelFnRunner, predict_keys: Any, hooks: StepHooks | None, mode: _Mode) -> None:
-        self._runner = runner
-        self._keys = predict_keys
-        self._hooks = hooks
-        self._mode = mode
-        self._function: Any = None
-        self._stopped = False
-
-    def next(self, iterator: Any) -> Any:
-        """The next batch's predictions, or None at the input's end (or where a hook stopped)."""
-        runner = self._runner
-        if self._stopped:
-            return None
-        runner._step_hooks = self._hooks  # noqa: SLF001 - (what a trace of the function reads)
-        try:
-            more = self._hooks is not None and self._hooks.before_run()  # (True: a tensor not fetched yet)
-            if self._function is None or more:
-                self._function = runner._predict_function(self._keys)  # noqa: SLF001
-            try:
-                with python_random_kept():
-                    predictions, hooked = self._function(iterator)
-            except (tf.errors.OutOfRangeError, StopIteration):
-                self._stopped = True
-                return None
-            if self._hooks is not None:
-                runner._keep_hook_values(hooked)  # noqa: SLF001
-                self._stopped = self._hooks.after_run(runner._hook_values)  # noqa: SLF001
-            return predictions
-        finally:
-            runner._step_hooks = None  # noqa: SLF001
-
-    def end(self) -> None:
-        """The hooks' `end`, once the predictions ran out (as MonitoredSession closed)."""
-        if self._hooks is not None:
-            on_side_session(self._hooks.hooks, self._mode.graph, self._runner._held_value,  # noqa: SLF001
-                            lambda hook, session: hook.end(session))
-
-
-def _local_copy(variable: Any) -> Any:
-    """A replicated variable's copy on this replica (a plain variable is its own)."""
-    if isinstance(variable, tf.distribute.DistributedValues):
-        return variable._get_on_device_or_primary()  # noqa: SLF001 - the replica's own component
-    return variable
-
-
 def _per_replica(variable: Any) -> bool:
     """A variable each replica keeps its own copy of (`ON_READ`), read as their aggregate."""
     return isinstance(variable, tf.distribute.DistributedValues) and \
         getattr(variable, "synchronization", None) == tf.VariableSynchronization.ON_READ
-
-
-def _first_copy(variable: Any) -> Any:
-    """A replicated variable's first copy (a plain variable is its own)."""
-    return variable.values[0] if isinstance(variable, tf.distribute.DistributedValues) else variable
 
 
 def _as_session_value(value: Any) -> Any:
