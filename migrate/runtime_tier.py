@@ -67,8 +67,6 @@ def _call_reasons(call: ast.Call, switches: bool) -> list[str]:
             reasons.append(f"`{last}(hooks=...)` hooks save through their Session")
     if last in _QUEUE_FUNCTIONS or name.endswith("train.batch"):
         reasons.append("its input runs on TF1 queue runners")
-    if last == "Scaffold" and any(k.arg in ("init_fn", "init_op") and not _empty(k.value) for k in call.keywords):
-        reasons.append("its Scaffold's init_fn/init_op runs in a Session")
     if switches and last in _GRAPH_SWITCHES:
         reasons.append("the program disables eager execution")
     return reasons

@@ -47,6 +47,8 @@ def test_what_the_runtime_runs_in_graph_mode_is_named_once_each_in_order() -> No
     assert reasons(more=parameter_server) == []  # (a strategy no RunConfig takes)
     scaffold = ", scaffold_fn=lambda: tf.train.Scaffold(saver=tf.train.Saver(ema.variables_to_restore()))"
     assert reasons(scaffold) == []  # (restored and saved through by its names, on the strategy tier)
+    init_fn = ", scaffold=tf.train.Scaffold(init_fn=lambda scaffold, session: saver.restore(session, 'pre'))"
+    assert reasons(init_fn) == []  # (run on a side Session of the TF1 build, as TF 1.x ran it)
     queues = "images = tf.train.shuffle_batch([image], 8, 100, 10)\nimages = tf.train.batch([image], 8)\n"
     assert reasons(more=queues) == ["its input runs on TF1 queue runners"]
     assert reasons(more="tf.compat.v1.disable_v2_behavior()\n") == ["the program disables eager execution"]

@@ -50,8 +50,6 @@ def variable_reads(graph: tf.Graph, tensors: list[Any]) -> tuple[list[Any], list
 
 
 def check_spec(mode: str, spec: Any, graph: tf.Graph, extra: dict) -> None:
-    if spec.scaffold is not None and (spec.scaffold.init_fn is not None or spec.scaffold.init_op is not None):
-        raise Unsupported("the spec's Scaffold has an init_fn or init_op, which runs in a Session")
     if spec.scaffold is not None and spec.scaffold.saver is not None:
         names = restore_names(spec.scaffold.saver, graph)
         if names is None:
@@ -61,7 +59,7 @@ def check_spec(mode: str, spec: Any, graph: tf.Graph, extra: dict) -> None:
         extra["saver_keeps"] = (getattr(spec.scaffold.saver, "_max_to_keep", None),
                                 getattr(spec.scaffold.saver, "_keep_checkpoint_every_n_hours", None))
         scope = spec.scaffold.saver.saver_def.filename_tensor_name.split("/")[0] + "/"
-        extra["saver_ops"] = {op for op in graph.get_operations() if op.name.startswith(scope)}
+        extra["saver_ops"] = set(extra.get("saver_ops", ())) | {op for op in graph.get_operations() if op.name.startswith(scope)}
     if graph.get_collection(_KEYS.QUEUE_RUNNERS):
         raise Unsupported("the graph has queue runners")
     if mode == ModeKeys.TRAIN:

@@ -34,16 +34,30 @@ class HookRuns:
             raise Unsupported(f"a hook's begin() made variable {name}, which the model_fn's build did not")
         return first_copy(self._held.by_name[name]).numpy()
 
+    def _assign_held(self, name: str, value: Any) -> None:
+        with self._strategy.scope():
+            self._held.by_name[name].assign(value)  # every replica's copy
+
     def _session_start_hooks(self, mode: str, hooks: list) -> None:
         """Hooks that act when the session is made, on the restored state (`session_hooks.py`)."""
-        by_name = self._held.by_name
-        held_value = self._held_value
+        run_session_start_hooks(hooks, self._modes[mode].graph, self._held_value, self._assign_held)
 
-        def assign(name: str, value: Any) -> None:
-            with self._strategy.scope():
-                by_name[name].assign(value)  # every replica's copy
+    def _scaffold_initializes(self, mode: str) -> None:
+        """Where no checkpoint gave the variables' values: the spec's Scaffold `init_op` and
+        `init_fn(scaffold, session)` (a pretrained checkpoint's restore, say), run as TF 1.x's
+        SessionManager ran them after initializing a fresh model, on a side Session of the mode's
+        TF1 build whose values are then the held variables' (`session_hooks.on_side_session`)."""
+        scaffold = self._modes[mode].spec.scaffold
+        if scaffold is None or (scaffold.init_op is None and scaffold.init_fn is None):
+            return
 
-        run_session_start_hooks(hooks, self._modes[mode].graph, held_value, assign)
+        def initialize(_: Any, session: Any) -> None:
+            if scaffold.init_op is not None:
+                session.run(scaffold.init_op, feed_dict=scaffold.init_feed_dict)
+            if scaffold.init_fn is not None:
+                scaffold.init_fn(session)  # (the Scaffold passes itself: `init_fn(scaffold, session)`)
+
+        on_side_session([scaffold], self._modes[mode].graph, self._held_value, initialize, self._assign_held)
 
     def _steps_per_hook_call(self) -> int:
         """Steps per call of the step function: `steps_per_call`, or one where per-step hooks run

@@ -52,7 +52,7 @@ from .summaries import LossSummaries
 from .tensor_input import IteratorInput, dataset_of_tensors, iterator_input_detected
 from .tf1_build import (eager_graph_seeds, ema_restore_maps, graph_seeds, held_variable_ops, op_seeds_recorded,
                         optimizer_updates_skipped, python_random_kept, python_random_restored_on, restores_at_discovery,
-                        tf1_op_seeds, tf1_tensor_equality)
+                        saver_ops_recorded, tf1_op_seeds, tf1_tensor_equality)
 
 __all__ = ["ModelFnRunner", "Unsupported"]
 
@@ -132,13 +132,14 @@ class ModelFnRunner(HookRuns):
                 extra["input_random_ops_before"] = random_op_count(graph)
                 features, labels, _ = parse_input_fn_result(estimator._call_input_fn(input_fn, mode))  # noqa: SLF001
                 extra["graph_seed"], extra["random_ops_before"] = graph.seed, random_op_count(graph)
-                with optimizer_updates_skipped(mode), op_seeds_recorded() as op_seeds, \
+                with optimizer_updates_skipped(mode), op_seeds_recorded() as op_seeds, saver_ops_recorded() as saver_ops, \
                         host_calls_kept() if mode == ModeKeys.TRAIN else contextlib.nullcontext() as host_calls, \
                         tpu_shards(self._strategy.num_replicas_in_sync) if self._tpu else contextlib.nullcontext():
                     first = len(graph.get_operations())
                     spec = estimator._call_model_fn(features, labels if mode != ModeKeys.PREDICT else None, mode,  # noqa: SLF001
                                                     estimator.config)
                     extra["model_fn_ops"] = graph.get_operations()[first:]
+                extra["saver_ops"] = saver_ops
                 extra["op_seeds"] = op_seeds
                 if host_calls:  # TF 1.x built the host_call's ops in this graph, their names taken there too
                     first = len(graph.get_operations())
@@ -211,6 +212,7 @@ class ModelFnRunner(HookRuns):
         discovered = self._modes[mode]
         for item, value in zip(discovered.found, discovered.initial_values()):
             self._held.by_name[item.name].assign(value)
+        self._scaffold_initializes(mode)
 
     def _global_step(self) -> int:
         step = self._held.by_name.get("global_step")

@@ -164,6 +164,24 @@ def held_variable_ops() -> contextlib.AbstractContextManager:
     return patched((resource_variable_ops.BaseResourceVariable, "op", property(op)))
 
 
+@contextlib.contextmanager
+def saver_ops_recorded() -> Iterator[set]:
+    """While inside, the ops every TF1 `Saver` builds are added to the yielded set: its save and
+    restore ops run only through a Session (a Scaffold's `init_fn`, a hook), and a trace builds
+    no Saver (`restores_at_discovery`), so they are no write the traced step makes."""
+    recorded: set = set()
+    original = tf.compat.v1.train.Saver.__init__
+
+    def init(self, *args, **kwargs):
+        graph = tf.compat.v1.get_default_graph()
+        first = len(graph.get_operations())
+        original(self, *args, **kwargs)
+        recorded.update(graph.get_operations()[first:])
+
+    with patched((tf.compat.v1.train.Saver, "__init__", init)):
+        yield recorded
+
+
 def ema_restore_maps() -> contextlib.AbstractContextManager:
     """While inside, `ExponentialMovingAverage.variables_to_restore()` names variables by
     `variable.name` as TF 1.x named them by `variable.op.name`: in a trace the held variables
