@@ -320,8 +320,8 @@ class Estimator(CheckpointReader):
         reason = None
         if not tf.compat.v1.executing_eagerly_outside_functions():
             reason = "the program disabled eager execution (TF1 graph mode)"
-        elif model_fn_tiers.hooks_unsupported(hooks):
-            reason = f"{what}(hooks=...): {model_fn_tiers.hooks_unsupported(hooks)}"
+        elif unsupported := model_fn_tiers.hooks_unsupported(hooks):
+            reason = f"{what}(hooks=...): {unsupported}"
         elif distributed is not None:
             reason = model_fn_tiers.distribute_unsupported(distributed)
         if reason:

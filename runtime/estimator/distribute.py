@@ -35,7 +35,6 @@ in TF 2.15 (run to run, the oracle's metrics differ); give every replica whole b
 
 from __future__ import annotations
 
-import contextlib
 from typing import Any
 
 import tensorflow as tf
@@ -43,6 +42,7 @@ from tensorflow.python.training import basic_session_run_hooks
 from tensorflow.python.training import training_util
 
 from ..inputs import ModeKeys
+from ..model_fn.replicas import estimator_loss_scaling, first_replica
 from .spec import LOSS_METRIC_KEY, EstimatorSpec
 
 _SUPPORTED = ("MirroredStrategy", "MirroredStrategyV1", "OneDeviceStrategy", "OneDeviceStrategyV1")
@@ -116,15 +116,6 @@ def _loss_reduce_op() -> Any:
     return tf.distribute.ReduceOp.SUM
 
 
-def _first_replica(strategy: Any, per_replica_items: Any) -> list:
-    return [strategy.experimental_local_results(item)[0] for item in per_replica_items]
-
-
-def _scale_loss_context(strategy: Any) -> Any:
-    scale = getattr(strategy, "_scale_loss_for_estimator_enabled", None)
-    return scale() if scale is not None else contextlib.nullcontext()
-
-
 def _per_replica_ready_for_local_init_op(scaffold: Any) -> Any:
     if scaffold.ready_for_local_init_op is not None:
         return scaffold.ready_for_local_init_op
@@ -170,7 +161,7 @@ def train(estimator: Any, strategy: Any, input_fn: Any, hooks: list, listeners: 
     config = estimator.config
     strategy.configure(estimator._session_config)  # noqa: SLF001 - as TF 2.15 did
     with tf.Graph().as_default() as graph:
-        with strategy.scope(), _scale_loss_context(strategy):
+        with strategy.scope(), estimator_loss_scaling(strategy):
             tf.compat.v1.random.set_random_seed(config.tf_random_seed)
             iterator, worker_hooks = _input_iterator(estimator, strategy, input_fn, ModeKeys.TRAIN)
             global_step = estimator._create_global_step(graph)  # noqa: SLF001
@@ -186,8 +177,8 @@ def train(estimator: Any, strategy: Any, input_fn: Any, hooks: list, listeners: 
                 mode=ModeKeys.TRAIN,
                 loss=loss,
                 train_op=strategy.group(grouped.train_op),
-                training_hooks=_first_replica(strategy, grouped.training_hooks),
-                training_chief_hooks=_first_replica(strategy, grouped.training_chief_hooks),
+                training_hooks=first_replica(strategy, grouped.training_hooks),
+                training_chief_hooks=first_replica(strategy, grouped.training_chief_hooks),
                 scaffold=combine_scaffolds(grouped.scaffold, strategy),
             )
             return estimator._train_with_spec(spec, worker_hooks, hooks, global_step, listeners)  # noqa: SLF001
@@ -219,7 +210,7 @@ def build_eval_graph(estimator: Any, strategy: Any, graph: Any, input_fn: Any) -
         updates.append(strategy.group(update))
     update_op = tf.group(*updates) if updates else None
     scaffold = combine_scaffolds(grouped.scaffold, strategy)
-    evaluation_hooks = _first_replica(strategy, grouped.evaluation_hooks)
+    evaluation_hooks = first_replica(strategy, grouped.evaluation_hooks)
     return scaffold, evaluation_hooks, input_hooks, update_op, values
 
 

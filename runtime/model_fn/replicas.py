@@ -44,7 +44,8 @@ from tensorflow.python.training import optimizer as _v1_optimizer
 
 from .tf1_build import patched
 
-__all__ = ["estimator_loss_reduction", "estimator_loss_scaling", "mean_gradients", "tpu_code_path", "tpu_shards"]
+__all__ = ["estimator_loss_reduction", "estimator_loss_scaling", "first_replica", "mean_gradients", "tpu_code_path",
+           "tpu_shards"]
 
 
 def _replica_context() -> Any:
@@ -147,12 +148,18 @@ def _v1_optimizers_without_strategy() -> Iterator[None]:
         yield
 
 
-@contextlib.contextmanager
-def estimator_loss_scaling(strategy: Any) -> Iterator[None]:
-    """While a step is traced under a RunConfig's strategy: V1 optimizers scale the loss and meet
-    the gradients as they did under TF 1.x's Estimator (see the module doc)."""
-    with strategy._scale_loss_for_estimator_enabled():  # noqa: SLF001 - Estimator's own switch
-        yield
+def estimator_loss_scaling(strategy: Any) -> contextlib.AbstractContextManager:
+    """While inside (a step traced, or TF 1.x's graph-mode replicas built, under a RunConfig's
+    strategy): V1 optimizers scale the loss and meet the gradients as they did under TF 1.x's
+    Estimator (see the module doc). The strategy's own "scale the loss for Estimator" switch."""
+    scale = getattr(strategy, "_scale_loss_for_estimator_enabled", None)
+    return scale() if scale is not None else contextlib.nullcontext()
+
+
+def first_replica(strategy: Any, values: Any) -> list:
+    """Each of `values` (per-replica) as the first replica computed it: TF 1.x's Estimator took a
+    replicated spec's hooks, and their fetches, from the first replica."""
+    return [strategy.experimental_local_results(value)[0] for value in values]
 
 
 def estimator_loss_reduction() -> Any:

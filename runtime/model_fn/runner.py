@@ -31,8 +31,8 @@ logs why. How a trace keeps TF 1.x's build (seeds, Python's random state, restor
 from __future__ import annotations
 
 import contextlib
-import threading
 import os
+import threading
 import time
 from typing import Any, Callable, Iterator
 
@@ -46,8 +46,9 @@ from ..inputs import ModeKeys, sharded_by_data
 from .checks import Unsupported, as_op, check_spec, variable_reads
 from .held import Found, HeldVariables, discover, first_copy, local_copy, random_op_count
 from .host_calls import HostCall, call_host_fn, host_calls_kept, read_before_the_step, replicas_joined
-from .replicas import estimator_loss_reduction, estimator_loss_scaling, mean_gradients, tpu_code_path, tpu_shards
 from .hook_runs import HookRuns, PredictCalls
+from .replicas import (estimator_loss_reduction, estimator_loss_scaling, first_replica, mean_gradients, tpu_code_path,
+                       tpu_shards)
 from .summaries import LossSummaries
 from .tensor_input import IteratorInput, dataset_of_tensors, iterator_input_detected
 from .tf1_build import (eager_graph_seeds, ema_restore_maps, graph_seeds, held_variable_ops, op_seeds_recorded,
@@ -354,7 +355,7 @@ class ModelFnRunner(HookRuns):
         fetches as the first replica computed them (TF 1.x's hooks were the first replica's)."""
         count = len(self._modes[ModeKeys.TRAIN].extra["host_dtypes"])
         joined = [replicas_joined(self._strategy, value) for value in values[:count]]
-        return joined + [self._strategy.experimental_local_results(value)[0] for value in values[count:]]
+        return joined + first_replica(self._strategy, values[count:])
 
 
     def _train_summary_function(self) -> Any:
@@ -401,9 +402,8 @@ class ModelFnRunner(HookRuns):
             def body(i, *arrays):
                 features, labels = _split_batch(iterator.get_next())
                 done, *hooked = step(features, labels)
-                firsts = [strategy.experimental_local_results(value)[0] for value in hooked]
                 with tf.control_dependencies(tf.nest.flatten(strategy.experimental_local_results(done))):
-                    return (i + 1, *[array.write(i, value) for array, value in zip(arrays, firsts)])
+                    return (i + 1, *[array.write(i, value) for array, value in zip(arrays, first_replica(strategy, hooked))])
 
             arrays = [tf.TensorArray(dtype, size=0, dynamic_size=True) for dtype in self._hook_dtypes()]
             _, *arrays = tf.while_loop(lambda i, *_: i < count, body, [tf.constant(0), *arrays], parallel_iterations=1)
@@ -425,7 +425,7 @@ class ModelFnRunner(HookRuns):
             batch = iterator.get_next()
             features = batch[0] if isinstance(batch, tuple) else batch
             predictions, hooked = step(features)
-            return predictions, [tf.expand_dims(strategy.experimental_local_results(value)[0], 0) for value in hooked]
+            return predictions, [tf.expand_dims(value, 0) for value in first_replica(strategy, hooked)]
 
         key = ("predict", tuple(sorted(predict_keys or ())), *self._hook_fetches())
         return self._function(key, predict_step, ModeKeys.PREDICT)
