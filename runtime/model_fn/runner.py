@@ -527,7 +527,7 @@ class ModelFnRunner(HookRuns):
                     stop = True  # a hook asked to stop (`run_context.request_stop()`)
                 due = (every and step >= saved_step + every) or (every_secs and time.monotonic() - saved_at >= every_secs)
                 if due:
-                    stop = self._save_with(listeners, step)
+                    stop = self._save_with(listeners, step) or stop  # (a hook's stop request stands)
                     saved_step, saved_at = step, time.monotonic()
         finally:
             summaries.close()

@@ -533,3 +533,39 @@ def test_hooks_the_strategy_tier_cannot_run_send_their_call_to_graph_mode(
     fallbacks = [r.getMessage() for r in caplog.records if "runs in graph mode" in r.getMessage()]
     assert fallbacks == ["Train runs in graph mode: train(hooks=...): CheckpointSaverHook saves through its Session.",
                          "Evaluate runs in graph mode: evaluate(hooks=...): SummarySaverHook saves through its Session."]
+
+
+@pytest.mark.tf
+def test_a_hooks_stop_request_holds_on_a_step_that_saves_a_checkpoint(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`run_context.request_stop()` on the step where a checkpoint is due still ends training there
+    (the checkpoint's listeners did not ask to stop, and that must not undo the hook's request)."""
+    import numpy as np
+    import tensorflow as tf
+
+    import tfmigrate.runtime as tfm
+
+    x = np.arange(24, dtype=np.float32).reshape(8, 3)
+
+    class StopAfterTwo(tf.compat.v1.train.SessionRunHook):
+        def begin(self):
+            self.runs = 0
+
+        def after_run(self, run_context, run_values):
+            self.runs += 1
+            if self.runs == 2:
+                run_context.request_stop()
+
+    def model_fn(features, labels, mode):
+        w = tf.compat.v1.get_variable("w", [3, 1], initializer=tf.compat.v1.constant_initializer(0.01))
+        loss = tf.compat.v1.losses.mean_squared_error(labels, tf.matmul(features["x"], w))
+        train_op = tf.compat.v1.train.GradientDescentOptimizer(0.01).minimize(
+            loss, global_step=tf.compat.v1.train.get_global_step())
+        return tfm.estimator.EstimatorSpec(mode, loss=loss, train_op=train_op)
+
+    for tier in ("graph", "strategy"):  # (the graph-mode tier is TF 1.x's MonitoredSession)
+        monkeypatch.setenv("TFMIGRATE_MODEL_FN_TIER", tier)
+        config = tfm.estimator.RunConfig(model_dir=str(tmp_path / tier), save_checkpoints_steps=2)
+        estimator = tfm.estimator.Estimator(model_fn, config=config)
+        estimator.train(lambda: tf.data.Dataset.from_tensor_slices(({"x": x}, x[:, :1])).repeat().batch(4), steps=10,
+                        hooks=[StopAfterTwo()])
+        assert estimator.get_variable_value("global_step") == 2, tier
