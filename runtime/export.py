@@ -292,11 +292,13 @@ def _unfed_placeholder(fetches: Any, feeds: list[Any]) -> str | None:
     return None
 
 
-def _signature_functions(model: keras.Model, receiver_fn: Callable[[], Any]) -> tuple[dict[str, Any], dict[str, str]]:
+def signature_functions(model: Any, receiver_fn: Callable[[], Any]) -> tuple[dict[str, Any], dict[str, str]]:
     """The serving signatures TF1's `build_all_signature_defs` wrote, as concrete functions.
 
     One signature per export output on the receiver tensors (named as the output), and one per
     export output on each of `receiver_tensors_alternatives` (named `<alternative>:<output>`).
+    `model`: a Keras model, an `EstimatorLoop`, or anything with `export_outputs(features)` ->
+    {name: `ExportOutput`} (the strategy tier's model_fn). Returns (functions, method names).
     """
     receiver, groups = _trace_receiver(receiver_fn)
 
@@ -399,21 +401,31 @@ def export_saved_model(
         checkpoint.restore(os.fspath(checkpoint_path)).expect_partial()
     else:
         _restore_latest(model, config, model_dir)
-    export_dir_base = os.fspath(export_dir_base)
-    functions, methods = _signature_functions(model, serving_input_receiver_fn)
-    # Under a multi-worker strategy every worker exports (a save may read variables collectively)
-    # into the chief's timestamped directory name; only the chief writes it, the others write to
-    # a temporary directory they delete (`cluster.checkpoint_dir`), and all return once it exists.
+    functions, methods = signature_functions(model, serving_input_receiver_fn)
     strategy = model.distribute_strategy if isinstance(model, keras.Model) else model.strategy
+    module = tf.Module()
+    module.model = model if isinstance(model, keras.Model) else model.model  # an `EstimatorLoop`'s model
+    module.lookup_tables = lookup_tables(module.model)  # vocabulary columns' tables (not Keras-tracked)
+    return write_saved_model(module, functions, methods, strategy, export_dir_base, assets_extra, as_text)
+
+
+def write_saved_model(module: tf.Module, functions: Mapping[str, Any], methods: Mapping[str, str], strategy: Any,
+                      export_dir_base: str | os.PathLike, assets_extra: Mapping[str, str] | None = None,
+                      as_text: bool = False) -> bytes:
+    """Saves `module` with the signature `functions` (and their TF1 method names) into the next
+    timestamped directory under `export_dir_base`, as TF1 wrote an export; returns its path as bytes.
+
+    Under a multi-worker strategy every worker exports (a save may read variables collectively)
+    into the chief's timestamped directory name; only the chief writes it, the others write to a
+    temporary directory they delete (`cluster.checkpoint_dir`), and all return once it exists.
+    """
+    export_dir_base = os.fspath(export_dir_base)
     chief = cluster.is_chief(strategy)
     stamp = int(os.path.basename(_timestamped_dir(export_dir_base))) if chief else 0
     export_dir = os.path.join(export_dir_base, str(int(cluster.chief_value(strategy, stamp))))
     write_base, temporary = cluster.checkpoint_dir(export_dir_base, strategy)
     temp_dir = os.path.join(write_base, "temp-" + os.path.basename(export_dir))
     tf.io.gfile.makedirs(write_base)
-    module = tf.Module()
-    module.model = model if isinstance(model, keras.Model) else model.model  # an `EstimatorLoop`'s model
-    module.lookup_tables = lookup_tables(module.model)  # vocabulary columns' tables (not Keras-tracked)
     if isinstance(strategy, (tf.distribute.TPUStrategy, tf.distribute.experimental.TPUStrategy)):
         warn_once(
             "export.no_tpu_metagraph",

@@ -27,7 +27,7 @@ def _receiver_features(receiver: Any) -> Any:
     return receiver.features
 
 
-def _checkpoint_for_export(estimator: Any, checkpoint_path: Any) -> str:
+def checkpoint_for_export(estimator: Any, checkpoint_path: Any) -> str:
     if checkpoint_path:
         return checkpoint_path
     path = estimator.latest_checkpoint()
@@ -91,7 +91,7 @@ def export_all_saved_models(
     estimator, export_dir_base, receiver_fn_map, assets_extra=None, as_text=False, checkpoint_path=None,
     strip_default_attrs=True,
 ) -> bytes:
-    checkpoint_path = _checkpoint_for_export(estimator, checkpoint_path)
+    checkpoint_path = checkpoint_for_export(estimator, checkpoint_path)
     export_dir = model_utils.get_timestamped_export_dir(os.fspath(export_dir_base))
     temp_dir = model_utils.get_temp_export_dir(export_dir)
     builder = tf.compat.v1.saved_model.Builder(temp_dir)

@@ -304,6 +304,7 @@ class Estimator(CheckpointReader):
                     distribute.check_strategy(strategy)
         self._runner: Any = None
         self._distributed_runners: list = []  # (RunConfig strategy, its runner)
+        self._exporter: Any = None  # the strategy tier's runner for exports
         self._host: dict[str, Any] = {}  # what `run_under` set: the strategy, steps per call, XLA
 
     # -- the strategy tier -----------------------------------------------------------------------
@@ -733,8 +734,8 @@ class Estimator(CheckpointReader):
         """Writes a TF1 SavedModel (`{serve}` MetaGraph of PREDICT mode); returns its path as bytes."""
         if not serving_input_receiver_fn:
             raise ValueError("An input_receiver_fn must be defined.")
-        return _export.export_all_saved_models(
-            self, export_dir_base, {experimental_mode: serving_input_receiver_fn}, assets_extra=assets_extra,
+        return self._export_all(
+            export_dir_base, {experimental_mode: serving_input_receiver_fn}, assets_extra=assets_extra,
             as_text=as_text, checkpoint_path=checkpoint_path, strip_default_attrs=True,
         )
 
@@ -745,18 +746,53 @@ class Estimator(CheckpointReader):
         """TF1's deprecated spelling of `export_saved_model`."""
         if not serving_input_receiver_fn:
             raise ValueError("An input_receiver_fn must be defined.")
-        return _export.export_all_saved_models(
-            self, export_dir_base, {ModeKeys.PREDICT: serving_input_receiver_fn}, assets_extra=assets_extra,
+        return self._export_all(
+            export_dir_base, {ModeKeys.PREDICT: serving_input_receiver_fn}, assets_extra=assets_extra,
             as_text=as_text, checkpoint_path=checkpoint_path, strip_default_attrs=strip_default_attrs,
         )
 
     def experimental_export_all_saved_models(
         self, export_dir_base, input_receiver_fn_map, assets_extra=None, as_text=False, checkpoint_path=None
     ):
-        return _export.export_all_saved_models(
-            self, export_dir_base, input_receiver_fn_map, assets_extra=assets_extra, as_text=as_text,
+        return self._export_all(
+            export_dir_base, input_receiver_fn_map, assets_extra=assets_extra, as_text=as_text,
             checkpoint_path=checkpoint_path, strip_default_attrs=True,
         )
+
+    def _export_all(self, export_dir_base, receiver_fn_map, *, assets_extra, as_text, checkpoint_path,
+                    strip_default_attrs) -> bytes:
+        """On the strategy tier a TF2 SavedModel of the PREDICT graph (`model_fn/exports.py`); in
+        graph mode (another mode's MetaGraph too, or what `exports.py` refuses, with the reason
+        logged) TF 1.x's SavedModel."""
+        runner = self._export_runner(receiver_fn_map)
+        if runner is not None:
+            checkpoint_path = _export.checkpoint_for_export(self, checkpoint_path)
+            try:
+                return runner.export_saved_model(receiver_fn_map[ModeKeys.PREDICT], export_dir_base, checkpoint_path,
+                                                 assets_extra=assets_extra, as_text=as_text)
+            except model_fn_tiers.Unsupported as reason:
+                logger.warning("Export runs in graph mode: %s.", reason)
+        return _export.export_all_saved_models(
+            self, export_dir_base, receiver_fn_map, assets_extra=assets_extra, as_text=as_text,
+            checkpoint_path=checkpoint_path, strip_default_attrs=strip_default_attrs,
+        )
+
+    def _export_runner(self, receiver_fn_map: dict) -> Any:
+        """The strategy tier's runner for exports (its own variables, under the strategy in scope,
+        the model_fn called as for an export), or None (the export runs in graph mode)."""
+        if self._tier != "strategy":
+            return None
+        reason = None
+        if not tf.compat.v1.executing_eagerly_outside_functions():
+            reason = "the program disabled eager execution (TF1 graph mode)"
+        elif set(mode for mode, fn in receiver_fn_map.items() if fn) != {ModeKeys.PREDICT}:
+            reason = "a TRAIN or EVAL MetaGraph (experimental_export_all_saved_models) is written by TF 1.x's builder"
+        if reason:
+            logger.warning("Export runs in graph mode: %s.", reason)
+            return None
+        if self._exporter is None:
+            self._exporter = model_fn_tiers.ModelFnRunner(self, tf.distribute.get_strategy(), export=True)
+        return self._exporter
 
 
 def _format(results: dict) -> str:

@@ -6,7 +6,7 @@ found once and held (`held.py`), its gradients met across replicas as the progra
 (`replicas.py`), its train/eval/predict steps looped `iterations_per_loop` times per call
 (`runner.py`), its hooks run where they act (`session_hooks.py`: when the session is made;
 `step_hooks.py`: with every step), an input_fn's one-shot iterator made a dataset again
-(`tensor_input.py`). `tfm.estimator.Estimator` takes it per call where it can (`tier()`), and runs the
+(`tensor_input.py`), its exports TF2 SavedModels (`exports.py`). `tfm.estimator.Estimator` takes it per call where it can (`tier()`), and runs the
 call in graph mode otherwise, logging why.
 
 Environment (read when an Estimator is made):

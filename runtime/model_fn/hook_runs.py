@@ -36,7 +36,7 @@ class HookRuns:
 
     def _assign_held(self, name: str, value: Any) -> None:
         with self._strategy.scope():
-            self._held.by_name[name].assign(value)  # every replica's copy
+            self._held.by_name[name].assign(value, read_value=False)  # every replica's copy (read back: a collective)
 
     def _session_start_hooks(self, mode: str, hooks: list) -> None:
         """Hooks that act when the session is made, on the restored state (`session_hooks.py`)."""

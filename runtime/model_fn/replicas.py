@@ -45,7 +45,7 @@ from tensorflow.python.training import optimizer as _v1_optimizer
 from .tf1_build import patched
 
 __all__ = ["estimator_loss_reduction", "estimator_loss_scaling", "first_replica", "mean_gradients", "tpu_code_path",
-           "tpu_shards"]
+           "tpu_shards", "values_of_the_first_replica"]
 
 
 def _replica_context() -> Any:
@@ -168,3 +168,24 @@ def estimator_loss_reduction() -> Any:
     if getattr(tf.compat.v1.get_default_graph(), "_is_loss_scaled_by_optimizer", False):
         return tf.distribute.ReduceOp.MEAN
     return tf.distribute.ReduceOp.SUM
+
+
+def values_of_the_first_replica(strategy: Any, variables: list) -> None:
+    """Sets every copy of `variables`, on every worker, to the value the first replica holds (the
+    chief's, which read the checkpoint): one all-reduce in which only replica 0 gives its values.
+    Under several workers each process restored what its own `model_dir` showed; TF 1.x's chief
+    restored, and the other workers took the chief's values."""
+    numeric = [v for v in variables if v.dtype.is_floating or v.dtype.is_integer or v.dtype == tf.bool]
+    if not numeric:
+        return
+
+    def replica() -> list:
+        first = tf.equal(tf.distribute.get_replica_context().replica_id_in_sync_group, 0)
+        values = [tf.cast(v.read_value(), tf.float64) for v in numeric]  # (exact for float32, int32 and steps)
+        given = [tf.where(first, value, tf.zeros_like(value)) for value in values]
+        return tf.distribute.get_replica_context().all_reduce(tf.distribute.ReduceOp.SUM, given)
+
+    summed = strategy.experimental_local_results(strategy.run(tf.function(replica)))[0]
+    for variable, value in zip(numeric, summed):
+        for copy in strategy.experimental_local_results(variable):
+            copy.assign(tf.cast(value, variable.dtype))

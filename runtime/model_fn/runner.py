@@ -20,7 +20,12 @@ calling conventions and graph-mode construction it borrows, `core.Estimator`), w
     metric values are computed once at the end from the counters, as TF1 ran its value tensors
     after the last update (the value subgraph of the graph-mode build, over the counters'
     reduced values). Results are Estimator's: metrics, `loss`, `global_step`;
-  * **prediction**: the model_fn in PREDICT mode per batch, its `predictions` yielded per example.
+  * **prediction**: the model_fn in PREDICT mode per batch, its `predictions` yielded per example;
+  * **export**: a TF2 SavedModel whose signatures call the model_fn in PREDICT mode on the serving
+    receiver's features (`exports.py`);
+  * **several workers** (MultiWorkerMirrored): only the chief writes (checkpoints, `loss` events,
+    saving listeners, `training_chief_hooks`); every worker takes the chief's values when a call
+    restores (`replicas.values_of_the_first_replica`).
 
 What the engine cannot run as the graph-mode Estimator did raises `Unsupported` with the reason
 (`checks.py`) before anything is trained; `core.Estimator` then runs that call in graph mode and
@@ -42,13 +47,16 @@ from tensorflow.python.eager import context
 from tensorflow.python.training import training_util
 
 from .._logging import logger, warn_once
+from ..cluster import chief_value, is_chief, is_multi_worker
 from ..inputs import ModeKeys, sharded_by_data
+from ..export import signature_functions, write_saved_model
 from .checks import Unsupported, as_op, check_spec, variable_reads
+from .exports import SpecExportOutputs, check_exportable, receiver_features
 from .held import Found, HeldVariables, discover, first_copy, local_copy, random_op_count
 from .host_calls import HostCall, call_host_fn, host_calls_kept, read_before_the_step, replicas_joined
 from .hook_runs import HookRuns, PredictCalls
 from .replicas import (estimator_loss_reduction, estimator_loss_scaling, first_replica, mean_gradients, tpu_code_path,
-                       tpu_shards)
+                       tpu_shards, values_of_the_first_replica)
 from .summaries import LossSummaries
 from .tensor_input import IteratorInput, dataset_of_tensors, iterator_input_detected
 from .tf1_build import (eager_graph_seeds, ema_restore_maps, graph_seeds, held_variable_ops, op_seeds_recorded,
@@ -89,7 +97,7 @@ class ModelFnRunner(HookRuns):
 
     def __init__(self, estimator: Any, strategy: tf.distribute.Strategy, *, tpu_code_path: bool = False,
                  steps_per_call: int = 1, split_batches: bool = True, jit_compile: bool = False,
-                 distribute_as_estimator: bool = False) -> None:
+                 distribute_as_estimator: bool = False, export: bool = False) -> None:
         if isinstance(strategy, tf.distribute.experimental.ParameterServerStrategy):
             raise NotImplementedError(PARAMETER_SERVER_UNSUPPORTED)
         self._as_estimator = distribute_as_estimator  # RunConfig(train_distribute=...): `replicas.py`
@@ -101,6 +109,7 @@ class ModelFnRunner(HookRuns):
         self._steps_per_call = max(1, int(steps_per_call))
         self._split = split_batches
         self._jit_asked = jit_compile
+        self._export = export  # the model_fn called as for an export (TPUEstimator: `use_tpu` False)
         self._held = HeldVariables()
         self._modes: dict[str, _Mode] = {}
         self._functions: dict[Any, Any] = {}
@@ -112,6 +121,9 @@ class ModelFnRunner(HookRuns):
         self._step_hooks = None  # a call's per-step hooks, while it runs (`hook_runs.py`)
         self._hook_values: dict = {}
         self._built = threading.local()  # the ops the model_fn made in this replica's trace
+        # Under a multi-worker strategy only the chief writes (checkpoints, `loss` events, saving
+        # listeners, `training_chief_hooks`), as TF 1.x's MonitoredTrainingSession gave those to it.
+        self._chief = is_chief(strategy)
 
     # -- discovery and variables -----------------------------------------------------------------
 
@@ -131,14 +143,15 @@ class ModelFnRunner(HookRuns):
                 from ..estimator.core import parse_input_fn_result  # the graph-mode tier imports this package
 
                 extra["input_random_ops_before"] = random_op_count(graph)
-                features, labels, _ = parse_input_fn_result(estimator._call_input_fn(input_fn, mode))  # noqa: SLF001
+                given = input_fn() if self._export else estimator._call_input_fn(input_fn, mode)  # noqa: SLF001 - (a receiver's features)
+                features, labels, _ = parse_input_fn_result(given)
                 extra["graph_seed"], extra["random_ops_before"] = graph.seed, random_op_count(graph)
                 with optimizer_updates_skipped(mode), op_seeds_recorded() as op_seeds, saver_ops_recorded() as saver_ops, \
                         host_calls_kept() if mode == ModeKeys.TRAIN else contextlib.nullcontext() as host_calls, \
                         tpu_shards(self._strategy.num_replicas_in_sync) if self._tpu else contextlib.nullcontext():
                     first = len(graph.get_operations())
                     spec = estimator._call_model_fn(features, labels if mode != ModeKeys.PREDICT else None, mode,  # noqa: SLF001
-                                                    estimator.config)
+                                                    estimator.config, is_export=self._export)
                     extra["model_fn_ops"] = graph.get_operations()[first:]
                 extra["saver_ops"] = saver_ops
                 extra["op_seeds"] = op_seeds
@@ -194,7 +207,14 @@ class ModelFnRunner(HookRuns):
         return self._saver[1]
 
     def _restore(self, checkpoint_path: str | None, mode: str) -> None:
-        """The checkpoint's values, or (none) the initial values `mode`'s graph-mode build gives."""
+        """The checkpoint's values, or (none) the initial values `mode`'s graph-mode build gives;
+        under several workers, the chief's (`values_of_the_first_replica`)."""
+        self._restore_here(checkpoint_path, mode)
+        if is_multi_worker(self._strategy):
+            with self._strategy.scope():
+                values_of_the_first_replica(self._strategy, list(self._held.global_variables().values()))
+
+    def _restore_here(self, checkpoint_path: str | None, mode: str) -> None:
         if checkpoint_path:
             saver = self._saver_for_checkpoints()
             reader = tf.train.load_checkpoint(checkpoint_path)
@@ -205,29 +225,37 @@ class ModelFnRunner(HookRuns):
                     key = names.get(name, name)
                     if not reader.has_tensor(key):
                         raise tf.errors.NotFoundError(None, None, f"Key {key} not found in checkpoint {checkpoint_path}")
-                    variable.assign(reader.get_tensor(key))  # every replica's copy
+                    variable.assign(reader.get_tensor(key), read_value=False)  # every replica's copy
             state = tf.train.get_checkpoint_state(self._estimator.model_dir)
             if state is not None:  # as TF1's SessionManager did: keep_checkpoint_max counts the earlier ones
                 saver.recover_last_checkpoints(list(state.all_model_checkpoint_paths))
             return
         discovered = self._modes[mode]
         for item, value in zip(discovered.found, discovered.initial_values()):
-            self._held.by_name[item.name].assign(value)
+            # (read_value=False: reading a per-replica variable back is a collective, which a worker
+            # restoring from a checkpoint, on this path or not, would not join)
+            self._held.by_name[item.name].assign(value, read_value=False)
         self._scaffold_initializes(mode)
 
     def _global_step(self) -> int:
         step = self._held.by_name.get("global_step")
         return int(step.numpy()) if step is not None else 0
 
-    def _save(self, step: int) -> str:
+    def _save(self, step: int) -> str | None:
+        """Saves `model.ckpt-<step>` (the chief only; every worker reads the per-replica variables'
+        aggregates, a collective, and waits until the chief has written, so each restores what it
+        wrote)."""
         path = os.path.join(self._estimator.model_dir, "model.ckpt")
-        os.makedirs(self._estimator.model_dir, exist_ok=True)
         saver = self._saver_for_checkpoints()
         with self._strategy.scope():
             for variable, aggregate in self._aggregates.values():
                 aggregate.assign(variable.read_value())  # (read across replicas: their aggregate)
-        saved = saver.save(None, path, global_step=step, write_meta_graph=False)
-        logger.info("Saving checkpoints for %d into %s.", step, path)
+        saved = None
+        if self._chief:
+            os.makedirs(self._estimator.model_dir, exist_ok=True)
+            saved = saver.save(None, path, global_step=step, write_meta_graph=False)
+            logger.info("Saving checkpoints for %d into %s.", step, path)
+        chief_value(self._strategy, 0.0)  # (a collective under several workers: the chief has written)
         return saved
 
     # -- the step functions ----------------------------------------------------------------------
@@ -240,7 +268,8 @@ class ModelFnRunner(HookRuns):
             graph = tf.compat.v1.get_default_graph()
             first = len(graph.get_operations())
             try:
-                spec = self._estimator._call_model_fn(features, labels, mode, self._estimator.config)  # noqa: SLF001
+                spec = self._estimator._call_model_fn(features, labels, mode, self._estimator.config,  # noqa: SLF001
+                                                      is_export=self._export)
                 self._built.ops = graph.get_operations()[first:]
                 self._built.scope = graph.get_name_scope()  # (a loop's body names its ops `while/...`)
             except Unsupported:  # (NotHeld too)
@@ -264,13 +293,20 @@ class ModelFnRunner(HookRuns):
             else:
                 gradients = tpu_code_path(strategy.num_replicas_in_sync) if self._tpu else mean_gradients()
             # Class-wide patches are entered here, once, not in the replicas' threads (which interleave).
-            with self._held.scope(self._modes[mode].found, as_estimator_replicas=self._as_estimator) as self._trace, \
-                    restores_at_discovery(), gradients, \
-                    optimizer_updates_skipped(mode), tf1_tensor_equality(), tf1_op_seeds(), ema_restore_maps(), \
-                    held_variable_ops():
+            with self._model_fn_trace(mode, gradients):
                 return strategy.run(replica_fn, args=args)
 
         return run
+
+    @contextlib.contextmanager
+    def _model_fn_trace(self, mode: str, gradients: Any) -> Iterator[None]:
+        """Around the model_fn's calls in one trace: the held variables (`self._trace`), how
+        gradients meet (`gradients`), and TF 1.x's build rules (`tf1_build.py`)."""
+        with self._held.scope(self._modes[mode].found, as_estimator_replicas=self._as_estimator) as self._trace, \
+                restores_at_discovery(), gradients, \
+                optimizer_updates_skipped(mode), tf1_tensor_equality(), tf1_op_seeds(), ema_restore_maps(), \
+                held_variable_ops():
+            yield
 
     def _loss_reduce_op(self) -> Any:
         """How the replicas' losses make the reported one (read after the step is traced): their
@@ -467,7 +503,11 @@ class ModelFnRunner(HookRuns):
         mode = self._discover(ModeKeys.TRAIN, input_fn)
         checkpoint = tf.train.latest_checkpoint(self._estimator.model_dir)
         self._restore(checkpoint, ModeKeys.TRAIN)
-        hooks = hooks + list(mode.spec.training_hooks) + list(mode.spec.training_chief_hooks)  # (the build's own)
+        hooks = hooks + list(mode.spec.training_hooks)  # (the build's own)
+        if self._chief:
+            hooks += list(mode.spec.training_chief_hooks)
+        else:
+            listeners = []  # (TF 1.x called them from the chief's CheckpointSaverHook)
         with self._hooks_of_call(ModeKeys.TRAIN, hooks):
             return self._train_steps(mode, input_fn, steps, max_steps, listeners)
 
@@ -485,7 +525,8 @@ class ModelFnRunner(HookRuns):
         replicas = self._strategy.num_replicas_in_sync
         logger.info("Training on %d replica%s of %s, %d step(s) per call%s.", replicas, "" if replicas == 1 else "s",
                     type(self._strategy).__name__, self._steps_per_call, " (XLA)" if self._jit_compile() else "")
-        summaries = LossSummaries(self._estimator.model_dir, config.save_summary_steps, mode.extra["loss_tag"])
+        summaries = LossSummaries(self._estimator.model_dir, config.save_summary_steps, mode.extra["loss_tag"],
+                                  write=self._chief)  # (every worker runs the same steps per call)
         summary_function = self._model_summaries(mode) and self._train_summary_function()
         for listener in listeners:
             listener.begin()
@@ -647,6 +688,34 @@ class ModelFnRunner(HookRuns):
             iterator = self._iterator(input_fn, ModeKeys.PREDICT)
             first = calls.next(iterator)  # (traced now: a trace that fails raises here)
         return self._predictions(calls, iterator, yield_single_examples, first)
+
+    # -- export --------------------------------------------------------------------------------
+
+    def export_saved_model(self, receiver_fn: Callable[[], Any], export_dir_base: Any, checkpoint_path: str,
+                           assets_extra: Any = None, as_text: bool = False) -> bytes:
+        """Estimator's `export_saved_model` of the PREDICT graph, as a TF2 SavedModel (`exports.py`):
+        the variables restored from `checkpoint_path`, each signature a function calling the
+        model_fn on the receiver's features. Returns the export directory, as bytes."""
+        with context.eager_mode(), python_random_restored_on(Unsupported):
+            mode = self._discover(ModeKeys.PREDICT, lambda: receiver_features(receiver_fn()))
+            check_exportable(mode.graph, self._held.local_variables(mode.found))
+            try:
+                self._restore(checkpoint_path, ModeKeys.PREDICT)
+            except tf.errors.NotFoundError as error:
+                raise ValueError(
+                    "Could not load all requested variables from checkpoint. Please make sure your model_fn does not "
+                    f"expect variables that were not saved in the checkpoint.\n\nEncountered error with mode "
+                    f"`{ModeKeys.PREDICT}` while restoring checkpoint from: `{checkpoint_path}`. Full Traceback:"
+                    f"\n\n{error}") from error
+
+            def spec_of(features: Any) -> Any:
+                with self._model_fn_trace(ModeKeys.PREDICT, contextlib.nullcontext()):
+                    return self._call_model_fn(ModeKeys.PREDICT, features, None)[0]
+
+            functions, methods = signature_functions(SpecExportOutputs(spec_of), receiver_fn)
+            module = tf.Module()
+            module.model_fn_variables = [self._held.by_name[item.name] for item in mode.found]
+            return write_saved_model(module, functions, methods, self._strategy, export_dir_base, assets_extra, as_text)
 
     def _predictions(self, calls: PredictCalls, iterator: Any, yield_single_examples: bool,
                      outputs: Any) -> Iterator[Any]:

@@ -25,14 +25,16 @@ def _writer(model_dir: str):
 class LossSummaries:
     """The `loss` scalar Estimator's `SummarySaverHook` wrote to `model_dir`: after the first step
     of a `train` call, then at the first step `save_summary_steps` or more after the last one,
-    each with the loss of the step that brought the global step there."""
+    each with the loss of the step that brought the global step there. With `write` False (a
+    worker other than the chief) they fall due at the same steps, but nothing is written."""
 
-    def __init__(self, model_dir: str, every: int | None, tag: str = "loss") -> None:
+    def __init__(self, model_dir: str, every: int | None, tag: str = "loss", *, write: bool = True) -> None:
         self._every = every or 0
         self._tag = tag  # `loss`, or TF 1.x's unique name for it where the graph had an op named so
         self._last: int | None = None
         self._writer = None
         self._model_dir = model_dir
+        self._write = write
 
     def steps_until_due(self, step: int) -> int:
         if not self._every:
@@ -50,6 +52,9 @@ class LossSummaries:
         serialized `Summary` from `merge_all`), then Estimator's `loss`, as one event."""
         if not self._every or (self._last is not None and step < self._last + self._every):
             return
+        self._last = step
+        if not self._write:
+            return
         from tensorflow.core.framework import summary_pb2
         from tensorflow.core.util import event_pb2
         if self._writer is None:
@@ -58,7 +63,6 @@ class LossSummaries:
         if not any(value.tag == "loss" for value in summary.value):  # Estimator added none over the model's own
             summary.value.append(summary_pb2.Summary.Value(tag=self._tag, simple_value=loss))
         self._writer.add_event(event_pb2.Event(wall_time=time.time(), step=step, summary=summary))
-        self._last = step
 
     def close(self) -> None:
         if self._writer is not None:

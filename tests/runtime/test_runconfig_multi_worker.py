@@ -56,11 +56,26 @@ def model_fn(features, labels, mode):
     return tfm.estimator.EstimatorSpec(mode, loss=loss, train_op=train_op)
 
 
-config = tfm.estimator.RunConfig(train_distribute=strategy, tf_random_seed=2)
+config = tfm.estimator.RunConfig(train_distribute=strategy, tf_random_seed=2, save_checkpoints_steps=2,
+                                 save_summary_steps=2)
+
+
+class Saves(tf.compat.v1.train.CheckpointSaverListener):
+    def __init__(self):
+        self.steps = []
+
+    def after_save(self, session, global_step_value):
+        self.steps.append(int(global_step_value))
+
+
+listener = Saves()
 estimator = tfm.estimator.Estimator(model_fn, model_dir=model_dir, config=config)
-estimator.train(input_fn, steps=6)
-names = [n for n in estimator.get_variable_names() if n.startswith(("hidden", "logits", "global_step"))]
-print("RESULT", json.dumps({n: np.asarray(estimator.get_variable_value(n)).ravel().tolist() for n in names}))
+estimator.train(input_fn, steps=4, saving_listeners=[listener])
+estimator.train(input_fn, steps=2, saving_listeners=[listener])  # (continues from the chief's checkpoint)
+print("SAVES", json.dumps(listener.steps))
+if tf.train.latest_checkpoint(model_dir):  # (a worker other than the chief writes none)
+    names = [n for n in estimator.get_variable_names() if n.startswith(("hidden", "logits", "global_step"))]
+    print("RESULT", json.dumps({n: np.asarray(estimator.get_variable_value(n)).ravel().tolist() for n in names}))
 '''
 
 
@@ -78,7 +93,12 @@ def _result(stdout: str) -> dict:
     return json.loads(lines[-1][len("RESULT "):])
 
 
-def test_runconfig_multi_worker_strategy_trains_two_processes_as_mirrored_replicas(tmp_path: Path) -> None:
+@pytest.mark.parametrize("model_dirs", ["shared", "one_per_worker"])
+def test_runconfig_multi_worker_strategy_trains_two_processes_as_mirrored_replicas(tmp_path: Path,
+                                                                                   model_dirs: str) -> None:
+    """Two `train` calls (the second continues from the chief's checkpoint). Only the chief writes
+    (checkpoints, `loss` events, saving listeners); every worker takes the chief's values when a
+    call starts, so workers given their own model_dirs (the second one empty) still train as one."""
     program = tmp_path / "program.py"
     program.write_text(PROGRAM, encoding="utf-8")
     reference = subprocess.run([sys.executable, str(program), "mirrored", str(tmp_path / "mirrored")],
@@ -86,7 +106,8 @@ def test_runconfig_multi_worker_strategy_trains_two_processes_as_mirrored_replic
     assert reference.returncode == 0, reference.stderr[-3000:]
     assert "runs in graph mode" not in reference.stderr
     cluster = local_cluster(worker=2)
-    workers = [subprocess.Popen([sys.executable, str(program), "multi_worker", str(tmp_path / f"worker{i}")],
+    dirs = [tmp_path / "shared"] * 2 if model_dirs == "shared" else [tmp_path / f"worker{i}" for i in range(2)]
+    workers = [subprocess.Popen([sys.executable, str(program), "multi_worker", str(dirs[i])],
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                                 env=_env(tf_config(cluster, "worker", i))) for i in range(2)]
     try:
@@ -96,10 +117,23 @@ def test_runconfig_multi_worker_strategy_trains_two_processes_as_mirrored_replic
             worker.kill()
     expected = _result(reference.stdout)
     assert expected["global_step"] == [6]
-    for worker, (stdout, stderr) in zip(workers, outputs):
+    for index, (worker, (stdout, stderr)) in enumerate(zip(workers, outputs)):
         assert worker.returncode == 0, stderr[-3000:]
         assert "runs in graph mode" not in stderr
+        if index == 1 and model_dirs != "shared":
+            assert not list(dirs[1].glob("model.ckpt-*")) and not list(dirs[1].glob("events.out.tfevents.*"))
+            continue
         got = _result(stdout)
         assert sorted(got) == sorted(expected)
         for name, values in expected.items():
             assert got[name] == pytest.approx(values, rel=1e-6, abs=1e-7), name
+    # Only the chief (worker 0) wrote: its saving listeners were called, and one events file holds
+    # the `loss` summaries (a second writer would have opened its own file).
+    saves = [json.loads(next(line for line in out.splitlines() if line.startswith("SAVES "))[6:]) for out, _ in outputs]
+    assert saves == [[0, 2, 4, 4, 6], []]
+    assert len(list(dirs[0].glob("events.out.tfevents.*"))) == 1
+    assert tf_checkpoint_steps(dirs[0]) == [0, 2, 4, 6]
+
+
+def tf_checkpoint_steps(model_dir: Path) -> list[int]:
+    return sorted(int(path.name.split("-")[1].split(".")[0]) for path in model_dir.glob("model.ckpt-*.index"))
