@@ -3,7 +3,7 @@
 `tfm.estimator` runs a kept model_fn on the strategy tier: as written, in TF2, inside the
 strategy's `tf.function`. A call goes to the graph-mode tier (TF1 graph mode) only for what a
 `tf.function` cannot run as TF 1.x ran it; the runtime decides per call and logs why
-(`runtime/estimator/core.py`, `runtime/model_fn/checks.py`). This module reads the same signs off
+(`runtime/estimator/core.py`, `runtime/model_fn/strategy/checks.py`). This module reads the same signs off
 the text, so the note above a hosted site and the report say so before the program runs. The scan
 is of the whole module the estimator is built in (a hook or queue in another estimator of the
 same module counts too): it can say `graph` where only one call of one estimator falls back, and it
@@ -22,7 +22,7 @@ __all__ = ["gives_a_runconfig_strategy", "graph_mode_reasons", "reasons_for"]
 
 _DISTRIBUTE = "RunConfig's train_distribute/eval_distribute {} runs on TF 2.15's graph-mode replica path only"
 # Hooks that save through their Session: only graph mode runs them. Other hooks run on the
-# strategy tier (`runtime/model_fn/session_hooks.py`, `step_hooks.py`).
+# strategy tier (`runtime/model_fn/strategy/session_hooks.py`, `step_hooks.py`).
 _SESSION_WRITERS = frozenset({"CheckpointSaverHook", "SummarySaverHook", "AsyncCheckpointSaverHook"})
 _SPEC_HOOKS = {"training_hooks": "training", "training_chief_hooks": "training", "evaluation_hooks": "evaluation",
                "prediction_hooks": "prediction"}

@@ -26,7 +26,8 @@ TF1 Estimator/TPUEstimator behaviour on TF2 + Keras 3:
   * `estimator` (the hosted tier): TF1's `tf.compat.v1.estimator` (`Estimator`, `tpu.TPUEstimator`,
     `train_and_evaluate`, exporters, hooks) running a TF1 `model_fn` as written, in graph mode;
     `legacy`: TF1's `tf.layers` / `tf.nn.rnn_cell` (tf-keras's legacy modules, imported lazily;
-    `legacy.tf1_layers` / `tf1_rnn_cell` with TF 1.x's graph-seeded default initializers, `legacy_tf1`).
+    `legacy.tf1_layers` / `tf1_rnn_cell` with TF 1.x's graph-seeded default initializers, `legacy/tf1_initializers.py`;
+    `legacy.crf`, `legacy.fused_rnn`, `legacy.predictor`: tf.contrib's CRF, fused RNNs and predictor).
   * `HParams`: `tf.contrib.training.HParams` (typed hyper-parameters, `parse("a=1,b=[2,3]")`).
   * `lookup`: `tf.contrib.lookup`'s vocabulary tables (OOV hash buckets, TF1's defaults).
   * `initializers`: `tf.contrib.layers`/slim's `variance_scaling_initializer` and
@@ -46,9 +47,9 @@ tests/test_layering.py checks, with no import cycles and no private names across
   * base: `_logging`, `_state`, `summary` (the one scalar/histogram/... summary writer), `hparams`.
   * distribution: `cluster` (TF_CONFIG, the one `is_chief`), `config`, `strategy`.
   * TF1-faithful numerics: `optimizers` (which declare their TF1 slot names), `losses`, `metrics`,
-    `layers`, `initializers`, `schedules`, `lookup`, `tf1` (the variable-scope host), `tf1_names`,
-    `feature_columns`, `train_step`, `legacy`, `legacy_tf1`.
-  * the Estimator-compatible host side: `inputs`, `data_source`, `keras_compat` (fit/evaluate/
+    `layers`, `initializers`, `schedules`, `lookup`, `tf1` (the variable-scope host), `tf1_variable_names`,
+    `feature_columns`, `train_step`, `legacy` (a package: tf.contrib's and TF1's stand-ins).
+  * the Estimator-compatible host side: `inputs`, `data_source`, `estimator_calls` (fit/evaluate/
     predict), `keras_workarounds` (the Keras 3 workarounds, each citing its upstream issue),
     `engine` (the one inner loop, for fit/evaluate/predict and `--target ctl`), `ctl`,
     `session_run` + `hooks` + `callbacks`, `early_stopping` (eval results on disk and the one
@@ -76,7 +77,7 @@ from .cluster import TFConfig, is_chief, parse_tf_config
 from .config import InputPipelineConfig, RunConfig, TPUConfig
 from .hparams import HParams
 from .inputs import InputFnData, ModeKeys, input_fn_data
-from .keras_compat import evaluate, fit, predict, seed_from_config
+from .estimator_calls import evaluate, fit, predict, seed_from_config
 from .losses import Reduction, scale_loss_for_replicas
 from .predictions import predict_examples
 from .export import export_saved_model

@@ -13,7 +13,7 @@ class ModelState:
 
     restored: bool = False  # Restored from (or checked against) a model_dir, or trained by `fit`.
     seeded: bool = False  # `RunConfig.tf_random_seed` applied.
-    device_loop: Any = None  # keras_compat's replacement train function, with its cache key.
+    device_loop: Any = None  # estimator_calls's replacement train function, with its cache key.
     # `init_from_checkpoint(model, ckpt, assignment_map)` requests, applied on a fresh start.
     init_checkpoints: list = dataclasses.field(default_factory=list)
     summary_writer: Any = None  # (model_dir, writer) for the model's own tf.summary calls

@@ -219,7 +219,7 @@ def checkpoint_manager(
 class SaveSchedule:
     """TF1's `CheckpointSaverHook` schedule, with its `CheckpointSaverListener`s, for any loop.
 
-    Used by `fit`'s checkpoint callback (`keras_compat`) and by `ctl.EstimatorLoop`. Saves
+    Used by `fit`'s checkpoint callback (`estimator_calls`) and by `ctl.EstimatorLoop`. Saves
     `ckpt-<global_step>` of `checkpoint` into `model_dir`: when training starts (unless that
     checkpoint exists: TF1 saved the same values again, and its listeners heard of that save),
     whenever `config.save_checkpoints_steps` steps or `save_checkpoints_secs` seconds have passed

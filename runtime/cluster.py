@@ -2,7 +2,7 @@
 
 Separation of concerns: this module only *reads and validates* the cluster description (the
 `TF_CONFIG` environment variable, or a cluster resolver) and answers questions about it; it creates
-no strategy (`strategy.make_strategy` does) and writes no file (`keras_compat`'s checkpoint saver
+no strategy (`strategy.make_strategy` does) and writes no file (`estimator_calls`'s checkpoint saver
 does, in the directory `checkpoint_dir` names).
 
 `TF_CONFIG` is the JSON TF1 `RunConfig` and TF2's `TFConfigClusterResolver` read:

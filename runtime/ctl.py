@@ -53,7 +53,7 @@ from . import checkpoints, cluster, early_stopping, engine, session_run
 from . import hooks as hooks_lib
 from ._logging import logger
 from .data_source import DataSource, check_steps, ensure_built
-from .keras_compat import seed_from_config, training_summaries
+from .estimator_calls import seed_from_config, training_summaries
 from .strategy import cluster_coordinator
 from .tf1_checkpoint import apply_init_checkpoints
 from .tf1_checkpoint import load_tf1_checkpoint

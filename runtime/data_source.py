@@ -4,7 +4,7 @@ A `tf.data.Dataset` is given as is (Keras splits its global batches across repli
 `InputFnData` with `per_replica=False` becomes the dataset of one input pipeline; a per-replica
 `InputFnData` or any function of `tf.distribute.InputContext` goes through
 `strategy.distribute_datasets_from_function`. For the runtime's `engine` it also makes
-distributed, per-worker and local datasets. Shared by `keras_compat` (`fit`/`evaluate`/`predict`),
+distributed, per-worker and local datasets. Shared by `estimator_calls` (`fit`/`evaluate`/`predict`),
 `ctl.EstimatorLoop` and `convert`; `ensure_built` creates every variable before a step runs and
 `check_steps` validates TF1's step counts.
 """

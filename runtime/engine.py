@@ -9,11 +9,11 @@ Keras 3.15's `fit`/`evaluate`/`predict` do not run under two strategies (measure
   * ParameterServerStrategy: Keras 3 has no `ClusterCoordinator` handling at all; steps must be
     scheduled on the workers and the data created per worker.
 
-`uses_engine(model)` says whether a model's strategy is one of these; `keras_compat.fit/evaluate/
+`uses_engine(model)` says whether a model's strategy is one of these; `estimator_calls.fit/evaluate/
 predict` then call `train`/`test`/`predict` here instead of Keras's loops.
 
 Separation of concerns:
-  * `keras_compat` owns the TF1 contract (`steps` vs `max_steps`, the global step, `model_dir`,
+  * `estimator_calls` owns the TF1 contract (`steps` vs `max_steps`, the global step, `model_dir`,
     restoring, checkpoint callbacks) and what the data is (`DataSource`): this module asks the
     source for a distributed dataset, a per-worker dataset, or a local one.
   * The model owns the step: `model.train_step`/`test_step`/`predict_step`, called unchanged, so

@@ -13,7 +13,7 @@ Separation of concerns:
   * `SessionRunHook` maps Keras's callback events onto the TF1 interface. A *session run* is one
     Keras batch end: one step, or `steps_per_execution` steps where TPUEstimator ran
     `iterations_per_loop` steps per run on a TPU. `fit`/`evaluate`/`predict`
-    (`keras_compat`) make a run one step whenever hooks are given and the strategy is not a
+    (`estimator_calls`) make a run one step whenever hooks are given and the strategy is not a
     TPUStrategy, as TF1 did off TPU (`use_tpu=False` TPUEstimator and Estimator ran one step per
     `Session.run`).
   * What a hook can fetch (`SessionRunArgs(fetches)`) are *handles*: `GLOBAL_STEP` (the global

@@ -86,7 +86,7 @@ def use_native_increments(model: keras.Model) -> None:
 
 
 def needs_own_loop(model: keras.Model) -> bool:
-    """Whether Keras's device loop is replaced: under MirroredStrategy (keras-team/keras#19246; see `keras_compat`'s docstring)."""
+    """Whether Keras's device loop is replaced: under MirroredStrategy (keras-team/keras#19246; see `estimator_calls`'s docstring)."""
     return not model.run_eagerly and isinstance(model.distribute_strategy, tf.distribute.MirroredStrategy)
 
 
@@ -127,7 +127,7 @@ def _function_key(model: keras.Model) -> tuple[Any, ...]:
 @contextlib.contextmanager
 def device_loop(model: keras.Model, budget: Any = None) -> Iterator[None]:
     """Installs the runtime's training loop for one `model.fit` call when Keras's cannot be used,
-    or when epochs must end at `steps_per_epoch` exactly (`keras_compat._EpochBudget`: `needed`, `take(n)`, `done`).
+    or when epochs must end at `steps_per_epoch` exactly (`estimator_calls._EpochBudget`: `needed`, `take(n)`, `done`).
 
     Keras's evaluation loop works under MirroredStrategy (an extra step on exhausted input only
     adds an empty batch to the metrics), so `evaluate` keeps it.

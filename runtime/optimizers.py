@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import tensorflow as tf
 
-from .tf1_names import tf1_variable_names
+from .tf1_variable_names import tf1_variable_names
 
 
 def _sparse(gradient):

@@ -12,7 +12,7 @@ from typing import Any, Iterator, Sequence
 
 import numpy as np
 from . import engine
-from .keras_compat import EstimatorCallsModel, estimator_call, one_step_per_run, predict
+from .estimator_calls import EstimatorCallsModel, estimator_call, one_step_per_run, predict
 
 
 def predict_examples(

@@ -5,7 +5,7 @@ arguments and dispatches. To add a kind, write a `_build_<kind>(request)` functi
 `_BUILDERS`, and list the options it takes in `_KIND_OPTIONS`.
 
 Which loop trains a model under each kind (Keras's own, or the runtime's engine) is decided in
-`keras_compat`/`engine`, not here.
+`estimator_calls`/`engine`, not here.
 """
 
 from __future__ import annotations
@@ -491,7 +491,7 @@ def make_strategy(
     `fit`/`evaluate`/`predict` run a model of every kind: through Keras's own loops under default,
     one_device, mirrored, central_storage and tpu, and through the runtime's engine under
     multi_worker_mirrored (keras-team/keras#20585) and parameter_server (no Keras 3 support); see
-    `keras_compat` and `engine`.
+    `estimator_calls` and `engine`.
 
     Args:
         kind: One of `STRATEGY_KINDS`.

@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 import tensorflow as tf
 
-from .tf1_names import tf1_variable_names
+from .tf1_variable_names import tf1_variable_names
 from ._state import model_state
 
 keras = tf.keras

@@ -56,7 +56,7 @@ from .hooks import CheckpointSaverListener, SecondOrStepTimer
 from .checkpoints import latest_checkpoint
 from .ctl import EstimatorLoop
 from .inputs import input_fn_data
-from .keras_compat import evaluate, fit
+from .estimator_calls import evaluate, fit
 
 __all__ = ["EvalSpec", "TrainSpec", "train_and_evaluate"]
 

@@ -162,3 +162,19 @@ def test_pyproject_lists_every_fixture_directory() -> None:
     on_disk = {f"tfmigrate.fixtures.{d.name}" for d in FIXTURES.iterdir() if d.is_dir() and not d.name.startswith("_")}
     assert listed == on_disk
     assert "tfmigrate.rules.data" in config["packages"]
+
+
+def test_pyproject_lists_every_code_package() -> None:
+    """A package missing from `packages` is left out of a built wheel: an editable install (this
+    suite's) still imports it, `pip install "tfmigrate[runtime]"` would not (runtime/model_fn was
+    missing so)."""
+    import tomllib
+
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["setuptools"]
+    homes = {"migrate": "tfmigrate", "runtime": "tfmigrate.runtime", "rules": "tfmigrate.rules"}
+    on_disk = {
+        ".".join([package, *init.parent.relative_to(ROOT / top).parts])
+        for top, package in homes.items()
+        for init in (ROOT / top).rglob("__init__.py")
+    }
+    assert on_disk - set(config["packages"]) == set()

@@ -116,12 +116,12 @@ RUNTIME_LAYERS: dict[str, tuple[str, ...]] = {
     "base": ("_logging", "_state", "summary", "hparams", "proof"),
     "distribution": ("cluster", "config", "strategy"),
     "numerics": (
-        "feature_columns", "tf1_names", "optimizers", "losses", "metrics", "layers", "initializers", "schedules",
-        "lookup", "tf1", "train_step", "legacy", "legacy_tf1", "crf", "fused_rnn", "predictor",
+        "feature_columns", "tf1_variable_names", "optimizers", "losses", "metrics", "layers", "initializers", "schedules",
+        "lookup", "tf1", "train_step", "legacy",
     ),
     "host": (
         "inputs", "tf1_checkpoint", "checkpoints", "engine", "keras_workarounds", "data_source", "session_run",
-        "early_stopping", "callbacks", "hooks", "keras_compat", "export", "predictions", "ctl", "training", "convert",
+        "early_stopping", "callbacks", "hooks", "estimator_calls", "export", "predictions", "ctl", "training", "convert",
     ),
     # canned estimators (Keras), the hosted TF1 Estimator (graph-mode tier) and the strategy tier that runs its
     # model_fn in TF2 (model_fn), with their submodules

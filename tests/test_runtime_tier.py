@@ -1,6 +1,6 @@
 """Which runtime tier the codemod says a hosted estimator gets (`migrate/runtime_tier.py`): the
 strategy tier unless the text shows what the runtime runs in TF1 graph mode (its fallbacks are in
-`runtime/model_fn/checks.py` and `runtime/estimator/core.py`)."""
+`runtime/model_fn/strategy/checks.py` and `runtime/estimator/core.py`)."""
 
 from __future__ import annotations
 

@@ -20,20 +20,17 @@ bucket, crossed, weighted, indicator, embedding). `tfm.feature_columns` are take
 from __future__ import annotations
 
 import math
-import os
 from typing import Any, Iterator
-
-import tensorflow as tf
 
 from .. import canned as _canned
 from .. import feature_columns as _fc
 from ..checkpoints import latest_checkpoint as _latest_checkpoint
 from .core import CheckpointReader, config_with_model_dir
-from ..keras_compat import seed_from_config
+from ..estimator_calls import seed_from_config
 from ..strategy import strategy_from_config
 from ..inputs import input_fn_data
-from ..keras_compat import fit
-from ..keras_compat import evaluate
+from ..estimator_calls import fit
+from ..estimator_calls import evaluate
 from ..predictions import predict_examples
 from ..export import export_saved_model
 

@@ -1,7 +1,10 @@
-"""`Estimator`: TF1's `tf.compat.v1.estimator.Estimator`, run in TF1 graph mode on current TF.
+"""`Estimator`: TF1's `tf.compat.v1.estimator.Estimator` on current TF.
 
-The hosted tier leaves a TF1 `model_fn` as written; this class runs it the way TF 2.15's
-Estimator did, so its numbers are TF1's:
+The hosted tier leaves a TF1 `model_fn` as written; this class takes each call (its arguments
+checked as TF 2.15's Estimator checked them) to the strategy tier, which runs the model_fn in TF2
+(`runtime/model_fn/strategy/`), or where that cannot run it, to the graph-mode tier
+(`runtime/model_fn/graph/session_calls.py`, a part of this class). Either way the numbers are
+those of TF 2.15's Estimator, whose graph-mode build both tiers follow:
 
   * every `train`/`evaluate`/`predict`/`export_saved_model` builds a fresh `tf.Graph` whose seed
     is `config.tf_random_seed`, creates the global step, calls `input_fn` (under `/cpu:0`) and then
@@ -41,15 +44,14 @@ import numpy as np
 import tensorflow as tf
 from tensorflow.python.ops import control_flow_util
 from tensorflow.python.training import evaluation as tf1_evaluation
-from tensorflow.python.training import training_util
 
 from .._logging import logger
 from ..config import RunConfig
 from ..inputs import ModeKeys, named_parameters
 from .. import model_fn as model_fn_tiers
-from . import _export, distribute
-from .spec import LOSS_METRIC_KEY, EstimatorSpec
-from .step_order import order_step_reads_before_writes
+from ..model_fn.graph import distribute, saved_model
+from ..model_fn.graph.session_calls import GraphModeCalls
+from .spec import EstimatorSpec
 
 __all__ = ["Estimator", "WarmStartSettings", "VocabInfo"]
 
@@ -154,38 +156,6 @@ def config_with_model_dir(config: Any, model_dir: Any) -> RunConfig:
     return config
 
 
-class DatasetInitializerHook(tf.compat.v1.train.SessionRunHook):
-    """Initializes the input_fn's Dataset iterator when the session is created."""
-
-    def __init__(self, iterator: Any) -> None:
-        self._iterator = iterator
-
-    def begin(self) -> None:
-        self._initializer = self._iterator.initializer
-
-    def after_create_session(self, session, coord) -> None:
-        session.run(self._initializer)
-
-
-def parse_input_fn_result(result: Any) -> tuple[Any, Any, list]:
-    """(features, labels, input hooks) from what an input_fn returned, as Estimator read it."""
-    hooks = []
-    if isinstance(result, tf.data.Dataset):
-        iterator = tf.compat.v1.data.make_initializable_iterator(result)
-        hooks.append(DatasetInitializerHook(iterator))
-        result = iterator.get_next()
-    return (*split_features_labels(result), hooks)
-
-
-def split_features_labels(result: Any) -> tuple[Any, Any]:
-    """(features, labels) from one element an input_fn gives: a pair, or features alone."""
-    if isinstance(result, (list, tuple)):
-        if len(result) != 2:
-            raise ValueError("input_fn should return (features, labels) as a len 2 tuple.")
-        return result[0], result[1]
-    return result, None
-
-
 def _global_step_from_checkpoint(model_dir: str) -> int:
     path = tf.train.latest_checkpoint(model_dir)
     if not path:
@@ -283,7 +253,7 @@ class CheckpointReader:
         return os.path.join(self._model_dir, "eval" if not name else "eval_" + name)
 
 
-class Estimator(CheckpointReader):
+class Estimator(CheckpointReader, GraphModeCalls):
     """TF1's `tf.compat.v1.estimator.Estimator`, in TF1 graph mode (see the module docstring)."""
 
     def __init__(self, model_fn, model_dir=None, config=None, params=None, warm_start_from=None) -> None:
@@ -305,6 +275,7 @@ class Estimator(CheckpointReader):
         self._runner: Any = None
         self._distributed_runners: list = []  # (RunConfig strategy, its runner)
         self._exporter: Any = None  # the strategy tier's runner for exports
+        self._local_runner: Any = None  # evaluation and prediction beside parameter-server training
         self._host: dict[str, Any] = {}  # what `run_under` set: the strategy, steps per call, XLA
 
     # -- the strategy tier -----------------------------------------------------------------------
@@ -330,6 +301,8 @@ class Estimator(CheckpointReader):
             return None
         if distributed is not None:
             return self._distributed_runner(distributed)
+        if what != "train" and self._runner is not None and self._runner.trains_on_parameter_servers:
+            return self._coordinator_runner()
         if self._runner is None:
             host = self._host
             strategy = model_fn_tiers.strategy_from_env() or self._host_strategy() or self._default_strategy()
@@ -337,6 +310,16 @@ class Estimator(CheckpointReader):
                 self, strategy, steps_per_call=self._steps_per_call(), jit_compile=bool(host.get("jit_compile")),
                 **self._runner_options())
         return self._runner
+
+    def _coordinator_runner(self) -> Any:
+        """The runner for evaluation and prediction where training runs on parameter servers: on
+        this process (the coordinator), one device, from the checkpoint, as TF 1.x's chief or
+        evaluator ran them."""
+        if self._local_runner is None:
+            self._local_runner = model_fn_tiers.ModelFnRunner(
+                self, tf.distribute.get_strategy(), steps_per_call=self._steps_per_call(),
+                **self._runner_options())
+        return self._local_runner
 
     def _host_strategy(self) -> Any:
         """`run_under`'s strategy, unless it is the RunConfig's own: a call TF 1.x's Estimator ran
@@ -493,111 +476,8 @@ class Estimator(CheckpointReader):
                 return self
             except model_fn_tiers.Unsupported as reason:
                 logger.warning("Training runs in graph mode: %s.", reason)
-        if steps is not None or max_steps is not None:
-            hooks.append(tf.compat.v1.train.StopAtStepHook(steps, max_steps))
-        if self._config.train_distribute is not None:
-            distribute.check_strategy(self._config.train_distribute)
-            loss = distribute.train(self, self._config.train_distribute, input_fn, hooks, listeners)
-            logger.info("Loss for final step: %s.", loss)
-            return self
-        with tf.Graph().as_default() as graph, graph.device(self._config.device_fn):
-            loss = self._train_in_graph(graph, input_fn, hooks, listeners)
-        logger.info("Loss for final step: %s.", loss)
+        self._train_in_graph_mode(input_fn, hooks, steps, max_steps, listeners)
         return self
-
-    def _train_in_graph(self, graph, input_fn, hooks, listeners):
-        global_step = self._start_graph(graph)
-        first = len(graph.get_operations())
-        if global_step is not None:
-            training_util._get_or_create_global_step_read(graph)  # noqa: SLF001 - Estimator's step read
-        features, labels, input_hooks = parse_input_fn_result(self._call_input_fn(input_fn, ModeKeys.TRAIN))
-        spec = self._call_model_fn(features, labels, ModeKeys.TRAIN, self._config)
-        if order_step_reads_before_writes(graph, first, [spec.train_op, spec.loss]) is None:
-            logger.info("The training step's reads and writes of its variables run in the order TF picks: "
-                        "ordering reads first would make a cycle.")
-        global_step = tf.compat.v1.train.get_global_step(graph)
-        return self._train_with_spec(spec, list(input_hooks), hooks, global_step, listeners)
-
-    def _training_hooks(self, spec, worker_hooks, hooks, global_step, steps_per_run=1):
-        worker_hooks.extend(hooks)
-        worker_hooks.append(tf.compat.v1.train.NanTensorHook(spec.loss))
-        if self._config.log_step_count_steps is not None:
-            worker_hooks.append(
-                tf.compat.v1.train.LoggingTensorHook(
-                    {"loss": spec.loss, "step": global_step},
-                    every_n_iter=max(1, self._config.log_step_count_steps // steps_per_run),
-                )
-            )
-        worker_hooks.extend(spec.training_hooks)
-        return worker_hooks
-
-    def _train_with_spec(self, spec, worker_hooks, hooks, global_step, listeners, steps_per_run=1):
-        """Runs `spec.train_op` until a hook stops. `steps_per_run` > 1: each run is a loop of up to
-        that many steps (`tpu_loop`), whose hooks write the summaries."""
-        config = self._config
-        if self._warm_start_settings and not tf.train.latest_checkpoint(self._model_dir):
-            logger.info("Warm-starting with WarmStartSettings: %s", self._warm_start_settings)
-            tf.compat.v1.train.warm_start(*self._warm_start_settings)
-        summaries = tf.compat.v1.get_collection(tf.compat.v1.GraphKeys.SUMMARIES)
-        if not any(summary.op.name == "loss" for summary in summaries):
-            tf.compat.v1.summary.scalar("loss", spec.loss)
-        tf.compat.v1.add_to_collection(tf.compat.v1.GraphKeys.LOSSES, spec.loss)
-        worker_hooks = self._training_hooks(spec, worker_hooks, hooks, global_step, steps_per_run)
-        if not (spec.scaffold.saver or tf.compat.v1.get_collection(tf.compat.v1.GraphKeys.SAVERS)):
-            tf.compat.v1.add_to_collection(
-                tf.compat.v1.GraphKeys.SAVERS,
-                tf.compat.v1.train.Saver(
-                    sharded=True,
-                    max_to_keep=config.keep_checkpoint_max,
-                    keep_checkpoint_every_n_hours=config.keep_checkpoint_every_n_hours,
-                    defer_build=True,
-                    save_relative_paths=True,
-                ),
-            )
-        chief_hooks = []
-        saver_hooks = [
-            h for h in worker_hooks + list(spec.training_chief_hooks) if isinstance(h, tf.compat.v1.train.CheckpointSaverHook)
-        ]
-        if (config.save_checkpoints_secs or config.save_checkpoints_steps) and not saver_hooks:
-            chief_hooks = [
-                tf.compat.v1.train.CheckpointSaverHook(
-                    self._model_dir,
-                    save_secs=config.save_checkpoints_secs,
-                    save_steps=config.save_checkpoints_steps,
-                    scaffold=spec.scaffold,
-                    save_graph_def=config.checkpoint_save_graph_def,
-                )
-            ]
-            saver_hooks = [chief_hooks[0]]
-        if listeners:
-            if not saver_hooks:
-                raise ValueError(
-                    "There should be a CheckpointSaverHook to use saving_listeners. Please set one of the "
-                    "RunConfig.save_checkpoints_steps or RunConfig.save_checkpoints_secs."
-                )
-            for listener in listeners:
-                if listener not in saver_hooks[0]._listeners:  # noqa: SLF001 - TF1 appended to the hook's list
-                    saver_hooks[0]._listeners.append(listener)  # noqa: SLF001
-        with tf.compat.v1.train.MonitoredTrainingSession(
-            is_chief=True,
-            checkpoint_dir=self._model_dir,
-            scaffold=spec.scaffold,
-            hooks=worker_hooks,
-            chief_only_hooks=tuple(chief_hooks) + tuple(spec.training_chief_hooks),
-            save_checkpoint_secs=0,
-            save_summaries_steps=config.save_summary_steps if steps_per_run == 1 else 0,
-            config=self._session_config,
-            max_wait_secs=config.session_creation_timeout_secs,
-            log_step_count_steps=config.log_step_count_steps,
-            save_graph_def=config.checkpoint_save_graph_def,
-        ) as session:
-            loss, steps = None, 0
-            while not session.should_stop():
-                steps += 1
-                _, loss = session.run([spec.train_op, spec.loss])
-        if steps == 0:
-            logger.warning("Training with estimator made no steps. Perhaps input is empty or misspecified.")
-        return loss
 
     # -- evaluate --------------------------------------------------------------------------------
 
@@ -624,67 +504,11 @@ class Estimator(CheckpointReader):
                 logger.info("Saving dict for global step %d: %s", step, _format(results))
                 write_eval_summary(self.eval_dir(name), results, step, checkpoint_path)
                 return results
-        strategy = self._config.eval_distribute
-        if strategy is not None:
-            distribute.check_strategy(strategy)
-        with tf.Graph().as_default() as graph:
-            scope = distribute.eval_scope(strategy) if strategy is not None else contextlib.nullcontext()
-            with scope:
-                scaffold, update_op, eval_dict, all_hooks = self._evaluate_build_graph(graph, input_fn, hooks, checkpoint_path)
-                results = tf1_evaluation._evaluate_once(  # noqa: SLF001 - TF1's evaluation loop, still in TF
-                    checkpoint_path=checkpoint_path,
-                    master=self._config.evaluation_master or "",
-                    scaffold=scaffold,
-                    eval_ops=update_op,
-                    final_ops=eval_dict,
-                    hooks=all_hooks,
-                    config=self._session_config,
-                )
+        results = self._evaluate_in_graph_mode(input_fn, hooks, checkpoint_path)
         step = results[tf.compat.v1.GraphKeys.GLOBAL_STEP]
         logger.info("Saving dict for global step %d: %s", step, _format(results))
         write_eval_summary(self.eval_dir(name), results, step, checkpoint_path)
         return results
-
-    def _evaluate_build_graph(self, graph, input_fn, hooks, checkpoint_path):
-        self._start_graph(graph)
-        if self._config.eval_distribute is not None:
-            scaffold, evaluation_hooks, input_hooks, update_op, eval_dict = distribute.build_eval_graph(
-                self, self._config.eval_distribute, graph, input_fn
-            )
-        else:
-            scaffold, evaluation_hooks, input_hooks, update_op, eval_dict = self._build_eval_ops(input_fn)
-        self._maybe_warm_start(checkpoint_path)
-        if tf.compat.v1.GraphKeys.GLOBAL_STEP in eval_dict:
-            raise ValueError(
-                "Metric with name `global_step` is not allowed, because Estimator already defines a default metric "
-                "with the same name."
-            )
-        eval_dict[tf.compat.v1.GraphKeys.GLOBAL_STEP] = tf.compat.v1.train.get_global_step(graph)
-        all_hooks = list(input_hooks) + list(hooks) + list(evaluation_hooks or [])
-        if scaffold and scaffold.local_init_op:
-            tf1_evaluation._get_or_create_eval_step()  # noqa: SLF001
-            scaffold = tf.compat.v1.train.Scaffold(
-                local_init_op=tf.group(scaffold.local_init_op, tf.compat.v1.train.Scaffold.default_local_init_op()),
-                copy_from_scaffold=scaffold,
-            )
-        return scaffold, update_op, eval_dict, all_hooks
-
-    def _build_eval_ops(self, input_fn):
-        features, labels, input_hooks = parse_input_fn_result(self._call_input_fn(input_fn, ModeKeys.EVAL))
-        spec = self._call_model_fn(features, labels, ModeKeys.EVAL, self._config)
-        metric_ops = dict(spec.eval_metric_ops)
-        if LOSS_METRIC_KEY in metric_ops:
-            raise ValueError(
-                f'Metric with name "{LOSS_METRIC_KEY}" is not allowed, because Estimator already defines a default '
-                "metric with the same name."
-            )
-        metric_ops[LOSS_METRIC_KEY] = tf.compat.v1.metrics.mean(spec.loss)
-        updates, eval_dict = [], {}
-        for key, (value, update) in sorted(metric_ops.items()):
-            eval_dict[key] = value
-            updates.append(update)
-        update_op = tf.group(*updates) if updates else None
-        return spec.scaffold, spec.evaluation_hooks, input_hooks, update_op, eval_dict
 
     # -- predict ---------------------------------------------------------------------------------
 
@@ -704,26 +528,7 @@ class Estimator(CheckpointReader):
             else:
                 yield from predictions
                 return
-        with tf.Graph().as_default() as graph:
-            self._start_graph(graph)
-            features, _, input_hooks = parse_input_fn_result(self._call_input_fn(input_fn, ModeKeys.PREDICT))
-            spec = self._call_model_fn(features, None, ModeKeys.PREDICT, self._config)
-            self._maybe_warm_start(checkpoint_path)
-            predictions = _select_keys(spec.predictions, predict_keys)
-            all_hooks = list(input_hooks) + hooks + list(spec.prediction_hooks or [])
-            creator = tf.compat.v1.train.ChiefSessionCreator(
-                checkpoint_filename_with_path=checkpoint_path, scaffold=spec.scaffold, config=self._session_config
-            )
-            with tf.compat.v1.train.MonitoredSession(session_creator=creator, hooks=all_hooks) as session:
-                while not session.should_stop():
-                    values = session.run(predictions)
-                    if not yield_single_examples:
-                        yield values
-                    elif not isinstance(predictions, dict):
-                        yield from values
-                    else:
-                        for index in range(_batch_length(values)):
-                            yield {key: value[index] for key, value in values.items()}
+        yield from self._predict_in_graph_mode(input_fn, predict_keys, hooks, checkpoint_path, yield_single_examples)
 
     # -- export ----------------------------------------------------------------------------------
 
@@ -761,18 +566,18 @@ class Estimator(CheckpointReader):
 
     def _export_all(self, export_dir_base, receiver_fn_map, *, assets_extra, as_text, checkpoint_path,
                     strip_default_attrs) -> bytes:
-        """On the strategy tier a TF2 SavedModel of the PREDICT graph (`model_fn/exports.py`); in
+        """On the strategy tier a TF2 SavedModel of the PREDICT graph (`model_fn/strategy/exports.py`); in
         graph mode (another mode's MetaGraph too, or what `exports.py` refuses, with the reason
         logged) TF 1.x's SavedModel."""
         runner = self._export_runner(receiver_fn_map)
         if runner is not None:
-            checkpoint_path = _export.checkpoint_for_export(self, checkpoint_path)
+            checkpoint_path = saved_model.checkpoint_for_export(self, checkpoint_path)
             try:
                 return runner.export_saved_model(receiver_fn_map[ModeKeys.PREDICT], export_dir_base, checkpoint_path,
                                                  assets_extra=assets_extra, as_text=as_text)
             except model_fn_tiers.Unsupported as reason:
                 logger.warning("Export runs in graph mode: %s.", reason)
-        return _export.export_all_saved_models(
+        return saved_model.export_all_saved_models(
             self, export_dir_base, receiver_fn_map, assets_extra=assets_extra, as_text=as_text,
             checkpoint_path=checkpoint_path, strip_default_attrs=strip_default_attrs,
         )
@@ -797,23 +602,3 @@ class Estimator(CheckpointReader):
 
 def _format(results: dict) -> str:
     return ", ".join(f"{k} = {v}" for k, v in sorted(results.items()) if not isinstance(v, bytes))
-
-
-def _select_keys(predictions: Any, predict_keys: Any) -> Any:
-    if not predict_keys:
-        return predictions
-    if not isinstance(predictions, dict):
-        raise ValueError("predict_keys argument is not valid in case of non-dict predictions.")
-    chosen = {key: value for key, value in predictions.items() if key in predict_keys}
-    if not chosen:
-        raise ValueError(f"Expected to run at least one output from {list(predictions)}, provided {predict_keys}.")
-    return chosen
-
-
-def _batch_length(values: dict) -> int:
-    length = None
-    for key, value in values.items():
-        length = length or value.shape[0]
-        if value.shape[0] != length:
-            raise ValueError(f"Batch length of predictions should be same. {key} has different batch length than others.")
-    return length or 0

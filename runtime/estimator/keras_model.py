@@ -11,7 +11,7 @@ What `tfmigrate` writes for an Estimator/TPUEstimator whose model_fn it cannot r
     tfm.fit(model, train_input_fn, max_steps=num_train_steps)
     result = tfm.evaluate(model, eval_input_fn, steps=eval_steps)
 
-The model_fn runs in TF2 on the strategy tier (`runtime/model_fn/runner.py`): built under the
+The model_fn runs in TF2 on the strategy tier (`runtime/model_fn/strategy/runner.py`): built under the
 strategy the model was made in (TPUStrategy on a TPU, Mirrored, MultiWorkerMirrored, or the
 default), each step `strategy.run` of the model_fn inside the step `tf.function`, with
 `steps_per_execution` steps per call (TPUEstimator's `iterations_per_loop`) and XLA with
@@ -35,7 +35,7 @@ import numpy as np
 import tensorflow as tf
 
 from ..inputs import InputFnData
-from ..keras_compat import EstimatorCallsModel
+from ..estimator_calls import EstimatorCallsModel
 from .core import Estimator
 from .tpu import TPUEstimator
 

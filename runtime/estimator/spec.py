@@ -18,7 +18,7 @@ from tensorflow.python.saved_model.model_utils import export_output as export_ou
 from tensorflow.python.saved_model.model_utils import export_utils
 
 from ..inputs import ModeKeys
-from ..model_fn.host_calls import call_host_fn, kept_host_calls
+from ..model_fn.strategy.host_calls import call_host_fn, kept_host_calls
 
 __all__ = ["EstimatorSpec", "ModeKeys", "TPUEstimatorSpec", "LOSS_METRIC_KEY", "AVERAGE_LOSS_METRIC_KEY"]
 

@@ -32,7 +32,7 @@ from ..config import InputPipelineConfig, RunConfig, TPUConfig
 from ..inputs import ModeKeys, named_parameters
 from .core import Estimator, tf1_variables
 from .spec import EstimatorSpec, TPUEstimatorSpec
-from .tpu_loop import LoopStepsHook, NotLoopable, build_train_loop
+from ..model_fn.graph.tpu_loop import LoopStepsHook, NotLoopable, build_train_loop
 
 __all__ = ["InputPipelineConfig", "RunConfig", "TPUConfig", "TPUEstimator", "TPUEstimatorSpec", "ExportSavedModelApiVersion"]
 
@@ -236,7 +236,7 @@ def _one_shard_sums() -> Iterator[None]:
     """`tpu_ops.cross_replica_sum` (CrossShardOptimizer's all-reduce) as the sum over one shard."""
     from tensorflow.python.tpu.ops import tpu_ops
 
-    from ..model_fn.tf1_build import patched
+    from ..model_fn.strategy.tf1_build import patched
 
     with patched((tpu_ops, "cross_replica_sum", lambda x, group_assignment=None, name=None: tf.identity(x, name=name))):
         yield

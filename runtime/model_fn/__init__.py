@@ -1,13 +1,23 @@
-"""Running a TF1 model_fn: the strategy tier (TF2, `runner.py`) beside the graph-mode tier
-(`tfm.estimator`'s Estimator clone, `runtime/estimator/`).
+"""Running a TF1 model_fn: the strategy tier (TF2) beside the graph-mode tier (TF1 graph mode).
 
-The strategy tier runs the model_fn as written inside the strategy's `tf.function`: its variables
-found once and held (`held.py`), its gradients met across replicas as the program meant
-(`replicas.py`), its train/eval/predict steps looped `iterations_per_loop` times per call
-(`runner.py`), its hooks run where they act (`session_hooks.py`: when the session is made;
-`step_hooks.py`: with every step), an input_fn's one-shot iterator made a dataset again
-(`tensor_input.py`), its exports TF2 SavedModels (`exports.py`). `tfm.estimator.Estimator` takes it per call where it can (`tier()`), and runs the
-call in graph mode otherwise, logging why.
+`tfm.estimator.Estimator` (`runtime/estimator/core.py`: the calls' contract, Estimator's
+arguments, checkpoints and results) takes each train/evaluate/predict/export call to the strategy
+tier where it can (`tier()`), and runs it in graph mode otherwise, logging why. The layout, lowest
+first (as Orbit layers a loop's step functions, then its controller, then its runner):
+
+  * shared by both tiers: `step_order.py` (within a training step, reads before writes);
+  * `strategy/` (the TF2 engine): the model_fn run as written inside the strategy's `tf.function`,
+    its variables found once and held (`held.py`), its gradients met across replicas as the program
+    meant (`replicas.py`), what TF 1.x's graph build did kept in the trace (`tf1_build.py`), what
+    TF2 cannot run found before anything runs (`checks.py`), its steps looped
+    `iterations_per_loop` times per call (`runner.py`), its hooks run where they act
+    (`session_hooks.py`: when the session is made; `step_hooks.py`: with every step;
+    `hook_runs.py`: the runner's part), a TPU `host_call` on the host (`host_calls.py`), the `loss`
+    events (`summaries.py`), an input_fn's one-shot iterator made a dataset again
+    (`tensor_input.py`), its exports TF2 SavedModels (`exports.py`);
+  * `graph/` (the graph-mode engine's pieces): a RunConfig strategy's replicas in one graph
+    (`distribute.py`), TPUEstimator's `iterations_per_loop` as an in-graph loop (`tpu_loop.py`),
+    TF1 SavedModels (`saved_model.py`); the Session loops themselves are `Estimator`'s methods.
 
 Environment (read when an Estimator is made):
   * `TFMIGRATE_MODEL_FN_TIER`: `strategy` (the default: the model_fn in TF2, each call that TF2
@@ -15,8 +25,9 @@ Environment (read when an Estimator is made):
     TF1 graph mode);
   * `TFMIGRATE_STRATEGY`: the strategy a program without one of its own runs under: `default`,
     `one_device`, `mirrored` (all local devices; `TFMIGRATE_CPU_DEVICES=N` first splits the CPU
-    into N logical devices) or `multi_worker` (from `TF_CONFIG`); `parameter_server` is refused with
-    a message (the tier runs synchronous strategies only);
+    into N logical devices), `multi_worker` (from `TF_CONFIG`) or `parameter_server` (from
+    `TF_CONFIG`, this process the coordinator: training on the workers, asynchronously, as TF 1.x's
+    parameter-server cluster trained; `strategy/parameter_servers.py`);
   * `TFMIGRATE_JIT_COMPILE=1`: every step compiled with XLA, the compiler a TPU runs.
 """
 
@@ -26,8 +37,8 @@ import os
 
 import tensorflow as tf
 
-from .runner import PARAMETER_SERVER_UNSUPPORTED, ModelFnRunner, Unsupported, jit_compile_requested
-from .session_hooks import hooks_unsupported
+from .strategy.runner import ModelFnRunner, Unsupported, jit_compile_requested
+from .strategy.session_hooks import hooks_unsupported
 
 __all__ = ["ModelFnRunner", "Unsupported", "distribute_unsupported", "hooks_unsupported", "jit_compile_requested",
            "strategy_from_env", "tier"]
@@ -61,8 +72,12 @@ def strategy_from_env() -> tf.distribute.Strategy | None:
     kind = _KINDS.get(value)
     if kind is None:
         raise ValueError(f"TFMIGRATE_STRATEGY={value!r}: expected one of {', '.join(sorted(_KINDS))}")
-    if kind == "parameter_server":  # (before connecting to the cluster)
-        raise NotImplementedError(f"TFMIGRATE_STRATEGY={value}: {PARAMETER_SERVER_UNSUPPORTED}")
+    if kind == "parameter_server":
+        from ..cluster import tf_config
+
+        task = tf_config()
+        if task is not None and task.task_type in ("ps", "worker"):  # the program run on every task, as TF 1.x ran it:
+            return make_strategy("auto")  # this task serves its tf.distribute.Server until ended; the chief trains
     devices = os.environ.get("TFMIGRATE_CPU_DEVICES", "").strip()
     split_cpu_from_env()
     if kind == "mirrored" and devices and not tf.config.list_physical_devices("GPU"):

@@ -7,7 +7,7 @@ batch, and every replica's share of it, holds that example):
 
   * **MirroredStrategy, 2 logical CPUs** (`TFMIGRATE_STRATEGY=mirrored`, the global batch of 4
     split in two): the oracle's one-device numbers. With `--use_tpu=false` the gradients are meaned
-    over the replicas before BERT clips them (runtime/model_fn/replicas.py), as one device clips
+    over the replicas before BERT clips them (runtime/model_fn/strategy/replicas.py), as one device clips
     the whole batch's.
   * **The TPU code path under MirroredStrategy** (`--use_tpu=true --num_tpu_cores=2`): BERT clips
     each replica's gradients and `CrossShardOptimizer` *sums* them across the cores (BERT calls

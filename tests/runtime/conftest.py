@@ -63,7 +63,7 @@ def run_oracle(script: str, payload: Any = None, *, timeout: float = 300) -> Any
 @pytest.fixture
 def model_fn_step_calls(monkeypatch: pytest.MonkeyPatch) -> dict:
     """The strategy tier's function calls, by function: each call's step count (its last argument)."""
-    from tfmigrate.runtime.model_fn import runner as runner_module
+    from tfmigrate.runtime.model_fn.strategy import runner as runner_module
 
     calls: dict = {}
     made = runner_module.ModelFnRunner._function

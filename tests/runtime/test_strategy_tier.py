@@ -171,28 +171,3 @@ def test_iterations_per_loop_steps_run_in_one_call_of_one_trace(tmp_path: Path, 
         (key, counts), = calls.items()
         assert counts == expected, (summaries, counts)
         assert estimator._runner._functions[key].experimental_get_tracing_count() == 1  # noqa: SLF001
-
-
-def test_parameter_server_training_of_a_kept_model_fn_is_refused_clearly(tmp_path: Path,
-                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
-    """The strategy tier runs synchronous strategies; a ParameterServerStrategy (asked for with
-    TFMIGRATE_STRATEGY, or in scope) is refused with what to do instead, before any cluster is
-    connected to, not left to fail inside tf.data's distribution."""
-    import tensorflow as tf
-
-    import tfmigrate.runtime as tfm
-    from tfmigrate.runtime.model_fn import ModelFnRunner
-
-    def model_fn(features, labels, mode):
-        loss = tf.reduce_mean(features)
-        return tfm.estimator.EstimatorSpec(mode, loss=loss, train_op=tf.compat.v1.assign_add(
-            tf.compat.v1.train.get_or_create_global_step(), 1))
-
-    monkeypatch.setenv("TFMIGRATE_MODEL_FN_TIER", "strategy")
-    monkeypatch.setenv("TFMIGRATE_STRATEGY", "parameter_server")
-    estimator = tfm.estimator.Estimator(model_fn, model_dir=str(tmp_path))
-    with pytest.raises(NotImplementedError, match="TFMIGRATE_STRATEGY=parameter_server: .*use TFMIGRATE_STRATEGY=multi_worker"):
-        estimator.train(lambda: tf.data.Dataset.from_tensors(tf.ones([2, 1])).repeat(), steps=1)
-    in_scope = object.__new__(tf.distribute.experimental.ParameterServerStrategy)  # (no cluster here)
-    with pytest.raises(NotImplementedError, match="ParameterServerStrategy: the strategy tier runs"):
-        ModelFnRunner(estimator, in_scope)

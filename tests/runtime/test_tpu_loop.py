@@ -1,5 +1,5 @@
 """`tfm.estimator.tpu.TPUEstimator` trains `iterations_per_loop` steps per session.run in an in-graph
-loop where that keeps the per-step numbers (`runtime/estimator/tpu_loop.py`), and step by step
+loop where that keeps the per-step numbers (`runtime/model_fn/graph/tpu_loop.py`), and step by step
 otherwise. The numbers of both ways are compared here bit for bit; the oracle comparison is
 `hosted_programs/tpu_loop.py` in test_hosted_estimator."""
 
@@ -12,7 +12,7 @@ import pytest
 import tensorflow as tf
 
 import tfmigrate.runtime as tfm
-from tfmigrate.runtime.estimator.tpu_loop import NotLoopable, order_reads_before_writes
+from tfmigrate.runtime.model_fn.graph.tpu_loop import NotLoopable, order_reads_before_writes
 
 pytestmark = pytest.mark.tf
 
@@ -148,7 +148,7 @@ def _loop_body_ops(build):
             with tf.control_dependencies(build()):
                 return i + 1
 
-        from tfmigrate.runtime.estimator.tpu_loop import _tf1_control_flow
+        from tfmigrate.runtime.model_fn.graph.tpu_loop import _tf1_control_flow
 
         with _tf1_control_flow():
             tf.compat.v1.while_loop(lambda i: i < 3, body, [tf.constant(0)], parallel_iterations=1)
@@ -215,7 +215,7 @@ def test_input_that_ends_inside_a_loop_stops_where_step_by_step_did(tmp_path, ca
 
 
 def test_a_step_orders_its_reads_before_its_writes_and_leaves_set_up_ops_alone() -> None:
-    from tfmigrate.runtime.estimator.step_order import order_step_reads_before_writes
+    from tfmigrate.runtime.model_fn.step_order import order_step_reads_before_writes
 
     graph = tf.Graph()
     with graph.as_default():

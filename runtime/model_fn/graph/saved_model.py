@@ -16,7 +16,7 @@ from typing import Any
 import tensorflow as tf
 from tensorflow.python.saved_model import model_utils
 
-from ..inputs import ModeKeys
+from ...inputs import ModeKeys
 
 _MODE_ORDER = (ModeKeys.TRAIN, ModeKeys.EVAL, ModeKeys.PREDICT)
 

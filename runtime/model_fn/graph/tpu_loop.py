@@ -40,10 +40,10 @@ import tensorflow as tf
 from tensorflow.python.ops import control_flow_util
 from tensorflow.python.training import checkpoint_utils
 
-from .core import DatasetInitializerHook, split_features_labels
-from .spec import EstimatorSpec
-from . import step_order
-from .step_order import is_acyclic
+from ..input_fn import DatasetInitializerHook, split_features_labels
+from ...estimator.spec import EstimatorSpec
+from .. import step_order
+from ..step_order import is_acyclic
 
 __all__ = ["NotLoopable", "build_train_loop", "LoopStepsHook", "order_reads_before_writes"]
 

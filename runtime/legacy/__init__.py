@@ -6,12 +6,12 @@ respells `tf.layers.X` to `tfm.legacy.layers.X` and `tf.nn.rnn_cell.X` / `tf.con
 `tfm.legacy.rnn_cell.X` where it leaves a model_fn as written (the hosted tier,
 `tfmigrate.runtime.estimator`). In a TF 1.x program it writes `tfm.legacy.tf1_layers.X` and
 `tfm.legacy.tf1_rnn_cell.X`: the same layers and cells with TF 1.x's graph-seeded default
-initializers (`legacy_tf1`), where `tfm.legacy.layers` has TF 2.x's `tf.compat.v1.layers` ones.
+initializers (`tf1_initializers.py`), where `tfm.legacy.layers` has TF 2.x's `tf.compat.v1.layers` ones.
 
 `tfm.legacy.keras` is TF 1.x's `tf.keras`: tf-keras's Keras 2 v1 API (`tf_keras.api._v1.keras`, what
 `tf.keras` was under `tensorflow.compat.v1` on TF 2.15: the v1 BatchNormalization, graph mode),
 with TF 1.x's graph-seeded initializers for its layers and models as `tfm.legacy.tf1_layers` has
-them (`legacy_tf1`), for Keras code in a TF 1.x program's TF1 graph (rule TFM105): variables named
+them (`tf1_initializers.py`), for Keras code in a TF 1.x program's TF1 graph (rule TFM105): variables named
 as TF 1.x named them (`dense/kernel`), so TF 1.x checkpoints restore, and unseeded random ops
 (dropout) draw TF 1.x's masks.
 
@@ -80,7 +80,7 @@ _MODULES = {
 }
 # contrib.layers' modules (`tf.contrib.layers.python.layers.utils`, ...) as tf-slim kept them.
 CONTRIB_LAYER_MODULES = ("utils", "summaries", "regularizers", "initializers", "normalization", "rev_block_lib", "sparse_ops")
-# TF 1.x's tf.layers / tf.nn.rnn_cell: the same modules with TF 1.x's default initializers (`legacy_tf1`).
+# TF 1.x's tf.layers / tf.nn.rnn_cell: the same modules with TF 1.x's default initializers (`tf1_initializers.py`).
 _TF1_MODULES = {"tf1_layers": "layers", "tf1_rnn_cell": "rnn_cell"}
 _PACKAGES = {
     "keras": "tf-keras", "keras_v2": "tf-keras", "layers": "tf-keras", "rnn_cell": "tf-keras", "tf1_layers": "tf-keras", "tf1_rnn_cell": "tf-keras", "slim": "tf-slim",
@@ -148,17 +148,17 @@ def __getattr__(name: str) -> Any:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     try:
         if name == "keras":
-            from .legacy_tf1 import tf1_keras
+            from .tf1_initializers import tf1_keras
 
             globals()[name] = module = tf1_keras(f"{__name__}.{name}", _MODULES[name])
             return module
         if name in _TF1_MODULES:
-            from .legacy_tf1 import tf1_module
+            from .tf1_initializers import tf1_module
 
             globals()[name] = module = tf1_module(f"{__name__}.{name}", _MODULES[_TF1_MODULES[name]])
             return module
         if name in ("slim", "optimizers", "contrib_layers"):
-            from .proof import restore_moved_tf_names  # (proof.py, standard library only, is the oracle's too)
+            from ..proof import restore_moved_tf_names  # (proof.py, standard library only, is the oracle's too)
 
             _alias_legacy_tf_layers()
             restore_moved_tf_names()

@@ -46,10 +46,11 @@ import tensorflow as tf
 from tensorflow.python.eager import context
 from tensorflow.python.training import training_util
 
-from .._logging import logger, warn_once
-from ..cluster import chief_value, is_chief, is_multi_worker
-from ..inputs import ModeKeys, sharded_by_data
-from ..export import signature_functions, write_saved_model
+from ..._logging import logger, warn_once
+from ...cluster import chief_value, is_chief, is_multi_worker
+from ...inputs import ModeKeys, sharded_by_data
+from ...export import signature_functions, write_saved_model
+from ..input_fn import parse_input_fn_result
 from .checks import Unsupported, as_op, check_spec, variable_reads
 from .exports import SpecExportOutputs, check_exportable, receiver_features
 from .held import Found, HeldVariables, discover, first_copy, local_copy, random_op_count
@@ -57,6 +58,7 @@ from .host_calls import HostCall, call_host_fn, host_calls_kept, read_before_the
 from .hook_runs import HookRuns, PredictCalls
 from .replicas import (estimator_loss_reduction, estimator_loss_scaling, first_replica, mean_gradients, tpu_code_path,
                        tpu_shards, values_of_the_first_replica)
+from .parameter_servers import ScheduledSteps, check_schedulable
 from .summaries import LossSummaries
 from .tensor_input import IteratorInput, dataset_of_tensors, iterator_input_detected
 from .tf1_build import (eager_graph_seeds, ema_restore_maps, graph_seeds, held_variable_ops, op_seeds_recorded,
@@ -66,14 +68,6 @@ from .tf1_build import (eager_graph_seeds, ema_restore_maps, graph_seeds, held_v
 __all__ = ["ModelFnRunner", "Unsupported"]
 
 _KEYS = tf.compat.v1.GraphKeys
-
-
-PARAMETER_SERVER_UNSUPPORTED = (
-    "ParameterServerStrategy: the strategy tier runs a kept model_fn under synchronous strategies (default, "
-    "one_device, mirrored, multi_worker, TPU). Parameter-server training (each worker's own loop, scheduled through "
-    "a ClusterCoordinator, as TF 1.x's workers trained asynchronously) is not supported for a kept model_fn; use "
-    "TFMIGRATE_STRATEGY=multi_worker, or migrate the model_fn to Keras (tfm.fit runs parameter-server training)."
-)
 
 
 def jit_compile_requested() -> bool:
@@ -98,8 +92,11 @@ class ModelFnRunner(HookRuns):
     def __init__(self, estimator: Any, strategy: tf.distribute.Strategy, *, tpu_code_path: bool = False,
                  steps_per_call: int = 1, split_batches: bool = True, jit_compile: bool = False,
                  distribute_as_estimator: bool = False, export: bool = False) -> None:
+        self._scheduled = None  # under ParameterServerStrategy: the workers' steps (`parameter_servers.py`)
         if isinstance(strategy, tf.distribute.experimental.ParameterServerStrategy):
-            raise NotImplementedError(PARAMETER_SERVER_UNSUPPORTED)
+            from ...strategy import cluster_coordinator
+
+            self._scheduled = ScheduledSteps(strategy, cluster_coordinator(strategy))
         self._as_estimator = distribute_as_estimator  # RunConfig(train_distribute=...): `replicas.py`
         if distribute_as_estimator:
             split_batches = False  # each replica takes its own batch of the input_fn's dataset, as TF 1.x
@@ -125,6 +122,10 @@ class ModelFnRunner(HookRuns):
         # listeners, `training_chief_hooks`), as TF 1.x's MonitoredTrainingSession gave those to it.
         self._chief = is_chief(strategy)
 
+    @property
+    def trains_on_parameter_servers(self) -> bool:
+        return self._scheduled is not None
+
     # -- discovery and variables -----------------------------------------------------------------
 
     def _discover(self, mode: str, input_fn: Any) -> _Mode:
@@ -140,7 +141,6 @@ class ModelFnRunner(HookRuns):
                 estimator._start_graph(graph)  # noqa: SLF001 - the graph-mode build's own steps, same op order
                 if mode == ModeKeys.TRAIN:
                     training_util._get_or_create_global_step_read(graph)  # noqa: SLF001
-                from ..estimator.core import parse_input_fn_result  # the graph-mode tier imports this package
 
                 extra["input_random_ops_before"] = random_op_count(graph)
                 given = input_fn() if self._export else estimator._call_input_fn(input_fn, mode)  # noqa: SLF001 - (a receiver's features)
@@ -484,6 +484,8 @@ class ModelFnRunner(HookRuns):
             except IteratorInput:  # it returns a one-shot iterator's tensors: `tensor_input.py`
                 return dataset_of_tensors(call, seed, before)
 
+        if self._scheduled is not None:  # each worker's own input pipeline, as each TF 1.x worker called the input_fn
+            return self._scheduled.per_worker_iterator(dataset)
         if self._split or strategy.num_replicas_in_sync == 1:
             return iter(strategy.experimental_distribute_dataset(sharded_by_data(dataset())))
         return iter(strategy.distribute_datasets_from_function(lambda context: dataset(input_context=context)))
@@ -523,10 +525,18 @@ class ModelFnRunner(HookRuns):
         iterator = self._iterator(input_fn, ModeKeys.TRAIN)
         function = self._train_function()
         replicas = self._strategy.num_replicas_in_sync
-        logger.info("Training on %d replica%s of %s, %d step(s) per call%s.", replicas, "" if replicas == 1 else "s",
-                    type(self._strategy).__name__, self._steps_per_call, " (XLA)" if self._jit_compile() else "")
+        if self._scheduled is not None:
+            logger.info("Training on %d worker%s of %s (asynchronously), %d step(s) per closure%s.",
+                        self._scheduled.workers, "" if self._scheduled.workers == 1 else "s",
+                        type(self._strategy).__name__, self._steps_per_call, " (XLA)" if self._jit_compile() else "")
+        else:
+            logger.info("Training on %d replica%s of %s, %d step(s) per call%s.", replicas, "" if replicas == 1 else "s",
+                        type(self._strategy).__name__, self._steps_per_call, " (XLA)" if self._jit_compile() else "")
         summaries = LossSummaries(self._estimator.model_dir, config.save_summary_steps, mode.extra["loss_tag"],
                                   write=self._chief)  # (every worker runs the same steps per call)
+        if self._scheduled is not None:
+            check_schedulable(step_hooks=self._step_hooks is not None, host_call=bool(mode.extra["host_call"]),
+                              model_summaries=bool(mode.graph.get_collection(_KEYS.SUMMARIES)))
         summary_function = self._model_summaries(mode) and self._train_summary_function()
         for listener in listeners:
             listener.begin()
@@ -535,12 +545,12 @@ class ModelFnRunner(HookRuns):
         loss = None
         try:
             while not stop and (last is None or step < last):
-                count = self._steps_per_hook_call()
+                budget = summaries.steps_until_due(step)  # (the steps until the call must end)
                 if last is not None:
-                    count = min(count, last - step)
+                    budget = min(budget, last - step)
                 if every:
-                    count = min(count, saved_step + every - step)
-                count = min(count, summaries.steps_until_due(step))
+                    budget = min(budget, saved_step + every - step)
+                count = min(self._steps_per_hook_call(), budget)
                 summarized = summary_function and summaries.due_after(step, count)
                 merged = None
                 if self._step_hooks is not None and self._step_hooks.before_run():  # a tensor not fetched yet: trace again
@@ -548,7 +558,9 @@ class ModelFnRunner(HookRuns):
                     summary_function = summary_function and self._train_summary_function()
                 try:
                     with python_random_kept():  # a trace's tf.layers draw no seeds the program would see
-                        if not summarized or count > 1:
+                        if self._scheduled is not None:  # on the workers, asynchronously
+                            loss, _ = self._scheduled.run(function, iterator, count, budget)
+                        elif not summarized or count > 1:
                             loss, host = function(iterator, tf.constant(count - 1 if summarized else count))
                             self._run_host_call(host)
                         if summarized:

@@ -8,7 +8,7 @@ from typing import Any
 
 import tensorflow as tf
 
-from ..inputs import ModeKeys
+from ...inputs import ModeKeys
 
 __all__ = ["Unsupported", "as_op", "check_spec", "variable_reads"]
 
@@ -118,7 +118,7 @@ def _check_unfetched_writes(graph: tf.Graph, fetches: list[Any], what: str, host
     """In TF1 only what the train_op needs runs; in a `tf.function` every stateful op does. A
     write to a model variable outside the train_op (batch norm's moving averages left out of
     UPDATE_OPS' dependencies) would then run here and not in TF 1.x."""
-    from ..estimator.step_order import ancestors  # the estimator package imports this one
+    from ..step_order import ancestors  # the estimator package imports this one
 
     needed = ancestors(fetches)
     local = {v.op.name for v in graph.get_collection(_KEYS.LOCAL_VARIABLES) + graph.get_collection(_KEYS.METRIC_VARIABLES)}

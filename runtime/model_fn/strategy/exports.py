@@ -22,7 +22,7 @@ from typing import Any, Callable
 import tensorflow as tf
 from tensorflow.python.saved_model.model_utils import export_output as tf1_outputs
 
-from .. import export as runtime_export
+from ... import export as runtime_export
 from .checks import Unsupported
 
 __all__ = ["SpecExportOutputs", "check_exportable", "receiver_features"]

@@ -41,9 +41,9 @@ import tensorflow as tf
 from tensorflow.python.training import basic_session_run_hooks
 from tensorflow.python.training import training_util
 
-from ..inputs import ModeKeys
-from ..model_fn.replicas import estimator_loss_scaling, first_replica
-from .spec import LOSS_METRIC_KEY, EstimatorSpec
+from ...inputs import ModeKeys
+from ..strategy.replicas import estimator_loss_scaling, first_replica
+from ...estimator.spec import LOSS_METRIC_KEY, EstimatorSpec
 
 _SUPPORTED = ("MirroredStrategy", "MirroredStrategyV1", "OneDeviceStrategy", "OneDeviceStrategyV1")
 

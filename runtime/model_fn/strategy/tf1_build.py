@@ -20,7 +20,7 @@ from tensorflow.python.framework import tensor as tensor_lib
 from tensorflow.python.ops import resource_variable_ops
 from tensorflow.python.training import checkpoint_utils
 
-from ..inputs import ModeKeys
+from ...inputs import ModeKeys
 
 __all__ = ["eager_graph_seeds", "ema_restore_maps", "graph_seeds", "op_seeds_recorded", "optimizer_updates_skipped", "patched",
            "python_random_kept", "python_random_restored_on", "restores_at_discovery", "seed_graph", "tf1_op_seeds",
