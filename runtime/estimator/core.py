@@ -353,7 +353,18 @@ class Estimator(CheckpointReader, GraphModeCalls):
         self._host = {"strategy": strategy, "steps_per_call": steps_per_call, "jit_compile": jit_compile}
 
     def _default_strategy(self) -> Any:
-        """The strategy the strategy tier runs under when TFMIGRATE_STRATEGY names none."""
+        """The strategy the strategy tier runs under when TFMIGRATE_STRATEGY names none: the one in
+        scope; in a TF 1.x parameter-server cluster (`TF_CONFIG` with "ps" tasks), which TF 1.x's
+        Estimator trained asynchronously, a ParameterServerStrategy coordinated by the chief (the
+        program run as a ps or worker task serves that task's server: `make_strategy`)."""
+        if not tf.distribute.has_strategy():
+            from ..cluster import tf_config
+
+            task = tf_config()
+            if task is not None and task.cluster.get("ps") and task.task_type in ("chief", "worker", "ps"):
+                from ..strategy import make_strategy
+
+                return make_strategy("auto")
         return tf.distribute.get_strategy()
 
     def _runner_options(self) -> dict:

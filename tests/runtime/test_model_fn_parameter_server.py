@@ -64,17 +64,20 @@ print("RESULT", json.dumps({"eval": {k: float(v) for k, v in result.items()}, "w
 '''
 
 
-def _env(tf_config_json: str | None = None) -> dict[str, str]:
+def _env(tf_config_json: str | None = None, asked: bool = True) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if k not in ("TF_CONFIG", "TFMIGRATE_STRATEGY", "TFMIGRATE_MODEL_FN_TIER")}
     env.update(TF_CPP_MIN_LOG_LEVEL="2", CUDA_VISIBLE_DEVICES="-1")
     if tf_config_json:
-        env.update(TF_CONFIG=tf_config_json, TFMIGRATE_STRATEGY="parameter_server")
+        env["TF_CONFIG"] = tf_config_json
+        if asked:
+            env["TFMIGRATE_STRATEGY"] = "parameter_server"
     return env
 
 
-def _run(program: Path, model_dir: Path, loop: int, tf_config_json: str | None = None) -> tuple[dict, str]:
+def _run(program: Path, model_dir: Path, loop: int, tf_config_json: str | None = None,
+         asked: bool = True) -> tuple[dict, str]:
     run = subprocess.run([sys.executable, str(program), str(model_dir), str(loop)], capture_output=True, text=True,
-                         env=_env(tf_config_json), timeout=DEADLINE_S)
+                         env=_env(tf_config_json, asked), timeout=DEADLINE_S)
     assert run.returncode == 0, run.stderr[-4000:]
     assert "runs in graph mode" not in run.stderr
     line = next(line for line in run.stdout.splitlines() if line.startswith("RESULT "))
@@ -111,9 +114,11 @@ def test_one_worker_trains_as_the_default_strategy(tmp_path: Path, loop: int) ->
     assert _checkpoint_steps(tmp_path / f"ps-1-{loop}") == [0, 5, 10, 12]
 
 
-def test_two_workers_train_asynchronously_and_count_every_step(tmp_path: Path) -> None:
+@pytest.mark.parametrize("asked", [True, False], ids=["TFMIGRATE_STRATEGY", "TF_CONFIG-alone"])
+def test_two_workers_train_asynchronously_and_count_every_step(tmp_path: Path, asked: bool) -> None:
     """The workers are the program itself, run with their TF_CONFIG as TF 1.x's were: there it
-    serves its task's `tf.distribute.Server`, and the chief trains on them."""
+    serves its task's `tf.distribute.Server`, and the chief trains on them. A TF_CONFIG with "ps"
+    tasks alone (TF 1.x's parameter-server cluster, no TFMIGRATE_STRATEGY) trains so too."""
     program = _program(tmp_path)
     cluster = local_cluster(chief=1, worker=2, ps=1)
     with ProcessGroup(tmp_path, DEADLINE_S) as group:
@@ -121,10 +126,10 @@ def test_two_workers_train_asynchronously_and_count_every_step(tmp_path: Path) -
         servers = group.start("servers", {"role": "servers", "cluster": cluster, "tasks": [["ps", 0]], "ready": str(ready)})
         group.wait_for_file(ready, timeout=120, watched=[servers])
         workers = [subprocess.Popen([sys.executable, str(program), str(tmp_path / f"worker{i}"), "1"],
-                                    env=_env(tf_config(cluster, "worker", i)), stdout=subprocess.DEVNULL,
+                                    env=_env(tf_config(cluster, "worker", i), asked), stdout=subprocess.DEVNULL,
                                     stderr=subprocess.PIPE, text=True) for i in range(2)]
         try:
-            got, log = _run(program, tmp_path / "ps-2-1", 1, tf_config(cluster, "chief", 0))
+            got, log = _run(program, tmp_path / "ps-2-1", 1, tf_config(cluster, "chief", 0), asked)
             assert all(worker.poll() is None for worker in workers), "a worker task ended: it should serve"
         finally:
             for worker in workers:
