@@ -177,7 +177,7 @@ def _export(estimator, eval_spec: EvalSpec, max_steps, model_dir: str, eval_resu
 _POLL_SECS = 0.5
 
 
-def _evaluate_continuously(estimator, evaluate: Callable[[str], dict[str, Any]], eval_spec: EvalSpec, max_steps, model_dir: str) -> None:
+def evaluate_continuously(estimator, evaluate: Callable[[str], dict[str, Any]], eval_spec: EvalSpec, max_steps, model_dir: str) -> None:
     """TF1's `_TrainingExecutor.run_evaluator`: evaluate each new checkpoint until `max_steps`."""
     if eval_spec.start_delay_secs:
         logger.info("Waiting %f secs before starting eval.", eval_spec.start_delay_secs)
@@ -204,7 +204,7 @@ def _evaluate_continuously(estimator, evaluate: Callable[[str], dict[str, Any]],
             time.sleep(wait)
 
 
-def _distributed_task() -> str | None:
+def distributed_task() -> str | None:
     """This task's type when `TF_CONFIG` asks for TF1's distributed train_and_evaluate, else None.
 
     Distributed: this task is the evaluator, or the cluster has a "chief" (every TF1 Estimator
@@ -269,7 +269,7 @@ def train_and_evaluate(
             loop.model_dir = model_dir
     model_dir = os.fspath(model_dir)
     hooks, listeners = list(eval_spec.hooks), list(train_spec.saving_listeners)
-    task = _distributed_task()
+    task = distributed_task()
     if task == "ps":
         raise ValueError(
             "tfmigrate.runtime.train_and_evaluate: this is a \"ps\" task (TF_CONFIG); a ParameterServerStrategy "
@@ -285,7 +285,7 @@ def train_and_evaluate(
                     model, eval_spec.input_fn, steps=eval_spec.steps, config=config, model_dir=model_dir, hooks=hooks,
                     name=eval_spec.name, checkpoint_path=path,
                 )
-        _evaluate_continuously(loop if loop is not None else model, evaluate_checkpoint, eval_spec, train_spec.max_steps, model_dir)
+        evaluate_continuously(loop if loop is not None else model, evaluate_checkpoint, eval_spec, train_spec.max_steps, model_dir)
         return None
     if task is not None:  # "chief" or "worker": train only; the evaluator evaluates.
         if loop is not None:

@@ -5,8 +5,15 @@ with a checkpoint listener that skips the first save (the untrained model), eval
 later save unless fewer than `throttle_secs` passed since the last evaluation, runs the
 `EvalSpec`'s exporters after each evaluation (`model_dir/export/<name>`, `is_the_final_export`
 once the global step reached `max_steps`), and evaluates the last checkpoint at the end unless it
-just was. Returns `(last evaluation's metrics, its exporters' results)`. A distributed
-`TF_CONFIG` is not supported by the hosted tier and raises.
+just was. Returns `(last evaluation's metrics, its exporters' results)`. 
+Distributed (`TF_CONFIG` with a "chief" or an "evaluator" task, or run as the evaluator), as TF
+2.15's `_TrainingExecutor` ran each task type: "chief" and "worker" tasks train to `max_steps`
+(on the strategy tier: a parameter-server cluster's chief coordinates its workers, whose tasks then
+serve, `Estimator._default_strategy`; a RunConfig `train_distribute` trains across the tasks); a
+"ps" task serves its server; the "evaluator" evaluates each new checkpoint of `model_dir` and runs
+the exporters after each evaluation, until one at or past `max_steps`. Every task returns None, as
+TF 1.x's did. The graph-mode tier (`TFMIGRATE_MODEL_FN_TIER=graph`) trains locally only, and a
+distributed `TF_CONFIG` raises there; so does a multi-task cluster of workers alone.
 """
 
 from __future__ import annotations
@@ -17,7 +24,8 @@ import os
 import tensorflow as tf
 
 from .._logging import logger
-from ..training import EvalSpec, TrainSpec
+from ..training import EvalSpec, TrainSpec, distributed_task, evaluate_continuously
+from ..model_fn import tier as model_fn_tier
 from .hooks import CheckpointSaverListener, SecondOrStepTimer
 
 __all__ = ["EvalSpec", "TrainSpec", "train_and_evaluate"]
@@ -77,6 +85,26 @@ class _EvaluateAfterSave(CheckpointSaverListener):
         self.eval_result, self.export_results = self._evaluator.evaluate_and_export()
 
 
+def _run_task(task: str, estimator, train_spec: TrainSpec, eval_spec: EvalSpec) -> None:
+    """This task's part of TF 1.x's distributed `train_and_evaluate` (see the module docstring)."""
+    if task == "evaluator":
+        def evaluate_checkpoint(path: str) -> dict:
+            return estimator.evaluate(eval_spec.input_fn, steps=eval_spec.steps, hooks=list(eval_spec.hooks),
+                                      name=eval_spec.name, checkpoint_path=path)
+
+        evaluate_continuously(estimator, evaluate_checkpoint, eval_spec, train_spec.max_steps,
+                              tf.compat.as_str_any(estimator.model_dir))
+        return None
+    if task == "ps":
+        from ..strategy import make_strategy
+
+        make_strategy("auto")  # serves this task's server until the process is ended (a cluster with "ps" tasks)
+        raise ValueError("tfm.estimator.train_and_evaluate: a \"ps\" task in a TF_CONFIG cluster without \"ps\" tasks.")
+    estimator.train(train_spec.input_fn, max_steps=train_spec.max_steps, hooks=list(train_spec.hooks),
+                    saving_listeners=list(train_spec.saving_listeners))
+    return None
+
+
 def _distributed_tf_config() -> bool:
     cluster = json.loads(os.environ.get("TF_CONFIG") or "{}").get("cluster") or {}
     return sum(len(tasks) for tasks in cluster.values()) > 1
@@ -88,10 +116,14 @@ def train_and_evaluate(estimator, train_spec: TrainSpec, eval_spec: EvalSpec):
         raise TypeError(f"`train_spec` must have type `tf.estimator.TrainSpec`. Got: {type(train_spec)}")
     if not isinstance(eval_spec, EvalSpec):
         raise TypeError(f"`eval_spec` must have type `tf.estimator.EvalSpec`. Got: {type(eval_spec)}")
+    task = distributed_task()
+    if task is not None and model_fn_tier() == "strategy":
+        return _run_task(task, estimator, train_spec, eval_spec)
     if _distributed_tf_config():
         raise NotImplementedError(
-            "tfm.estimator.train_and_evaluate runs locally only: a TF_CONFIG naming a multi-task cluster is not "
-            "supported by the hosted tier's graph-mode Estimator."
+            "tfm.estimator.train_and_evaluate runs locally only here: a TF_CONFIG naming a multi-task cluster runs "
+            "distributed on the strategy tier (a cluster with a \"chief\" or \"evaluator\" task, not "
+            "TFMIGRATE_MODEL_FN_TIER=graph)."
         )
     config = estimator.config
     logger.info(

@@ -76,8 +76,9 @@ def strategy_from_env() -> tf.distribute.Strategy | None:
         from ..cluster import tf_config
 
         task = tf_config()
-        if task is not None and task.task_type in ("ps", "worker"):  # the program run on every task, as TF 1.x ran it:
-            return make_strategy("auto")  # this task serves its tf.distribute.Server until ended; the chief trains
+        if task is not None and task.task_type in ("ps", "worker", "evaluator"):  # the program run on every task,
+            return make_strategy("auto")  # as TF 1.x ran it: a ps or worker task serves its server until ended, the
+            # evaluator evaluates on its own; the chief trains
     devices = os.environ.get("TFMIGRATE_CPU_DEVICES", "").strip()
     split_cpu_from_env()
     if kind == "mirrored" and devices and not tf.config.list_physical_devices("GPU"):

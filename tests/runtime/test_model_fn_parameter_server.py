@@ -32,7 +32,7 @@ import tensorflow as tf
 import tfmigrate.runtime as tfm
 
 logging.basicConfig(level=logging.INFO, format="%(name)s: %(message)s")
-model_dir, loop = sys.argv[1], int(sys.argv[2])
+model_dir, loop, how = sys.argv[1], int(sys.argv[2]), sys.argv[3] if len(sys.argv) > 3 else "calls"
 rng = np.random.RandomState(4)
 X = rng.randn(48, 3).astype(np.float32)
 Y = (X[:, 0] + X[:, 2] > 0).astype(np.float32).reshape(-1, 1)
@@ -45,6 +45,8 @@ def input_fn(params):
 def model_fn(features, labels, mode, params):
     hidden = tfm.legacy.tf1_layers.dense(features["x"], 4, activation=tf.nn.tanh, name="hidden")
     logits = tfm.legacy.tf1_layers.dense(hidden, 1, name="logits")
+    if mode == tfm.estimator.ModeKeys.PREDICT:
+        return tfm.estimator.tpu.TPUEstimatorSpec(mode, predictions={"logits": logits})
     loss = tf.compat.v1.losses.sigmoid_cross_entropy(labels, logits)
     train_op = tf.compat.v1.train.AdamOptimizer(0.1).minimize(loss, global_step=tf.compat.v1.train.get_global_step())
     accuracy = tf.compat.v1.metrics.accuracy(labels, tf.cast(logits > 0, tf.float32))
@@ -56,7 +58,17 @@ config = tfm.estimator.tpu.RunConfig(model_dir=model_dir, tf_random_seed=2, save
                                      tpu_config=tfm.estimator.tpu.TPUConfig(iterations_per_loop=loop))
 estimator = tfm.estimator.tpu.TPUEstimator(model_fn, config=config, use_tpu=False, train_batch_size=4,
                                            eval_batch_size=4)
-estimator.train(input_fn, steps=12)
+if how == "train_and_evaluate":  # TF 1.x's distributed procedure per task; every task's call returns None
+    def serving():
+        x = tf.compat.v1.placeholder(tf.float32, [None, 3], name="x")
+        return tfm.estimator.export.ServingInputReceiver({"x": x}, {"x": x})
+
+    exporter = tfm.estimator.LatestExporter("latest", serving, exports_to_keep=None)
+    assert tfm.estimator.train_and_evaluate(
+        estimator, tfm.estimator.TrainSpec(input_fn, max_steps=12),
+        tfm.estimator.EvalSpec(input_fn, steps=3, start_delay_secs=0, throttle_secs=0, exporters=[exporter])) is None
+else:
+    estimator.train(input_fn, steps=12)
 result = estimator.evaluate(input_fn, steps=3)
 weights = {name: tf.train.load_variable(model_dir, name).ravel().tolist()
            for name in ("hidden/kernel", "logits/bias", "global_step")}
@@ -140,3 +152,43 @@ def test_two_workers_train_asynchronously_and_count_every_step(tmp_path: Path, a
     assert got["weights"]["global_step"] == [12] and got["eval"]["global_step"] == 12
     assert _checkpoint_steps(tmp_path / "ps-2-1") == [0, 5, 10, 12]
     assert 0 < got["eval"]["loss"] < 0.69  # (trained: below the untrained model's log 2)
+
+
+def test_train_and_evaluate_runs_each_task_as_tf1s_distributed_procedure(tmp_path: Path) -> None:
+    """`train_and_evaluate` with a TF_CONFIG cluster of chief, worker, ps and evaluator (TF 1.x's
+    parameter-server job, no TFMIGRATE_STRATEGY): the worker task serves, the chief trains on it
+    to max_steps, the evaluator evaluates each new checkpoint and exports it (TF2 SavedModels),
+    ending at the last one. One worker: the numbers of the program's local calls."""
+    program = _program(tmp_path)
+    expected, _ = _run(program, tmp_path / "default", 1)
+    cluster = local_cluster(chief=1, worker=1, ps=1)
+    model_dir = tmp_path / "cluster"
+    argv = [sys.executable, str(program), str(model_dir), "1", "train_and_evaluate"]
+    with ProcessGroup(tmp_path, DEADLINE_S) as group:
+        ready = tmp_path / "servers.ready"
+        servers = group.start("servers", {"role": "servers", "cluster": cluster, "tasks": [["ps", 0]], "ready": str(ready)})
+        group.wait_for_file(ready, timeout=120, watched=[servers])
+        tasks = [subprocess.Popen(argv, env=_env(tf_config(cluster, kind, 0), asked=False), stdout=subprocess.PIPE,
+                                  stderr=subprocess.PIPE, text=True) for kind in ("worker", "evaluator")]
+        try:
+            chief = subprocess.run(argv, capture_output=True, text=True, timeout=DEADLINE_S,
+                                   env=_env(tf_config(cluster, "chief", 0), asked=False))
+            evaluator_out, evaluator_log = tasks[1].communicate(timeout=DEADLINE_S)
+        finally:
+            for task in tasks:
+                task.kill()
+    assert chief.returncode == 0, chief.stderr[-4000:]
+    assert tasks[1].returncode == 0, evaluator_log[-4000:]
+    for log in (chief.stderr, evaluator_log):
+        assert "runs in graph mode" not in log
+    assert "Training on 1 worker of ParameterServerStrategyV2" in chief.stderr
+    for stdout in (chief.stdout, evaluator_out):  # (each then evaluates the last checkpoint by itself)
+        got = json.loads(next(line for line in stdout.splitlines() if line.startswith("RESULT "))[len("RESULT "):])
+        assert got == expected
+    exports = sorted((model_dir / "export" / "latest").iterdir())
+    assert exports, "the evaluator's exporter wrote nothing"
+    from tensorflow.core.protobuf import saved_model_pb2
+
+    proto = saved_model_pb2.SavedModel()
+    proto.ParseFromString((exports[-1] / "saved_model.pb").read_bytes())
+    assert proto.meta_graphs[0].object_graph_def.nodes  # a TF2 SavedModel
