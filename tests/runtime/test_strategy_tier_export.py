@@ -58,12 +58,19 @@ def model_fn(features, labels, mode, params):
             tf.compat.v1.lookup.KeyValueTensorInitializer(tf.constant([0, 1], tf.int64), tf.constant(["no", "yes"])),
             default_value="?")
         classes = names.lookup(classes)
+    if variant == "vocabulary_file" and mode == tfm.estimator.ModeKeys.PREDICT:
+        with open(model_dir + ".vocab", "w") as f:
+            f.write("no\\nyes\\n")
+        lines = tf.compat.v1.lookup.TextFileIndex
+        classes = tf.compat.v1.lookup.StaticHashTable(tf.compat.v1.lookup.TextFileInitializer(
+            model_dir + ".vocab", tf.int64, lines.LINE_NUMBER, tf.string, lines.WHOLE_LINE), "?").lookup(classes)
     if mode == tfm.estimator.ModeKeys.PREDICT:
         label_names = tf.tile(tf.constant([["no", "yes"]]), [tf.shape(logits)[0], 1])
         return tfm.estimator.EstimatorSpec(mode, predictions={"probabilities": probabilities, "classes": classes},
                                            export_outputs={
                                                "serving_default": tfm.estimator.export.PredictOutput(
-                                                   {"probabilities": probabilities, "logits": logits}),
+                                                   {"probabilities": probabilities, "logits": logits,
+                                                    "classes": classes}),
                                                "classify": tfm.estimator.export.ClassificationOutput(
                                                    scores=probabilities, classes=label_names),
                                            })
@@ -98,6 +105,13 @@ from tensorflow.core.protobuf import saved_model_pb2
 rows = np.random.RandomState(11).randn(4, 3).astype(np.float32)
 examples = np.array([tf.train.Example(features=tf.train.Features(feature={
     "x": tf.train.Feature(float_list=tf.train.FloatList(value=row))})).SerializeToString() for row in rows])
+
+
+def plain(value):
+    array = np.asarray(value)
+    return [s.decode() for s in array.ravel()] if array.dtype == object else array.tolist()
+
+
 out = {}
 for path in sys.argv[1:]:
     proto = saved_model_pb2.SavedModel()
@@ -111,13 +125,12 @@ for path in sys.argv[1:]:
     for key in sorted(signatures):
         inputs = sorted(signatures[key][1])
         fed = {name: tf.constant(examples if name in ("examples", "inputs") else rows) for name in inputs}
-        values[key] = {name: np.asarray(v).tolist() if np.asarray(v).dtype != object else [s.decode() for s in np.asarray(v).ravel()]
-                       for name, v in loaded.signatures[key](**fed).items()}
+        values[key] = {name: plain(v) for name, v in loaded.signatures[key](**fed).items()}
     predictor = tfm.legacy.predictor.from_saved_model(path)
     first = sorted(signatures["serving_default"][1])[0]
     session_out = predictor({first: examples if first == "examples" else rows})
     out[path] = {"tf2": bool(meta.object_graph_def.nodes), "signatures": signatures, "values": values,
-                 "predictor": {k: np.asarray(v).tolist() for k, v in session_out.items()}}
+                 "predictor": {k: plain(v) for k, v in session_out.items()}}
 print("LOADED", json.dumps(out))
 '''
 
@@ -149,9 +162,12 @@ def _load(tmp_path: Path, paths: list[str]) -> dict:
     return _line(_run(loader, *paths), "LOADED")
 
 
-def test_the_strategy_tier_exports_a_tf2_saved_model_that_serves_as_the_tf1_one(tmp_path: Path) -> None:
-    graph, _ = _export(tmp_path, "graph")
-    strategy, log = _export(tmp_path, "strategy")
+@pytest.mark.parametrize("variant", ["plain", "table"])
+def test_the_strategy_tier_exports_a_tf2_saved_model_that_serves_as_the_tf1_one(tmp_path: Path, variant: str) -> None:
+    """`table`: the served classes are a TF1 lookup table's strings (the SavedModel carries the
+    table and initializes it when it loads)."""
+    graph, _ = _export(tmp_path, "graph", variant)
+    strategy, log = _export(tmp_path, "strategy", variant)
     assert "runs in graph mode" not in log
     assert strategy["sessions"] == 0  # (the graph tier restores the checkpoint in a Session)
     loaded = _load(tmp_path, graph["paths"] + strategy["paths"])
@@ -166,14 +182,19 @@ def test_the_strategy_tier_exports_a_tf2_saved_model_that_serves_as_the_tf1_one(
                 else:
                     np.testing.assert_allclose(tf2["values"][key][name], values, rtol=1e-6, err_msg=f"{key}/{name}")
         for name, values in tf1["predictor"].items():
-            np.testing.assert_allclose(tf2["predictor"][name], values, rtol=1e-6, err_msg=name)
+            if isinstance(values[0], str):
+                assert tf2["predictor"][name] == values, name
+            else:
+                np.testing.assert_allclose(tf2["predictor"][name], values, rtol=1e-6, err_msg=name)
+        if variant == "table":
+            assert set(tf2["values"]["serving_default"]["classes"]) <= {"no", "yes"}
     # The parsing receiver (one string tensor) gets TF1's classify signature; the raw one does not.
     assert set(loaded[strategy["paths"][0]]["signatures"]) == {"serving_default", "classify"}
     assert loaded[strategy["paths"][0]]["signatures"]["classify"][0] == "tensorflow/serving/classify"
 
 
 @pytest.mark.parametrize(("variant", "reason"), [
-    ("table", "the serving graph initializes lookup tables"),
+    ("vocabulary_file", "the serving graph has asset files"),
     ("all_modes", "a TRAIN or EVAL MetaGraph"),
 ])
 def test_what_a_tf2_export_cannot_hold_exports_in_graph_mode_saying_why(tmp_path: Path, variant: str,

@@ -9,15 +9,17 @@ the receiver's features (the receiver itself is TF1 graph code, traced and prune
 signatures TF 1.x wrote: one per `export_outputs` entry (and per `receiver_tensors_alternatives`),
 TF1's keys, method names and output keys.
 
-What a TF2 SavedModel cannot hold as TF 1.x's did raises `Unsupported` (the export then runs in
-graph mode, saying why): a serving graph that initializes lookup tables or assets, or makes local
-variables (TF 1.x ran their initializers as the SavedModel's main op), and export outputs other
-than predict, classify and regress ones.
+Lookup tables the serving graph makes (a vocabulary list's `index_table_from_tensor`) are carried
+by the SavedModel, their initializers run when it loads, as TF 1.x ran them in its main op. What a
+TF2 SavedModel cannot hold as TF 1.x's did raises `Unsupported` (the export then runs in graph
+mode, saying why): asset files (a vocabulary file), local variables, and export outputs other than
+predict, classify and regress ones.
 """
 
 from __future__ import annotations
 
-from typing import Any, Callable
+import contextlib
+from typing import Any, Callable, Iterator
 
 import tensorflow as tf
 from tensorflow.python.saved_model.model_utils import export_output as tf1_outputs
@@ -25,7 +27,7 @@ from tensorflow.python.saved_model.model_utils import export_output as tf1_outpu
 from ... import export as runtime_export
 from .checks import Unsupported
 
-__all__ = ["SpecExportOutputs", "check_exportable", "receiver_features"]
+__all__ = ["SpecExportOutputs", "check_exportable", "receiver_features", "tables_made"]
 
 _KEYS = tf.compat.v1.GraphKeys
 
@@ -38,13 +40,33 @@ def receiver_features(receiver: Any) -> Any:
 
 
 def check_exportable(graph: tf.Graph, local_variables: list) -> None:
-    """Raises `Unsupported` where the PREDICT build needs what TF 1.x ran as the SavedModel's main op."""
-    if graph.get_collection(_KEYS.TABLE_INITIALIZERS):
-        raise Unsupported("the serving graph initializes lookup tables (TF 1.x's SavedModel ran them as its main op)")
+    """Raises `Unsupported` where the PREDICT build needs what TF 1.x ran as the SavedModel's main op
+    and a TF2 SavedModel would not carry (a lookup table is carried: `tables_made`)."""
     if graph.get_collection(_KEYS.ASSET_FILEPATHS):
         raise Unsupported("the serving graph has asset files (a vocabulary), which TF 1.x's SavedModel copied")
     if local_variables:
         raise Unsupported("the serving graph makes local variables (TF 1.x's SavedModel initialized them in its main op)")
+
+
+@contextlib.contextmanager
+def tables_made(into: list) -> Iterator[None]:
+    """Records in `into` each TF1 lookup table (`index_table_from_tensor`, `StaticHashTable`, ...)
+    made while the signatures are traced: TF2 makes its resource outside the function, and the
+    SavedModel carries it (its initializer run when the model loads, as TF 1.x's main op ran it)
+    only where an object of the saved module holds it."""
+    from tensorflow.python.ops import lookup_ops
+
+    original = lookup_ops.InitializableLookupTableBase.__init__
+
+    def init(self, *args, **kwargs):
+        original(self, *args, **kwargs)
+        into.append(self)
+
+    lookup_ops.InitializableLookupTableBase.__init__ = init
+    try:
+        yield
+    finally:
+        lookup_ops.InitializableLookupTableBase.__init__ = original
 
 
 def _as_runtime_output(name: str, output: Any) -> runtime_export.ExportOutput:

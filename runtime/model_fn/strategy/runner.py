@@ -52,7 +52,7 @@ from ...inputs import ModeKeys, sharded_by_data
 from ...export import signature_functions, write_saved_model
 from ..input_fn import parse_input_fn_result
 from .checks import Unsupported, as_op, check_spec, variable_reads
-from .exports import SpecExportOutputs, check_exportable, receiver_features
+from .exports import SpecExportOutputs, check_exportable, receiver_features, tables_made
 from .held import Found, HeldVariables, discover, first_copy, local_copy, random_op_count
 from .host_calls import HostCall, call_host_fn, host_calls_kept, read_before_the_step, replicas_joined
 from .hook_runs import HookRuns, PredictCalls
@@ -724,9 +724,12 @@ class ModelFnRunner(HookRuns):
                 with self._model_fn_trace(ModeKeys.PREDICT, contextlib.nullcontext()):
                     return self._call_model_fn(ModeKeys.PREDICT, features, None)[0]
 
-            functions, methods = signature_functions(SpecExportOutputs(spec_of), receiver_fn)
+            tables: list = []
+            with tables_made(tables):
+                functions, methods = signature_functions(SpecExportOutputs(spec_of), receiver_fn)
             module = tf.Module()
             module.model_fn_variables = [self._held.by_name[item.name] for item in mode.found]
+            module.lookup_tables = tables
             return write_saved_model(module, functions, methods, self._strategy, export_dir_base, assets_extra, as_text)
 
     def _predictions(self, calls: PredictCalls, iterator: Any, yield_single_examples: bool,
