@@ -5,7 +5,8 @@ with a checkpoint listener that skips the first save (the untrained model), eval
 later save unless fewer than `throttle_secs` passed since the last evaluation, runs the
 `EvalSpec`'s exporters after each evaluation (`model_dir/export/<name>`, `is_the_final_export`
 once the global step reached `max_steps`), and evaluates the last checkpoint at the end unless it
-just was. Returns `(last evaluation's metrics, its exporters' results)`. 
+just was. Returns `(last evaluation's metrics, its exporters' results)`.
+
 Distributed (`TF_CONFIG` with a "chief" or an "evaluator" task, or run as the evaluator), as TF
 2.15's `_TrainingExecutor` ran each task type: "chief" and "worker" tasks train to `max_steps`
 (on the strategy tier: a parameter-server cluster's chief coordinates its workers, whose tasks then

@@ -6,7 +6,7 @@ from typing import Any
 
 import tensorflow as tf
 
-__all__ = ["DatasetInitializerHook", "parse_input_fn_result", "split_features_labels"]
+__all__ = ["DatasetInitializerHook", "parse_input_fn_result", "receiver_features", "split_features_labels"]
 
 
 class DatasetInitializerHook(tf.compat.v1.train.SessionRunHook):
@@ -39,3 +39,11 @@ def split_features_labels(result: Any) -> tuple[Any, Any]:
             raise ValueError("input_fn should return (features, labels) as a len 2 tuple.")
         return result[0], result[1]
     return result, None
+
+
+def receiver_features(receiver: Any) -> Any:
+    """The features a serving receiver hands the model_fn (a `TensorServingInputReceiver`'s tensor
+    itself), in an export on either tier."""
+    if getattr(receiver, "single_feature", False):
+        return receiver.features["feature"]
+    return receiver.features

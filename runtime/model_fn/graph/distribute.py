@@ -2,7 +2,8 @@
 
 TF 2.15's Estimator ran the model_fn under a strategy in TF1 graph mode, and TF 2.21's
 `MirroredStrategy` / `OneDeviceStrategy` still build those graph-mode replicas (measured: the
-oracle's numbers come back within 1e-5, see tests/runtime/test_hosted_distribute.py). This module
+oracle's numbers come back within 1e-5: the hosted programs mirrored_dnn and bn_dnn in
+tests/runtime/test_hosted_estimator.py). This module
 does what TF 2.15's `Estimator._actual_train_model_distributed` and
 `_call_model_fn_eval_distributed` did:
 
@@ -44,6 +45,7 @@ from tensorflow.python.training import training_util
 from ...inputs import ModeKeys
 from ..strategy.replicas import estimator_loss_scaling, first_replica
 from ...estimator.spec import LOSS_METRIC_KEY, EstimatorSpec
+from ..input_fn import split_features_labels
 
 _SUPPORTED = ("MirroredStrategy", "MirroredStrategyV1", "OneDeviceStrategy", "OneDeviceStrategyV1")
 
@@ -92,14 +94,6 @@ class _IteratorInitializerHook(tf.compat.v1.train.SessionRunHook):
 
     def after_create_session(self, session, coord) -> None:
         session.run(self._initializer)
-
-
-def _features_and_labels(result: Any) -> tuple[Any, Any]:
-    if isinstance(result, (list, tuple)):
-        if len(result) != 2:
-            raise ValueError("input_fn should return (features, labels) as a len 2 tuple.")
-        return result[0], result[1]
-    return result, None
 
 
 def _input_iterator(estimator: Any, strategy: Any, input_fn: Any, mode: str) -> tuple[Any, list]:
@@ -168,7 +162,7 @@ def train(estimator: Any, strategy: Any, input_fn: Any, hooks: list, listeners: 
             if global_step is None:
                 raise ValueError("Estimator needs a global step; model_fn's graph has none.")
             tf.compat.v1.add_to_collection(training_util.GLOBAL_STEP_READ_KEY, strategy.extended.read_var(global_step))
-            features, labels = _features_and_labels(iterator.get_next())
+            features, labels = split_features_labels(iterator.get_next())
             grouped = strategy.extended.call_for_each_replica(
                 estimator._call_model_fn, args=(features, labels, ModeKeys.TRAIN, config)  # noqa: SLF001
             )
@@ -191,7 +185,7 @@ def build_eval_graph(estimator: Any, strategy: Any, graph: Any, input_fn: Any) -
     """
     config = estimator.config
     iterator, input_hooks = _input_iterator(estimator, strategy, input_fn, ModeKeys.EVAL)
-    features, labels = _features_and_labels(iterator.get_next())
+    features, labels = split_features_labels(iterator.get_next())
     grouped = strategy.extended.call_for_each_replica(
         estimator._call_model_fn, args=(features, labels, ModeKeys.EVAL, config)  # noqa: SLF001
     )

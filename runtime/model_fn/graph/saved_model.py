@@ -17,14 +17,9 @@ import tensorflow as tf
 from tensorflow.python.saved_model import model_utils
 
 from ...inputs import ModeKeys
+from ..input_fn import receiver_features
 
 _MODE_ORDER = (ModeKeys.TRAIN, ModeKeys.EVAL, ModeKeys.PREDICT)
-
-
-def _receiver_features(receiver: Any) -> Any:
-    if getattr(receiver, "single_feature", False):  # TensorServingInputReceiver: the tensor itself.
-        return receiver.features["feature"]
-    return receiver.features
 
 
 def checkpoint_for_export(estimator: Any, checkpoint_path: Any) -> str:
@@ -46,7 +41,7 @@ def _add_meta_graph(estimator, builder, receiver_fn, checkpoint_path, save_varia
         estimator._start_graph(graph)  # noqa: SLF001 - global step, then the graph seed, as TF1
         receiver = receiver_fn()
         spec = estimator._call_model_fn(  # noqa: SLF001
-            _receiver_features(receiver), getattr(receiver, "labels", None), mode, estimator.config, is_export=True
+            receiver_features(receiver), getattr(receiver, "labels", None), mode, estimator.config, is_export=True
         )
         export_outputs = model_utils.export_outputs_for_mode(
             mode=spec.mode,

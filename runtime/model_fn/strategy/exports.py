@@ -26,17 +26,11 @@ from tensorflow.python.saved_model.model_utils import export_output as tf1_outpu
 
 from ... import export as runtime_export
 from .checks import Unsupported
+from .tf1_build import patched
 
-__all__ = ["SpecExportOutputs", "check_exportable", "receiver_features", "tables_made"]
+__all__ = ["SpecExportOutputs", "check_exportable", "tables_made"]
 
 _KEYS = tf.compat.v1.GraphKeys
-
-
-def receiver_features(receiver: Any) -> Any:
-    """The features a serving receiver hands the model_fn (a `TensorServingInputReceiver`'s tensor itself)."""
-    if getattr(receiver, "single_feature", False):
-        return receiver.features["feature"]
-    return receiver.features
 
 
 def check_exportable(graph: tf.Graph, local_variables: list) -> None:
@@ -62,11 +56,8 @@ def tables_made(into: list) -> Iterator[None]:
         original(self, *args, **kwargs)
         into.append(self)
 
-    lookup_ops.InitializableLookupTableBase.__init__ = init
-    try:
+    with patched((lookup_ops.InitializableLookupTableBase, "__init__", init)):
         yield
-    finally:
-        lookup_ops.InitializableLookupTableBase.__init__ = original
 
 
 def _as_runtime_output(name: str, output: Any) -> runtime_export.ExportOutput:

@@ -50,9 +50,9 @@ from ..._logging import logger, warn_once
 from ...cluster import chief_value, is_chief, is_multi_worker
 from ...inputs import ModeKeys, sharded_by_data
 from ...export import signature_functions, write_saved_model
-from ..input_fn import parse_input_fn_result
+from ..input_fn import parse_input_fn_result, receiver_features
 from .checks import Unsupported, as_op, check_spec, variable_reads
-from .exports import SpecExportOutputs, check_exportable, receiver_features, tables_made
+from .exports import SpecExportOutputs, check_exportable, tables_made
 from .held import Found, HeldVariables, discover, first_copy, local_copy, random_op_count
 from .host_calls import HostCall, call_host_fn, host_calls_kept, read_before_the_step, replicas_joined
 from .hook_runs import HookRuns, PredictCalls
