@@ -85,7 +85,7 @@ class SiteCodegen:
         tfm = self.ctx.need_runtime()
         lines = self.binding_lines(site)
         config = self.config_code(site)
-        if config != "None" and "tf_random_seed" in self.module.code:
+        if config != "None" and "tf_random_seed" in self.module_text():
             # TF1 seeded the graph before building it; Keras seeds layers when they are made.
             lines.append(f"{tfm}.seed_from_config({config})")
         lines.append(self.strategy_statement(site, config, tfm))

@@ -94,6 +94,7 @@ class EstimatorSiteRule(KeptModelCodegen, SiteCodegen, Rule):
         self._graph_mode: list[str] | None = None  # (`hosted_note`'s, worked out once)
         self._graph_mode_kept: list[str] | None = None  # (`_graph_mode_anywhere`'s)
         self._drops_kept_switches: bool | None = None  # (`_drops_switches_for_kept`'s)
+        self._module_text: str | None = None  # (`module_text`'s)
         self.functions = {s.name.value: s for s in node.body if isinstance(s, cst.FunctionDef)}
         # BERT's `model_fn_builder(...)`: a module-level function that defines the model_fn inside
         # it (a closure over its arguments) and returns it. The nested model_fn is migrated in
@@ -244,6 +245,14 @@ class EstimatorSiteRule(KeptModelCodegen, SiteCodegen, Rule):
         code = first_line(self.module.code_for_node(statement))
         return Decline(reason, statement, self._line_of(statement), code) if code else Decline(reason)
 
+    def module_text(self) -> str:
+        """This module's code: the text LibCST parsed it from where it is that tree, else rendered
+        once (rendering a large module takes as long as parsing it)."""
+        if self._module_text is None:
+            parsed = self.ctx.parsed
+            self._module_text = parsed[1] if parsed is not None and parsed[0] is self.module else self.module.code
+        return self._module_text
+
     def _line_of(self, node: cst.CSTNode) -> int:
         """`node`'s first line in this module: read off the text LibCST parsed it from (positions
         of its top-level statement only), else the whole module's positions, worked out once."""
@@ -380,7 +389,7 @@ class EstimatorSiteRule(KeptModelCodegen, SiteCodegen, Rule):
 
             self._drops_kept_switches = bool(
                 self._hosted and self.KEEPS_MODEL_FN_AS_MODEL and (self.sites or self.loose_calls)
-                and not runs_session_code(self.module.code, self.ctx.tf2_alias)
+                and not runs_session_code(self.module_text(), self.ctx.tf2_alias)
             )
         return self._drops_kept_switches
 
@@ -395,11 +404,11 @@ class EstimatorSiteRule(KeptModelCodegen, SiteCodegen, Rule):
         """Why this rule's hosted estimators run in graph mode, read off the module
         (`runtime_tier`): with the program's switches counted or not, and (`session`) the
         switch TFM104 adds to Session/placeholder code."""
-        reasons = reasons_for(self.ESTIMATOR_NAME, graph_mode_reasons(self.module.code, switches=switches))
+        reasons = reasons_for(self.ESTIMATOR_NAME, graph_mode_reasons(self.module_text(), switches=switches))
         if session and self.ctx.session_switch:
             from .rules.graph_mode_programs import gets_the_switch  # (the rules import this module)
 
-            if gets_the_switch(self.module.code, self.ctx.tf2_alias):
+            if gets_the_switch(self.module_text(), self.ctx.tf2_alias):
                 reasons.append("its Session/placeholder code keeps TF1 graph mode (TFM104 adds `disable_v2_behavior()`)")
         return reasons
 
@@ -457,7 +466,7 @@ class EstimatorSiteRule(KeptModelCodegen, SiteCodegen, Rule):
         (generated seed 568: a MirroredStrategy regression whose `get_total_loss()` held layer
         regularizers trained 1e-3 apart; without the regularizers, or without the strategy, the
         rewrite is exact). The hosted estimator runs those replicas as TF 2.15 did."""
-        code = self.module.code
+        code = self.module_text()
         if "regulariz" in code and "train_distribute" in code and gives_a_runconfig_strategy(code):
             site.problems.append(
                 "its layers' regularization under `RunConfig(train_distribute=...)`: TF 1.x's replicas counted "

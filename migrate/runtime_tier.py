@@ -15,8 +15,10 @@ not cover every variable). The runtime's warning is the authority.
 from __future__ import annotations
 
 import ast
+import functools
 
 from .names import ast_dotted
+from .parsing import parse
 
 __all__ = ["gives_a_runconfig_strategy", "graph_mode_reasons", "reasons_for"]
 
@@ -77,20 +79,25 @@ def graph_mode_reasons(source: str, switches: bool = True) -> list[str]:
     each reason once, in the text's order; empty when every call runs on the strategy tier.
     `switches=False`: the program's `disable_eager_execution()` is not counted (the migration
     drops it)."""
+    return list(_graph_mode_reasons(source, switches))
+
+
+@functools.lru_cache(maxsize=8)  # (each estimator rule asks it of the same module's text)
+def _graph_mode_reasons(source: str, switches: bool) -> tuple[str, ...]:
     try:
-        tree = ast.parse(source)
+        tree = parse(source)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return []
+        return ()
     calls = sorted((node for node in ast.walk(tree) if isinstance(node, ast.Call)),
                    key=lambda node: (node.lineno, node.col_offset))
     reasons = [reason for call in calls for reason in _call_reasons(call, switches)]
-    return list(dict.fromkeys(reasons + _distribute_reasons(calls)))
+    return tuple(dict.fromkeys(reasons + _distribute_reasons(calls)))
 
 
 def gives_a_runconfig_strategy(source: str) -> bool:
     """Whether a call in the text passes a non-empty `train_distribute=`/`eval_distribute=`."""
     try:
-        tree = ast.parse(source)
+        tree = parse(source)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return False
     return _gives_a_strategy([node for node in ast.walk(tree) if isinstance(node, ast.Call)])

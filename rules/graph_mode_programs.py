@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import ast
+import functools
 
 import libcst as cst
 
 from tfmigrate.names import AliasTable, SourceLines, ast_dotted, canonical_name
-from tfmigrate.parsing import indexed
+from tfmigrate.parsing import indexed, parse
 from tfmigrate.rule import ADD_IMPORTS, RUNTIME_ALIAS, RUNTIME_MODULE, Rule
 from tfmigrate.textpass import SourceView, TextPlan
 
@@ -44,18 +45,25 @@ def _needs_graph(tree: ast.Module, names: AliasTable, tf: str, chains: set[str])
     def graph_only(dotted: str) -> bool:
         return canonical_name(qualified(dotted, names, tf) or "") in GRAPH_ONLY
 
-    if not any(graph_only(dotted) for dotted in chains):
+    graph_chains = {dotted for dotted in chains if graph_only(dotted)}  # (each chain qualified once)
+    if not graph_chains:
         return False
 
-    def receiver(call: ast.AST) -> bool:
-        full = qualified(ast_dotted(call.func) or "", names, tf) or "" if isinstance(call, ast.Call) else ""
+    def builds_receiver(dotted: str) -> bool:
+        full = qualified(dotted, names, tf) or ""
         hosted = full[len(RUNTIME_MODULE) + 1:] if full.startswith(RUNTIME_MODULE + ".") else None  # (`tfm.estimator.export.X`)
         return hosted in _RECEIVERS or canonical_name(full) in _RECEIVERS
 
+    receiver_chains = {dotted for dotted in chains if builds_receiver(dotted)}
+
+    def receiver(call: ast.AST) -> bool:
+        return isinstance(call, ast.Call) and ast_dotted(call.func) in receiver_chains
+
     receivers: set[int] = set()
-    for node in ast.walk(tree):
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and any(receiver(call) for call in ast.walk(node)):
-            receivers.add(id(node))
+    if receiver_chains:  # (most modules build no receiver)
+        for node in ast.walk(tree):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and any(receiver(call) for call in ast.walk(node)):
+                receivers.add(id(node))
     stack: list[ast.AST] = [tree]
     while stack:
         node = stack.pop()
@@ -63,7 +71,7 @@ def _needs_graph(tree: ast.Module, names: AliasTable, tf: str, chains: set[str])
             continue
         if isinstance(node, ast.Attribute) and node.attr == "reset" and isinstance(node.value, (ast.Attribute, ast.Name)):
             continue  # `tf.Session.reset(...)`
-        if isinstance(node, (ast.Attribute, ast.Name)) and (dotted := ast_dotted(node)) and graph_only(dotted):
+        if isinstance(node, (ast.Attribute, ast.Name)) and (dotted := ast_dotted(node)) and dotted in graph_chains:
             return True
         stack.extend(ast.iter_child_nodes(node))
     return False
@@ -165,21 +173,23 @@ def placement(tree: ast.Module, names: AliasTable, tf: str = "tf") -> tuple[str,
     return ("main", guard) if guard is not None else None
 
 
+@functools.lru_cache(maxsize=8)  # (each estimator rule asks it of the same module's text)
 def runs_session_code(code: str, tf: str) -> bool:
     """Whether a module with this text feeds placeholders or runs sessions itself (`GRAPH_ONLY`),
     code that needs TF1 graph mode whichever estimator it holds."""
     try:
-        tree = ast.parse(code)
+        tree = parse(code)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return True
     return _needs_graph(tree, AliasTable.from_ast(tree, SourceLines(code)), tf, dotted_names(tree))
 
 
+@functools.lru_cache(maxsize=8)  # (each estimator rule asks it of the same module's text)
 def gets_the_switch(code: str, tf: str) -> bool:
     """Whether TFM104 would add `disable_v2_behavior()` to a module with this text (Session or
     placeholder code, no switch of its own, no Keras)."""
     try:
-        tree = ast.parse(code)
+        tree = parse(code)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return False
     return placement(tree, AliasTable.from_ast(tree, SourceLines(code)), tf) is not None
@@ -218,7 +228,7 @@ class GraphModePrograms(Rule):
         if keras_imports_added(self.ctx):
             return updated
         code = updated.code
-        tree = ast.parse(code)
+        tree = parse(code)
         where = placement(tree, AliasTable.from_ast(tree, SourceLines(code)), self.ctx.tf2_alias)
         if where is None:
             return updated
