@@ -18,8 +18,10 @@ from __future__ import annotations
 import ast
 import difflib
 import json
+import math
 import re
 from dataclasses import dataclass, field
+from json.encoder import encode_basestring
 
 from .engine import Options, transform_source
 from .results import Finding, Outcome, scan_todos
@@ -189,8 +191,53 @@ def dump_notebook(nb: dict, *, like: str) -> str:
     """JSON text for `nb` in the original's layout: its indent, its final newline, no \\u escapes."""
     match = re.match(r"[{\[]\r?\n( +)", like)
     indent = len(match.group(1)) if match else (None if "\n" not in like.strip() else 1)
-    text = json.dumps(nb, indent=indent, ensure_ascii=False)
+    text = _indented(nb, indent) if indent is not None else None
+    if text is None:
+        text = json.dumps(nb, indent=indent, ensure_ascii=False)
     return text + ("\n" if like.endswith("\n") else "")
+
+
+class _Unusual(Exception):
+    """A value `_indented` leaves to the json module (a non-string key, a float it spells its own way)."""
+
+
+def _indented(value: object, indent: int) -> str | None:
+    """`json.dumps(value, indent=indent, ensure_ascii=False)`, built by joins: the json module's
+    indenting encoder yields every token from a generator, and a notebook's outputs (images,
+    logs) are most of its size. None where the json module must write it."""
+    try:
+        return _encode(value, "\n", " " * indent)
+    except _Unusual:
+        return None
+
+
+def _encode(value: object, newline: str, step: str) -> str:
+    if isinstance(value, str):
+        return encode_basestring(value)
+    if isinstance(value, dict):
+        if not value:
+            return "{}"
+        inner = newline + step
+        if not all(isinstance(key, str) for key in value):
+            raise _Unusual
+        items = (encode_basestring(key) + ": " + _encode(item, inner, step) for key, item in value.items())
+        return "{" + inner + ("," + inner).join(items) + newline + "}"
+    if isinstance(value, list):
+        if not value:
+            return "[]"
+        inner = newline + step
+        return "[" + inner + ("," + inner).join(_encode(item, inner, step) for item in value) + newline + "]"
+    if value is True:
+        return "true"
+    if value is False:
+        return "false"
+    if value is None:
+        return "null"
+    if type(value) is int:
+        return int.__repr__(value)
+    if type(value) is float and math.isfinite(value):
+        return float.__repr__(value)
+    raise _Unusual
 
 
 def _is_python(nb: dict) -> bool:

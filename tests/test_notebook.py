@@ -16,7 +16,7 @@ from click.testing import CliRunner
 from conftest import FIXTURES as FIXTURES_DIR
 from conftest import ROOT
 from tfmigrate.cli import main
-from tfmigrate.notebook import _mask, transform_notebook
+from tfmigrate.notebook import _indented, _mask, dump_notebook, transform_notebook
 
 DATA = ROOT / "tests" / "data" / "notebooks"
 CASES = sorted(p.name[: -len(".in.ipynb")] for p in DATA.glob("*.in.ipynb"))
@@ -238,3 +238,34 @@ def test_a_program_split_into_cells_migrates_like_the_file(case: Path) -> None:
     expected = case.with_name(case.name.replace(".in.py", ".out.py")).read_text(encoding="utf-8")
     got = "\n".join(source(c) for c in out)
     assert [line for line in got.splitlines() if line.strip()] == [line for line in expected.splitlines() if line.strip()]
+
+
+def _random_json(rng, depth: int = 0):
+    kind = rng.randrange(9 if depth < 4 else 6)
+    if kind == 0:
+        return rng.choice([True, False, None])
+    if kind == 1:
+        return rng.randint(-10**20, 10**20)
+    if kind == 2:
+        return rng.choice([0.0, -0.0, 1.5, 1e-300, 1e300, rng.uniform(-1e6, 1e6)])
+    if kind in (3, 4, 5):
+        return "".join(rng.choice(['a', 'é', '"', '\\', '\n', '\t', '\x00', '\u2028', '💡', '/', ' ']) for _ in range(rng.randrange(6)))
+    if kind in (6, 7):
+        return [_random_json(rng, depth + 1) for _ in range(rng.randrange(4))]
+    return {str(_random_json(rng, 3)): _random_json(rng, depth + 1) for _ in range(rng.randrange(4))}
+
+
+def test_notebook_json_is_written_as_the_json_module_writes_it():
+    """`dump_notebook`'s own indenting writer gives json.dumps's text byte for byte (random
+    values of every JSON type, several indents), and leaves what it does not write the same way
+    (a non-string key, NaN) to the json module."""
+    import random
+
+    rng = random.Random(7)
+    for _ in range(400):
+        value = {"cells": [_random_json(rng) for _ in range(3)], "metadata": _random_json(rng)}
+        for indent in (1, 2, 4):
+            assert _indented(value, indent) == json.dumps(value, indent=indent, ensure_ascii=False)
+    assert _indented({"a": {1: 2}}, 1) is None and _indented([float("nan")], 1) is None
+    odd = {"cells": [], "n": float("nan")}
+    assert dump_notebook(odd, like='{\n "cells": []\n}\n') == json.dumps(odd, indent=1, ensure_ascii=False) + "\n"
