@@ -95,6 +95,7 @@ class EstimatorSiteRule(KeptModelCodegen, SiteCodegen, Rule):
         self._graph_mode_kept: list[str] | None = None  # (`_graph_mode_anywhere`'s)
         self._drops_kept_switches: bool | None = None  # (`_drops_switches_for_kept`'s)
         self._module_text: str | None = None  # (`module_text`'s)
+        self._statement_order: dict[int, dict[int, int]] = {}  # (`_names_taken`'s, per scope)
         self.functions = {s.name.value: s for s in node.body if isinstance(s, cst.FunctionDef)}
         # BERT's `model_fn_builder(...)`: a module-level function that defines the model_fn inside
         # it (a closure over its arguments) and returns it. The nested model_fn is migrated in
@@ -319,14 +320,15 @@ class EstimatorSiteRule(KeptModelCodegen, SiteCodegen, Rule):
         earlier = [other for other in self.sites[: self.sites.index(site)] if other.scope is site.scope]
         if not earlier:
             return taken
-        order: dict[int, int] = {}
+        order = self._statement_order.setdefault(id(site.scope), {})  # (once per scope: a scope may build many)
+        if not order:
 
-        class Order(cst.CSTVisitor):
-            def on_visit(self, node: cst.CSTNode) -> bool:
-                order[id(node)] = len(order)
-                return True
+            class Order(cst.CSTVisitor):
+                def on_visit(self, node: cst.CSTNode) -> bool:
+                    order[id(node)] = len(order)
+                    return True
 
-        site.scope.visit(Order())
+            site.scope.visit(Order())
         here = order.get(id(site.stmt), -1)
         for other in earlier:
             calls = [key for key, (owner, _) in self.call_rewrites.items() if owner is other]

@@ -92,8 +92,21 @@ def transform_notebook(text: str, *, filename: str = "<notebook>", options: Opti
         return NotebookResult(text, text, error=Finding("E999", 0, f"internal error: {type(exc).__name__}: {exc}"))
 
 
-def _transform(nb: dict, text: str, filename: str, options: Options) -> NotebookResult:
-    result = NotebookResult(text, text)
+def code_as_module(text: str) -> str | None:
+    """The module a notebook's code cells migrate as: IPython lines masked, a marker statement
+    between cells (None: not a Python notebook, or no code cell that parses)."""
+    try:
+        nb = json.loads(text)
+    except json.JSONDecodeError:
+        return None
+    if not isinstance(nb, dict) or not isinstance(nb.get("cells"), list) or not _is_python(nb):
+        return None
+    cells = _code_cells(nb, NotebookResult(text, text))
+    return _joined(cells)[0] if cells else None
+
+
+def _code_cells(nb: dict, result: NotebookResult) -> list[_Cell]:
+    """The Python code cells, masked; a cell that does not parse gets a W001 warning in `result`."""
     cells: list[_Cell] = []
     for index, cell in enumerate(nb["cells"]):
         if not isinstance(cell, dict) or cell.get("cell_type") != "code":
@@ -109,10 +122,12 @@ def _transform(nb: dict, text: str, filename: str, options: Options) -> Notebook
             result.warnings.append(Finding("W001", line, f"cell left untouched: syntax error: {message}", cell=item.number))
             continue
         cells.append(item)
-    if not cells:
-        return result
+    return cells
 
-    # One module: cell 1, then a marker statement before each further cell.
+
+def _joined(cells: list[_Cell]) -> tuple[str, list[tuple[int, int] | None], dict[str, _Cell]]:
+    """One module: cell 1, then a marker statement before each further cell; per joined line,
+    (cell, line) or None for a marker; the markers' cells."""
     joined: list[str] = []
     where: list[tuple[int, int] | None] = []  # per joined line: (cell, line) or None for a marker
     markers: dict[str, _Cell] = {}
@@ -125,7 +140,15 @@ def _transform(nb: dict, text: str, filename: str, options: Options) -> Notebook
         lines = item.masked.splitlines()
         joined.extend(lines)
         where.extend((item.number, n) for n in range(1, len(lines) + 1))
-    source = "\n".join(joined) + "\n"
+    return "\n".join(joined) + "\n", where, markers
+
+
+def _transform(nb: dict, text: str, filename: str, options: Options) -> NotebookResult:
+    result = NotebookResult(text, text)
+    cells = _code_cells(nb, result)
+    if not cells:
+        return result
+    source, where, markers = _joined(cells)
     migrated = transform_source(source, filename=filename, options=options)
     if migrated.error is not None:
         result.error = _locate(migrated.error, where)
