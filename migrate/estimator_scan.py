@@ -185,14 +185,79 @@ def all_inside(nodes: list[cst.CSTNode], blocks: tuple[cst.CSTNode, ...]) -> boo
     return bool(nodes) and all(id(node) in within for node in nodes)
 
 
-def mentions(node: cst.CSTNode, name: str, skip: set[int]) -> bool:
+STATEMENTS = (cst.SimpleStatementLine, cst.BaseCompoundStatement)
+
+
+@dataclass
+class StatementIndex:
+    """What each statement of a scope holds, worked out in one walk, so that the walks looking for
+    one name (each estimator's uses, `mentions`) skip the statements that cannot hold it."""
+
+    names: dict[int, set[str]]  # statement id -> every Name a reference walk reaches in it
+    assigns_calls: set[int]  # statements holding `x = f(...)` (a spec made for later)
+    order: dict[int, int]  # statement or call id -> its place in the scope's text
+
+    @classmethod
+    def of(cls, scope: cst.CSTNode) -> "StatementIndex":
+        index = cls({}, set(), {})
+
+        class Walk(cst.CSTVisitor):
+            def __init__(self) -> None:
+                self.open: list[set[str]] = []
+                self.ids: list[int] = []
+
+            def on_visit(self, node: cst.CSTNode) -> bool:
+                if isinstance(node, STATEMENTS):
+                    self.open.append(index.names.setdefault(id(node), set()))
+                    self.ids.append(id(node))
+                    index.order[id(node)] = len(index.order)
+                elif isinstance(node, cst.Call):
+                    index.order[id(node)] = len(index.order)
+                return super().on_visit(node)
+
+            def on_leave(self, node: cst.CSTNode) -> None:
+                if isinstance(node, STATEMENTS):
+                    names = self.open.pop()
+                    self.ids.pop()
+                    if self.open:
+                        self.open[-1].update(names)
+                super().on_leave(node)
+
+            def visit_Name(self, node: cst.Name) -> None:
+                if self.open:
+                    self.open[-1].add(node.value)
+
+            def visit_Assign(self, node: cst.Assign) -> None:
+                if isinstance(node.value, cst.Call):
+                    index.assigns_calls.update(self.ids)
+
+            def visit_Attribute(self, node: cst.Attribute) -> bool:
+                node.value.visit(self)
+                return False
+
+            def visit_Arg(self, node: cst.Arg) -> bool:
+                node.value.visit(self)
+                return False
+
+        scope.visit(Walk())
+        return index
+
+    def lacks(self, statement: cst.CSTNode, name: str) -> bool:
+        """Whether `statement` (one of the scope's) surely never refers to `name`."""
+        names = self.names.get(id(statement))
+        return names is not None and name not in names
+
+
+def mentions(node: cst.CSTNode, name: str, skip: set[int], index: StatementIndex | None = None) -> bool:
     """Whether `name` is referred to in `node` outside the subtrees whose ids are in `skip`
-    (an attribute or keyword spelled `name` is not a reference)."""
+    (an attribute or keyword spelled `name` is not a reference); `index`: `node`'s statements."""
 
     class Find(cst.CSTVisitor):
         found = False
 
         def on_visit(self, node: cst.CSTNode) -> bool:
+            if index is not None and isinstance(node, STATEMENTS) and index.lacks(node, name):
+                return False
             return id(node) not in skip and not self.found and super().on_visit(node)
 
         def visit_Name(self, node: cst.Name) -> None:

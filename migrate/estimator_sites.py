@@ -30,6 +30,7 @@ from .estimator_scan import (
     Decline,
     DocstringIndent,
     Site,
+    StatementIndex,
     all_inside,
     assigned_call,
     blocks_of,
@@ -95,7 +96,7 @@ class EstimatorSiteRule(KeptModelCodegen, SiteCodegen, Rule):
         self._graph_mode_kept: list[str] | None = None  # (`_graph_mode_anywhere`'s)
         self._drops_kept_switches: bool | None = None  # (`_drops_switches_for_kept`'s)
         self._module_text: str | None = None  # (`module_text`'s)
-        self._statement_order: dict[int, dict[int, int]] = {}  # (`_names_taken`'s, per scope)
+        self._statement_indexes: dict[int, tuple[cst.CSTNode, StatementIndex]] = {}  # (`_statements_of`'s)
         self.functions = {s.name.value: s for s in node.body if isinstance(s, cst.FunctionDef)}
         # BERT's `model_fn_builder(...)`: a module-level function that defines the model_fn inside
         # it (a closure over its arguments) and returns it. The nested model_fn is migrated in
@@ -320,15 +321,7 @@ class EstimatorSiteRule(KeptModelCodegen, SiteCodegen, Rule):
         earlier = [other for other in self.sites[: self.sites.index(site)] if other.scope is site.scope]
         if not earlier:
             return taken
-        order = self._statement_order.setdefault(id(site.scope), {})  # (once per scope: a scope may build many)
-        if not order:
-
-            class Order(cst.CSTVisitor):
-                def on_visit(self, node: cst.CSTNode) -> bool:
-                    order[id(node)] = len(order)
-                    return True
-
-            site.scope.visit(Order())
+        order = self._statements_of(site.scope).order  # (statements and calls, in the text's order)
         here = order.get(id(site.stmt), -1)
         for other in earlier:
             calls = [key for key, (owner, _) in self.call_rewrites.items() if owner is other]
@@ -501,7 +494,9 @@ class EstimatorSiteRule(KeptModelCodegen, SiteCodegen, Rule):
                 if id(node) in elsewhere:
                     return False
                 if isinstance(node, (cst.SimpleStatementLine, cst.BaseCompoundStatement)):
-                    self.stmt.append(node)
+                    self.stmt.append(node)  # (popped by on_leave, which LibCST calls for a skipped node too)
+                    if index.lacks(node, site.est_name) and id(node) not in index.assigns_calls:
+                        return False  # (nothing here for this estimator: no use, no spec made)
                 return super().on_visit(node)
 
             def on_leave(self, node: cst.CSTNode) -> None:
@@ -596,11 +591,19 @@ class EstimatorSiteRule(KeptModelCodegen, SiteCodegen, Rule):
         # the other branches never run with this one, so what they bind to the name is another
         # estimator, unless the name is also used after the branches join (then either may reach it).
         elsewhere: set[int] = set()
+        index = self._statements_of(site.scope)
         if site.branch is not None:
             others = {id(block) for block in site.exclusive}
-            if not mentions(site.scope, site.est_name, others | {id(site.branch)}):
+            if not mentions(site.scope, site.est_name, others | {id(site.branch)}, index):
                 elsewhere = others
         site.scope.visit(Uses())
+
+    def _statements_of(self, scope: cst.CSTNode) -> StatementIndex:
+        """`scope`'s `StatementIndex`, made once however many estimators it builds."""
+        held = self._statement_indexes.get(id(scope))
+        if held is None or held[0] is not scope:
+            held = self._statement_indexes[id(scope)] = (scope, StatementIndex.of(scope))
+        return held[1]
 
     # -- rewriting ------------------------------------------------------------------------
     def leave_FunctionDef(self, original: cst.FunctionDef, updated: cst.FunctionDef):
