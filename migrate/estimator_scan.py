@@ -15,6 +15,8 @@ from typing import TYPE_CHECKING
 import libcst as cst
 from libcst._nodes.internal import CodegenState
 
+from .names import ReferenceVisitor
+
 if TYPE_CHECKING:
     from .estimator.plan import Plan
 
@@ -201,7 +203,7 @@ class StatementIndex:
     def of(cls, scope: cst.CSTNode) -> "StatementIndex":
         index = cls({}, set(), {})
 
-        class Walk(cst.CSTVisitor):
+        class Walk(ReferenceVisitor):
             def __init__(self) -> None:
                 self.open: list[set[str]] = []
                 self.ids: list[int] = []
@@ -231,14 +233,6 @@ class StatementIndex:
                 if isinstance(node.value, cst.Call):
                     index.assigns_calls.update(self.ids)
 
-            def visit_Attribute(self, node: cst.Attribute) -> bool:
-                node.value.visit(self)
-                return False
-
-            def visit_Arg(self, node: cst.Arg) -> bool:
-                node.value.visit(self)
-                return False
-
         scope.visit(Walk())
         return index
 
@@ -252,7 +246,7 @@ def mentions(node: cst.CSTNode, name: str, skip: set[int], index: StatementIndex
     """Whether `name` is referred to in `node` outside the subtrees whose ids are in `skip`
     (an attribute or keyword spelled `name` is not a reference); `index`: `node`'s statements."""
 
-    class Find(cst.CSTVisitor):
+    class Find(ReferenceVisitor):
         found = False
 
         def on_visit(self, node: cst.CSTNode) -> bool:
@@ -262,14 +256,6 @@ def mentions(node: cst.CSTNode, name: str, skip: set[int], index: StatementIndex
 
         def visit_Name(self, node: cst.Name) -> None:
             self.found = self.found or node.value == name
-
-        def visit_Attribute(self, node: cst.Attribute) -> bool:
-            node.value.visit(self)
-            return False
-
-        def visit_Arg(self, node: cst.Arg) -> bool:
-            node.value.visit(self)
-            return False
 
     finder = Find()
     node.visit(finder)

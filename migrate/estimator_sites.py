@@ -47,7 +47,7 @@ from .estimator_surface import EARLY_STOPPING, RECEIVERS, SURFACE_SYMBOLS, Surfa
 from .keras_codegen import render
 from .estimator.analyzer import ModelFnAnalyzer
 from .estimator.plan import Plan, Unsupported
-from .names import names_in
+from .names import ReferenceVisitor, names_in
 from .rule import Rule
 
 if TYPE_CHECKING:
@@ -485,7 +485,7 @@ class EstimatorSiteRule(KeptModelCodegen, SiteCodegen, Rule):
     def _find_uses(self, site: Site) -> None:
         rule = self
 
-        class Uses(cst.CSTVisitor):
+        class Uses(ReferenceVisitor):
             def __init__(self) -> None:
                 self.stmt: list[cst.CSTNode] = []
                 self.site_seen = False  # (the walk is in source order: specs made before it are early)
@@ -573,14 +573,6 @@ class EstimatorSiteRule(KeptModelCodegen, SiteCodegen, Rule):
                         f"`{site.est_name}` is used here beyond train/evaluate: the estimator is now the Keras "
                         f"model `{site.model_var}`; migrate this use by hand"
                     )
-
-            def visit_Attribute(self, node: cst.Attribute) -> bool:
-                node.value.visit(self)
-                return False
-
-            def visit_Arg(self, node: cst.Arg) -> bool:
-                node.value.visit(self)
-                return False
 
         site_value = site.stmt.body[0].value  # type: ignore[attr-defined]
         spec_assigns: dict[str, cst.Call] = {}

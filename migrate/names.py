@@ -350,9 +350,9 @@ def _iter_ast_imports(tree: ast.Module, lines: SourceLines):
                 stack.extend(_ast_lines(node.finalbody, lines))
 
 
-class _Names(cst.CSTVisitor):
-    def __init__(self) -> None:
-        self.names: set[str] = set()
+class ReferenceVisitor(cst.CSTVisitor):
+    """A walk that reaches the names code refers to: not an attribute's name (`x.name`) or a
+    keyword argument's (`f(name=...)`)."""
 
     def visit_Attribute(self, node: cst.Attribute) -> bool:
         node.value.visit(self)
@@ -361,6 +361,11 @@ class _Names(cst.CSTVisitor):
     def visit_Arg(self, node: cst.Arg) -> bool:
         node.value.visit(self)
         return False
+
+
+class _Names(ReferenceVisitor):
+    def __init__(self) -> None:
+        self.names: set[str] = set()
 
     def visit_Name(self, node: cst.Name) -> None:
         self.names.add(node.value)
