@@ -51,6 +51,7 @@ from ..inputs import ModeKeys, named_parameters
 from .. import model_fn as model_fn_tiers
 from ..model_fn.graph import distribute, saved_model
 from ..model_fn.graph.session_calls import GraphModeCalls
+from ..model_fn.strategy.tf1_build import patched
 from .spec import EstimatorSpec
 
 __all__ = ["Estimator", "WarmStartSettings", "VocabInfo"]
@@ -69,13 +70,9 @@ def tf1_variables() -> Iterator[None]:
     if tf.distribute.has_strategy() or tf.inside_function():  # a strategy, or the strategy tier's tf.function
         yield
         return
-    v2_control_flow = control_flow_util.ENABLE_CONTROL_FLOW_V2
-    control_flow_util.ENABLE_CONTROL_FLOW_V2 = False
-    try:
-        with tf.compat.v1.variable_scope(tf.compat.v1.get_variable_scope(), use_resource=False):
-            yield
-    finally:
-        control_flow_util.ENABLE_CONTROL_FLOW_V2 = v2_control_flow
+    with patched((control_flow_util, "ENABLE_CONTROL_FLOW_V2", False)), \
+            tf.compat.v1.variable_scope(tf.compat.v1.get_variable_scope(), use_resource=False):
+        yield
 
 
 @contextlib.contextmanager

@@ -44,6 +44,7 @@ from ..input_fn import DatasetInitializerHook, split_features_labels
 from ...estimator.spec import EstimatorSpec
 from .. import step_order
 from ..step_order import is_acyclic
+from ..strategy.tf1_build import patched
 
 __all__ = ["NotLoopable", "build_train_loop", "LoopStepsHook", "order_reads_before_writes"]
 
@@ -52,19 +53,12 @@ class NotLoopable(Exception):
     """Why the training step cannot run in an in-graph loop (training then runs step by step)."""
 
 
-@contextlib.contextmanager
-def _tf1_control_flow() -> Iterator[None]:
+def _tf1_control_flow() -> contextlib.AbstractContextManager:
     """`tf.while_loop`/`tf.cond` build TF 1.x's control flow ops while inside (a module flag)."""
-    previous = control_flow_util.ENABLE_CONTROL_FLOW_V2
-    control_flow_util.ENABLE_CONTROL_FLOW_V2 = False
-    try:
-        yield
-    finally:
-        control_flow_util.ENABLE_CONTROL_FLOW_V2 = previous
+    return patched((control_flow_util, "ENABLE_CONTROL_FLOW_V2", False))
 
 
-@contextlib.contextmanager
-def _restores_outside_loops() -> Iterator[None]:
+def _restores_outside_loops() -> contextlib.AbstractContextManager:
     """`init_from_checkpoint` called in the loop body builds its restore ops outside the loop."""
     original = checkpoint_utils._init_from_checkpoint  # noqa: SLF001 - the function init_from_checkpoint calls
 
@@ -72,11 +66,7 @@ def _restores_outside_loops() -> Iterator[None]:
         with tf.control_dependencies(None):  # also clears the while-loop context
             return original(*args, **kwargs)
 
-    checkpoint_utils._init_from_checkpoint = outside_loops  # noqa: SLF001
-    try:
-        yield
-    finally:
-        checkpoint_utils._init_from_checkpoint = original  # noqa: SLF001
+    return patched((checkpoint_utils, "_init_from_checkpoint", outside_loops))
 
 
 def _in_loop(value: Any) -> bool:
