@@ -196,12 +196,12 @@ class StatementIndex:
     one name (each estimator's uses, `mentions`) skip the statements that cannot hold it."""
 
     names: dict[int, set[str]]  # statement id -> every Name a reference walk reaches in it
-    assigns_calls: set[int]  # statements holding `x = f(...)` (a spec made for later)
+    assigned_calls: dict[int, list[cst.Assign]]  # statement id -> its `x = f(...)` (a spec made for later?)
     order: dict[int, int]  # statement or call id -> its place in the scope's text
 
     @classmethod
     def of(cls, scope: cst.CSTNode) -> "StatementIndex":
-        index = cls({}, set(), {})
+        index = cls({}, {}, {})
 
         class Walk(ReferenceVisitor):
             def __init__(self) -> None:
@@ -230,8 +230,9 @@ class StatementIndex:
                     self.open[-1].add(node.value)
 
             def visit_Assign(self, node: cst.Assign) -> None:
-                if isinstance(node.value, cst.Call):
-                    index.assigns_calls.update(self.ids)
+                if isinstance(node.value, cst.Call) and len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name):
+                    for held in self.ids:
+                        index.assigned_calls.setdefault(held, []).append(node)
 
         scope.visit(Walk())
         return index

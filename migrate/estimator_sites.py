@@ -14,7 +14,7 @@ strategy, steps per execution and input_fn arguments are in `rules/tpu_estimator
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING
 
 import libcst as cst
@@ -97,6 +97,8 @@ class EstimatorSiteRule(KeptModelCodegen, SiteCodegen, Rule):
         self._drops_kept_switches: bool | None = None  # (`_drops_switches_for_kept`'s)
         self._module_text: str | None = None  # (`module_text`'s)
         self._statement_indexes: dict[int, tuple[cst.CSTNode, StatementIndex]] = {}  # (`_statements_of`'s)
+        self._spec_assigns: dict[int, tuple[cst.Assign, bool]] = {}  # (`_makes_spec`'s)
+        self._scope_names: dict[int, tuple[cst.CSTNode, frozenset[str]]] = {}  # (`_names_taken`'s)
         self.functions = {s.name.value: s for s in node.body if isinstance(s, cst.FunctionDef)}
         # BERT's `model_fn_builder(...)`: a module-level function that defines the model_fn inside
         # it (a closure over its arguments) and returns it. The nested model_fn is migrated in
@@ -113,6 +115,7 @@ class EstimatorSiteRule(KeptModelCodegen, SiteCodegen, Rule):
         self.sites: list[Site] = []
         self.site_by_stmt: dict[int, Site] = {}
         self.call_rewrites: dict[int, tuple[Site, str]] = {}
+        self.call_nodes: dict[int, cst.Call] = {}  # each call_rewrites key's call (however often a walk finds it)
         self.other_uses: dict[int, str] = {}
         self.plans: dict[str, Plan] = {}
         self.plan_failures: dict[str, Decline] = {}
@@ -256,13 +259,15 @@ class EstimatorSiteRule(KeptModelCodegen, SiteCodegen, Rule):
         return self._module_text
 
     def _line_of(self, node: cst.CSTNode) -> int:
-        """`node`'s first line in this module: read off the text LibCST parsed it from (positions
-        of its top-level statement only), else the whole module's positions, worked out once."""
-        parsed = self.ctx.parsed
-        if parsed is not None and parsed[0] is self.module:
-            line = line_in_text(self.module, parsed[1], node)
-            if line is not None:
-                return line
+        """`node`'s first line in this module: read off its text (`module_text`: the text LibCST
+        parsed it from, or the module rendered once) and the positions of its top-level statement
+        only; else the whole module's positions, worked out once."""
+        try:
+            line = line_in_text(self.module, self.module_text(), node)
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            line = None
+        if line is not None:
+            return line
         if self._positions is None:
             from libcst.metadata import MetadataWrapper, PositionProvider
 
@@ -317,7 +322,10 @@ class EstimatorSiteRule(KeptModelCodegen, SiteCodegen, Rule):
         """The names a site's model may not take: its scope's, the module's functions, and the
         model of an earlier site of the scope still called after this one is built (two
         estimators built before either trains keep two models)."""
-        taken = names_in(site.scope) | set(self.functions)
+        held = self._scope_names.get(id(site.scope))
+        if held is None or held[0] is not site.scope:  # (a scope's names, once however many sites it builds)
+            held = self._scope_names[id(site.scope)] = (site.scope, frozenset(names_in(site.scope)))
+        taken = set(held[1]) | set(self.functions)
         earlier = [other for other in self.sites[: self.sites.index(site)] if other.scope is site.scope]
         if not earlier:
             return taken
@@ -495,7 +503,7 @@ class EstimatorSiteRule(KeptModelCodegen, SiteCodegen, Rule):
                     return False
                 if isinstance(node, (cst.SimpleStatementLine, cst.BaseCompoundStatement)):
                     self.stmt.append(node)  # (popped by on_leave, which LibCST calls for a skipped node too)
-                    if index.lacks(node, site.est_name) and id(node) not in index.assigns_calls:
+                    if index.lacks(node, site.est_name) and not rule._makes_spec(index.assigned_calls.get(id(node), ())):
                         return False  # (nothing here for this estimator: no use, no spec made)
                 return super().on_visit(node)
 
@@ -513,6 +521,7 @@ class EstimatorSiteRule(KeptModelCodegen, SiteCodegen, Rule):
                     and func.attr.value in ESTIMATOR_METHODS
                 ):
                     rule.call_rewrites[id(node)] = (site, func.attr.value)
+                    rule.call_nodes[id(node)] = node
                     for arg in node.args:
                         arg.value.visit(self)
                     return False
@@ -526,6 +535,7 @@ class EstimatorSiteRule(KeptModelCodegen, SiteCodegen, Rule):
                     first = node.args[0].value
                     if isinstance(first, cst.Name) and first.value == site.est_name:
                         rule.call_rewrites[id(node)] = (site, "train_and_evaluate")
+                        rule.call_nodes[id(node)] = node
                         for index, arg in enumerate(node.args[1:3], start=1):
                             kind = ("train_spec", "eval_spec")[index - 1]
                             if arg.keyword is not None:
@@ -555,7 +565,7 @@ class EstimatorSiteRule(KeptModelCodegen, SiteCodegen, Rule):
                     isinstance(value, cst.Call)
                     and len(node.targets) == 1
                     and isinstance(node.targets[0].target, cst.Name)
-                    and rule.canonical(value.func) in SPEC_KEYS.values()
+                    and rule._makes_spec([node])
                 ):
                     name = node.targets[0].target.value
                     spec_assigns[name] = value
@@ -589,6 +599,16 @@ class EstimatorSiteRule(KeptModelCodegen, SiteCodegen, Rule):
             if not mentions(site.scope, site.est_name, others | {id(site.branch)}, index):
                 elsewhere = others
         site.scope.visit(Uses())
+
+    def _makes_spec(self, assigns: Iterable[cst.Assign]) -> bool:
+        """Whether one of these `name = f(...)` makes a TrainSpec or EvalSpec (each asked once)."""
+        for assign in assigns:
+            held = self._spec_assigns.get(id(assign))
+            if held is None or held[0] is not assign:
+                held = self._spec_assigns[id(assign)] = (assign, self.canonical(assign.value.func) in SPEC_KEYS.values())  # type: ignore[attr-defined]
+            if held[1]:
+                return True
+        return False
 
     def _statements_of(self, scope: cst.CSTNode) -> StatementIndex:
         """`scope`'s `StatementIndex`, made once however many estimators it builds."""

@@ -38,7 +38,7 @@ _CALL_ARGS = {
 
 class KeptModelCodegen:
     """Writes a kept model_fn's site as TF2 (module doc); a mixin of `EstimatorSiteRule`, which
-    supplies `ctx`, `module`, `call_rewrites`, `code_of`, `config_code`, `binding_lines`,
+    supplies `ctx`, `module`, `call_rewrites`, `call_nodes`, `code_of`, `config_code`, `binding_lines`,
     `as_statements`, `strategy_statement`, `steps_per_execution` and `_bind_call`."""
 
     # Whether this rule's kept model_fns become `tfm.ModelFnModel` (Estimator, TPUEstimator).
@@ -57,15 +57,8 @@ class KeptModelCodegen:
         calls = {key: method for key, (entry_site, method) in self.call_rewrites.items() if entry_site is site}  # type: ignore[attr-defined]
         if not calls or any(method not in _CALLS for method in calls.values()):
             return False
-        found: list[cst.Call] = []
-
-        class Calls(cst.CSTVisitor):
-            def visit_Call(self, node: cst.Call) -> None:
-                if id(node) in calls:
-                    found.append(node)
-
-        site.scope.visit(Calls())
-        return len(found) == len(calls) and all(_reads_input_fn(call, calls[id(call)]) for call in found)
+        # (`_find_uses` found these calls in the site's scope, and kept each node)
+        return all(_reads_input_fn(self.call_nodes[key], method) for key, method in calls.items())  # type: ignore[attr-defined]
 
     def kept_model_names(self, site: Site) -> None:
         """The model's and strategy's names: `model`/`strategy` unless the scope has them (one

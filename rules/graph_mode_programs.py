@@ -64,6 +64,8 @@ def _needs_graph(tree: ast.Module, names: AliasTable, tf: str, chains: set[str])
         for node in ast.walk(tree):
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and any(receiver(call) for call in ast.walk(node)):
                 receivers.add(id(node))
+    elif not any(node.attr == "reset" for node in indexed(tree).get(ast.Attribute, ())):  # type: ignore[attr-defined]
+        return True  # (`chains` are the tree's own: with nothing to skip, the walk below finds one)
     stack: list[ast.AST] = [tree]
     while stack:
         node = stack.pop()
