@@ -11,7 +11,9 @@ XLA on a TPU: the read, written first, runs first. The hosted tier makes that or
 `order_reads_before_writes` for an iteration of the in-graph loop (`tpu_loop`), and
 `order_step_reads_before_writes` for a step run by itself (`core.Estimator`). A program that
 orders a read after a write (a `control_dependencies` block, a read of an assign's result) keeps
-its order.
+its order. The global step's read that Estimator makes before the model_fn, which its hooks fetch
+with each step (`SummarySaverHook` labels and schedules its summaries by it), is no ancestor of
+the step's fetches: `order_writes_after_read` orders the step's increment after it.
 """
 
 from __future__ import annotations
@@ -21,7 +23,8 @@ from typing import Any, Iterable
 
 import tensorflow as tf
 
-__all__ = ["ancestors", "order_reads_before_writes", "order_step_reads_before_writes", "read_before_write_edges", "is_acyclic"]
+__all__ = ["ancestors", "order_reads_before_writes", "order_step_reads_before_writes", "order_writes_after_read",
+           "read_before_write_edges", "is_acyclic"]
 
 PASS_THROUGH = frozenset({"Enter", "RefEnter", "Identity", "RefIdentity"})
 # Ops whose output may share its input's buffer: reading it reads the variable.
@@ -151,3 +154,21 @@ def order_step_reads_before_writes(graph: tf.Graph, first: int, fetches: Iterabl
     if not is_acyclic(ops, edges):
         return None
     return _add(edges)
+
+
+def order_writes_after_read(graph: tf.Graph, first: int, fetches: Iterable[Any], variable: Any, read: Any) -> int:
+    """The step's writes of `variable` (top-level ops made since the graph had `first` ops that
+    running `fetches` runs) wait for `read`, a read of it made before them (so never after them):
+    a hook fetching `read` with the step sees the value the step started from, as TF 1.x's
+    `_increment_global_step` ordered it. Returns the number of edges added."""
+    made = graph.get_operations()[first:]
+    run = ancestors(fetches, set(made))
+    name = variable.op.name
+    added = 0
+    for op in made:
+        if op not in run or op._get_control_flow_context() is not None or read.op in op.control_inputs:  # noqa: SLF001
+            continue
+        if any(_variable_of(tensor) == name and _is_write(op, tensor) for tensor in op.inputs):
+            op._add_control_input(read.op)  # noqa: SLF001 - the graph is being built
+            added += 1
+    return added

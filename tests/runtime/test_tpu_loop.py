@@ -243,3 +243,53 @@ def test_a_step_orders_its_reads_before_its_writes_and_leaves_set_up_ops_alone()
         before = [list(op.control_inputs) for op in (write_a.op, write_b.op)]
         assert order_step_reads_before_writes(graph, first, [read_a, read_b]) is None  # a cycle: left as written
         assert [list(op.control_inputs) for op in (write_a.op, write_b.op)] == before
+
+
+def test_the_step_read_the_hooks_fetch_runs_before_the_step_increments_it() -> None:
+    """Estimator's global step read (made before the model_fn; `SummarySaverHook` fetches it with
+    each step and labels its summaries by it) is no ancestor of the train_op: the step's increment
+    is ordered after it, so a hook never reads the incremented value (under load TF's executor ran
+    the increment first and the summaries moved one step)."""
+    from tensorflow.python.training import training_util
+
+    from tfmigrate.runtime.model_fn.step_order import order_writes_after_read
+
+    graph = tf.Graph()
+    with graph.as_default():
+        step = tf.compat.v1.train.get_or_create_global_step()
+        first = len(graph.get_operations())
+        step_read = training_util._get_or_create_global_step_read(graph)  # noqa: SLF001
+        w = tf.compat.v1.get_variable("w", [], initializer=tf.compat.v1.ones_initializer(), use_resource=False)
+        loss = w * w
+        train_op = tf.compat.v1.train.GradientDescentOptimizer(0.1).minimize(loss, global_step=step)
+        increments = [op for op in graph.get_operations()[first:] if op.type in ("AssignAdd", "AssignAddVariableOp")]
+        assert len(increments) == 1 and step_read.op not in increments[0].control_inputs
+        assert order_writes_after_read(graph, first, [train_op, loss], step, step_read) == 1
+        assert step_read.op in increments[0].control_inputs
+        assert order_writes_after_read(graph, first, [train_op, loss], step, step_read) == 0  # once
+        update = [op for op in graph.get_operations()[first:] if op.type.endswith("ApplyGradientDescent")][0]
+        assert step_read.op not in update.control_inputs  # only the step's own writes wait
+
+
+def test_the_estimators_step_by_step_training_orders_its_increment_after_the_hooks_read(tmp_path) -> None:
+    """The same order in the graph `tfm.estimator.Estimator` trains (seen from a hook's `begin`)."""
+    from tensorflow.python.training import training_util
+
+    seen = {}
+
+    class Look(tf.compat.v1.train.SessionRunHook):
+        def begin(self):
+            graph = tf.compat.v1.get_default_graph()
+            read = training_util._get_or_create_global_step_read(graph)  # noqa: SLF001
+            seen["waits"] = [read.op in op.control_inputs for op in graph.get_operations() if op.type in ("AssignAdd", "AssignAddVariableOp")]
+
+    def model_fn(features, labels, mode):
+        w = tf.compat.v1.get_variable("w", [5, 2], initializer=tf.compat.v1.zeros_initializer())
+        loss = tf.compat.v1.losses.sparse_softmax_cross_entropy(labels, tf.matmul(features["x"], w))
+        step = tf.compat.v1.train.get_global_step()
+        train_op = tf.compat.v1.train.GradientDescentOptimizer(0.1).minimize(loss, global_step=step)
+        return tfm.estimator.EstimatorSpec(mode, loss=loss, train_op=train_op)
+
+    estimator = tfm.estimator.Estimator(model_fn, model_dir=str(tmp_path))
+    estimator.train(lambda: input_fn({"batch_size": 8}), steps=2, hooks=[Look()])
+    assert seen["waits"] == [True]

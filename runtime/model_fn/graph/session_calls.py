@@ -21,7 +21,7 @@ from ..._logging import logger
 from ...estimator.spec import LOSS_METRIC_KEY
 from ...inputs import ModeKeys
 from ..input_fn import parse_input_fn_result
-from ..step_order import order_step_reads_before_writes
+from ..step_order import order_step_reads_before_writes, order_writes_after_read
 from . import distribute
 
 __all__ = ["GraphModeCalls", "select_keys"]
@@ -48,14 +48,17 @@ class GraphModeCalls:
     def _train_in_graph(self, graph, input_fn, hooks, listeners):
         global_step = self._start_graph(graph)
         first = len(graph.get_operations())
+        step_read = None
         if global_step is not None:
-            training_util._get_or_create_global_step_read(graph)  # noqa: SLF001 - Estimator's step read
+            step_read = training_util._get_or_create_global_step_read(graph)  # noqa: SLF001 - Estimator's step read
         features, labels, input_hooks = parse_input_fn_result(self._call_input_fn(input_fn, ModeKeys.TRAIN))
         spec = self._call_model_fn(features, labels, ModeKeys.TRAIN, self._config)
         if order_step_reads_before_writes(graph, first, [spec.train_op, spec.loss]) is None:
             logger.info("The training step's reads and writes of its variables run in the order TF picks: "
                         "ordering reads first would make a cycle.")
         global_step = tf.compat.v1.train.get_global_step(graph)
+        if step_read is not None and global_step is not None:  # (what the hooks fetch: the step's first value)
+            order_writes_after_read(graph, first, [spec.train_op, spec.loss], global_step, step_read)
         return self._train_with_spec(spec, list(input_hooks), hooks, global_step, listeners)
 
     def _training_hooks(self, spec, worker_hooks, hooks, global_step, steps_per_run=1):
