@@ -115,8 +115,8 @@ def _code_cells(nb: dict, result: NotebookResult) -> list[_Cell]:
         prepared = _mask(item.original, placeholder=f"__tfmigrate_magic_{index + 1}_{{}}__")
         if prepared is None:
             continue  # a non-Python cell magic (%%bash, %%writefile, ...)
-        item.masked, item.magics = prepared
-        problem = _syntax_error(item.masked)
+        item.masked, item.magics, parses = prepared
+        problem = None if parses else _syntax_error(item.masked)
         if problem is not None:
             line, message = problem
             result.warnings.append(Finding("W001", line, f"cell left untouched: syntax error: {message}", cell=item.number))
@@ -277,8 +277,9 @@ def _lines_nl(text: str) -> list[str]:
     return [line + "\n" for line in text.splitlines()]
 
 
-def _mask(source: str, *, placeholder: str) -> tuple[str, dict[str, str]] | None:
-    """(Python text, placeholder -> original line); None for a cell whose magic body is not Python."""
+def _mask(source: str, *, placeholder: str) -> tuple[str, dict[str, str], bool] | None:
+    """(Python text, placeholder -> original line, whether that text is known to parse); None for a
+    cell whose magic body is not Python."""
     lines = source.splitlines()
     magics: dict[str, str] = {}
     first = next((i for i, line in enumerate(lines) if line.strip()), None)
@@ -289,8 +290,9 @@ def _mask(source: str, *, placeholder: str) -> tuple[str, dict[str, str]] | None
         key = placeholder.format(len(magics))
         magics[key] = lines[first]
         lines[first] = key
-    if _syntax_error("\n".join(lines)) is None:
-        return "\n".join(lines) + ("\n" if lines else ""), magics
+    text = "\n".join(lines) + ("\n" if lines else "")
+    if _syntax_error(text) is None:
+        return text, magics, True  # (the cell's own parse: the caller need not parse it again)
     continued, indent = False, ""
     for i, line in enumerate(lines):
         if not (continued or _LINE_MAGIC.match(line) or (_HELP.match(line) and not line.lstrip().startswith("#"))):
@@ -301,7 +303,7 @@ def _mask(source: str, *, placeholder: str) -> tuple[str, dict[str, str]] | None
         magics[key] = line
         lines[i] = indent + key
         continued = line.rstrip().endswith("\\")
-    return "\n".join(lines) + ("\n" if lines else ""), magics
+    return "\n".join(lines) + ("\n" if lines else ""), magics, False
 
 
 def _unmask(item: _Cell) -> list[str] | None:

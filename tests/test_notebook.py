@@ -16,7 +16,7 @@ from click.testing import CliRunner
 from conftest import FIXTURES as FIXTURES_DIR
 from conftest import ROOT
 from tfmigrate.cli import main
-from tfmigrate.notebook import _indented, _mask, dump_notebook, transform_notebook
+from tfmigrate.notebook import _indented, _mask, _syntax_error, dump_notebook, transform_notebook
 
 DATA = ROOT / "tests" / "data" / "notebooks"
 CASES = sorted(p.name[: -len(".in.ipynb")] for p in DATA.glob("*.in.ipynb"))
@@ -51,7 +51,7 @@ def test_golden(case: str, request: pytest.FixtureRequest) -> None:
     assert again.output == result.output and not again.changes
     for cell in cells(result.output):
         if cell["cell_type"] == "code" and not source(cell).startswith("%%bash") and "broken" not in source(cell):
-            masked, _ = _mask(source(cell), placeholder="__m{}__")
+            masked, _, _ = _mask(source(cell), placeholder="__m{}__")
             compile(masked, "<cell>", "exec")  # every migrated cell is still valid (masked) Python
 
 
@@ -170,10 +170,13 @@ def test_todo_lines_in_the_report_are_cell_addressed(tmp_path: Path) -> None:
     ],
 )
 def test_ipython_masking(cell: str, masked_lines: list[str]) -> None:
-    masked, magics = _mask(cell, placeholder="M{}")
+    masked, magics, parses = _mask(cell, placeholder="M{}")
     assert masked.splitlines() == masked_lines
     for key, line in magics.items():
         assert line in cell.splitlines()
+    # Whether the text parsed as it is (its cell magic aside), which spares the caller a second parse.
+    assert parses == (not any(not line.lstrip().startswith("%%") for line in magics.values()))
+    assert not parses or _syntax_error(masked) is None
 
 
 def test_non_python_cells_and_notebooks_are_left_alone() -> None:
