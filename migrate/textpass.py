@@ -679,9 +679,10 @@ def _line_offset(source: str, lineno: int) -> int:
 
 def add_imports(source: str, tree: ast.Module, items) -> str | None:
     """LibCST's `AddImportsVisitor` (no package name) on `source`, computed from its `ast`: the
-    `ImportItem`s the top import block lacks, as new lines after it. None where the visitor would
-    do something this does not reproduce (it extends an existing `from m import ...`, the file has
-    no top import block or nothing after it, statements share a line there, `__future__`, ...).
+    `ImportItem`s the top import block lacks, as new lines after it, or as names put first in the
+    block's one-line `from m import ...` of their module. None where the visitor would do
+    something this does not reproduce (it extends a parenthesized `from m import (...)`, the file
+    has no top import block or nothing after it, statements share a line there, `__future__`, ...).
 
     Same bookkeeping as the visitor: what the top imports already provide is dropped, then
     `import m` (sorted), `import m as a` (in request order), `from m import ...` (aliased modules
@@ -776,11 +777,23 @@ def add_imports(source: str, tree: ast.Module, items) -> str | None:
             module_mapping[module] = module_mapping[module] - objects
             if not module_mapping[module]:
                 del module_mapping[module]
-    # leave_ImportFrom would extend a top `from m import ...` of a module still wanted.
+    # leave_ImportFrom: the first top `from m import ...` of a module still wanted takes its names,
+    # before its own (`from absl import flags` -> `from absl import app, flags`).
+    extended: list[tuple[int, str]] = []  # (where in `source`, the names and their commas)
     for stmt in body[start:end]:
         if isinstance(stmt, ast.ImportFrom) and not stmt.level and stmt.module is not None and stmt.names[0].name != "*":
-            if stmt.module in module_mapping or stmt.module in alias_mapping:
-                return None
+            module = stmt.module
+            if module not in module_mapping and module not in alias_mapping:
+                continue
+            at = _first_name_at(source, stmt)
+            if at is None:
+                return None  # parenthesized or over several lines: the visitor's layout is its own
+            names = sorted(module_mapping.pop(module, ()))
+            names += [f"{obj} as {alias}" for obj, alias in sorted(alias_mapping.pop(module, []))]
+            extended.append((at, "".join(f"{name}, " for name in names)))
+    for at, names in reversed(extended):
+        source = source[:at] + names + source[at:]
+        pos += len(names)  # (all inside the block: its end moves by what went in)
     if not (module_imports or module_mapping or module_aliases or alias_mapping):
         return source
 
@@ -807,6 +820,20 @@ def add_imports(source: str, tree: ast.Module, items) -> str | None:
     first = min([nxt.lineno] + [d.lineno for d in getattr(nxt, "decorator_list", ())])
     blank = first > last + 1 and not next_line.strip(" \t\f")
     return source[:pos] + "".join(added) + ("" if blank else "\n") + source[pos:]
+
+
+def _first_name_at(source: str, stmt: ast.ImportFrom) -> int | None:
+    """Where the first imported name of a one-line, unparenthesized `from m import a, b` starts
+    in `source`; None for any other layout."""
+    if stmt.end_lineno != stmt.lineno:
+        return None
+    begin = _line_offset(source, stmt.lineno)
+    stop = source.find("\n", begin)
+    line = source[begin : len(source) if stop == -1 else stop].encode("utf-8")
+    first = stmt.names[0]
+    if first.lineno != stmt.lineno or "(" in line[stmt.col_offset : first.col_offset].decode("utf-8", "replace"):
+        return None
+    return begin + len(line[: first.col_offset].decode("utf-8"))
 
 
 def _docstring_or_strict(stmt: ast.stmt, source: str) -> bool:

@@ -541,6 +541,17 @@ HEADS = [
     "import os; \\\nimport sys\nx = 1\n",
     "x = 1\nimport os\n",
     "import os\n\x0c\nx = 1\n",
+    # a top `from m import ...` that the visitor extends with the names asked of `m`
+    "from absl import flags  # c\nimport tensorflow as tf\n\n\nx = 1\n",
+    "from absl import flags, logging as lg\nx = 1\n",
+    "from absl import flags\nfrom absl import logging\nx = 1\n",
+    "from  absl  import  flags\nx = 1\n",
+    "from absl import (flags)\nx = 1\n",
+    "from absl import (\n    flags)\nx = 1\n",
+    "from absl.flags import x\nfrom absl import flags\nx = 1\n",
+    "from \u00e9bsl import y\nfrom absl import flags\nx = 1\n",
+    '"""D\u00e9j\u00e0."""\nfrom absl import flags\nimport os\n@dec\ndef f(): pass\n',
+    "from absl import flags as f, app\nx = 1\n",
 ]
 REQUESTS = [
     [("tensorflow", None, "tf")],
@@ -549,6 +560,9 @@ REQUESTS = [
     [("tfmigrate.runtime", None, "tfm"), ("tensorflow", None, "tf2"), ("absl", "logging", "lg"), ("absl", "logging", "lg")],
     [("os", None, None)],
     [("absl", "flags", None), ("absl", "flags", "f")],
+    [("absl", "app", None)],
+    [("absl", "app", None), ("absl", "logging", None), ("absl", "app", "a"), ("\u00e9bsl", "z", None), ("os", None, None)],
+    [("absl", "flags", "f"), ("absl", "flags", None)],
 ]
 
 
