@@ -33,12 +33,17 @@ Every side gets the same `--iterations_per_loop`: TF 2.15's TPUEstimator runs on
 session.run off TPU whatever it is; the migration runs that many steps per call on either tier.
 
 Sizes are the lane's (hidden 32, 2 layers, batch 4): a measure of per-step overhead more than of
-arithmetic. Run it on a quiet machine; compare only numbers from the same machine.
+arithmetic; `--size` trains a larger model of the same program (its config's keys and the batch).
+Run it on a quiet machine; compare only numbers from the same machine.
+
+    python benchmarks/bench_real_programs.py --programs bert/run_pretraining --sides strategy,graph --steps 500 \
+        --size hidden_size=256,intermediate_size=1024,num_attention_heads=4,num_hidden_layers=4,batch=32
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import re
 import shutil
 import sys
@@ -68,11 +73,12 @@ _RATE = re.compile(r"global_step/sec: ([0-9.eE+-]+)")
 
 
 def _timed(program: Program, session: Session, side: str, target: str, steps: int, work: Path,
-           iterations: int) -> tuple[float, Run]:
+           iterations: int, size: dict[str, int]) -> tuple[float, Run]:
     out = work / f"{side}-{steps}"
     shutil.rmtree(out, ignore_errors=True)  # a fresh output_dir: a checkpoint there would end the run early
     loop = [f"--iterations_per_loop={iterations}"]
     flags = _with(program.run_flags(session.inputs, out, init_checkpoint=None, evaluate=False, steps=steps), loop)
+    flags = _with(flags, _sized(flags, size, work))
     start = time.perf_counter()
     if side == "oracle":
         run = run_original([*program.entry(package_dir(program.package)), *flags], package=program.package, cwd=work,
@@ -90,22 +96,47 @@ def _with(flags: list[str], replacements: list[str]) -> list[str]:
     return [flag for flag in flags if flag.split("=", 1)[0] not in names] + replacements
 
 
+def _sized(flags: list[str], size: dict[str, int], work: Path) -> list[str]:
+    """The flags that give the model `size` (`--size hidden_size=128,...`): a copy of the program's
+    BERT/ALBERT config with those keys, and `batch` as its training batch size."""
+    replaced = []
+    config = dict(size)
+    batch = config.pop("batch", None)
+    if batch is not None:
+        replaced.append(f"--train_batch_size={batch}")
+    for flag in flags:
+        name, _, value = flag.partition("=")
+        if config and name in ("--bert_config_file", "--albert_config_file"):
+            sized = work / f"sized-{Path(value).name}"
+            sized.write_text(json.dumps({**json.loads(Path(value).read_text()), **config}, indent=1))
+            replaced.append(f"{name}={sized}")
+    return replaced
+
+
+def _size(text: str) -> dict[str, int]:
+    """`hidden_size=128,num_hidden_layers=4,batch=16` as a dict (the config keys the programs read)."""
+    pairs = [item.split("=", 1) for item in text.split(",") if item]
+    if any(len(pair) != 2 or not pair[1].isdigit() for pair in pairs):
+        raise argparse.ArgumentTypeError(f"--size takes key=integer pairs, got {text!r}")
+    return {key: int(value) for key, value in pairs}
+
+
 def _last_line(run: Run) -> str:
     lines = [line for line in run.stderr.splitlines() if line.strip() and not line.startswith(("I0000", "W0000", "WARNING: All"))]
     return lines[-1][:100] if lines else f"exit {run.returncode}"
 
 
 def measure(program: Program, session: Session, side: str, target: str, base: int, steps: int,
-            iterations: int) -> tuple[float | None, int | None, str]:
+            iterations: int, size: dict[str, int]) -> tuple[float | None, int | None, str]:
     """(steps/s, the long run's peak RSS in KiB, a note)."""
     work = session.root / "bench" / side / program.id.replace("/", "-")
     work.mkdir(parents=True, exist_ok=True)
-    short_time, short = _timed(program, session, side, target, base, work, iterations)
+    short_time, short = _timed(program, session, side, target, base, work, iterations, size)
     if short.returncode != 0:
         return None, None, f"fails: {_last_line(short)}"
     # again: the first run of a side may start its interpreter's fork server (seconds)
-    short_time = min(short_time, _timed(program, session, side, target, base, work, iterations)[0])
-    long_time, long = _timed(program, session, side, target, base + steps, work, iterations)
+    short_time = min(short_time, _timed(program, session, side, target, base, work, iterations, size)[0])
+    long_time, long = _timed(program, session, side, target, base + steps, work, iterations, size)
     if long.returncode != 0:
         return None, None, f"fails: {_last_line(long)}"
     if side != "oracle" and "runs in graph mode" in long.stderr and side != "graph":
@@ -128,6 +159,9 @@ def main() -> int:
     parser.add_argument("--iterations-per-loop", type=int, default=100,
                         help="the programs' --iterations_per_loop (default 100; BERT's own default is 1000)")
     parser.add_argument("--sides", default=",".join(SIDES), help=f"comma-separated, of {', '.join(SIDES)}")
+    parser.add_argument("--size", type=_size, default={},
+                        help="the model's size instead of the lane's: config keys and batch, e.g. "
+                             "hidden_size=256,intermediate_size=1024,num_attention_heads=4,num_hidden_layers=4,batch=32")
     args = parser.parse_args()
     wanted = {p for p in args.programs.split(",") if p}
     programs = [p for p in PROGRAMS if not wanted or p.id in wanted]
@@ -144,7 +178,7 @@ def main() -> int:
               + " " + " ".join(f"{side + '/graph':>14}" for side in sides if side not in ("graph",) and "graph" in sides)
               + " " + " ".join(f"{side + ' MiB':>12}" for side in sides) + "  notes")
         for program in programs:
-            measured = {side: measure(program, session, side, args.target, args.base, args.steps, args.iterations_per_loop)
+            measured = {side: measure(program, session, side, args.target, args.base, args.steps, args.iterations_per_loop, args.size)
                         for side in sides}
             rates = " ".join(f"{fmt(measured[s][0], '.1f'):>16}" for s in sides)
             graph = measured.get("graph", (None,))[0]
