@@ -2,15 +2,18 @@
 
 Not a test: a script printing a table. Uses the real-program lane (tests/real_programs: the wheels,
 the tiny inputs and flags, the TF1 launcher for the oracle). For each program and side it trains
-twice from a fresh output_dir, `--base` steps and `--base + --steps` steps, each a fresh process
-(forked from a server that imported TensorFlow, as the lane runs them), and reports
+twice from a fresh output_dir, `--base` steps and `--base + --steps` steps, each a fresh process,
+and reports
 
     steps/s = steps / (time of the long run - time of the short run)
 
 which cancels what both runs pay alike (interpreter and TF start-up, input preparation, graph
 building or tracing, the first and last checkpoint), measured the same way on every side, and the
-long run's peak RSS (`ru_maxrss`, the forked server's pages included: compare sides, not
-absolutes). The sides (`--sides`):
+long run's peak RSS (`ru_maxrss`: compare sides, not absolutes). Each run is a fresh interpreter,
+as a user runs a program. `--forked` runs them as the lane does, forked from a server that
+imported TensorFlow and Keras: faster to start, but it slows the strategy tier's steps and not
+the graph tier's (BERT pretraining with hidden 128: 49 steps/s forked against 57-59 fresh; the
+graph tier 58-64 either way), so its ratios understate the strategy tier. The sides (`--sides`):
 
   * `oracle`: the original on TF 2.15;
   * `strategy`: the migration, its model_fn on the strategy tier (the default: TF2, the model_fn
@@ -28,6 +31,10 @@ slower prints "-". A side that fails is reported with its error's last line.
     python benchmarks/bench_real_programs.py                      # all six, 2000 extra steps, keras target
     python benchmarks/bench_real_programs.py --programs bert/run_pretraining --steps 200 --sides strategy,graph
     python benchmarks/bench_real_programs.py --iterations-per-loop 2   # the lane's loops (default 100)
+    python benchmarks/bench_real_programs.py --programs bert/run_pretraining --sides strategy,graph --rounds 5
+
+`--rounds N` measures every side N times in alternation (each round starts with the next side) and
+reports each side's median: on a shared machine one run per side swings more than the tiers differ.
 
 Every side gets the same `--iterations_per_loop`: TF 2.15's TPUEstimator runs one step per
 session.run off TPU whatever it is; the migration runs that many steps per call on either tier.
@@ -44,10 +51,13 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import re
 import shutil
+import statistics
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -150,6 +160,26 @@ def measure(program: Program, session: Session, side: str, target: str, base: in
     return timed, int(peak[-1]) if peak else None, note
 
 
+def _rounds(rounds: int, sides: list[str], measure_side: Callable[[str], tuple]) -> dict[str, tuple]:
+    """Each side measured `rounds` times, the sides alternating (each round starts one side later,
+    so that none always runs first): per side, the median rate, the largest peak RSS and a note
+    listing every round's rate."""
+    runs: dict[str, list[tuple]] = {side: [] for side in sides}
+    for round_ in range(rounds):
+        for side in sides[round_ % len(sides):] + sides[: round_ % len(sides)]:
+            runs[side].append(measure_side(side))
+    if rounds == 1:
+        return {side: found[0] for side, found in runs.items()}
+    measured = {}
+    for side, found in runs.items():
+        rates = [rate for rate, _, _ in found if rate is not None]
+        peaks = [peak for _, peak, _ in found if peak is not None]
+        listed = ", ".join(f"{rate:.1f}" if rate is not None else "-" for rate, _, _ in found)
+        measured[side] = (statistics.median(rates) if rates else None, max(peaks) if peaks else None,
+                          f"rounds {listed}" + ("" if len(rates) == len(found) else f"; {found[-1][2]}"))
+    return measured
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--programs", default="", help="comma-separated ids (bert/run_squad,...); default all")
@@ -159,10 +189,16 @@ def main() -> int:
     parser.add_argument("--iterations-per-loop", type=int, default=100,
                         help="the programs' --iterations_per_loop (default 100; BERT's own default is 1000)")
     parser.add_argument("--sides", default=",".join(SIDES), help=f"comma-separated, of {', '.join(SIDES)}")
+    parser.add_argument("--rounds", type=int, default=1,
+                        help="measure every side this many times, the sides alternating; report each side's median")
     parser.add_argument("--size", type=_size, default={},
                         help="the model's size instead of the lane's: config keys and batch, e.g. "
                              "hidden_size=256,intermediate_size=1024,num_attention_heads=4,num_hidden_layers=4,batch=32")
+    parser.add_argument("--forked", action="store_true",
+                        help="run the programs in children of the lane's fork server (faster start-up; see the doc)")
     args = parser.parse_args()
+    if not args.forked:
+        os.environ["TFMIGRATE_FRESH_PROCESSES"] = "1"  # (forked.server reads it when it is first asked)
     wanted = {p for p in args.programs.split(",") if p}
     programs = [p for p in PROGRAMS if not wanted or p.id in wanted]
     if wanted - {p.id for p in programs}:
@@ -178,8 +214,8 @@ def main() -> int:
               + " " + " ".join(f"{side + '/graph':>14}" for side in sides if side not in ("graph",) and "graph" in sides)
               + " " + " ".join(f"{side + ' MiB':>12}" for side in sides) + "  notes")
         for program in programs:
-            measured = {side: measure(program, session, side, args.target, args.base, args.steps, args.iterations_per_loop, args.size)
-                        for side in sides}
+            measured = _rounds(args.rounds, sides, lambda side: measure(
+                program, session, side, args.target, args.base, args.steps, args.iterations_per_loop, args.size))
             rates = " ".join(f"{fmt(measured[s][0], '.1f'):>16}" for s in sides)
             graph = measured.get("graph", (None,))[0]
             ratios = " ".join(f"{fmt(measured[s][0] / graph if measured[s][0] and graph else None, '.2f'):>14}"
