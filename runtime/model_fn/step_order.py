@@ -145,9 +145,7 @@ def order_step_reads_before_writes(graph: tf.Graph, first: int, fetches: Iterabl
     graph had `first` ops (the input and model_fn) that running `fetches` (train_op, loss) runs.
     Variable initializers, savers and restores are none of these. Returns the number of edges
     added, or None where ordering would make a cycle (the graph is then left as written)."""
-    made = graph.get_operations()[first:]
-    run = ancestors(fetches, set(made))
-    ops = [op for op in made if op in run]  # in creation order
+    ops = _step_ops(graph, first, fetches)
     edges = read_before_write_edges(ops, None)
     if not edges:
         return 0
@@ -161,14 +159,16 @@ def order_writes_after_read(graph: tf.Graph, first: int, fetches: Iterable[Any],
     running `fetches` runs) wait for `read`, a read of it made before them (so never after them):
     a hook fetching `read` with the step sees the value the step started from, as TF 1.x's
     `_increment_global_step` ordered it. Returns the number of edges added."""
+    name = variable.op.name
+    return _add([
+        (op, read.op) for op in _step_ops(graph, first, fetches)
+        if op._get_control_flow_context() is None and read.op not in op.control_inputs  # noqa: SLF001
+        and any(_variable_of(tensor) == name and _is_write(op, tensor) for tensor in op.inputs)
+    ])
+
+
+def _step_ops(graph: tf.Graph, first: int, fetches: Iterable[Any]) -> list:
+    """The ops made since the graph had `first` ops that running `fetches` runs, in creation order."""
     made = graph.get_operations()[first:]
     run = ancestors(fetches, set(made))
-    name = variable.op.name
-    added = 0
-    for op in made:
-        if op not in run or op._get_control_flow_context() is not None or read.op in op.control_inputs:  # noqa: SLF001
-            continue
-        if any(_variable_of(tensor) == name and _is_write(op, tensor) for tensor in op.inputs):
-            op._add_control_input(read.op)  # noqa: SLF001 - the graph is being built
-            added += 1
-    return added
+    return [op for op in made if op in run]
