@@ -42,7 +42,6 @@ from typing import Any, Iterator
 
 import numpy as np
 import tensorflow as tf
-from tensorflow.python.ops import control_flow_util
 from tensorflow.python.training import evaluation as tf1_evaluation
 
 from .._logging import logger
@@ -51,7 +50,7 @@ from ..inputs import ModeKeys, named_parameters
 from .. import model_fn as model_fn_tiers
 from ..model_fn.graph import distribute, saved_model
 from ..model_fn.graph.session_calls import GraphModeCalls
-from ..model_fn.strategy.tf1_build import patched
+from ..model_fn.strategy.tf1_build import tf1_control_flow
 from .spec import EstimatorSpec
 
 __all__ = ["Estimator", "WarmStartSettings", "VocabInfo"]
@@ -70,7 +69,7 @@ def tf1_variables() -> Iterator[None]:
     if tf.distribute.has_strategy() or tf.inside_function():  # a strategy, or the strategy tier's tf.function
         yield
         return
-    with patched((control_flow_util, "ENABLE_CONTROL_FLOW_V2", False)), \
+    with tf1_control_flow(), \
             tf.compat.v1.variable_scope(tf.compat.v1.get_variable_scope(), use_resource=False):
         yield
 

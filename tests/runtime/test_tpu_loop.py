@@ -148,9 +148,9 @@ def _loop_body_ops(build):
             with tf.control_dependencies(build()):
                 return i + 1
 
-        from tfmigrate.runtime.model_fn.graph.tpu_loop import _tf1_control_flow
+        from tfmigrate.runtime.model_fn.strategy.tf1_build import tf1_control_flow
 
-        with _tf1_control_flow():
+        with tf1_control_flow():
             tf.compat.v1.while_loop(lambda i: i < 3, body, [tf.constant(0)], parallel_iterations=1)
         return graph.get_operations()[first:], contexts[0]
 

@@ -37,25 +37,19 @@ import contextlib
 from typing import Any, Callable, Iterator
 
 import tensorflow as tf
-from tensorflow.python.ops import control_flow_util
 from tensorflow.python.training import checkpoint_utils
 
 from ..input_fn import DatasetInitializerHook, split_features_labels
 from ...estimator.spec import EstimatorSpec
 from .. import step_order
 from ..step_order import is_acyclic
-from ..strategy.tf1_build import patched
+from ..strategy.tf1_build import patched, tf1_control_flow
 
 __all__ = ["NotLoopable", "build_train_loop", "LoopStepsHook", "order_reads_before_writes"]
 
 
 class NotLoopable(Exception):
     """Why the training step cannot run in an in-graph loop (training then runs step by step)."""
-
-
-def _tf1_control_flow() -> contextlib.AbstractContextManager:
-    """`tf.while_loop`/`tf.cond` build TF 1.x's control flow ops while inside (a module flag)."""
-    return patched((control_flow_util, "ENABLE_CONTROL_FLOW_V2", False))
 
 
 def _restores_outside_loops() -> contextlib.AbstractContextManager:
@@ -191,7 +185,7 @@ def build_train_loop(
 
     first = len(graph.get_operations())
     try:
-        with _tf1_control_flow(), _restores_outside_loops():
+        with tf1_control_flow(), _restores_outside_loops():
             _, loss = tf.compat.v1.while_loop(
                 lambda step, _loss: step < count, body, [tf.constant(0), tf.constant(0.0)],
                 parallel_iterations=1, name="iterations_per_loop_loop",

@@ -17,14 +17,15 @@ import tensorflow as tf
 from tensorflow.python.eager import context
 from tensorflow.python.framework import random_seed
 from tensorflow.python.framework import tensor as tensor_lib
+from tensorflow.python.ops import control_flow_util
 from tensorflow.python.ops import resource_variable_ops
 from tensorflow.python.training import checkpoint_utils
 
 from ...inputs import ModeKeys
 
 __all__ = ["eager_graph_seeds", "ema_restore_maps", "graph_seeds", "op_seeds_recorded", "optimizer_updates_skipped", "patched",
-           "python_random_kept", "python_random_restored_on", "restores_at_discovery", "seed_graph", "tf1_op_seeds",
-           "tf1_tensor_equality"]
+           "python_random_kept", "python_random_restored_on", "restores_at_discovery", "seed_graph", "tf1_control_flow",
+           "tf1_op_seeds", "tf1_tensor_equality"]
 
 
 @contextlib.contextmanager
@@ -39,6 +40,12 @@ def patched(*replacements: tuple[Any, str, Any]) -> Iterator[None]:
     finally:
         for owner, name, value in saved:
             setattr(owner, name, value)
+
+
+def tf1_control_flow() -> contextlib.AbstractContextManager:
+    """`tf.while_loop`/`tf.cond` build TF 1.x's control flow ops while inside (a module flag), as
+    the graph tier's loops and reference variables need."""
+    return patched((control_flow_util, "ENABLE_CONTROL_FLOW_V2", False))
 
 
 def tf1_tensor_equality() -> contextlib.AbstractContextManager:
