@@ -10,7 +10,8 @@ from __future__ import annotations
 import ast
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 import libcst as cst
 from libcst._nodes.internal import CodegenState
@@ -188,6 +189,15 @@ def all_inside(nodes: list[cst.CSTNode], blocks: tuple[cst.CSTNode, ...]) -> boo
 
 
 STATEMENTS = (cst.SimpleStatementLine, cst.BaseCompoundStatement)
+
+
+def once_per_node(memo: dict[int, tuple[Any, Any]], node: Any, make: Callable[[], Any]) -> Any:
+    """`make()` for `node`, worked out once and kept in `memo` by the node's id (with the node
+    itself, so that a later node given a freed one's id is not served its value)."""
+    held = memo.get(id(node))
+    if held is None or held[0] is not node:
+        held = memo[id(node)] = (node, make())
+    return held[1]
 
 
 @dataclass

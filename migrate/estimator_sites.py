@@ -23,6 +23,7 @@ from . import ctl_codegen
 from .estimator_codegen import SiteCodegen
 from .estimator_scan import (
     line_in_text,
+    once_per_node,
     BRANCHING,
     ESTIMATOR_METHODS,
     MODEL_FN_DECLINES,
@@ -322,10 +323,8 @@ class EstimatorSiteRule(KeptModelCodegen, SiteCodegen, Rule):
         """The names a site's model may not take: its scope's, the module's functions, and the
         model of an earlier site of the scope still called after this one is built (two
         estimators built before either trains keep two models)."""
-        held = self._scope_names.get(id(site.scope))
-        if held is None or held[0] is not site.scope:  # (a scope's names, once however many sites it builds)
-            held = self._scope_names[id(site.scope)] = (site.scope, frozenset(names_in(site.scope)))
-        taken = set(held[1]) | set(self.functions)
+        # (a scope's names, once however many sites it builds)
+        taken = set(once_per_node(self._scope_names, site.scope, lambda: frozenset(names_in(site.scope)))) | set(self.functions)
         earlier = [other for other in self.sites[: self.sites.index(site)] if other.scope is site.scope]
         if not earlier:
             return taken
@@ -602,20 +601,14 @@ class EstimatorSiteRule(KeptModelCodegen, SiteCodegen, Rule):
 
     def _makes_spec(self, assigns: Iterable[cst.Assign]) -> bool:
         """Whether one of these `name = f(...)` makes a TrainSpec or EvalSpec (each asked once)."""
-        for assign in assigns:
-            held = self._spec_assigns.get(id(assign))
-            if held is None or held[0] is not assign:
-                held = self._spec_assigns[id(assign)] = (assign, self.canonical(assign.value.func) in SPEC_KEYS.values())  # type: ignore[attr-defined]
-            if held[1]:
-                return True
-        return False
+        return any(
+            once_per_node(self._spec_assigns, assign, lambda assign=assign: self.canonical(assign.value.func) in SPEC_KEYS.values())  # type: ignore[attr-defined]
+            for assign in assigns
+        )
 
     def _statements_of(self, scope: cst.CSTNode) -> StatementIndex:
         """`scope`'s `StatementIndex`, made once however many estimators it builds."""
-        held = self._statement_indexes.get(id(scope))
-        if held is None or held[0] is not scope:
-            held = self._statement_indexes[id(scope)] = (scope, StatementIndex.of(scope))
-        return held[1]
+        return once_per_node(self._statement_indexes, scope, lambda: StatementIndex.of(scope))
 
     # -- rewriting ------------------------------------------------------------------------
     def leave_FunctionDef(self, original: cst.FunctionDef, updated: cst.FunctionDef):
