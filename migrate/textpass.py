@@ -830,10 +830,10 @@ def _first_name_at(source: str, stmt: ast.ImportFrom) -> int | None:
     begin = _line_offset(source, stmt.lineno)
     stop = source.find("\n", begin)
     line = source[begin : len(source) if stop == -1 else stop].encode("utf-8")
-    first = stmt.names[0]
-    if first.lineno != stmt.lineno or "(" in line[stmt.col_offset : first.col_offset].decode("utf-8", "replace"):
+    first = stmt.names[0].col_offset  # (on the statement's one line)
+    if b"(" in line[stmt.col_offset : first]:
         return None
-    return begin + len(line[: first.col_offset].decode("utf-8"))
+    return begin + len(line[:first].decode("utf-8"))
 
 
 def _docstring_or_strict(stmt: ast.stmt, source: str) -> bool:
