@@ -193,11 +193,8 @@ def remove_unused_top_level_imports(code: str, view: SourceView, pending: list, 
         spans.append((lines.starts[first - 1], lines.starts[stmt.end_lineno] if stmt.end_lineno < len(lines.starts) else len(data)))
     if not spans and not cuts:
         return code
-    from libcst.codemod.visitors import RemoveImportsVisitor
-
-    context = codemod.libcst_context()
-    context.scratch[REMOVE_IMPORTS] = asked
     whole = {id(body[index]) for index in statements if _removed_whole(body, index, asked, lines)}
+    context = None
     edits = [(start, end, index) for (start, end), index in zip(spans, statements)] + [(start, end, None) for start, end in cuts]
     for start, end, index in sorted(edits, key=lambda edit: edit[0], reverse=True):
         if index is None or id(body[index]) in whole:
@@ -205,6 +202,13 @@ def remove_unused_top_level_imports(code: str, view: SourceView, pending: list, 
             # to it (the comments and blank lines above, the comment after), all of the span.
             data = data[:start] + data[end:]
             continue
+        if context is None:
+            # (imported here: `libcst.codemod`'s matchers take a tenth of a second to import,
+            # more than a small file's whole migration, and most removals cut whole statements)
+            from libcst.codemod.visitors import RemoveImportsVisitor
+
+            context = codemod.libcst_context()
+            context.scratch[REMOVE_IMPORTS] = asked
         piece = _PLACEHOLDER + data[start:end].decode("utf-8")
         done = RemoveImportsVisitor(context).transform_module(cst.parse_module(piece)).code
         if not done.startswith(_PLACEHOLDER):  # pragma: no cover - the stand-in is never removed

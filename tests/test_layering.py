@@ -27,6 +27,21 @@ def test_codemod_runs_without_importing_tensorflow() -> None:
     assert proc.returncode == 0, proc.stderr
 
 
+def test_unused_import_removal_runs_without_libcst_codemod() -> None:
+    """Importing `libcst.codemod` (its matchers) costs a tenth of a second, more than a small
+    file's whole migration: removing a lone unused import does not need its visitor."""
+    probe = (
+        "import sys\n"
+        "from tfmigrate.engine import transform_source\n"
+        "src = 'import tensorflow as tf\\nfrom tensorflow.contrib import slim\\n\\nx = tf.placeholder(tf.float32)\\n'\n"
+        "out = transform_source(src).output\n"
+        "assert 'contrib' not in out and 'tf.compat.v1.placeholder' in out, out\n"
+        "assert 'libcst.codemod' not in sys.modules\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+
+
 def test_runtime_never_imports_the_codemod() -> None:
     for path in sorted((ROOT / "runtime").rglob("*.py")):
         tree = ast.parse(path.read_text(encoding="utf-8"))
