@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import libcst as cst
 
 from .rule import REMOVE_IMPORTS
-from .textpass import SourceView
+from .textpass import COMPOUND_STATEMENTS, SourceView
 
 # A line that stands in for the statement before an import, so the visitor sees it below code.
 _PLACEHOLDER = "pass\n"
@@ -167,7 +167,7 @@ def remove_unused_top_level_imports(code: str, view: SourceView, pending: list, 
     spans = []
     for index in statements:
         before = body[index - 1] if index else None
-        if before is None or isinstance(before, _COMPOUND) or body[index].end_lineno is None:
+        if before is None or isinstance(before, COMPOUND_STATEMENTS) or body[index].end_lineno is None:
             return None
         start = lines.starts[before.end_lineno] if before.end_lineno < len(lines.starts) else len(data)
         stop = body[index].end_lineno
@@ -179,7 +179,7 @@ def remove_unused_top_level_imports(code: str, view: SourceView, pending: list, 
     for key, (block, index, top) in places.items():
         if top in statements:
             continue  # the visitor runs on the whole statement anyway
-        if unread[key] and index and not isinstance(block[index - 1], _COMPOUND) and _removed_whole(block, index, asked, lines):
+        if unread[key] and index and not isinstance(block[index - 1], COMPOUND_STATEMENTS) and _removed_whole(block, index, asked, lines):
             end = block[index].end_lineno
             cuts.append((lines.starts[block[index - 1].end_lineno], lines.starts[end] if end < len(lines.starts) else len(data)))
         elif top not in pieces:
@@ -193,6 +193,8 @@ def remove_unused_top_level_imports(code: str, view: SourceView, pending: list, 
         spans.append((lines.starts[first - 1], lines.starts[stmt.end_lineno] if stmt.end_lineno < len(lines.starts) else len(data)))
     if not spans and not cuts:
         return code
+    if not data.endswith(b"\n") and any(end == len(data) for _, end in spans + cuts):
+        return None  # the file's last line goes and it has no line break: LibCST drops the one before
     whole = {id(body[index]) for index in statements if _removed_whole(body, index, asked, lines)}
     context = None
     edits = [(start, end, index) for (start, end), index in zip(spans, statements)] + [(start, end, None) for start, end in cuts]
@@ -346,8 +348,6 @@ def _strings_read_as_names(view: SourceView) -> list[str]:
     return [n.value for root in roots for n in ast.walk(root) if isinstance(n, ast.Constant) and isinstance(n.value, str)]
 
 
-_COMPOUND = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.If, ast.For, ast.AsyncFor, ast.While, ast.With,
-             ast.AsyncWith, ast.Try, ast.Match) + ((ast.TryStar,) if hasattr(ast, "TryStar") else ())
 
 
 def _binds_any(stmt: ast.Import | ast.ImportFrom, names: set[str]) -> bool:

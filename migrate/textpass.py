@@ -132,6 +132,11 @@ def heeded_removals(entries: list[tuple[str, str | None, str | None]]) -> list[t
     return list({(module, obj, asname if obj else None): (module, obj, asname) for module, obj, asname in entries}.values())
 
 
+# Statements with a block: the lines after one's last statement may be its block's (LibCST's).
+COMPOUND_STATEMENTS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.If, ast.For, ast.AsyncFor, ast.While,
+                       ast.With, ast.AsyncWith, ast.Try, ast.Match) + ((ast.TryStar,) if hasattr(ast, "TryStar") else ())
+
+
 class SourceView:
     """One module seen through stdlib `ast`: alias table, chains, symbols, name uses."""
 
@@ -482,15 +487,39 @@ class SourceView:
     def lone_statement_lines(self, stmt: ast.stmt) -> tuple[int, int] | None:
         """The byte range of a top-level `stmt`'s lines when LibCST's node for it is just those
         lines: it starts a line below a line of code (blank or comment lines above belong to it
-        and go with it) and nothing but a comment follows it (not `import x as y; more`)."""
+        and go with it) and nothing but a comment follows it (not `import x as y; more`), nor ends
+        a file that has no final line break (LibCST then drops the line break before it too)."""
         lines = self.lines
         if stmt.col_offset != 0 or stmt.lineno < 2 or stmt.end_lineno is None or stmt.end_col_offset is None:
             return None
         start = lines.starts[stmt.lineno - 1]
         end = lines.starts[stmt.end_lineno] if stmt.end_lineno < len(lines.starts) else len(lines.data)
+        if end == len(lines.data) and not lines.data.endswith(b"\n"):
+            return None
         rest = lines.data[lines.offset(stmt.end_lineno, stmt.end_col_offset) : end].strip()
         above = lines.data[lines.starts[stmt.lineno - 2] : start].rstrip(b"\n")
         if (rest and not rest.startswith(b"#")) or not above.strip() or above.lstrip().startswith(b"#") or above.endswith(b"\\"):
+            return None
+        return start, end
+
+    def statement_with_leading_lines(self, index: int) -> tuple[int, int] | None:
+        """The byte range of top-level statement `index` with the blank and comment lines above
+        it, which LibCST's node for it holds (its `leading_lines`), down from the line after the
+        simple statement before it; nothing but a comment may follow it. None where that is not
+        the node: the first statement, one after a compound statement (whose block may hold
+        those lines), one sharing a line, or the last of a file with no final line break."""
+        body, lines = self.tree.body, self.lines
+        stmt = body[index]
+        if not index or isinstance(body[index - 1], COMPOUND_STATEMENTS) or stmt.col_offset != 0:
+            return None
+        before = body[index - 1]
+        if before.end_lineno is None or stmt.end_lineno is None or stmt.end_col_offset is None or before.end_lineno >= stmt.lineno:
+            return None
+        data = lines.data
+        start = lines.starts[before.end_lineno]
+        end = lines.starts[stmt.end_lineno] if stmt.end_lineno < len(lines.starts) else len(data)
+        rest = data[lines.offset(stmt.end_lineno, stmt.end_col_offset) : end].strip()
+        if (rest and not rest.startswith(b"#")) or (end == len(data) and not data.endswith(b"\n")):
             return None
         return start, end
 

@@ -22,7 +22,7 @@ import libcst as cst
 from tfmigrate.hosted import hosted_import_home, hosted_symbol
 from tfmigrate.names import ast_dotted, canonical_name, chain_node, dotted_text, is_chain, iter_imports
 from tfmigrate.rule import RUNTIME_ALIAS, Rule
-from tfmigrate.parsing import index_by_type, parse, reparse_edited
+from tfmigrate.parsing import index_by_type, parse, reparse_edited, statement_groups
 from tfmigrate.textpass import SourceView, TextPlan, heeded_removals
 from tfmigrate.tf_api import (
     CallShape, api_table, kept_spelling, lookup, other_in_tf2, signature_sensitive, v1_only_module, v1_present, v2_name,
@@ -556,8 +556,9 @@ class CompatV1ToV2(Rule):
         scope_module = self._scoped(lambda: view)
         if "VariableScopeLayer(" in view.source:
             return None  # functions run under a variable store: the CST pass knows which
-        if _has_module_alias(view.tree, names):
-            return None  # the CST pass decides whether it is dead
+        dead = _dead_module_alias_spans(view, names, tf, self.ctx.exported)
+        if dead is None:
+            return None  # a module alias whose uses the text cannot count as the CST pass does
         if any(
             isinstance(imp, ast.ImportFrom) and not imp.level and compat_v1_module(imp.module or "")
             and any(self._imported_from_v1(imp.module, alias.name) for alias in imp.names)  # type: ignore[arg-type]
@@ -575,9 +576,18 @@ class CompatV1ToV2(Rule):
         contrib_homes, contrib_locals = contrib
         plan = TextPlan()
         dropped: dict[str, int] = {}
-        to_tf2 = self._chain_edits(view, plan, contrib_locals, scope_module, dropped)
+        to_tf2 = self._chain_edits(view, plan, contrib_locals, scope_module, dropped, frozenset(dead))
         if to_tf2 is None:
             return None
+        if dead:
+            # leave_SimpleStatementLine: `slim = tf.contrib.slim` nothing mentions any more goes,
+            # its lines with it (the CST pass walks nothing inside it).
+            for chain in view.chains:
+                if not chain.bare and chain.stmt is not None and id(chain.stmt) in dead:
+                    root = chain.dotted.partition(".")[0]
+                    dropped[root] = dropped.get(root, 0) + 1
+            plan.replacements.extend((start, end, "") for start, end in dead.values())
+            plan.changed = True
         if _ITERATOR_CALL.search(view.source):
             iterators = _iterator_edits(view, names, tf)
             if iterators is None:
@@ -621,10 +631,11 @@ class CompatV1ToV2(Rule):
         return contrib_homes, contrib_locals
 
     def _chain_edits(self, view: SourceView, plan: TextPlan, contrib_locals: dict[str, str], scope_module: bool,
-                     dropped: dict[str, int]) -> bool | None:
+                     dropped: dict[str, int], skipped: frozenset[int] = frozenset()) -> bool | None:
         """leave_Attribute / leave_Name: each chain (and lone name of a kept contrib import)
         respelled or given its TODO, into `plan`; `dropped` counts the respelled uses of each
-        import's name. Whether an edit spells `tf.`; None where the CST pass must decide."""
+        import's name; the statements in `skipped` (by id) are left alone. Whether an edit spells
+        `tf.`; None where the CST pass must decide."""
         names, tf = self.ctx.names, self.ctx.tf2_alias
         to_tf2 = False  # an edit spells `tf.`: `import tensorflow as tf` if the file lacks it
         calls: dict[int, ast.Call] | None = None
@@ -633,6 +644,8 @@ class CompatV1ToV2(Rule):
             uses = [use for use in view.lone_names if use.dotted in contrib_locals and not use.call]
             chains = sorted([*chains, *uses], key=lambda chain: chain.start)
         for chain in chains:
+            if skipped and chain.stmt is not None and id(chain.stmt) in skipped:
+                continue
             if chain.bare:
                 if chain.dotted in contrib_locals:
                     # leave_Name: a name bound by a kept contrib import names something TF2 lacks.
@@ -1045,15 +1058,87 @@ def _dead_module_aliases(module: cst.Module, names, tf: str, exported: frozenset
     return {stmt for target, stmt in found.items() if uses.counts.get(target, 0) == 1}
 
 
-def _has_module_alias(tree: ast.Module, names) -> bool:
-    """Whether the module binds `alias = tf.contrib.X` (or tf_slim) at its top level (the CST pass
-    decides whether it is dead)."""
-    for stmt in tree.body:
-        if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
-            dotted = ast_dotted(stmt.value)
-            if dotted is not None and _removed_module_alias(stmt.targets[0].id, names.qualify_dotted(dotted)):
-                return True
-    return False
+def _dead_module_alias_spans(view: SourceView, names, tf: str, exported: frozenset[str]) -> dict[int, tuple[int, int]] | None:
+    """`_dead_module_aliases` read off the `ast`: {id(statement): its byte span} for each
+    module-level `alias = tf.contrib.X` (or tf_slim) the CST pass deletes; None where the text
+    cannot tell it as that pass would (then the CST pass runs).
+
+    The CST pass counts every Name `alias` (keyword and parameter names too) and every chain
+    rooted at it that TFM101 leaves rooted there; the alias is dead when that count is 1 (the
+    assignment itself). Here the count is taken only where each word `alias` in the file is a
+    Name the scan found (a lone name or a chain's root): a word anywhere else (a comment, a
+    string, a keyword argument, after a dot) and the CST pass decides."""
+    body = view.tree.body
+    alone = {id(body[group[2][0]]) for group in statement_groups(body) if len(group[2]) == 1}
+    found: dict[str, tuple[int, ast.Assign]] = {}
+    for index, stmt in enumerate(body):
+        # (asked in the CST pass's order: `exported` remembers what was asked)
+        if id(stmt) in alone and isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
+            dotted = ast_dotted(stmt.value) if isinstance(stmt.value, (ast.Name, ast.Attribute)) else None
+            target = stmt.targets[0].id
+            if dotted is not None and _removed_module_alias(target, names.qualify_dotted(dotted)) and target not in exported:
+                found[target] = (index, stmt)
+    if not found:
+        return {}
+    if not view.source.isascii():
+        return None  # (an identifier is NFKC-normalized: another spelling can name the alias)
+    code = _code_only(view)
+    if code is None:
+        return None
+    dead: dict[int, tuple[int, int]] = {}
+    for target, (index, stmt) in found.items():
+        lone = [use for use in view.lone_names if use.dotted == target]
+        rooted = [chain for chain in view.chains if not chain.bare and chain.dotted.partition(".")[0] == target]
+        named = _import_names(view, target)  # (`from m import slim as s`: a Name `slim` to LibCST)
+        words = len(re.findall(rf"(?<![\w.]){re.escape(target)}(?!\w)", code))
+        if named is None or any(chain.node is None for chain in rooted) or words != len(lone) + len(rooted) + named:
+            return None
+        count = len(lone) + named
+        for chain in rooted:  # `_NameUses.visit_Attribute`
+            full = names.qualify_dotted(chain.dotted)
+            text = plan_chain(full, tf)[0] if full is not None else None
+            if text is None or text.split(".")[0] == target:
+                count += 1
+        if count == 1:
+            span = view.statement_with_leading_lines(index)
+            if span is None:
+                return None
+            dead[id(stmt)] = span
+    return dead
+
+
+def _import_names(view: SourceView, target: str) -> int | None:
+    """How many Names `target` the imports hold to LibCST (an imported name, an `as` name); None
+    where one spells it in its module path, which LibCST reads as a chain."""
+    count = 0
+    for imp, _ in view.imports:
+        paths = [alias.name for alias in imp.names] if isinstance(imp, ast.Import) else [imp.module or ""]
+        if any(path == target or path.startswith(target + ".") for path in paths):
+            return None
+        for alias in imp.names:
+            count += (alias.asname == target) + (isinstance(imp, ast.ImportFrom) and alias.name == target)
+    return count
+
+
+def _code_only(view: SourceView) -> str | None:
+    """The view's (ASCII) text with its string literals and comments blanked out, line for line
+    and byte for byte; f-strings kept whole (the names in their fields are code), and None when
+    one holds a `#` (what follows it would pass for a comment)."""
+    data = bytearray(view.lines.data)
+    offset = view.lines.offset
+    fstrings = []
+    for node in view.nodes_of(ast.JoinedStr):
+        if node.end_lineno is None or node.end_col_offset is None:
+            return None
+        fstrings.append((offset(node.lineno, node.col_offset), offset(node.end_lineno, node.end_col_offset)))
+        if b"#" in data[fstrings[-1][0] : fstrings[-1][1]]:
+            return None
+    for node in view.nodes_of(ast.Constant):
+        if isinstance(node.value, (str, bytes)) and node.end_lineno is not None and node.end_col_offset is not None:
+            start, end = offset(node.lineno, node.col_offset), offset(node.end_lineno, node.end_col_offset)
+            if not any(first <= start < last for first, last in fstrings):  # (a part of an f-string)
+                data[start:end] = bytes(32 if byte != 10 else 10 for byte in data[start:end])
+    return re.sub(r"#[^\n]*", lambda match: " " * len(match.group()), data.decode("ascii"))  # what `#` is left starts a comment
 
 
 def _store_functions(module: cst.Module) -> set[str]:

@@ -304,6 +304,31 @@ CASES = {
     "class body": "import tensorflow as tf\nclass A(tf.keras.Model):\n  x = tf.placeholder(tf.float32)\n  def f(self):\n    return tf.gfile.Exists('a')\n",
     "lambda and comprehension": "import tensorflow as tf\nf = lambda: [tf.to_float(v) for v in tf.trainable_variables() if tf.gfile.Exists(v)]\n",
     "dict and ifexp order": "import tensorflow as tf\nd = {tf.logging.info: tf.placeholder, 1: tf.logging.warn if x else tf.placeholder}\n",
+    # `alias = tf.contrib.X`: deleted where nothing mentions it after the respelling (TFM101).
+    "dead module alias": (
+        "import tensorflow as tf\nslim = tf.contrib.slim\nlayers = tf.contrib.layers\n\n\n"
+        "def f(x):\n  net = slim.conv2d(x, 3, [3, 3])\n  return layers.flatten(slim.max_pool2d(net, [2, 2]))\n"
+    ),
+    "module alias still used": (
+        "import tensorflow as tf\nslim = tf.contrib.slim\nlayers = tf.contrib.layers\n"
+        "net = slim.conv2d(x, 3, [3, 3])\nf(slim)\ny = layers.nonexistent_thing(net)\n"
+    ),
+    "module alias named in a comment, a keyword and a parameter": (
+        "import tensorflow as tf\nslim = tf.contrib.slim  # slim layers\nnet = slim.conv2d(x, 3, [3, 3])\n"
+        "g(slim=1)\n\n\ndef h(slim):\n  return slim\n"
+    ),
+    "module alias below a blank line, sharing a line, exported": (
+        "import tensorflow as tf\n__all__ = ['layers']\n\nslim = tf.contrib.slim\nlayers = tf.contrib.layers; x = 1\n"
+        "net = slim.conv2d(x, 3, [3, 3])\nnet = layers.flatten(net)\n"
+    ),
+    "module alias of an imported name": (
+        "import tensorflow as tf\nfrom tensorflow.contrib import slim as contrib_slim\n\nslim = contrib_slim\n"
+        "net = slim.conv2d(x, 3, [3, 3])\n"
+    ),
+    "dead module alias on the last line, no final line break": "import tensorflow as tf\nx = tf.placeholder(tf.float32)\nslim = tf.contrib.slim",
+    "unused import on the last line, no final line break": (
+        "import tensorflow as tf\nx = tf.placeholder(tf.float32)\nimport tensorflow.contrib.slim as slim"
+    ),
 }
 
 
@@ -371,6 +396,59 @@ def test_feature_column_layers_where_no_column_changes_run_as_written_without_a_
     result = transform_source(source)
     assert result.output == expected.output
     assert [c.as_dict() for c in result.changes] == [c.as_dict() for c in expected.changes]
+
+
+def test_dead_module_alias_goes_without_a_cst_pass(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`slim = tf.contrib.slim` whose every use TFM101 respells away from `slim` is deleted on the
+    text path, as the CST pass deletes it; one still used stays (both without a CST pass)."""
+    dead, used = CASES["dead module alias"], CASES["module alias still used"]
+    expected = [reference_transform(source) for source in (dead, used)]
+    assert "slim = " not in expected[0].output and "layers = " not in expected[0].output
+    assert "slim = " in expected[1].output and "layers = " in expected[1].output
+    monkeypatch.setattr(cst, "parse_module", lambda *args, **kwargs: pytest.fail("a CST pass"))
+    for source, want in zip((dead, used), expected):
+        result = transform_source(source)
+        assert result.output == want.output
+        assert [c.as_dict() for c in result.changes] == [c.as_dict() for c in want.changes]
+
+
+def _module_alias_program(rng) -> str:
+    """A module built from the shapes `alias = tf.contrib.X` comes in: what stands above the
+    alias (code, a blank line, a comment, a function), how it is spelled, and its uses (chains
+    TFM101 respells, ones it keeps, the bare name, the word in a comment, a string, a keyword, an
+    f-string, an import)."""
+    imports = ["import tensorflow as tf\n"]
+    if rng.random() < 0.3:
+        imports.append("from tensorflow.contrib import slim as contrib_slim\n")
+    above = rng.choice(["x = 1\n", "\n", "# layers\n", "def g():\n  return 1\n", "", "y = 2  # slim\n"])
+    spelled = rng.choice(["tf.contrib.slim", "(tf.contrib.slim)", "contrib_slim" if len(imports) > 1 else "tf.contrib.slim"])
+    aliases = [f"slim = {spelled}" + rng.choice(["\n", "  # slim\n", "; z = 3\n"])]
+    if rng.random() < 0.5:
+        aliases.append(rng.choice(["layers = tf.contrib.layers\n", "\nlayers = tf.contrib.layers\n"]))
+    uses = rng.sample([
+        "net = slim.conv2d(x, 3, [3, 3])\n", "net = slim.max_pool2d(net, [2, 2])\n", "y = slim.nonexistent_thing(x)\n",
+        "f(slim)\n", "# slim is tf-slim\n", "s = 'slim'\n", "g(slim=1)\n", "print(f'{slim.conv2d}')\n",
+        "n = layers.flatten(x)\n", "m = layers.nonexistent_thing(x)\n", "\n\ndef h(x):\n  return slim.conv2d(x, 3, [3, 3])\n",
+    ], rng.randint(0, 4))
+    ending = rng.choice(["", "", "last = 1"])
+    return "".join(imports) + above + "".join(aliases) + "".join(uses) + ending
+
+
+def test_generated_module_alias_programs_fast_equals_reference() -> None:
+    """TFM101's text path deletes a dead `alias = tf.contrib.X` only where it counts the alias's
+    mentions as the CST pass does, and otherwise leaves the file to that pass: the same output,
+    TODOs and changes on every generated program (and on its migrated output)."""
+    import random
+
+    rng = random.Random(7)
+    seen = set()
+    for _ in range(80):
+        program = _module_alias_program(rng)
+        if program in seen:
+            continue
+        seen.add(program)
+        _same(program)
+        _same(transform_source(program).output)
 
 
 def test_feature_column_layers_in_a_file_whose_columns_become_the_runtimes_keep_their_todo() -> None:
