@@ -174,8 +174,8 @@ def blocks_of(stmt: cst.CSTNode) -> list[cst.IndentedBlock]:
     return out
 
 
-def all_inside(nodes: list[cst.CSTNode], blocks: tuple[cst.CSTNode, ...]) -> bool:
-    """Whether every one of `nodes` (at least one) lies in one of `blocks`."""
+def nodes_within(blocks: tuple[cst.CSTNode, ...]) -> set[int]:
+    """The ids of every node in `blocks` (walked once, however many nodes are then looked up)."""
     within: set[int] = set()
 
     class Collect(cst.CSTVisitor):
@@ -185,7 +185,7 @@ def all_inside(nodes: list[cst.CSTNode], blocks: tuple[cst.CSTNode, ...]) -> boo
 
     for block in blocks:
         block.visit(Collect())
-    return bool(nodes) and all(id(node) in within for node in nodes)
+    return within
 
 
 STATEMENTS = (cst.SimpleStatementLine, cst.BaseCompoundStatement)

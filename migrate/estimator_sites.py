@@ -32,13 +32,13 @@ from .estimator_scan import (
     DocstringIndent,
     Site,
     StatementIndex,
-    all_inside,
     assigned_call,
     blocks_of,
     first_line,
     fresh_name,
     mentions,
     name_counts,
+    nodes_within,
     returned_closure,
 )
 from .hosted import HOSTED_SITES, kept_model_note, site_note
@@ -352,13 +352,14 @@ class EstimatorSiteRule(KeptModelCodegen, SiteCodegen, Rule):
         if site.other_uses and self._hosted and self.can_host(site.stmt.body[0].value):  # type: ignore[attr-defined]
             # The hosted estimator is the estimator itself: whatever else the program does with it
             # (returns it, passes it on, reads its model_dir, exports it) keeps working.
-            if all_inside(site.uses_at, site.exclusive):
+            within = nodes_within(site.exclusive)  # (the other branches of its `if`)
+            if site.uses_at and all(id(use) in within for use in site.uses_at):
                 site.problems.append(
                     f"another branch of its `if` binds `{site.est_name}` too{self._use_where(site.uses_at[0])} and "
                     "the branches use it after they join, where either estimator may be the one called"
                 )
                 return
-            first = next((use for use in site.uses_at if not all_inside([use], site.exclusive)), None)
+            first = next((use for use in site.uses_at if id(use) not in within), None)
             site.problems.append(
                 f"`{site.est_name}` is used beyond train/evaluate/predict/export{self._use_where(first)}, which "
                 "the hosted estimator keeps as written"
