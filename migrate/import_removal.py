@@ -348,7 +348,5 @@ def _strings_read_as_names(view: SourceView) -> list[str]:
     return [n.value for root in roots for n in ast.walk(root) if isinstance(n, ast.Constant) and isinstance(n.value, str)]
 
 
-
-
 def _binds_any(stmt: ast.Import | ast.ImportFrom, names: set[str]) -> bool:
     return any((alias.asname or alias.name.split(".")[0]) in names for alias in stmt.names)
