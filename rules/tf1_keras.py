@@ -6,7 +6,7 @@ import ast
 
 import libcst as cst
 
-from tfmigrate.names import AliasTable, SourceLines, canonical_name
+from tfmigrate.names import AliasTable, canonical_name
 from tfmigrate.rule import RUNTIME_ALIAS, RUNTIME_MODULE, Rule
 from tfmigrate.rules.graph_mode_programs import GRAPH_ONLY, dotted_names, keras_imports_added, qualified, runs_eagerly
 from tfmigrate.textpass import SourceView, TextPlan
@@ -186,8 +186,9 @@ class TF1Keras(Rule):
 
     def leave_Module(self, original: cst.Module, updated: cst.Module) -> cst.Module:
         code = updated.code
-        tree = ast.parse(code)
-        view = SourceView(code, tree, AliasTable.from_ast(tree, SourceLines(code)))
+        # Names resolve through the file's original table, as on the text path: `tf` bound by
+        # `import tensorflow.compat.v1 as tf` still reads as TF1's once TFM101 respelled that import.
+        view = SourceView(code, ast.parse(code), self.ctx.names)
         found = self._plan(view)
         if found is None:
             return updated

@@ -190,3 +190,28 @@ def test_which_keras_a_migrated_module_runs(source: str, side: str | None) -> No
     from tfmigrate.program_keras import keras_side
 
     assert keras_side(transform_source(source, options=Options(tf1_program=True))) == side
+
+
+def test_keras_under_a_compat_v1_import_is_tf1s_keras_on_both_pipelines() -> None:
+    """`import tensorflow.compat.v1 as tf`: its `tf.keras` was TF 1.x's Keras (the v1 API), whatever
+    TFM101 makes of the import. The LibCST pass read the import as TFM101 left it (`import
+    tensorflow as tf`) and wrote `keras_v2` where the text path wrote `keras`; both now resolve
+    names through the file's original table."""
+    from tfmigrate.engine import reference_transform
+
+    source = (
+        "import tensorflow.compat.v1 as tf\n\n\n"
+        "def model_fn(features, labels, mode, params):\n"
+        "  net = tf.keras.layers.Dense(3)(features['x'])\n"
+        "  loss = tf.losses.mean_squared_error(labels, net)\n"
+        "  train_op = tf.train.AdamOptimizer().minimize(loss, global_step=tf.train.get_global_step())\n"
+        "  return tf.estimator.tpu.TPUEstimatorSpec(mode=mode, loss=loss, train_op=train_op)\n\n\n"
+        "def main(_):\n"
+        "  est = tf.estimator.tpu.TPUEstimator(model_fn=model_fn, use_tpu=False, train_batch_size=4)\n"
+        "  est.train(input_fn=lambda params: None, max_steps=2)\n"
+        "  return est\n"  # (returned: the estimator stays an estimator, its model_fn TF1 graph code)
+    )
+    fast, reference = transform_source(source).output, reference_transform(source).output
+    assert "import tensorflow as tf\n" in fast
+    assert "net = tfm.legacy.keras.layers.Dense(3)(features['x'])" in fast
+    assert reference == fast
