@@ -170,16 +170,10 @@ class FlagsLoggingToAbsl(Rule):
         return updated
 
     def leave_SimpleStatementLine(self, original: cst.SimpleStatementLine, updated: cst.SimpleStatementLine):
-        # `flags = flags` after the rewrite above: the line says nothing any more.
-        if len(updated.body) == 1 and isinstance(updated.body[0], cst.Assign):
-            assign = updated.body[0]
-            if (
-                len(assign.targets) == 1
-                and isinstance(assign.targets[0].target, cst.Name)
-                and isinstance(assign.value, cst.Name)
-                and assign.targets[0].target.value == assign.value.value
-            ):
-                return cst.RemovalSentinel.REMOVE
+        # `flags = flags` after the rewrite above: the line says nothing any more. (One the program
+        # wrote itself stays: `x = x` binds a local, or a class attribute, from the global `x`.)
+        if len(updated.body) == 1 and _self_assignment(updated.body[0]) and not _self_assignment(original.body[0]):
+            return cst.RemovalSentinel.REMOVE
         return updated
 
     def visit_Attribute(self, node: cst.Attribute) -> bool:
@@ -411,3 +405,14 @@ def _locals(bound: dict[str, str]) -> dict[str, str]:
         )
         out[absl] = absl if free else f"absl_{absl}"
     return out
+
+
+def _self_assignment(statement: cst.BaseSmallStatement) -> bool:
+    """`name = name`."""
+    return (
+        isinstance(statement, cst.Assign)
+        and len(statement.targets) == 1
+        and isinstance(statement.targets[0].target, cst.Name)
+        and isinstance(statement.value, cst.Name)
+        and statement.targets[0].target.value == statement.value.value
+    )

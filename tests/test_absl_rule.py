@@ -50,3 +50,20 @@ def test_migrated_contrib_data_pipeline_runs(tmp_path: Path) -> None:
     spec.loader.exec_module(module)
     batch = next(iter(module.input_fn({"pattern": str(tmp_path / "train-*"), "batch_size": 3})))
     assert batch.shape == (3, 4)
+
+
+def test_a_self_assignment_the_program_wrote_stays() -> None:
+    """TFM102 drops the `flags = flags` its own rewrite of `flags = tf.app.flags` leaves; an
+    `x = x` the program wrote (a local bound from a global, a class attribute) is the program's.
+    The LibCST pass dropped both, the text path neither; both now drop only the first."""
+    from tfmigrate.engine import reference_transform, transform_source
+
+    source = (
+        "import tensorflow as tf\nflags = tf.app.flags\nFLAGS = flags.FLAGS\n\n\n"
+        "class Config:\n  FLAGS = FLAGS\n\n\n"
+        "def f(model):\n  tf.logging.info('x')\n  model = model\n  return model\n"
+    )
+    for migrate in (transform_source, reference_transform):
+        output = migrate(source).output
+        assert "flags = flags" not in output and "flags = tf" not in output
+        assert "  FLAGS = FLAGS\n" in output and "  model = model\n" in output, output

@@ -321,6 +321,14 @@ CASES = {
         "import tensorflow as tf\n__all__ = ['layers']\n\nslim = tf.contrib.slim\nlayers = tf.contrib.layers; x = 1\n"
         "net = slim.conv2d(x, 3, [3, 3])\nnet = layers.flatten(net)\n"
     ),
+    # TFM102's LibCST pass drops the `flags = flags` its rewrite leaves, not one the program wrote.
+    "a self-assignment the program wrote": (
+        "import tensorflow as tf\n\n\ndef f(keras_model):\n  tf.compat.v1.logging.info('x')\n"
+        "  keras_model = keras_model\n  return keras_model\n"
+    ),
+    "a self-assignment beside a flags alias": (
+        "import tensorflow as tf\nflags = tf.app.flags\nFLAGS = flags.FLAGS\nflags.DEFINE_string('a', 'b', 'c')\nx = 1\nx = x\n"
+    ),
     "module alias of an imported name": (
         "import tensorflow as tf\nfrom tensorflow.contrib import slim as contrib_slim\n\nslim = contrib_slim\n"
         "net = slim.conv2d(x, 3, [3, 3])\n"
