@@ -493,12 +493,9 @@ class SourceView:
         if stmt.col_offset != 0 or stmt.lineno < 2 or stmt.end_lineno is None or stmt.end_col_offset is None:
             return None
         start = lines.starts[stmt.lineno - 1]
-        end = lines.starts[stmt.end_lineno] if stmt.end_lineno < len(lines.starts) else len(lines.data)
-        if end == len(lines.data) and not lines.data.endswith(b"\n"):
-            return None
-        rest = lines.data[lines.offset(stmt.end_lineno, stmt.end_col_offset) : end].strip()
+        end = self._end_of_lines(stmt)
         above = lines.data[lines.starts[stmt.lineno - 2] : start].rstrip(b"\n")
-        if (rest and not rest.startswith(b"#")) or not above.strip() or above.lstrip().startswith(b"#") or above.endswith(b"\\"):
+        if end is None or not above.strip() or above.lstrip().startswith(b"#") or above.endswith(b"\\"):
             return None
         return start, end
 
@@ -508,20 +505,27 @@ class SourceView:
         simple statement before it; nothing but a comment may follow it. None where that is not
         the node: the first statement, one after a compound statement (whose block may hold
         those lines), one sharing a line, or the last of a file with no final line break."""
-        body, lines = self.tree.body, self.lines
+        body = self.tree.body
         stmt = body[index]
         if not index or isinstance(body[index - 1], COMPOUND_STATEMENTS) or stmt.col_offset != 0:
             return None
         before = body[index - 1]
         if before.end_lineno is None or stmt.end_lineno is None or stmt.end_col_offset is None or before.end_lineno >= stmt.lineno:
             return None
+        end = self._end_of_lines(stmt)
+        return None if end is None else (self.lines.starts[before.end_lineno], end)
+
+    def _end_of_lines(self, stmt: ast.stmt) -> int | None:
+        """The byte offset after `stmt`'s last line, where LibCST's node for it ends: None when
+        more than a comment follows it there (`import x as y; more`), or when that line ends a
+        file with no final line break (LibCST then drops the line break before it too)."""
+        lines = self.lines
         data = lines.data
-        start = lines.starts[before.end_lineno]
-        end = lines.starts[stmt.end_lineno] if stmt.end_lineno < len(lines.starts) else len(data)
-        rest = data[lines.offset(stmt.end_lineno, stmt.end_col_offset) : end].strip()
+        end = lines.starts[stmt.end_lineno] if stmt.end_lineno < len(lines.starts) else len(data)  # type: ignore[operator]
+        rest = data[lines.offset(stmt.end_lineno, stmt.end_col_offset) : end].strip()  # type: ignore[arg-type]
         if (rest and not rest.startswith(b"#")) or (end == len(data) and not data.endswith(b"\n")):
             return None
-        return start, end
+        return end
 
     # -- splicing ---------------------------------------------------------------------------
     def wrapped_in_parens(self, start: int, end: int) -> bool | None:
