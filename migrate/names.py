@@ -208,6 +208,14 @@ class AliasTable:
         return any(v.startswith(("tensorflow", "tensorflow_estimator", "tf_slim")) for v in self.aliases.values())
 
 
+def is_tf_module(module: str) -> bool:
+    """Whether `module` is TensorFlow's or its Estimator package's (`tensorflow`, `tensorflow.x`,
+    `tensorflow_estimator...`), not another package whose name starts with `tensorflow`
+    (`tensorflow_hub`, `tensorflow_transform`), which the rules leave alone."""
+    root = module.partition(".")[0]
+    return root in ("tensorflow", "tensorflow_estimator")
+
+
 def canonical_name(full: str) -> str | None:
     if full.startswith(_V1_CONTRIB):  # `tf.compat.v1.contrib.x` is `tf.contrib.x`, however it was imported
         full = "tensorflow.contrib." + full[len(_V1_CONTRIB):]

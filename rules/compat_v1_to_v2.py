@@ -20,7 +20,7 @@ import re
 import libcst as cst
 
 from tfmigrate.hosted import hosted_import_home, hosted_symbol
-from tfmigrate.names import ast_dotted, canonical_name, chain_node, dotted_text, is_chain, iter_imports
+from tfmigrate.names import ast_dotted, canonical_name, chain_node, dotted_text, is_chain, is_tf_module, iter_imports
 from tfmigrate.rule import RUNTIME_ALIAS, Rule
 from tfmigrate.parsing import index_by_type, parse, reparse_edited, statement_groups
 from tfmigrate.textpass import SourceView, TextPlan, heeded_removals
@@ -512,7 +512,7 @@ class CompatV1ToV2(Rule):
             # `from tensorflow.contrib.training import HParams` -> `from tfmigrate.runtime import HParams`
             self.mark_changed()
             return replaced
-        if not module.startswith("tensorflow"):
+        if not is_tf_module(module):
             return updated
         home = compat_v1_module(module)
         moved = [alias for alias in updated.names if home and self._imported_from_v1(module, dotted_text(alias.name))]  # type: ignore[union-attr]
@@ -735,7 +735,7 @@ class CompatV1ToV2(Rule):
                         scheduled.append((alias.name, None, alias.asname))
                     elif alias.name == "tf_slim" or alias.name.startswith(("tf_slim.", "tensorflow.contrib.")):
                         scheduled.append((alias.name, None, alias.asname))  # as leave_Import does
-            elif imp.module and not imp.level and imp.names[0].name != "*" and imp.module.startswith("tensorflow"):
+            elif imp.module and not imp.level and imp.names[0].name != "*" and is_tf_module(imp.module):
                 scheduled.extend((imp.module, alias.name, alias.asname) for alias in imp.names)
         if plan.changed or self.ctx.applied:  # the import visitors will run
             for module, obj, asname in heeded_removals(scheduled):  # as the visitor will read them

@@ -117,6 +117,10 @@ CASES = {
     "tf1 alias shadowed": "import tensorflow as tf\nimport tensorflow.compat.v1 as tf1\n\ndef f(tf1):\n  return tf1\nx = tf1.nn.relu(1)\n",
     "unused from-import": "import tensorflow as tf\nfrom tensorflow.python.ops import array_ops\n\nx = tf.gfile.Exists('a')\n",
     "used from-import": "import tensorflow as tf\nfrom tensorflow.python.ops import array_ops\n\nx = tf.gfile.Exists(array_ops)\n",
+    "unused imports of other tensorflow_* packages": (
+        "import tensorflow as tf\nfrom tensorflow.contrib import lookup\nfrom tensorflow_transform.saved import saved_transform_io\n"
+        "import tensorflow_hub as hub\nfrom tensorflow_hub import module\n\ntable = lookup.index_table_from_tensor(['a'])\n"
+    ),
     "from-import in function": "import tensorflow as tf\n\ndef f():\n  from tensorflow.python.ops import array_ops\n  return array_ops.x, tf.gfile.Exists('a')\n",
     "compat v1 only from-import": "from tensorflow.compat.v1 import gfile\n\ngfile.Exists('x')\n",
     "v1 import renamed": "import tensorflow.compat.v1 as tf\n\ntf.gfile.Exists('x')\n",
@@ -390,6 +394,30 @@ def test_case_fast_equals_reference(name: str) -> None:
         return
     _same_table(source)
     _same(transform_source(source).output)
+
+
+@pytest.mark.parametrize("transform", [transform_source, reference_transform])
+def test_unused_imports_of_other_tensorflow_packages_stay(transform) -> None:
+    """Only TensorFlow's own imports (and its Estimator package's) are dropped when unused:
+    `tensorflow_transform`, `tensorflow_hub` are other packages, whose imports may register what
+    the program needs, and the migration made none of them unused."""
+    source = (
+        "import tensorflow as tf\n"
+        "with ctx():\n"
+        "  from tensorflow.contrib import lookup\n"
+        "  from tensorflow_transform.saved import saved_transform_io\n"
+        "  from tensorflow_hub import module\n"
+        "from tensorflow_datasets.core import registered\n"
+        "from tensorflow.python.ops import array_ops\n"
+        "\n"
+        "table = lookup.index_table_from_tensor(['a'])\n"
+    )
+    output = transform(source).output
+    assert "lookup.index_table_from_tensor" in output and "from tensorflow.contrib import lookup" not in output
+    assert "from tensorflow.python.ops import array_ops" not in output  # TensorFlow's own, unused: dropped as before
+    for kept in ("from tensorflow_transform.saved import saved_transform_io", "from tensorflow_hub import module",
+                 "from tensorflow_datasets.core import registered"):
+        assert kept in output
 
 
 def test_feature_column_layers_where_no_column_changes_run_as_written_without_a_cst_pass(monkeypatch: pytest.MonkeyPatch) -> None:
