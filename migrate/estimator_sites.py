@@ -14,6 +14,7 @@ strategy, steps per execution and input_fn arguments are in `rules/tpu_estimator
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING
 
@@ -48,11 +49,15 @@ from .estimator_surface import EARLY_STOPPING, RECEIVERS, SURFACE_SYMBOLS, Surfa
 from .keras_codegen import render
 from .estimator.analyzer import ModelFnAnalyzer
 from .estimator.plan import Plan, Unsupported
-from .names import ReferenceVisitor, names_in
+from .names import ReferenceVisitor, canonical_name, names_in
 from .rule import Rule
 
 if TYPE_CHECKING:
     from libcst.metadata import CodeRange
+
+# What may stand between a call's function and its `(`: spaces and line breaks, the function's
+# closing parentheses, comments, backslash continuations.
+_TO_CALL_PAREN = r"(?!\w)(?:\s|\)|\\\n|#[^\n]*)*\("
 
 # Statements that switch a TF1 program to graph mode (TF 2.x ran it eagerly otherwise).
 _GRAPH_MODE_SWITCHES = frozenset({"disable_eager_execution", "disable_v2_behavior"})
@@ -194,7 +199,8 @@ class EstimatorSiteRule(KeptModelCodegen, SiteCodegen, Rule):
                     rule.loose_fns.add(fn.value)
 
         self.loose_fns: set[str] = set()
-        node.visit(Calls())
+        if self._may_call_more(len(site_calls)):
+            node.visit(Calls())
         # The transform walk skips a quiet def unless the rule itself rewrites or reads it: a
         # model_fn (planned or not), a function absorbed into one, one a loose call passes on;
         # nothing when a site sits at module level (its uses are looked for file-wide).
@@ -210,6 +216,24 @@ class EstimatorSiteRule(KeptModelCodegen, SiteCodegen, Rule):
                 id(stmt) for stmt in node.body if isinstance(stmt, (cst.FunctionDef, cst.ClassDef)) and id(stmt) not in holders
             }
         return True
+
+    def _may_call_more(self, site_calls: int) -> bool:
+        """Whether the module may hold a call the `Calls` walk looks for beyond the sites' own
+        constructor calls: a constructor of this rule's estimator class, or a receiver. A call's
+        key (`canonical`) ends in the chain's last name, or is what a local name is bound to, and
+        its `(` follows; so where the module's text spells those words before a `(` (in strings
+        and comments too) once per site call and no more, every such call is a site's, and the
+        walk would find nothing."""
+        keys = self.ESTIMATOR_KEYS | RECEIVERS
+        words = {key.rpartition(".")[2] for key in keys}
+        words |= {local for local, full in self.ctx.names.aliases.items() if canonical_name(full) in keys}
+        text = self.module_text()
+        found = 0
+        for word in words:
+            found += len(re.findall(rf"(?<!\w){re.escape(word)}{_TO_CALL_PAREN}", text))
+            if found > site_calls:
+                return True
+        return found != site_calls
 
     @property
     def _hosted(self) -> bool:
