@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import ast
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 import libcst as cst
 
 from tfmigrate.names import canonical_name, dotted_text
+from tfmigrate.parsing import index_by_type
 from tfmigrate.rule import Rule
 
 if TYPE_CHECKING:
@@ -122,8 +124,14 @@ class FlagsLoggingToAbsl(Rule):
         return updated
 
     def _bound_names(self, module: cst.Module) -> dict[str, str]:
-        """Names the module binds at top level (imports and assignments) -> what to."""
+        """Names the module binds at top level (imports and assignments) -> what to; and in any
+        scope (`_bound_in_scopes`) -> "<local>"."""
         bound: dict[str, str] = dict(self.ctx.names.aliases)
+        parsed = self.ctx.parsed
+        tree = ast.parse(parsed[1] if parsed is not None and parsed[0] is module else module.code)
+        by_type = index_by_type(tree)
+        for name in _bound_in_scopes(tree, lambda *kinds: [n for kind in kinds for n in by_type.get(kind, ())]):
+            bound.setdefault(name, "<local>")
         for stmt in module.body:
             if isinstance(stmt, cst.SimpleStatementLine):
                 for small in stmt.body:
@@ -216,6 +224,8 @@ class FlagsLoggingToAbsl(Rule):
                 bound.setdefault(stmt.name, "<defined>")
                 has_main = has_main or stmt.name == "main"
         own_argv = any(isinstance(stmt, (ast.Import, ast.ImportFrom)) and _imports_argparse(stmt) for stmt in view.tree.body)
+        for name in _bound_in_scopes(view.tree, view.nodes_of):
+            bound.setdefault(name, "<local>")
         local = _locals(bound)
         plan = TextPlan()
         data = view.lines.data
@@ -382,20 +392,20 @@ def _root(node: cst.BaseExpression) -> str | None:
 
 def _absl_symbol(key: str) -> tuple[str, str] | None:
     """TF1 path (`logging.warn`) -> (absl module, name there) (`("logging", "warning")`), or None
-    when absl has no such name (TFM101 then handles it)."""
+    when absl has no such name (TFM101 then handles it). What a chain reads off the name comes
+    along: `flags.FLAGS.data_dir` -> `("flags", "FLAGS.data_dir")`."""
     for prefix, module in _MODULES.items():
         if key.startswith(prefix):
-            name = key[len(prefix):]
-            if "." in name:
-                return None
+            name, dot, rest = key[len(prefix):].partition(".")
             name = _LOGGING_RENAMES.get(name, name) if module == "logging" else name
             allowed = _ABSL[module]
-            return (module, name) if allowed is None or name in allowed else None
+            return (module, name + dot + rest) if allowed is None or name in allowed else None
     return None
 
 
 def _locals(bound: dict[str, str]) -> dict[str, str]:
-    """absl module -> the local name it gets (`absl_logging` when stdlib `logging` is bound)."""
+    """absl module -> the local name it gets (`absl_logging` where the module binds `logging`
+    otherwise: stdlib `logging`, a function's parameter or local variable)."""
     tf_modules = {"flags": ("flags", "app.flags"), "app": ("app",), "logging": ("logging",)}
     out = {}
     for absl in ("flags", "app", "logging"):
@@ -403,7 +413,29 @@ def _locals(bound: dict[str, str]) -> dict[str, str]:
         free = taken in (None, f"absl.{absl}") or (
             taken.startswith("tensorflow") and canonical_name(taken) in tf_modules[absl]  # `flags = tf.app.flags`
         )
-        out[absl] = absl if free else f"absl_{absl}"
+        name, count = (absl, 1) if free else (f"absl_{absl}", 1)
+        while not free and bound.get(name) not in (None, f"absl.{absl}"):
+            count += 1
+            name = f"absl_{absl}{count}"
+        out[absl] = name
+    return out
+
+
+def _bound_in_scopes(tree: ast.Module, nodes_of: Callable[..., list]) -> set[str]:
+    """Names the module binds besides its top-level assignments, defs and imports (which the
+    alias table and `bound` hold with what they bind): parameters, names assigned or deleted in
+    functions, classes and blocks, loop, `with`, `except`, comprehension and `match` targets,
+    nested defs and classes, `global`/`nonlocal` names. A rewrite to `logging.info` inside a
+    function whose local `logging` is a string would call the string's method."""
+    tops = {id(stmt) for stmt in tree.body}
+    top_targets = {id(target) for stmt in tree.body if isinstance(stmt, ast.Assign) for target in stmt.targets}
+    out = {node.id for node in nodes_of(ast.Name) if not isinstance(node.ctx, ast.Load) and id(node) not in top_targets}
+    out |= {node.arg for node in nodes_of(ast.arg)}
+    out |= {node.name for node in nodes_of(ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef) if id(node) not in tops}
+    out |= {node.name for node in nodes_of(ast.ExceptHandler, ast.MatchAs, ast.MatchStar) if node.name}
+    out |= {node.rest for node in nodes_of(ast.MatchMapping) if node.rest}
+    for node in nodes_of(ast.Global, ast.Nonlocal):
+        out.update(node.names)
     return out
 
 

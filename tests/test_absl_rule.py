@@ -67,3 +67,65 @@ def test_a_self_assignment_the_program_wrote_stays() -> None:
         output = migrate(source).output
         assert "flags = flags" not in output and "flags = tf" not in output
         assert "  FLAGS = FLAGS\n" in output and "  model = model\n" in output, output
+
+
+_LOCAL_NAMES_PROGRAM = '''\
+import tensorflow as tf
+
+LOGS = "log-{task_id}"
+
+
+def launch(n):
+  tf.logging.info("Launching %d", n)
+  logging = LOGS.format(task_id=n)
+  tf.logging.info("log at %s", logging)
+  return logging
+
+
+def report(logging):
+  tf.logging.warn("report %s", logging)
+
+
+def drain(items):
+  for flags in items:
+    tf.logging.info("item %s", flags)
+  try:
+    raise ValueError("bad item")
+  except ValueError as app:
+    tf.logging.error("caught %s", app)
+
+
+def main(_):
+  tf.logging.set_verbosity(tf.logging.INFO)
+  launch(3)
+  report("r")
+  drain(["a"])
+  tf.logging.info("done %s", tf.flags.FLAGS.name)
+
+
+tf.flags.DEFINE_string("name", "n", "a name")
+
+if __name__ == "__main__":
+  tf.app.run()
+'''
+
+
+def test_names_a_function_binds_keep_their_meaning(tmp_path: Path) -> None:
+    """A function's own `logging` (a local string, a parameter), a loop's `flags`, an `except`'s
+    `app`: absl's modules come in as `absl_logging`, `absl_flags`, `absl_app` there, so that
+    `logging.info(...)` never reads the local (tensor2tensor's `parallel_launch.py`: an
+    UnboundLocalError before its local `logging` was assigned). Both pipelines; the program runs."""
+    from tfmigrate.engine import reference_transform, transform_source
+
+    outputs = {migrate(_LOCAL_NAMES_PROGRAM).output for migrate in (transform_source, reference_transform)}
+    assert len(outputs) == 1
+    output = outputs.pop()
+    assert "from absl import app as absl_app, flags as absl_flags, logging as absl_logging" in output, output
+    assert "  absl_logging.info(\"Launching %d\", n)\n  logging = LOGS" in output
+    assert "absl_app.run(main)" in output and "absl_flags.DEFINE_string" in output
+    program = tmp_path / "launch.py"
+    program.write_text(output, encoding="utf-8")
+    proc = subprocess.run([sys.executable, str(program), "--name=x"], capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    for logged in ("Launching 3", "log at log-3", "report r", "item a", "caught bad item", "done x"):
+        assert logged in proc.stderr, proc.stderr[-3000:]

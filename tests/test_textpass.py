@@ -117,6 +117,22 @@ CASES = {
     "tf1 alias shadowed": "import tensorflow as tf\nimport tensorflow.compat.v1 as tf1\n\ndef f(tf1):\n  return tf1\nx = tf1.nn.relu(1)\n",
     "unused from-import": "import tensorflow as tf\nfrom tensorflow.python.ops import array_ops\n\nx = tf.gfile.Exists('a')\n",
     "used from-import": "import tensorflow as tf\nfrom tensorflow.python.ops import array_ops\n\nx = tf.gfile.Exists(array_ops)\n",
+    "logging bound in a comprehension": "import tensorflow as tf\nx = [logging for logging in range(3)]\ntf.logging.info('x')\n",
+    "logging a lambda's parameter": "import tensorflow as tf\nf = lambda logging: logging\ntf.logging.info('x')\n",
+    "logging bound by with and global": (
+        "import tensorflow as tf\n\n\ndef f():\n  global logging\n  with open('x') as logging:\n    tf.logging.info('x')\n"
+    ),
+    "logging a match capture": "import tensorflow as tf\nmatch 1:\n  case logging:\n    tf.logging.info('x')\n",
+    "logging a nested def and class attribute": (
+        "import tensorflow as tf\n\n\nclass C:\n  logging = 1\n\n  def logging2(self):\n    def logging():\n      pass\n"
+        "    tf.logging.info('x')\n"
+    ),
+    "logging and absl_logging both bound": (
+        "import tensorflow as tf\n\n\ndef f(logging, absl_logging):\n  tf.logging.info('x')\n"
+    ),
+    "flags chains read off FLAGS": (
+        "import tensorflow as tf\ntf.app.flags.DEFINE_integer('n', 1, 'n')\nx = tf.app.flags.FLAGS.n + tf.flags.FLAGS.n\n"
+    ),
     "unused imports of other tensorflow_* packages": (
         "import tensorflow as tf\nfrom tensorflow.contrib import lookup\nfrom tensorflow_transform.saved import saved_transform_io\n"
         "import tensorflow_hub as hub\nfrom tensorflow_hub import module\n\ntable = lookup.index_table_from_tensor(['a'])\n"
