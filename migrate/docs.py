@@ -60,6 +60,9 @@ DIAGNOSTICS = (
      "Split the expression, or exclude the file (generated code usually should be)."),
     ("E009", "Too complex: migrating the file took longer than `--timeout` (`timeout` in `[tool.tfmigrate]`).",
      "Raise the limit (`--timeout 300`, or 0 for none), or exclude the file."),
+    ("E010", "The file binds `tfm` (a variable, a parameter, another import) and its migration reads `tfmigrate.runtime` "
+             "through that name, which would call the program's `tfm`; the file is left untouched.",
+     "Rename the program's `tfm` and run again."),
     ("E998", "Internal error: the migration produced code that does not parse; the file is left untouched.",
      "Report it as a bug with the file (or a reduced copy); meanwhile exclude the file or `--ignore` the rule involved."),
     ("E999", "Internal error (a bug in tfmigrate); the file is left untouched and the other files are still processed.",

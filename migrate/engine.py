@@ -23,7 +23,7 @@ from .gcpause import cyclic_gc_paused
 from .tf1_program import is_tf1_source
 from .names import AliasTable, SourceLines
 from .registry import all_rules
-from .rule import ADD_IMPORTS, REMOVE_IMPORTS, RUNTIME_MODULE, FileContext, Rule
+from .rule import ADD_IMPORTS, REMOVE_IMPORTS, RUNTIME_ALIAS, RUNTIME_MODULE, FileContext, Rule
 from .results import ChangeTrack, Finding, TransformResult, scan_todos
 from .import_removal import ImportReads, import_reads, remove_unused_top_level_imports
 from .parsing import forget_parses, index_by_type, parse, reparse_edited
@@ -99,6 +99,19 @@ MAX_PASSES = 3
 
 
 def _fixpoint(source: str, filename: str, options: Options, *, reference: bool) -> TransformResult:
+    """The pipeline repeated on its own output until that is stable, and refused where its output
+    would read the runtime through a name the program binds to something else (`_runtime_alias_taken`)."""
+    result = _passes(source, filename, options, reference=reference)
+    if result.error is None and result.changed:
+        line = _runtime_alias_taken(source, result.output)
+        if line is not None:
+            return TransformResult(source, source, error=Finding(
+                "E010", line, f"the file binds `{RUNTIME_ALIAS}` here, the name migrated code gives `{RUNTIME_MODULE}`: "
+                "rename it and run again"))
+    return result
+
+
+def _passes(source: str, filename: str, options: Options, *, reference: bool) -> TransformResult:
     """The pipeline repeated on its own output until that is stable. A TODO an earlier pass put
     above a statement that a later pass rewrote is dropped (the later pass adds one if it still
     applies), so no TODO outlives the code it was about."""
@@ -116,6 +129,39 @@ def _fixpoint(source: str, filename: str, options: Options, *, reference: bool) 
         again.output = _without_stale_todos(result.output, again.output, source)
         result = _merge_passes(source, result, again)
     return result
+
+
+def _runtime_alias_taken(source: str, output: str) -> int | None:
+    """The first line where `source` binds `tfm` to anything but `tfmigrate.runtime` (a variable,
+    a parameter, another import), when `output` reads the runtime through that name; else None.
+    Migrated code there would call the program's `tfm`."""
+    alias = RUNTIME_ALIAS
+    if not re.search(rf"\b{alias}\b", source) or not re.search(rf"(?<![\w.]){alias}\.", output):
+        return None
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+    lines = []
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            for name in node.names:
+                if isinstance(node, ast.Import):
+                    bound, target = (name.asname, name.name) if name.asname else (name.name.partition(".")[0], None)
+                else:
+                    bound, target = name.asname or name.name, f"{node.module}.{name.name}" if not node.level else None
+                if bound == alias and target != RUNTIME_MODULE:
+                    lines.append(node.lineno)
+        elif (
+            (isinstance(node, ast.Name) and node.id == alias and not isinstance(node.ctx, ast.Load))
+            or (isinstance(node, ast.arg) and node.arg == alias)
+            or (isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.ExceptHandler, ast.MatchAs, ast.MatchStar))
+                and getattr(node, "name", None) == alias)
+            or (isinstance(node, ast.MatchMapping) and node.rest == alias)
+            or (isinstance(node, (ast.Global, ast.Nonlocal)) and alias in node.names)
+        ):
+            lines.append(node.lineno)
+    return min(lines) if lines else None
 
 
 def _without_stale_todos(before: str, after: str, source: str) -> str:

@@ -594,3 +594,47 @@ def test_a_declined_model_fn_todo_is_written_above_the_blocking_statement_once(t
     code, again, _ = invoke("--select", "TFM201", str(path))
     assert path.read_text(encoding="utf-8") == written
     assert f"{path}:{at}: {DECLINED}" in again, again
+
+
+_RESPELLED = "def flat(x):\n  return tf.contrib.layers.flatten(x)\n"  # -> tfm.legacy.slim.flatten
+
+
+@pytest.mark.parametrize(("binding", "line"), [
+    ("tfm = 1\n", 2),
+    ("import numpy as tfm\n", 2),
+    ("from models import tfm\n", 2),
+    ("def f(tfm):\n  return tfm\n", 2),
+    ("def f():\n  for tfm in range(2):\n    pass\n", 3),
+    ("def f():\n  try:\n    pass\n  except ValueError as tfm:\n    pass\n", 5),
+    ("g = lambda tfm: tfm\n", 2),
+])
+def test_a_program_binding_tfm_is_left_untouched_with_e010(binding: str, line: int) -> None:
+    """Migrated code reads the runtime as `tfm`: where the program binds that name to something
+    else, in any scope, a migration would call the program's `tfm` (before: `tfm.legacy.slim.flatten`
+    on the program's int or parameter). The file is refused, on both pipelines."""
+    source = "import tensorflow as tf\n" + binding + _RESPELLED
+    for migrate in (transform_source, reference_transform):
+        result = migrate(source)
+        assert result.output == source and not result.changed
+        assert result.error is not None and (result.error.code, result.error.line) == ("E010", line), result.error
+
+
+@pytest.mark.parametrize("other", [
+    "import tfmigrate.runtime as tfm\n",  # a migrated file, run again
+    "from tfmigrate import runtime as tfm\n",
+    "# tfm is what the migration calls the runtime\nx = 'tfm'\n",
+    "x = obj.tfm\n",
+])
+def test_tfm_as_the_runtime_or_only_as_a_word_migrates(other: str) -> None:
+    result = transform_source("import tensorflow as tf\n" + other + _RESPELLED)
+    assert result.error is None and "tfm.legacy.slim.flatten(x)" in result.output
+
+
+def test_e010_through_the_cli_leaves_the_file_and_exits_2(tmp_path: Path) -> None:
+    path = tmp_path / "model.py"
+    source = "import tensorflow as tf\n\n\ndef f(tfm):\n  return tf.contrib.layers.flatten(tfm)\n"
+    path.write_text(source)
+    result = CliRunner().invoke(main, [str(path)], catch_exceptions=False)
+    assert result.exit_code == 2
+    assert f"{path}:4: error E010: the file binds `tfm` here" in result.stderr
+    assert path.read_text() == source
