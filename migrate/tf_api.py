@@ -85,6 +85,13 @@ def v2_name(symbol: str) -> str | None:
     return target
 
 
+def v1_only_member(symbol: str, member: str) -> bool:
+    """Whether TF1's class `symbol` has `member` and the class its TF2 name denotes does not
+    (`lite.TFLiteConverter.from_session`, `data.Iterator.from_structure`): read off the class, it
+    stays TF1's (`v1_members_absent_in_v2`, from current TF)."""
+    return member in _load()[0].get("v1_members_absent_in_v2", {}).get(symbol, ())
+
+
 @functools.cache
 def signature_changes() -> dict[str, dict[str, list[str]]]:
     """TF1 path -> {"v1": its v1 parameters, "v2": its TF2 name's} where they differ."""

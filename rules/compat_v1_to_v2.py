@@ -25,7 +25,7 @@ from tfmigrate.rule import RUNTIME_ALIAS, Rule
 from tfmigrate.parsing import index_by_type, parse, reparse_edited, statement_groups
 from tfmigrate.textpass import SourceView, TextPlan, heeded_removals
 from tfmigrate.tf_api import (
-    CallShape, api_table, kept_spelling, lookup, other_in_tf2, signature_sensitive, v1_only_module, v1_present, v2_name,
+    CallShape, api_table, kept_spelling, lookup, other_in_tf2, signature_sensitive, v1_only_member, v1_only_module, v1_present, v2_name,
     v2_spelled_path,
 )
 
@@ -211,6 +211,9 @@ def plan_chain(full: str, tf: str, scope_module: bool = False, tf1_program: bool
     if path.startswith("keras."):
         return None, None
     found = lookup(path)
+    if found is not None and found[1] and (tf1_program or not bare) and v1_present(found[0]) \
+            and v1_only_member(found[0], found[1].partition(".")[0]):
+        return f"{tf}.compat.v1.{path}", None  # TF1's class's own member (`TFLiteConverter.from_session`)
     if bare and tf1_program and found is not None and other_in_tf2(found[0]) and v1_present(found[0]):
         return f"{tf}.compat.v1.{path}", None  # TF 1.x code: `tf.summary.scalar` is TF1's
     if bare and found is None and v1_only_module(path.split(".")[0]):

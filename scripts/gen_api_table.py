@@ -56,8 +56,13 @@ It writes ``rules/data/tf_api_v1_to_v2.json``::
       "current_keras_version": "3.x",
       "v1_absent_in_current_tf": [...],        # v1 symbols that do NOT resolve as
                                                # tf.compat.v1.<path> on current TF
-      "v2_absent_in_current_tf": [...]         # v2 names mentioned anywhere above that do NOT
-    }                                          # resolve as tf.<path> on current TF
+      "v2_absent_in_current_tf": [...],        # v2 names mentioned anywhere above that do NOT
+                                               # resolve as tf.<path> on current TF
+      "v1_signature_changes": {...},           # v1 path -> {"v1": params, "v2": params}
+      "v1_members_absent_in_v2": {             # v1 classes whose TF2 name is another class: the
+        "lite.TFLiteConverter": ["from_session", ...]   # public members that one lacks
+      }
+    }
 
 The preferred v2 name of a symbol is chosen among its v2 names (TensorFlow's names first, then
 Estimator's, then Keras's, each in declaration order, like ``tf_export.get_v2_names``) by: not
@@ -104,7 +109,7 @@ GENERATED_BY = "scripts/gen_api_table.py"
 # Keys of the table written by check-current (everything else is written by generate).
 CHECK_KEYS = (
     "current_tensorflow_version", "current_keras_version", "v2_absent_in_current_tf", "v1_absent_in_current_tf",
-    "v1_signature_changes",
+    "v1_signature_changes", "v1_members_absent_in_v2",
 )
 
 # Module-name prefixes of the generated v1 API modules in TF 2.15 (TF itself, Keras 2.15's v1 API,
@@ -519,6 +524,30 @@ def _signature_changes(tf: Any, symbols: dict[str, str | None], same_name: Any,
     return changes
 
 
+def _members_absent_in_v2(tf: Any, symbols: dict[str, str | None], same_name: Any,
+                          renames: dict[str, str]) -> dict[str, list[str]]:
+    """v1 path -> the public members of TF1's class there that its TF2 name's class (another
+    class: `lite.TFLiteConverter`'s v2 namesake is TFLiteConverterV2) lacks on current TF
+    (`from_session`, `from_frozen_graph`): a chain that reads one off the class must stay
+    `tf.compat.v1.<path>.<member>`. The TF2 name as for `_signature_changes`."""
+    import inspect
+
+    absent: dict[str, list[str]] = {}
+    same = set(same_name)
+    for path, v2_path in sorted(symbols.items()):
+        if v2_path is None:
+            v2_path = path if path in same else renames.get(path)
+        if v2_path is None or not (_resolves(tf.compat.v1, path) and _resolves(tf, v2_path)):
+            continue
+        v1_obj, v2_obj = _lookup(tf.compat.v1, path), _lookup(tf, v2_path)
+        if v1_obj is v2_obj or not (inspect.isclass(v1_obj) and inspect.isclass(v2_obj)):
+            continue
+        missing = sorted(name for name in dir(v1_obj) if not name.startswith("_") and not hasattr(v2_obj, name))
+        if missing:
+            absent[path] = missing
+    return absent
+
+
 def check_current(out_dir: Path, check: bool) -> bool:
     _quiet_tensorflow()
     import tensorflow as tf
@@ -547,6 +576,9 @@ def check_current(out_dir: Path, check: bool) -> bool:
     v1 = tf.compat.v1
     table["v1_absent_in_current_tf"] = sorted(p for p in table["symbols"] if not _resolves(v1, p))
     table["v1_signature_changes"] = _signature_changes(
+        tf, table["symbols"], table.get("v2_same_name_other_symbol", ()), table.get("tf_upgrade_v2_renames", {})
+    )
+    table["v1_members_absent_in_v2"] = _members_absent_in_v2(
         tf, table["symbols"], table.get("v2_same_name_other_symbol", ()), table.get("tf_upgrade_v2_renames", {})
     )
 

@@ -231,3 +231,50 @@ def test_an_unmigrated_v2_estimator_keeps_its_v2_spelling():
     )
     assert "# tfmigrate: this canned estimator is `tfm.estimator`'s" in out and "TODO" not in out
     assert transform_source(out, filename="x.py").output == out
+
+
+def test_v1_members_absent_in_v2(table):
+    members = table["v1_members_absent_in_v2"]
+    assert {"from_session", "from_frozen_graph", "from_keras_model_file"} <= set(members["lite.TFLiteConverter"])
+    assert "from_saved_model" not in members["lite.TFLiteConverter"]  # both classes have it
+    assert {"from_structure", "from_string_handle"} <= set(members["data.Iterator"])
+    assert all(members[path] == sorted(members[path]) for path in members)
+
+
+@pytest.mark.tf
+def test_v1_members_absent_in_v2_hold_on_current_tf(table):
+    """Each member listed resolves on TF1's class (`tf.compat.v1.<path>.<member>`) and not on the
+    class its TF2 name denotes."""
+    import tensorflow as tf
+    from tfmigrate.tf_api import v2_name
+
+    def lookup(root, path):
+        for part in path.split("."):
+            root = getattr(root, part)
+        return root
+
+    for path, names in table["v1_members_absent_in_v2"].items():
+        v1_class, v2_class = lookup(tf.compat.v1, path), lookup(tf, v2_name(path))
+        for name in names:
+            assert hasattr(v1_class, name) and not hasattr(v2_class, name), (path, name)
+
+
+@pytest.mark.parametrize(("source", "expected"), [
+    # (the TF1 import respelled, the class's TF1-only member read off it: TF1's class)
+    ("import tensorflow.compat.v1 as tf\nc = tf.lite.TFLiteConverter.from_session(s, [a], [b])\n",
+     "c = tf.compat.v1.lite.TFLiteConverter.from_session(s, [a], [b])\n"),
+    ("import tensorflow.compat.v1 as tf\nc = tf.lite.TFLiteConverter.from_saved_model(d)\n",
+     "c = tf.lite.TFLiteConverter.from_saved_model(d)\n"),
+    ("import tensorflow as tf\nsess = tf.Session()\nit = tf.data.Iterator.from_structure(types, shapes)\n",
+     "it = tf.compat.v1.data.Iterator.from_structure(types, shapes)\n"),
+    # TF2 code (no TF 1.x in the file): its own spelling is left alone
+    ("import tensorflow as tf\nit = tf.data.Iterator.from_structure(types, shapes)\n",
+     "it = tf.data.Iterator.from_structure(types, shapes)\n"),
+])
+def test_a_tf1_only_member_of_a_renamed_class_stays_tf1s(source: str, expected: str) -> None:
+    from tfmigrate.engine import reference_transform, transform_source
+
+    for migrate in (transform_source, reference_transform):
+        output = migrate(source).output
+        assert expected in output, output
+        assert migrate(output).output == output
