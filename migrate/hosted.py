@@ -208,7 +208,13 @@ def _slim_symbol(parts: list[str]) -> tuple[str, str] | None:
             name = parts[len(prefix)]
             if home.startswith("contrib.framework") and name not in _FRAMEWORK_NAMES:
                 return None
-            return f"{RUNTIME_ALIAS}.legacy.slim.{name}", ".".join(parts[len(prefix) + 1 :])
+            rest = parts[len(prefix) + 1 :]
+            if name == "summaries" and rest[:1] and rest[0].startswith("summarize_"):
+                # `contrib.layers.summaries.summarize_activation`: contrib.layers' summaries module
+                # (tf-slim's `tf_slim.layers.summaries`), not slim's (`add_scalar_summary`...),
+                # which `canonical_name`'s fold of contrib.slim into contrib.layers spells alike.
+                return f"{RUNTIME_ALIAS}.legacy.contrib_layers.summaries", ".".join(rest)
+            return f"{RUNTIME_ALIAS}.legacy.slim.{name}", ".".join(rest)
     return None
 
 

@@ -36,3 +36,27 @@ def test_the_codemods_copy_of_the_module_list_is_the_runtimes() -> None:
     from tfmigrate import hosted
 
     assert hosted._SLIM_LAYER_MODULES == frozenset(legacy.CONTRIB_LAYER_MODULES)  # noqa: SLF001 - the codemod's copy
+
+
+def test_contrib_layers_summaries_go_to_its_own_module_and_run() -> None:
+    """`tf.contrib.layers.summaries.summarize_activation` is contrib.layers' summaries module
+    (tf-slim's `tf_slim.layers.summaries`); slim's `summaries` (`add_scalar_summary`) is another
+    module, which both spell alike once contrib.slim folds into contrib.layers. Before, the
+    first became `tfm.legacy.slim.summaries.summarize_activation`, which does not exist (tensorflow/tpu
+    show_and_tell's image_embedding.py). The migrated calls run in a TF1 graph."""
+    from tfmigrate.engine import reference_transform, transform_source
+
+    source = (
+        "import tensorflow as tf\nfrom tensorflow.contrib import layers as contrib_layers\nslim = tf.contrib.slim\n\n\n"
+        "def summarize(v):\n  contrib_layers.summaries.summarize_activation(v)\n  slim.summaries.add_scalar_summary(v, 'x')\n"
+    )
+    for migrate in (transform_source, reference_transform):
+        output = migrate(source).output
+        assert "tfm.legacy.contrib_layers.summaries.summarize_activation(v)" in output, output
+        assert "tfm.legacy.slim.summaries.add_scalar_summary(v, 'x')" in output
+    namespace: dict = {}
+    exec(compile(output, "migrated.py", "exec"), namespace)  # noqa: S102 - the migrated module, run
+    with tf.Graph().as_default():
+        namespace["summarize"](tf.constant(1.5, name="act"))
+        summaries = tf.compat.v1.get_collection(tf.compat.v1.GraphKeys.SUMMARIES)
+    assert len(summaries) >= 2
