@@ -85,6 +85,40 @@ def v2_name(symbol: str) -> str | None:
     return target
 
 
+def v1_plain_module(path: str) -> str | None:
+    """The plain Python module of TF 1.x's API that `path` is or lies under (`test.mock`, which
+    was `unittest.mock`), else None."""
+    for module in _load()[0].get("v1_non_api_modules", {}):
+        if path == module or path.startswith(module + "."):
+            return module
+    return None
+
+
+def known_path(path: str) -> bool:
+    """Whether `tf.<path>` names something of TF 1.x's API (a symbol, a module holding symbols, or
+    under a plain module it exposed) or of current TF's, or is private (a `_name`, TF's own
+    packages); False for what neither had (`merge_all_summaries`, pre-1.0;
+    `summary.always_record_summaries`, contrib's; `examples.tutorials`, gone with TF 1.x's package)."""
+    parts = path.split(".")
+    return (path in _known_paths() or parts[0] in _PRIVATE_PACKAGES or "python" in parts
+            or v1_plain_module(path) is not None or any(part.startswith("_") for part in parts))
+
+
+# TensorFlow's implementation packages, which a program imports as modules (`from tensorflow.python.ops
+# import variable_scope`, `tensorflow.lite.python`): not the API, and no business of this table's.
+_PRIVATE_PACKAGES = frozenset({"python", "core", "compiler", "tools", "dtensor", "tsl", "security", "include"})
+
+
+@functools.cache
+def _known_paths() -> frozenset[str]:
+    table, current = _load()
+    known: set[str] = set()
+    for path in [*table["symbols"], *table.get("v1_non_api_modules", {}), *current]:
+        parts = path.split(".")
+        known.update(".".join(parts[:end]) for end in range(1, len(parts) + 1))
+    return frozenset(known)
+
+
 def v1_only_member(symbol: str, member: str) -> bool:
     """Whether TF1's class `symbol` has `member` and the class its TF2 name denotes does not
     (`lite.TFLiteConverter.from_session`, `data.Iterator.from_structure`): read off the class, it

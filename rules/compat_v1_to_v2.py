@@ -25,8 +25,8 @@ from tfmigrate.rule import RUNTIME_ALIAS, Rule
 from tfmigrate.parsing import index_by_type, parse, reparse_edited, statement_groups
 from tfmigrate.textpass import SourceView, TextPlan, heeded_removals
 from tfmigrate.tf_api import (
-    CallShape, api_table, kept_spelling, lookup, other_in_tf2, signature_sensitive, v1_only_member, v1_only_module, v1_present, v2_name,
-    v2_spelled_path,
+    CallShape, api_table, kept_spelling, known_path, lookup, other_in_tf2, signature_sensitive, v1_only_member, v1_only_module,
+    v1_plain_module, v1_present, v2_name, v2_spelled_path,
 )
 
 # Namespaces that are gone from TF >= 2.16 with Keras 3 even under tf.compat.v1.
@@ -216,6 +216,15 @@ def plan_chain(full: str, tf: str, scope_module: bool = False, tf1_program: bool
         return f"{tf}.compat.v1.{path}", None  # TF1's class's own member (`TFLiteConverter.from_session`)
     if bare and tf1_program and found is not None and other_in_tf2(found[0]) and v1_present(found[0]):
         return f"{tf}.compat.v1.{path}", None  # TF 1.x code: `tf.summary.scalar` is TF1's
+    if found is None and (tf1_program or not bare):
+        plain = v1_plain_module(path)
+        if plain is not None and plain not in api_table()[3]:
+            return f"{tf}.compat.v1.{path}", None  # `tf.test.mock.patch`: TF1's plain module, kept under compat.v1
+        if not known_path(path):
+            # Not TF2's, and not a name TF 1.x exported (`tf.merge_all_summaries`, pre-1.0; a module of
+            # TF 1.x's package TF2 dropped): an AttributeError on current TF, whatever it was before.
+            return (None if bare else f"{tf}.{path}"), (
+                f"`tf.{path}` is in neither TF2's API nor TF 1.x's exported API: rewrite it with TF2's")
     if bare and found is None and v1_only_module(path.split(".")[0]):
         # `tf.logging.__dict__`: a TF1 module TF2 lacks, used as a value (its functions are symbols).
         return f"{tf}.compat.v1.{path}", None

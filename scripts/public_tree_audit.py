@@ -16,6 +16,12 @@ comment sits in the statement that holds it or in the comment block right above 
 Printed: each uncovered reference (``path:line: name``), the files holding one, the TODOs counted
 by rule and message (backticked parts folded) and by the construct they name, and the tier counts
 from the report. Standard library only; it never imports TensorFlow.
+
+``--resolve`` also looks up every ``tf.a.b`` / ``tfm.a.b`` attribute chain of the migrated code
+(the names bound by ``import tensorflow as ...`` / ``import tfmigrate.runtime as ...``) on the
+installed TensorFlow and runtime, attribute by attribute, and lists the chains that do not resolve
+with no TODO in or above their statement: what a migration left or wrote that would raise
+``AttributeError`` on current TF. That mode imports both: run it with the runtime's interpreter.
 """
 
 from __future__ import annotations
@@ -144,6 +150,59 @@ def audit_file(text: str):
     return found, lines
 
 
+def _tf_roots(tree: ast.AST) -> dict[str, str]:
+    """Local name -> module for `import tensorflow [as tf]` / `import tfmigrate.runtime as tfm`."""
+    roots = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.name in ("tensorflow", "tfmigrate.runtime") and (alias.asname or alias.name == "tensorflow"):
+                    roots[alias.asname or alias.name] = alias.name
+    return roots
+
+
+def resolver():
+    """`resolves(module, path)`: whether `module.path` exists on the installed TF / runtime."""
+    import importlib
+
+    modules: dict = {}
+    known: dict = {}
+
+    def resolves(module: str, path: str) -> bool:
+        key = (module, path)
+        if key not in known:
+            obj = modules.setdefault(module, importlib.import_module(module))
+            ok = True
+            for part in path.split("."):
+                try:
+                    obj = getattr(obj, part)
+                except Exception:  # noqa: BLE001 - a lazy module that fails to load counts as absent
+                    ok = False
+                    break
+            known[key] = ok
+        return known[key]
+
+    return resolves
+
+
+def unresolved_chains(text: str, resolves) -> list[tuple[int, str, bool]]:
+    """(line, chain, covered by a TODO) for each tf./tfm. chain that does not resolve."""
+    try:
+        tree = ast.parse(text)
+    except SyntaxError:
+        return []
+    roots = _tf_roots(tree)
+    if not roots:
+        return []
+    lines, spans, found, seen = text.splitlines(), statement_spans(tree), [], set()
+    for line, name in dotted_names(text):
+        root, _, rest = name.partition(".")
+        if root in roots and rest and (line, name) not in seen and not resolves(roots[root], rest):
+            seen.add((line, name))
+            found.append((line, name, covered(lines, spans, line)))
+    return found
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("source")
@@ -152,7 +211,11 @@ def main(argv=None) -> int:
     ap.add_argument("--json", help="write the counts as JSON here")
     ap.add_argument("-v", "--verbose", action="store_true", help="list every uncovered reference")
     ap.add_argument("--top", type=int, default=25)
+    ap.add_argument("--resolve", action="store_true",
+                    help="also list tf./tfm. chains that do not resolve on the installed TF and runtime (imports both)")
     args = ap.parse_args(argv)
+    resolves = resolver() if args.resolve else None
+    unresolved: dict[str, list] = collections.defaultdict(list)
     src, out = Path(args.source), Path(args.migrated)
     uncovered: dict[str, list] = collections.defaultdict(list)
     uncovered_names: collections.Counter = collections.Counter()
@@ -173,6 +236,10 @@ def main(argv=None) -> int:
             if not ok:
                 uncovered[str(rel)].append((line, name))
                 uncovered_names[".".join(name.split(".")[:3])] += 1
+        if resolves is not None:
+            unresolved[str(rel)].extend((line, name) for line, name, ok in unresolved_chains(text, resolves) if not ok)
+            if not unresolved[str(rel)]:
+                del unresolved[str(rel)]
         for ln in lines:
             m = TODO_RE.search(ln)
             if not m:
@@ -194,6 +261,12 @@ def main(argv=None) -> int:
             print(f"  {rel}:{line}: {name}")
         if len(refs) > len(shown):
             print(f"  {rel}: ... {len(refs) - len(shown)} more")
+    if resolves is not None:
+        n_unres = sum(len(v) for v in unresolved.values())
+        print(f"files with a tf./tfm. chain that does not resolve and no TODO: {len(unresolved)} ({n_unres} chains)")
+        for rel, refs in sorted(unresolved.items()):
+            for line, name in refs:
+                print(f"  {rel}:{line}: {name}")
     if uncovered_names:
         print("uncovered references by name:")
         for name, n in uncovered_names.most_common(args.top):
@@ -215,6 +288,7 @@ def main(argv=None) -> int:
             "uncovered_refs": n_unc, "uncovered": {k: v for k, v in uncovered.items()},
             "todo_messages": dict(todo_msgs), "todo_constructs": dict(todo_constructs),
             "estimators": tiers,
+            **({"unresolved": {k: v for k, v in unresolved.items()}} if resolves is not None else {}),
         }, indent=1))
     return 0
 

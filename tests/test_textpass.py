@@ -133,6 +133,12 @@ CASES = {
     "flags chains read off FLAGS": (
         "import tensorflow as tf\ntf.app.flags.DEFINE_integer('n', 1, 'n')\nx = tf.app.flags.FLAGS.n + tf.flags.FLAGS.n\n"
     ),
+    "names neither TF 1.x nor TF2 has": (
+        "import tensorflow.compat.v1 as tf\nm = tf.merge_all_summaries()\nw = tf.train.SummaryWriter(d)\nx = tf.test.mock.MagicMock()\n"
+    ),
+    "names neither TF 1.x nor TF2 has, TF 1.x program": (
+        "import tensorflow as tf\ns = tf.Session()\nm = tf.merge_all_summaries()\nx = tf.test.mock.patch.object\n"
+    ),
     "unused imports of other tensorflow_* packages": (
         "import tensorflow as tf\nfrom tensorflow.contrib import lookup\nfrom tensorflow_transform.saved import saved_transform_io\n"
         "import tensorflow_hub as hub\nfrom tensorflow_hub import module\n\ntable = lookup.index_table_from_tensor(['a'])\n"
