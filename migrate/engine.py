@@ -21,12 +21,12 @@ from . import tiers
 from .exports import AskedNames, module_exports
 from .gcpause import cyclic_gc_paused
 from .tf1_program import is_tf1_source
-from .names import AliasTable, SourceLines
+from .names import AliasTable, SourceLines, bindings
 from .registry import all_rules
 from .rule import ADD_IMPORTS, REMOVE_IMPORTS, RUNTIME_ALIAS, RUNTIME_MODULE, FileContext, Rule
 from .results import ChangeTrack, Finding, TransformResult, scan_todos
 from .import_removal import ImportReads, import_reads, remove_unused_top_level_imports
-from .parsing import forget_parses, index_by_type, parse, reparse_edited
+from .parsing import forget_parses, index_by_type, nodes_of_types, parse, reparse_edited
 from .settled import PassRecord, settled
 from .textpass import SourceView, heeded_removals
 from .textpass import add_imports as text_add_imports
@@ -142,25 +142,16 @@ def _runtime_alias_taken(source: str, output: str) -> int | None:
         tree = ast.parse(source)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None
-    lines = []
-    for node in ast.walk(tree):
-        if isinstance(node, (ast.Import, ast.ImportFrom)):
-            for name in node.names:
-                if isinstance(node, ast.Import):
-                    bound, target = (name.asname, name.name) if name.asname else (name.name.partition(".")[0], None)
-                else:
-                    bound, target = name.asname or name.name, f"{node.module}.{name.name}" if not node.level else None
-                if bound == alias and target != RUNTIME_MODULE:
-                    lines.append(node.lineno)
-        elif (
-            (isinstance(node, ast.Name) and node.id == alias and not isinstance(node.ctx, ast.Load))
-            or (isinstance(node, ast.arg) and node.arg == alias)
-            or (isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.ExceptHandler, ast.MatchAs, ast.MatchStar))
-                and getattr(node, "name", None) == alias)
-            or (isinstance(node, ast.MatchMapping) and node.rest == alias)
-            or (isinstance(node, (ast.Global, ast.Nonlocal)) and alias in node.names)
-        ):
-            lines.append(node.lineno)
+    nodes_of = nodes_of_types(tree)
+    lines = [node.lineno for name, node in bindings(nodes_of) if name == alias]  # type: ignore[attr-defined]
+    for node in nodes_of(ast.Import, ast.ImportFrom):
+        for name in node.names:
+            if isinstance(node, ast.Import):
+                bound, target = (name.asname, name.name) if name.asname else (name.name.partition(".")[0], None)
+            else:
+                bound, target = name.asname or name.name, f"{node.module}.{name.name}" if not node.level else None
+            if bound == alias and target != RUNTIME_MODULE:
+                lines.append(node.lineno)
     return min(lines) if lines else None
 
 

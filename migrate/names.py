@@ -208,6 +208,20 @@ class AliasTable:
         return any(v.startswith(("tensorflow", "tensorflow_estimator", "tf_slim")) for v in self.aliases.values())
 
 
+def bindings(nodes_of) -> list[tuple[str, ast.AST]]:
+    """(name, node) for each place a module binds a name other than an import: names assigned or
+    deleted (any target, any scope), parameters, defs and classes, `except`, `match` and
+    `global`/`nonlocal` names. `nodes_of(*types)`: the tree's nodes of those types
+    (`SourceView.nodes_of`, or over `parsing.index_by_type`)."""
+    out: list[tuple[str, ast.AST]] = [(n.id, n) for n in nodes_of(ast.Name) if not isinstance(n.ctx, ast.Load)]
+    out += [(n.arg, n) for n in nodes_of(ast.arg)]
+    out += [(n.name, n) for n in nodes_of(ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.ExceptHandler,
+                                         ast.MatchAs, ast.MatchStar) if n.name]
+    out += [(n.rest, n) for n in nodes_of(ast.MatchMapping) if n.rest]
+    out += [(name, n) for n in nodes_of(ast.Global, ast.Nonlocal) for name in n.names]
+    return out
+
+
 def is_tf_module(module: str) -> bool:
     """Whether `module` is TensorFlow's or its Estimator package's (`tensorflow`, `tensorflow.x`,
     `tensorflow_estimator...`), not another package whose name starts with `tensorflow`

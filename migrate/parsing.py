@@ -50,6 +50,13 @@ for _kind in _every_node_type():
     child_fields(_kind)
 
 
+def nodes_of_types(tree: ast.AST):
+    """`nodes_of(*types)` over one `index_by_type` of `tree`: its nodes of those exact types
+    (as `SourceView.nodes_of` gives them for a view's tree)."""
+    by_type = index_by_type(tree)
+    return lambda *kinds: [node for kind in kinds for node in by_type.get(kind, ())]
+
+
 def index_by_type(tree: ast.AST) -> dict[type, list[ast.AST]]:
     """The tree's nodes grouped by exact type, each group in depth-first order."""
     by_type: dict[type, list[ast.AST]] = {}

@@ -8,8 +8,8 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
-from tfmigrate.names import canonical_name, dotted_text
-from tfmigrate.parsing import index_by_type
+from tfmigrate.names import bindings, canonical_name, dotted_text
+from tfmigrate.parsing import nodes_of_types
 from tfmigrate.rule import Rule
 
 if TYPE_CHECKING:
@@ -129,8 +129,7 @@ class FlagsLoggingToAbsl(Rule):
         bound: dict[str, str] = dict(self.ctx.names.aliases)
         parsed = self.ctx.parsed
         tree = ast.parse(parsed[1] if parsed is not None and parsed[0] is module else module.code)
-        by_type = index_by_type(tree)
-        for name in _bound_in_scopes(tree, lambda *kinds: [n for kind in kinds for n in by_type.get(kind, ())]):
+        for name in _bound_in_scopes(tree, nodes_of_types(tree)):
             bound.setdefault(name, "<local>")
         for stmt in module.body:
             if isinstance(stmt, cst.SimpleStatementLine):
@@ -413,7 +412,7 @@ def _locals(bound: dict[str, str]) -> dict[str, str]:
         free = taken in (None, f"absl.{absl}") or (
             taken.startswith("tensorflow") and canonical_name(taken) in tf_modules[absl]  # `flags = tf.app.flags`
         )
-        name, count = (absl, 1) if free else (f"absl_{absl}", 1)
+        name, count = (absl if free else f"absl_{absl}"), 1
         while not free and bound.get(name) not in (None, f"absl.{absl}"):
             count += 1
             name = f"absl_{absl}{count}"
@@ -423,20 +422,13 @@ def _locals(bound: dict[str, str]) -> dict[str, str]:
 
 def _bound_in_scopes(tree: ast.Module, nodes_of: Callable[..., list]) -> set[str]:
     """Names the module binds besides its top-level assignments, defs and imports (which the
-    alias table and `bound` hold with what they bind): parameters, names assigned or deleted in
-    functions, classes and blocks, loop, `with`, `except`, comprehension and `match` targets,
-    nested defs and classes, `global`/`nonlocal` names. A rewrite to `logging.info` inside a
-    function whose local `logging` is a string would call the string's method."""
+    alias table and `bound` hold with what they bind): parameters, names assigned in functions,
+    classes and blocks, loop, `with`, `except`, comprehension and `match` targets, nested defs and
+    classes (`names.bindings`). A rewrite to `logging.info` inside a function whose local
+    `logging` is a string would call the string's method."""
     tops = {id(stmt) for stmt in tree.body}
-    top_targets = {id(target) for stmt in tree.body if isinstance(stmt, ast.Assign) for target in stmt.targets}
-    out = {node.id for node in nodes_of(ast.Name) if not isinstance(node.ctx, ast.Load) and id(node) not in top_targets}
-    out |= {node.arg for node in nodes_of(ast.arg)}
-    out |= {node.name for node in nodes_of(ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef) if id(node) not in tops}
-    out |= {node.name for node in nodes_of(ast.ExceptHandler, ast.MatchAs, ast.MatchStar) if node.name}
-    out |= {node.rest for node in nodes_of(ast.MatchMapping) if node.rest}
-    for node in nodes_of(ast.Global, ast.Nonlocal):
-        out.update(node.names)
-    return out
+    tops |= {id(target) for stmt in tree.body if isinstance(stmt, ast.Assign) for target in stmt.targets}
+    return {name for name, node in bindings(nodes_of) if id(node) not in tops}
 
 
 def _self_assignment(statement: cst.BaseSmallStatement) -> bool:
