@@ -156,6 +156,13 @@ def _contrib_home(folded: str) -> str | None:
     return None
 
 
+@functools.cache
+def _tf2_module(path: str) -> bool:
+    """Whether current TF's `tf.<path>` is a module: its path list holds names under it."""
+    prefix = path + "."
+    return any(listed.startswith(prefix) for listed in api_table()[3])
+
+
 @functools.lru_cache(maxsize=None)
 def plan_chain(full: str, tf: str, scope_module: bool = False, tf1_program: bool = False) -> tuple[str | None, str | None]:
     """What TFM101 does with a chain that resolves to `full`: (new spelling or None, TODO or None);
@@ -185,6 +192,12 @@ def plan_chain(full: str, tf: str, scope_module: bool = False, tf1_program: bool
     replaced = runtime_symbol(full)
     if replaced is not None:
         target, rest = replaced
+        member = f"{target[3:]}.{rest.partition('.')[0]}" if target.startswith("tf:") and rest else None
+        if member is not None and member not in api_table()[3] and _tf2_module(target[3:]):
+            # A contrib module whose TF2 home, a module, lacks this name (`contrib.framework.nest.is_sequence`:
+            # TF2's `tf.nest` has no `is_sequence`); a class's members are not listed, and stay.
+            name, spelled = rest.partition(".")[0], f"tf.{canonical_name(full)}"
+            return None, f"TF2's `tf.{target[3:]}` has no `{name}` (`{spelled}`): rewrite it with what `tf.{target[3:]}` has"
         head = f"{tf}.{target[3:]}" if target.startswith("tf:") else f"{RUNTIME_ALIAS}.{target}"
         return head + (f".{rest}" if rest else ""), None
     if full.startswith("tensorflow.compat.v1.contrib."):

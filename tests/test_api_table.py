@@ -307,3 +307,23 @@ def test_names_the_table_knows_or_tf_keeps_private_get_no_todo() -> None:
     for path in ("merge_all_summaries", "train.SummaryWriter", "summary.always_record_summaries", "examples.tutorials",
                  "lite.TFLiteConverterV9"):
         assert not known_path(path), path
+
+
+def test_a_contrib_module_whose_tf2_home_lacks_the_name_gets_a_todo() -> None:
+    """`tf.contrib.framework.nest` is TF2's `tf.nest`, which lacks some of its functions
+    (`is_sequence`, `map_structure_up_to`: dm-sonnet 1.36's `nest.py`). Those were respelled to
+    `tf.nest.is_sequence`, an AttributeError on TF2, with no TODO; now they keep their spelling and
+    get one. The names `tf.nest` has are respelled as before."""
+    from tfmigrate.engine import reference_transform, transform_source
+
+    source = (
+        "import tensorflow.compat.v1 as tf\n\n\ndef f(a, b):\n  x = tf.contrib.framework.nest.flatten(a)\n"
+        "  return tf.contrib.framework.nest.map_structure_up_to(a, f, b), x\n"
+    )
+    for migrate in (transform_source, reference_transform):
+        output = migrate(source).output
+        assert "  x = tf.nest.flatten(a)\n" in output
+        assert ("# TODO(tfmigrate TFM101): TF2's `tf.nest` has no `map_structure_up_to` "
+                "(`tf.contrib.framework.nest.map_structure_up_to`)") in output, output
+        assert "tf.nest.map_structure_up_to" not in output
+        assert migrate(output).output == output
