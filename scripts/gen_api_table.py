@@ -98,7 +98,7 @@ import sys
 import types
 import warnings
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Iterable, Iterator
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_OUT_DIR = REPO_ROOT / "rules" / "data"
@@ -498,16 +498,12 @@ def _parameters(obj: Any) -> list[str] | None:
     return names
 
 
-def _signature_changes(tf: Any, symbols: dict[str, str | None], same_name: Any,
-                       renames: dict[str, str]) -> dict[str, dict[str, list[str]]]:
-    """v1 path -> {"v1": params, "v2": params} for the functions whose TF2 name on current TF takes
-    other parameters than their TF1 one (`nn.dropout`'s `keep_prob`, `reduce_sum`'s `keep_dims`),
-    the TF2 name being the symbol's own or, for a v1 symbol with none, the same path (another
-    function there: `v2_same_name_other_symbol`) or tf_upgrade_v2's rename (`count_nonzero` ->
-    `math.count_nonzero`; `nn.conv2d_backprop_input` -> `nn.conv2d_transpose`, whose arguments
-    tf_upgrade_v2 reorders and TFM101 does not). A call that passes what the TF2 function does not take, or
-    passes by position what it takes under another name, must stay `tf.compat.v1.<path>`."""
-    changes: dict[str, dict[str, list[str]]] = {}
+def _namesake_pairs(tf: Any, symbols: dict[str, str | None], same_name: Any,
+                    renames: dict[str, str]) -> Iterator[tuple[str, Any, Any]]:
+    """(v1 path, TF1's object there, the object its TF2 name denotes on current TF) where the two
+    differ, the TF2 name being the symbol's own or, for a v1 symbol with none, the same path
+    (another object there: `v2_same_name_other_symbol`) or tf_upgrade_v2's rename
+    (`count_nonzero` -> `math.count_nonzero`); both resolving on current TF."""
     same = set(same_name)
     for path, v2_path in sorted(symbols.items()):
         if v2_path is None:
@@ -515,7 +511,21 @@ def _signature_changes(tf: Any, symbols: dict[str, str | None], same_name: Any,
         if v2_path is None or not (_resolves(tf.compat.v1, path) and _resolves(tf, v2_path)):
             continue
         v1_obj, v2_obj = _lookup(tf.compat.v1, path), _lookup(tf, v2_path)
-        if v1_obj is v2_obj or not callable(v1_obj) or not callable(v2_obj):
+        if v1_obj is not v2_obj:
+            yield path, v1_obj, v2_obj
+
+
+def _signature_changes(tf: Any, symbols: dict[str, str | None], same_name: Any,
+                       renames: dict[str, str]) -> dict[str, dict[str, list[str]]]:
+    """v1 path -> {"v1": params, "v2": params} for the functions whose TF2 name on current TF takes
+    other parameters than their TF1 one (`nn.dropout`'s `keep_prob`, `reduce_sum`'s `keep_dims`),
+    the TF2 name as `_namesake_pairs` finds it (`nn.conv2d_backprop_input` -> `nn.conv2d_transpose`,
+    whose arguments tf_upgrade_v2 reorders and TFM101 does not). A call that passes what the TF2
+    function does not take, or passes by position what it takes under another name, must stay
+    `tf.compat.v1.<path>`."""
+    changes: dict[str, dict[str, list[str]]] = {}
+    for path, v1_obj, v2_obj in _namesake_pairs(tf, symbols, same_name, renames):
+        if not callable(v1_obj) or not callable(v2_obj):
             continue
         v1_params, v2_params = _parameters(v1_obj), _parameters(v2_obj)
         if v1_params is None or v2_params is None or v1_params == v2_params:
@@ -529,18 +539,12 @@ def _members_absent_in_v2(tf: Any, symbols: dict[str, str | None], same_name: An
     """v1 path -> the public members of TF1's class there that its TF2 name's class (another
     class: `lite.TFLiteConverter`'s v2 namesake is TFLiteConverterV2) lacks on current TF
     (`from_session`, `from_frozen_graph`): a chain that reads one off the class must stay
-    `tf.compat.v1.<path>.<member>`. The TF2 name as for `_signature_changes`."""
+    `tf.compat.v1.<path>.<member>`. The TF2 name as `_namesake_pairs` finds it."""
     import inspect
 
     absent: dict[str, list[str]] = {}
-    same = set(same_name)
-    for path, v2_path in sorted(symbols.items()):
-        if v2_path is None:
-            v2_path = path if path in same else renames.get(path)
-        if v2_path is None or not (_resolves(tf.compat.v1, path) and _resolves(tf, v2_path)):
-            continue
-        v1_obj, v2_obj = _lookup(tf.compat.v1, path), _lookup(tf, v2_path)
-        if v1_obj is v2_obj or not (inspect.isclass(v1_obj) and inspect.isclass(v2_obj)):
+    for path, v1_obj, v2_obj in _namesake_pairs(tf, symbols, same_name, renames):
+        if not (inspect.isclass(v1_obj) and inspect.isclass(v2_obj)):
             continue
         missing = sorted(name for name in dir(v1_obj) if not name.startswith("_") and not hasattr(v2_obj, name))
         if missing:
