@@ -21,7 +21,7 @@ from . import tiers
 from .exports import AskedNames, module_exports
 from .gcpause import cyclic_gc_paused
 from .tf1_program import is_tf1_source
-from .names import AliasTable, SourceLines, bindings
+from .names import AliasTable, SourceLines, bindings, import_bindings
 from .registry import all_rules
 from .rule import ADD_IMPORTS, REMOVE_IMPORTS, RUNTIME_ALIAS, RUNTIME_MODULE, FileContext, Rule
 from .results import ChangeTrack, Finding, TransformResult, scan_todos
@@ -145,13 +145,11 @@ def _runtime_alias_taken(source: str, output: str) -> int | None:
     nodes_of = nodes_of_types(tree)
     lines = [node.lineno for name, node in bindings(nodes_of) if name == alias]  # type: ignore[attr-defined]
     for node in nodes_of(ast.Import, ast.ImportFrom):
-        for name in node.names:
-            if isinstance(node, ast.Import):
-                bound, target = (name.asname, name.name) if name.asname else (name.name.partition(".")[0], None)
-            else:
-                bound, target = name.asname or name.name, f"{node.module}.{name.name}" if not node.level else None
-            if bound == alias and target != RUNTIME_MODULE:
-                lines.append(node.lineno)
+        bound = import_bindings(node)
+        if bound is None:  # a relative import names what it binds, unqualified
+            bound = {name.asname or name.name: None for name in node.names}
+        if alias in bound and bound[alias] != RUNTIME_MODULE:
+            lines.append(node.lineno)
     return min(lines) if lines else None
 
 

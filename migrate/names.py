@@ -208,6 +208,19 @@ class AliasTable:
         return any(v.startswith(("tensorflow", "tensorflow_estimator", "tf_slim")) for v in self.aliases.values())
 
 
+def import_bindings(stmt: ast.Import | ast.ImportFrom) -> dict[str, str] | None:
+    """Local name -> the qualified name an import binds it to (`import a.b` binds `a` to `a`);
+    None for a relative or star import, whose bindings the text does not say."""
+    if isinstance(stmt, ast.Import):
+        return {
+            alias.asname or alias.name.partition(".")[0]: alias.name if alias.asname else alias.name.partition(".")[0]
+            for alias in stmt.names
+        }
+    if stmt.level or stmt.module is None or any(alias.name == "*" for alias in stmt.names):
+        return None
+    return {alias.asname or alias.name: f"{stmt.module}.{alias.name}" for alias in stmt.names}
+
+
 def bindings(nodes_of) -> list[tuple[str, ast.AST]]:
     """(name, node) for each place a module binds a name other than an import: names assigned or
     deleted (any target, any scope), parameters, defs and classes, `except`, `match` and

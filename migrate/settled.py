@@ -30,7 +30,7 @@ import re
 import textwrap
 from dataclasses import dataclass, field
 
-from .names import AliasTable, ast_dotted, canonical_name
+from .names import AliasTable, ast_dotted, canonical_name, import_bindings
 from .textpass import SourceView
 
 _CHAIN = re.compile(r"(?<![\w.])[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*")
@@ -191,15 +191,8 @@ def _rebinds(view: SourceView, replacements: list[tuple[int, int, str]]) -> list
 
 def _bound_by(stmt: ast.stmt, names: AliasTable) -> dict[str, str | None] | None:
     """What an import or `name = dotted.chain` statement binds (None: some other statement)."""
-    if isinstance(stmt, ast.Import):
-        return {
-            alias.asname or alias.name.partition(".")[0]: alias.name if alias.asname else alias.name.partition(".")[0]
-            for alias in stmt.names
-        }
-    if isinstance(stmt, ast.ImportFrom):
-        if stmt.level or stmt.module is None or any(alias.name == "*" for alias in stmt.names):
-            return None
-        return {alias.asname or alias.name: f"{stmt.module}.{alias.name}" for alias in stmt.names}
+    if isinstance(stmt, (ast.Import, ast.ImportFrom)):
+        return import_bindings(stmt)  # type: ignore[return-value]
     if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
         chain = ast_dotted(stmt.value)
         return {stmt.targets[0].id: names.qualify_dotted(chain) if chain else None}

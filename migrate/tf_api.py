@@ -113,7 +113,7 @@ _PRIVATE_PACKAGES = frozenset({"python", "core", "compiler", "tools", "dtensor",
 def _known_paths() -> frozenset[str]:
     table, current = _load()
     known: set[str] = set()
-    for path in [*table["symbols"], *table.get("v1_non_api_modules", {}), *current]:
+    for path in [*table["symbols"], *current]:  # (v1's plain modules: `v1_plain_module`)
         parts = path.split(".")
         known.update(".".join(parts[:end]) for end in range(1, len(parts) + 1))
     return frozenset(known)
