@@ -70,22 +70,49 @@ def _flatten(prefix: str, value: Any) -> list[tuple[str, Any]]:
     return [(prefix, value)]
 
 
-def _close(a: Any, b: Any, rtol: float) -> tuple[bool, float | None]:
+def _close(a: Any, b: Any, rtol: float, scale: float = 0.0) -> tuple[bool, float | None]:
+    """Whether two values agree: floats within `rtol` of the larger of the two, or of `scale`
+    where that is larger."""
     if isinstance(a, float) and isinstance(b, float):
         if math.isnan(a) or math.isnan(b):
             return math.isnan(a) and math.isnan(b), None
-        rel = abs(a - b) / max(abs(a), abs(b), 1e-30)
-        return abs(a - b) <= rtol * max(abs(a), abs(b)) + 1e-12, rel
+        size = max(abs(a), abs(b), scale)
+        rel = abs(a - b) / max(size, 1e-30)
+        return abs(a - b) <= rtol * size + 1e-12, rel
     return a == b, None
 
 
+def _output(key: str) -> str:
+    """The prediction output a flattened key belongs to: `probabilities[1]` and `probabilities[0]`
+    are entries of `probabilities`."""
+    return re.split(r"[.\[]", key, maxsplit=1)[0]
+
+
+def prediction_scales(original: list[dict]) -> dict[str, float]:
+    """Each prediction output's scale: the largest magnitude the original predicts for it over
+    every example. A predicted value is a float32 sum whose rounding is relative to the terms it
+    sums, not to the sum, so one that cancels to near 0 among predictions of order 1 is compared
+    at theirs (measured: 7.79e-5 against 7.79e-5 + 7.5e-9 among values near 0.3, 1e-4 relative to
+    itself, 2e-8 to its output's scale). Evaluate results keep their own size."""
+    scales: dict[str, float] = {}
+    for entry in original:
+        if entry["kind"] != "predict":
+            continue
+        for key, value in _flatten("", entry["values"]):
+            if isinstance(value, float) and math.isfinite(value):
+                scales[_output(key)] = max(scales.get(_output(key), 0.0), abs(value))
+    return scales
+
+
 def compare(original: list[dict], migrated: list[dict], rtol: float) -> Verdict:
-    """Every recorded result of the original against the migration's, key by key."""
+    """Every recorded result of the original against the migration's, key by key (a prediction
+    at its output's scale, `prediction_scales`)."""
     verdict = Verdict()
     if not original:
         verdict.problems.append("the original recorded no evaluate or predict result: nothing to compare")
     if len(original) != len(migrated):
         verdict.problems.append(f"the original recorded {len(original)} results, the migration {len(migrated)}")
+    scales = prediction_scales(original)
     for index, (want, got) in enumerate(zip(original, migrated)):
         if want["kind"] != got["kind"]:
             verdict.problems.append(f"result {index}: {want['kind']} in the original, {got['kind']} in the migration")
@@ -97,7 +124,8 @@ def compare(original: list[dict], migrated: list[dict], rtol: float) -> Verdict:
                 f"result {index} ({want['kind']}): keys {sorted(left)} in the original, {sorted(right)} in the migration"
             )
         for key in sorted(set(left) & set(right)):
-            ok, rel = _close(left[key], right[key], rtol)
+            scale = scales.get(_output(key), 0.0) if want["kind"] == "predict" else 0.0
+            ok, rel = _close(left[key], right[key], rtol, scale)
             verdict.rows.append(Row(index, want["kind"], key, left[key], right[key], rel, ok))
     return verdict
 
