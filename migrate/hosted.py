@@ -234,6 +234,10 @@ def hosted_symbol(canonical: str, tf1_program: bool = False) -> tuple[str, str] 
                  or _contrib_rebuilt_symbol(parts))
         if found is not None:
             return found
+    if canonical == "layers":
+        return f"{RUNTIME_ALIAS}.{layers}", ""  # the module as a value (`mock.patch.object(tf.layers, ...)`)
+    if canonical == "nn.rnn_cell":
+        return f"{RUNTIME_ALIAS}.{cells}", ""
     for end in range(len(parts), 0, -1):
         head, rest = ".".join(parts[:end]), ".".join(parts[end:])
         if head in _CONTRIB_LAYERS:

@@ -218,6 +218,10 @@ def plan_chain(full: str, tf: str, scope_module: bool = False, tf1_program: bool
         path, bare = folded, False
     else:
         return None, None
+    if path == "python" or path.startswith("python."):
+        # TF's implementation package through compat (`from tensorflow.compat.v1.python.X import Y`,
+        # respelled `tensorflow.python.X` by leave_ImportFrom): left; read off `tf`, it has a TODO.
+        return None, None
     if path == "keras.estimator" or path.startswith("keras.estimator."):
         # Keras's bridge to Estimator went with it (TF 2.16): nothing hosts a Keras model as one.
         return None, _KERAS_ESTIMATOR_TODO.format(symbol=f"tf.{path}")
@@ -454,6 +458,10 @@ class CompatV1ToV2(Rule):
         full = self.ctx.names.qualify(original)
         if full is None:
             return updated
+        private = None if self._in_import else private_package_read(dotted_text(original), self.ctx.names)
+        if private is not None:
+            self.todo(private)
+            return updated
         if signature_sensitive(full):
             # (called: the spelling `visit_Call` found for the call; else any call may come)
             kept = self._kept[id(original)] if id(original) in self._kept else kept_spelling(full, self.ctx.tf2_alias, None)
@@ -513,7 +521,10 @@ class CompatV1ToV2(Rule):
         for alias in updated.names:
             full = dotted_text(alias.name)
             local = dotted_text(alias.asname.name) if alias.asname else None  # type: ignore[arg-type]
-            if full == "tensorflow.compat.v1" and local == self.ctx.tf2_alias:
+            if private_module(full) is not None:
+                alias = alias.with_changes(name=chain_node(private_module(full)))  # type: ignore[arg-type]
+                changed = True
+            elif full == "tensorflow.compat.v1" and local == self.ctx.tf2_alias:
                 alias = alias.with_changes(name=cst.Name("tensorflow"))
                 changed = True
             elif full in ("tensorflow.compat.v1", "tensorflow.compat.v2") and local:
@@ -537,6 +548,10 @@ class CompatV1ToV2(Rule):
             # `from tensorflow.contrib.training import HParams` -> `from tfmigrate.runtime import HParams`
             self.mark_changed()
             return replaced
+        if private_module(module) is not None:
+            # `from tensorflow.compat.v1.python.saved_model import loader`: no such module on TF2
+            self.mark_changed()
+            return updated.with_changes(module=chain_node(private_module(module)))  # type: ignore[arg-type]
         if not is_tf_module(module):
             return updated
         home = compat_v1_module(module)
@@ -590,6 +605,9 @@ class CompatV1ToV2(Rule):
             for imp, _ in view.imports
         ):
             return None  # leave_ImportFrom respells the import (or splits it)
+        if any(private_module(module) for imp, _ in view.imports if not getattr(imp, "level", 0)
+               for module in ([imp.module or ""] if isinstance(imp, ast.ImportFrom) else [alias.name for alias in imp.names])):
+            return None  # leave_Import / leave_ImportFrom respell `tensorflow.compat.v1.python.X`
         estimator_imports = [
             imp for imp, _ in view.imports
             if isinstance(imp, ast.ImportFrom) and not imp.level and (imp.module or "").startswith(_CST_IMPORTS)
@@ -689,6 +707,12 @@ class CompatV1ToV2(Rule):
                 continue
             full = names.qualify_dotted(chain.dotted)
             if full is None:
+                continue
+            private = None if chain.in_import else private_package_read(chain.dotted, names)
+            if private is not None:
+                if chain.in_fstring:
+                    return None
+                plan.todos.append((chain.stmt, private))
                 continue
             text, todo = plan_chain(full, tf, scope_module, self.ctx.tf1_program)
             if signature_sensitive(full):
@@ -869,6 +893,35 @@ def compat_v1_module(module: str) -> str | None:
     return f"tensorflow.compat.v1.{sub}"
 
 
+# TF's API modules, off which TF 1.x read its implementation package (`tf.python.ops`) and TF2 does not.
+_API_MODULES = ("tensorflow", "tensorflow.compat.v1", "tensorflow.compat.v2")
+
+
+def private_package_read(dotted: str, names) -> str | None:
+    """The TODO for a chain that reads TF's implementation package `python` as an attribute of
+    TF's API module (`tf.python.saved_model.loader.load`, also through `import tensorflow.python.X`,
+    which binds `tensorflow`): an AttributeError on TF2, whose `tensorflow` has no `python`.
+    None for a chain rooted at the package or below it (`from tensorflow.python.ops import array_ops`)."""
+    full = names.qualify_dotted(dotted)
+    root = names.qualify_dotted(dotted.partition(".")[0])
+    if full is None or root is None:
+        return None
+    for module in _API_MODULES:
+        if (full == f"{module}.python" or full.startswith(f"{module}.python.")) and root.count(".") <= module.count("."):
+            return (f"TF2's `tf` has no `python` (`{dotted}`): import the module from `tensorflow.python` "
+                    "(`from tensorflow.python.X import Y`: TensorFlow's internals), or use its public name")
+    return None
+
+
+def private_module(module: str) -> str | None:
+    """`tensorflow.python.X` for an import of `tensorflow.compat.v1.python.X` (or v2's), a module
+    TF2 lacks; else None."""
+    for compat in _API_MODULES[1:]:
+        if module == f"{compat}.python" or module.startswith(f"{compat}.python."):
+            return "tensorflow" + module[len(compat):]
+    return None
+
+
 def _removed_import_head(module: str) -> str | None:
     """The `_REMOVED` key of a module TF1 programs imported removed names from, else None."""
     return next((head for home, head in _REMOVED_IMPORT_HOMES if module == home or module.startswith(home + ".")), None)
@@ -940,9 +993,10 @@ class _ContribImportTodos(cst.CSTTransformer):
 
 def _kept_import_text(text: str, module: str, names: list[tuple[str, str | None]], read: set[str] | frozenset[str]) -> str:
     """How `from module import names` (spelled `text`) will read once the names nothing reads are
-    removed (RemoveImportsVisitor runs after the pass): what the TODO quotes."""
+    removed (RemoveImportsVisitor runs after the pass): what the TODO quotes, on one line (an
+    import spelled across lines is quoted without its line breaks and comments)."""
     kept = [(name, asname) for name, asname in names if (asname or name) in read]
-    if len(kept) == len(names):
+    if len(kept) == len(names) and "\n" not in text:
         return text
     return f"from {module} import " + ", ".join(f"{name} as {asname}" if asname else name for name, asname in kept)
 

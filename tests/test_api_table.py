@@ -327,3 +327,48 @@ def test_a_contrib_module_whose_tf2_home_lacks_the_name_gets_a_todo() -> None:
                 "(`tf.contrib.framework.nest.map_structure_up_to`)") in output, output
         assert "tf.nest.map_structure_up_to" not in output
         assert migrate(output).output == output
+
+
+@pytest.mark.parametrize(("source", "expected", "todo"), [
+    # read off TF's API module: an AttributeError on TF2, whichever import bound `tensorflow`
+    ("import tensorflow as tf\nx = tf.python.ops.array_ops.identity(y)\n", "x = tf.python.ops.array_ops.identity(y)\n", True),
+    ("import tensorflow.compat.v1 as tf\nx = tf.python.ops.array_ops.identity(y)\n", "x = tf.python.ops.array_ops.identity(y)\n", True),
+    ("import tensorflow.python.ops.array_ops\nx = tensorflow.python.ops.array_ops.identity(y)\n",
+     "import tensorflow.python.ops.array_ops\n", True),
+    # imported from the package itself: works on TF2, left alone
+    ("import tensorflow as tf\nfrom tensorflow.python.ops import array_ops\nx = array_ops.identity(tf.ones([1]))\n",
+     "from tensorflow.python.ops import array_ops\nx = array_ops.identity(tf.ones([1]))\n", False),
+    # through compat.v1 (tensorflow/tpu's retinanet_tensorrt.py): the package's own module, uses left as written
+    ("import tensorflow.compat.v1 as tf\nfrom tensorflow.compat.v1.python.saved_model import loader\n"
+     "m = loader.load(tf.Session(), ['serve'], d)\n",
+     "from tensorflow.python.saved_model import loader\n", False),
+    ("import tensorflow.compat.v1.python.saved_model.loader as loader\nm = loader.load(s, ['serve'], d)\n",
+     "import tensorflow.python.saved_model.loader as loader\nm = loader.load(s, ['serve'], d)\n", False),
+])
+def test_tfs_implementation_package_is_imported_from_itself_not_read_off_tf(source: str, expected: str, todo: bool) -> None:
+    """TF 1.x's `tf` had its implementation package as `tf.python`; TF2's `tensorflow` has no
+    `python` attribute, even after `import tensorflow.python.X`. retinanet_tensorrt.py's `from
+    tensorflow.compat.v1.python.saved_model import loader` (no such module on TF2) was inlined to
+    `tf.python.saved_model.loader.load` and the file reported migrated fully."""
+    from tfmigrate.engine import reference_transform, transform_source
+
+    for migrate in (transform_source, reference_transform):
+        result = migrate(source)
+        assert expected in result.output, result.output
+        assert ("# TODO(tfmigrate TFM101): TF2's `tf` has no `python`" in result.output) is todo, result.output
+        assert "tensorflow.compat.v1.python" not in result.output
+        assert todo or "tf.python" not in result.output
+        assert migrate(result.output).output == result.output
+
+
+@pytest.mark.tf
+def test_tf2s_tensorflow_has_no_python_attribute_and_its_modules_import() -> None:
+    import importlib
+
+    import tensorflow as tf
+
+    importlib.import_module("tensorflow.python.ops.array_ops")
+    assert not hasattr(tf, "python") and not hasattr(tf.compat.v1, "python")
+    assert callable(importlib.import_module("tensorflow.python.saved_model.loader").load)
+    with pytest.raises(ModuleNotFoundError):
+        importlib.import_module("tensorflow.compat.v1.python.saved_model.loader")

@@ -783,3 +783,30 @@ def test_other_edits_are_parsed_again() -> None:
     assert not view.respells_chains_only([(*_span(source, "tf.y"), "tf.lambda")])  # a keyword
     assert not view.respells_chains_only([(*_span(source, "tf.z"), "tf.compat.v1.z")])  # in an f-string
     assert not view.respells_chains_only([(*_span(source, "tf.y"), "tf.compat.v1.y"), (*_span(source, "tf.y"), "tf.y")])
+
+
+@pytest.mark.parametrize("spelling", [
+    "from tensorflow.contrib.rnn import \\\n    LSTMBlockCell, \\\n    LayerNormBasicLSTMCell\n",
+    "from tensorflow.contrib.rnn import (LSTMBlockCell,  # the fused cell\n    LayerNormBasicLSTMCell)\n",
+    "from tensorflow.contrib.rnn import (\n    LSTMBlockCell,\n    LayerNormBasicLSTMCell,\n)\n",
+])
+def test_a_kept_contrib_import_spelled_across_lines_is_quoted_on_one_line(spelling: str) -> None:
+    """texar 0.2.4's and tflearn 0.3.2's `from tensorflow.contrib.X import \\` + names on the next
+    line: the TODO quoting the import held its line break, and LibCST refused the comment (E999,
+    the file left unmigrated). The TODO now quotes the import on one line, without its comments."""
+    source = f"import tensorflow as tf\n{spelling}\n\ndef f(x):\n    return LSTMBlockCell(3), LayerNormBasicLSTMCell(3)\n"
+    _same(source)
+    result = transform_source(source)
+    assert result.error is None
+    assert ("# TODO(tfmigrate TFM101): tf.contrib does not exist in TF2 (`from tensorflow.contrib.rnn import "
+            "LSTMBlockCell, LayerNormBasicLSTMCell`)") in result.output, result.output
+    assert spelling in result.output  # the import itself as written
+    assert transform_source(result.output).output == result.output
+
+
+def test_a_todo_is_one_comment_line_whatever_its_message_quotes() -> None:
+    from tfmigrate.todos import TODO_RE, todo_comment
+
+    comment = todo_comment("TFM101", "quoting `a = f(x, \\\n      y)` and `b(\r\n  c)`")
+    assert "\n" not in comment and "\r" not in comment
+    assert TODO_RE.match(comment).group(2) == "quoting `a = f(x, y)` and `b( c)`"
