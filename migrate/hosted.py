@@ -41,6 +41,8 @@ HOSTED_CANNED = frozenset(
     }
 )
 HOSTED_ESTIMATOR = frozenset(f"estimator.{name}" for name in _ESTIMATOR | HOSTED_CANNED)
+# TF1's estimator modules, which `tfm.estimator` holds as modules too.
+_ESTIMATOR_MODULES = frozenset({"estimator", "estimator.tpu", "estimator.export", "estimator.inputs", "estimator.experimental"})
 
 # The estimator classes whose sites the hosted tier takes when the structural rules do not.
 HOSTED_SITES = frozenset({"estimator.Estimator", "estimator.tpu.TPUEstimator"}) | frozenset(
@@ -234,6 +236,8 @@ def hosted_symbol(canonical: str, tf1_program: bool = False) -> tuple[str, str] 
                  or _contrib_rebuilt_symbol(parts))
         if found is not None:
             return found
+    if canonical in _ESTIMATOR_MODULES:
+        return f"{RUNTIME_ALIAS}.{canonical}", ""  # the module as a value (`hasattr(tf.estimator, "BestExporter")`)
     if canonical == "layers":
         return f"{RUNTIME_ALIAS}.{layers}", ""  # the module as a value (`mock.patch.object(tf.layers, ...)`)
     if canonical == "nn.rnn_cell":

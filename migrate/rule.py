@@ -23,7 +23,7 @@ from typing import Any, TYPE_CHECKING, ClassVar
 import libcst as cst
 
 from .names import AliasTable
-from .todos import todo_comment
+from .todos import superseded, todo_comment
 
 if TYPE_CHECKING:
     from .textpass import SourceView, TextPlan
@@ -255,6 +255,8 @@ class Rule(cst.CSTTransformer):
         for message in messages:
             if isinstance(message, _Note):
                 text = str(message)
+            elif superseded(self.CODE, message, existing):
+                continue
             else:
                 text = todo_comment(self.CODE, message)
                 self.ctx.todos.append((self.CODE, message))

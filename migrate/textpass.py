@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 
 from .names import AliasTable, SourceLines, ast_dotted, canonical_name
 from .parsing import NODE_FIELDS, child_fields, indexed, remember_index, statement_groups
-from .todos import todo_comment
+from .todos import superseded, todo_comment
 
 _COMPOUND = (
     ast.FunctionDef,
@@ -676,7 +676,7 @@ class SourceView:
             added = bytearray()
             for message in messages:
                 text = todo_comment(code, message).encode("utf-8")
-                if text not in existing:
+                if text not in existing and not superseded(code, message, existing):
                     existing.add(text)
                     added += indent + text + b"\n"
             if added:

@@ -18,3 +18,22 @@ def todo_comment(code: str, message: str) -> str:
     """`# TODO(tfmigrate TFM201): <what to do> (see <docs entry for TFM201>)`, on one line: code a
     message quotes across lines (`from m import \\` and its next line) is joined with a space."""
     return f"{TODO_PREFIX}{code}): {_LINE_BREAK.sub(' ', message)} (see {docs_url(code)})"
+
+
+# TFM101's TODO on a name of the removed tf.estimator, left out above a statement whose estimator
+# site rule already said what to do with it (`DNNEstimator`, `BoostedTreesClassifier`: TFM401's).
+REMOVED_ESTIMATOR = "tf.estimator was removed in TF 2.16"
+_SITE_RULES = frozenset({"TFM201", "TFM301", "TFM401"})
+
+
+def superseded(code: str, message: str, existing) -> bool:
+    """Whether the TODO `message` of rule `code` goes unwritten above a statement whose comment
+    lines (str or UTF-8 bytes) are `existing`: TFM101's removed-estimator TODO where an estimator
+    site rule's TODO is already there."""
+    if code != "TFM101" or not message.startswith(REMOVED_ESTIMATOR):
+        return False
+    for line in existing:
+        match = TODO_RE.match((line.decode("utf-8") if isinstance(line, bytes) else line).strip())
+        if match is not None and match.group(1) in _SITE_RULES:
+            return True
+    return False
