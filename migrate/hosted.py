@@ -92,6 +92,7 @@ _SLIM_LAYERS = frozenset(
         # slim's modules: data decoding and providers, nets (tfm.legacy.slim imports tf_slim.nets), training
         "tfexample_decoder", "data_decoder", "data_provider", "dataset", "dataset_data_provider",
         "parallel_reader", "prefetch_queue", "nets", "losses", "learning", "evaluation", "summaries", "queues",
+        "model_analyzer",
     }
 )
 # What tf.contrib.framework shared with slim: arg scopes and the variable helpers.
@@ -105,9 +106,10 @@ _FRAMEWORK_NAMES = frozenset(
     }
 )
 # (`canonical_name` folds `contrib.slim` into `contrib.layers`, so slim's own names are looked up there;
-# `contrib.slim.python.slim.X` arrives as `contrib.layers.python.slim.X`.)
+# `contrib.slim.python.slim.X` arrives as `contrib.layers.python.slim.X`; its data modules are under
+# `python.slim.data`, which tf-slim exports at its top as slim did.)
 _SLIM_HOMES = ("contrib.layers.", "contrib.layers.python.layers.layers.", "contrib.layers.python.slim.",
-               "contrib.framework.", "contrib.framework.python.ops.")
+               "contrib.layers.python.slim.data.", "contrib.framework.", "contrib.framework.python.ops.")
 
 
 def _contrib_summary_symbol(parts: list[str]) -> tuple[str, str] | None:
