@@ -92,7 +92,7 @@ _SLIM_LAYERS = frozenset(
         # slim's modules: data decoding and providers, nets (tfm.legacy.slim imports tf_slim.nets), training
         "tfexample_decoder", "data_decoder", "data_provider", "dataset", "dataset_data_provider",
         "parallel_reader", "prefetch_queue", "nets", "losses", "learning", "evaluation", "summaries", "queues",
-        "model_analyzer",
+        "model_analyzer", "metrics", "utils", "get_or_create_global_step",
     }
 )
 # What tf.contrib.framework shared with slim: arg scopes and the variable helpers.

@@ -93,6 +93,21 @@ RUNTIME_SYMBOLS: dict[str, str] = {
     "contrib.framework.list_variables": "tf:train.list_variables",
     "contrib.framework.load_checkpoint": "tf:train.load_checkpoint",
     "contrib.framework.load_variable": "tf:train.load_variable",
+    # contrib.training's training loop and evaluation helpers: TF 1.15's code, which tf-slim kept
+    # (`tf_slim.training`, `tf_slim.train_eval`).
+    **{
+        f"contrib.training{module}.{name}": f"legacy.slim.training.{name}"
+        for module in ("", ".python.training.training")
+        for name in ("train", "create_train_op", "add_gradients_summaries", "clip_gradient_norms",
+                     "clip_gradient_norms_fn", "multiply_gradients")
+    },
+    **{
+        f"contrib.training{module}.{name}": f"legacy.slim.train_eval.{name}"
+        for module in ("", ".python.training.evaluation")
+        for name in ("evaluate_once", "evaluate_repeatedly", "get_or_create_eval_step", "wait_for_new_checkpoint",
+                     "StopAfterNEvalsHook", "SummaryAtEndHook")
+    },
+    "contrib.framework.is_tensor": "tf:is_tensor",
     "contrib.training.checkpoints_iterator": "tf:train.checkpoints_iterator",
     "contrib.training.python.training.evaluation.checkpoints_iterator": "tf:train.checkpoints_iterator",
     # (slim's `slim.initializers.X` spelling too.)
@@ -1066,8 +1081,8 @@ def _contrib_runtime_home(module: str, objs: list[str]) -> tuple[str, list[str]]
     renamed = []
     for obj in objs:
         replaced = runtime_symbol(f"{module}.{obj}")
-        if replaced is None or replaced[1] or replaced[0].startswith("tf:"):
-            return None
+        if replaced is None or replaced[1] or replaced[0].startswith(("tf:", "legacy.")):
+            return None  # (`tfm.legacy`'s modules are attributes, not importable module paths)
         home, _, name = replaced[0].rpartition(".")
         homes.add(home)
         renamed.append(name)

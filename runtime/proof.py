@@ -444,6 +444,7 @@ def as_tf1() -> None:
             get_or_create_global_step=tf.train.get_or_create_global_step,
             get_global_step=tf.train.get_global_step,
             nest=tf.nest,
+            is_tensor=tf.is_tensor,
         ),
         "rnn": {name: getattr(tf.nn.rnn_cell, name) for name in dir(tf.nn.rnn_cell) if not name.startswith("_")}
         | dict(static_rnn=tf.nn.static_rnn, static_bidirectional_rnn=tf.nn.static_bidirectional_rnn),
@@ -469,6 +470,17 @@ def as_tf1() -> None:
             (name, getattr(optimizers, name))
             for name in ("optimize_loss", "adaptive_clipping_fn", "OPTIMIZER_CLS_NAMES", "OPTIMIZER_SUMMARIES")
         )
+        # ...and contrib.training's training loop and evaluation helpers (TF 1.15's
+        # contrib/training/python/training/{training,evaluation}.py, which tf-slim kept).
+        submodules["training"] = {
+            name: getattr(module, name)
+            for module in (tf_slim.training, tf_slim.train_eval)
+            for name in ("train", "create_train_op", "add_gradients_summaries", "clip_gradient_norms",
+                         "clip_gradient_norms_fn", "multiply_gradients", "evaluate_once", "evaluate_repeatedly",
+                         "get_or_create_eval_step", "wait_for_new_checkpoint", "checkpoints_iterator",
+                         "StopAfterNEvalsHook", "SummaryAtEndHook")
+            if hasattr(module, name)
+        }
         submodules["metrics"] = {name: getattr(tf_slim.metrics, name) for name in dir(tf_slim.metrics) if not name.startswith("_")}
         submodules["metrics"].update(  # ...and its aliases of core TF
             confusion_matrix=tf.confusion_matrix, set_difference=tf.sets.set_difference,

@@ -138,6 +138,22 @@ def test_a_tf1_program_training_with_contrib_optimize_loss_runs_hosted_with_the_
     assert proc.stdout.splitlines()[-1] == "tfmigrate verify: equivalent: 11 values agree within rtol=1e-05"
 
 
+CREATE_TRAIN_OP_PROGRAM = Path(__file__).parent / "data" / "tf1_programs" / "create_train_op_estimator.py"
+
+
+def test_a_tf1_program_training_with_contrib_training_create_train_op_runs_with_the_oracles_numbers(tmp_path: Path) -> None:
+    """`tf.contrib.training.create_train_op` (its loss tensor as the train_op, after UPDATE_OPS;
+    gradients clipped through `clip_gradient_norms_fn`; a chosen `variables_to_train`) is tf-slim's
+    (`tfm.legacy.slim.training`, TF 1.15's code), `contrib.framework.is_tensor` is `tf.is_tensor`:
+    no TODO or contrib left, and on the strategy tier training, evaluation and predictions equal
+    TF 1.x's on the oracle (whose contrib stand-in reaches the same tf-slim code)."""
+    code, proc = _migrated_and_verified(CREATE_TRAIN_OP_PROGRAM, tmp_path, "estimators: 2 strategy")
+    statements = "\n".join(line for line in code.splitlines() if not line.strip().startswith("#"))  # (notes quote the original)
+    assert code.count("tfm.legacy.slim.training.create_train_op(") == 2 and "contrib" not in statements
+    assert "tf.is_tensor(loss)" in code
+    assert proc.stdout.splitlines()[-1] == "tfmigrate verify: equivalent: 11 values agree within rtol=1e-05"
+
+
 def _migrated_and_verified(program: Path, tmp_path: Path, summary: str) -> tuple[str, subprocess.CompletedProcess]:
     """`program` migrated with no TODO (the summary line saying `summary`), and `tfmigrate verify`
     of it against the original, which must pass: (the migrated code after its docstring, verify)."""
