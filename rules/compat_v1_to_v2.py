@@ -108,6 +108,10 @@ RUNTIME_SYMBOLS: dict[str, str] = {
                      "StopAfterNEvalsHook", "SummaryAtEndHook")
     },
     "contrib.framework.is_tensor": "tf:is_tensor",
+    # tf.contrib.util's tensor_util functions, which TF2 exports at its top (same arguments)
+    "contrib.util.make_ndarray": "tf:make_ndarray",
+    "contrib.util.make_tensor_proto": "tf:make_tensor_proto",
+    "contrib.util.constant_value": "tf:get_static_value",
     "contrib.training.checkpoints_iterator": "tf:train.checkpoints_iterator",
     "contrib.training.python.training.evaluation.checkpoints_iterator": "tf:train.checkpoints_iterator",
     # (slim's `slim.initializers.X` spelling too.)
@@ -496,8 +500,10 @@ class CompatV1ToV2(Rule):
         if full is None or id(original) in self._not_references:
             return updated
         text, todo = plan_chain(full, self.ctx.tf2_alias, self._under_store(), self.ctx.tf1_program)
-        if text is not None and todo is None and text.startswith(RUNTIME_ALIAS + "."):
-            return self._emit(updated, text)  # `arg_scope` from contrib.framework -> tfm.legacy.slim's
+        if text is not None and todo is None and text.startswith((RUNTIME_ALIAS + ".", self.ctx.tf2_alias + ".")):
+            # `arg_scope` from contrib.framework -> tfm.legacy.slim's; `TPUClusterResolver` from
+            # contrib.cluster_resolver -> tf.distribute.cluster_resolver's
+            return self._emit(updated, text)
         self.todo(_removed("contrib", f"{original.value}`: `{full.replace('tensorflow.', 'tf.', 1)}"))
         return updated
 
@@ -719,12 +725,16 @@ class CompatV1ToV2(Rule):
                     text, todo = plan_chain(full, tf, scope_module, self.ctx.tf1_program)
                     if chain.in_fstring:
                         return None
-                    if text is not None and todo is None and text.startswith(RUNTIME_ALIAS + "."):
+                    if text is not None and todo is None and text.startswith((RUNTIME_ALIAS + ".", tf + ".")):
                         if view.wrapped_in_parens(chain.start, chain.end) is not False:
                             return None  # parentheses of its own: LibCST drops them
                         plan.replacements.append((chain.start, chain.end, text))
                         dropped[chain.dotted] = dropped.get(chain.dotted, 0) + 1
-                        plan.changed = plan.needs_runtime = True
+                        plan.changed = True
+                        if text.startswith(RUNTIME_ALIAS + "."):
+                            plan.needs_runtime = True
+                        else:
+                            to_tf2 = True
                     else:
                         plan.todos.append((chain.stmt, _removed("contrib", f"{chain.dotted}`: `{full.replace('tensorflow.', 'tf.', 1)}")))
                 continue
