@@ -254,6 +254,10 @@ def hosted_symbol(canonical: str, tf1_program: bool = False) -> tuple[str, str] 
             return f"{RUNTIME_ALIAS}.{layers}.{parts[1]}", rest
         if end == 3 and head.startswith("nn.rnn_cell.") and parts[2] in RNN_CELLS:
             return f"{RUNTIME_ALIAS}.{cells}.{parts[2]}", rest
+        if end == 6 and parts[:5] == ["contrib", "rnn", "python", "ops", "core_rnn_cell"] and parts[5] in RNN_CELLS:
+            # the core cells through contrib.rnn's module of them (`rnn.python.ops.core_rnn_cell.RNNCell`,
+            # TF 1.x's `rnn_cell_impl.RNNCell`; TF 1.0-1.2's had the state tuples too)
+            return f"{RUNTIME_ALIAS}.{cells}.{parts[5]}", rest
         if end == 3 and head.startswith("contrib.rnn."):
             if parts[2] in _FUSED_RNN:
                 return f"{RUNTIME_ALIAS}.legacy.fused_rnn.{parts[2]}", rest

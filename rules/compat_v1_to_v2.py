@@ -108,6 +108,7 @@ RUNTIME_SYMBOLS: dict[str, str] = {
                      "StopAfterNEvalsHook", "SummaryAtEndHook")
     },
     "contrib.framework.is_tensor": "tf:is_tensor",
+    "contrib.eager.in_eager_mode": "tf:executing_eagerly",  # (TF 1.x's deprecated alias of it)
     # tf.contrib.util's tensor_util functions, which TF2 exports at its top (same arguments)
     "contrib.util.make_ndarray": "tf:make_ndarray",
     "contrib.util.make_tensor_proto": "tf:make_tensor_proto",
