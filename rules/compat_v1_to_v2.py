@@ -936,6 +936,8 @@ def private_package_read(dotted: str, names) -> str | None:
     TF's API module (`tf.python.saved_model.loader.load`, also through `import tensorflow.python.X`,
     which binds `tensorflow`): an AttributeError on TF2, whose `tensorflow` has no `python`.
     None for a chain rooted at the package or below it (`from tensorflow.python.ops import array_ops`)."""
+    if ".python" not in dotted and not dotted.startswith("python"):
+        return None  # (the common case, decided on the text: a chain that spells no `python`)
     full = names.qualify_dotted(dotted)
     root = names.qualify_dotted(dotted.partition(".")[0])
     if full is None or root is None:
