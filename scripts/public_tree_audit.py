@@ -7,7 +7,8 @@ Usage::
         [--json FILE] [-v]
 
 ``--out-dir`` writes only the files tfmigrate changed, so a file missing there is read from the
-source tree. Every code token sequence (never strings or comments) that spells a name removed by
+source tree. A notebook (``.ipynb``) is read as its code cells laid end to end (``notebook_code``):
+its line numbers count through them. Every code token sequence (never strings or comments) that spells a name removed by
 TF 2.16+ (``tf.estimator``, ``tf.contrib``, ``tf.*.TPUEstimator``,
 ``tf.compat.v1.estimator``, ``tf.compat.v1.layers``, ``tf.compat.v1.nn.rnn_cell``,
 ``tensorflow.contrib``, ``tensorflow_estimator``, ``tensorflow.python.estimator``,
@@ -203,6 +204,24 @@ def unresolved_chains(text: str, resolves) -> list[tuple[int, str, bool]]:
     return found
 
 
+def notebook_code(text: str) -> str | None:
+    """A notebook's code cells as one module, in order (line N of it is line N of the cells laid
+    end to end, a blank line between two), IPython's `%magic` and `!shell` lines commented out;
+    None for a file that is not a notebook's JSON."""
+    try:
+        cells = json.loads(text).get("cells", [])
+    except (ValueError, AttributeError):
+        return None
+    parts = []
+    for cell in cells:
+        if cell.get("cell_type") != "code":
+            continue
+        source = cell.get("source", "")
+        source = "".join(source) if isinstance(source, list) else source
+        parts.append("\n".join("# " + line if line.lstrip().startswith(("%", "!")) else line for line in source.splitlines()))
+    return "\n\n".join(parts) + "\n"
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("source")
@@ -223,10 +242,15 @@ def main(argv=None) -> int:
     todo_constructs: collections.Counter = collections.Counter()
     unparsable = []
     n_files = 0
-    for path in sorted(src.rglob("*.py")):
+    for path in sorted([*src.rglob("*.py"), *src.rglob("*.ipynb")]):
         rel = path.relative_to(src)
         target = out / rel if (out / rel).exists() else path
         text = target.read_text(encoding="utf-8", errors="replace")
+        if path.suffix == ".ipynb":
+            text = notebook_code(text)
+            if text is None:
+                unparsable.append(str(rel))
+                continue
         n_files += 1
         found, lines = audit_file(text)
         if found is None:
