@@ -548,8 +548,8 @@ class CompatV1ToV2(Rule):
         for alias in updated.names:
             full = dotted_text(alias.name)
             local = dotted_text(alias.asname.name) if alias.asname else None  # type: ignore[arg-type]
-            if private_module(full) is not None:
-                alias = alias.with_changes(name=chain_node(private_module(full)))  # type: ignore[arg-type]
+            if (package := private_module(full)) is not None:
+                alias = alias.with_changes(name=chain_node(package))  # type: ignore[arg-type]
                 changed = True
             elif full == "tensorflow.compat.v1" and local == self.ctx.tf2_alias:
                 alias = alias.with_changes(name=cst.Name("tensorflow"))
@@ -575,10 +575,10 @@ class CompatV1ToV2(Rule):
             # `from tensorflow.contrib.training import HParams` -> `from tfmigrate.runtime import HParams`
             self.mark_changed()
             return replaced
-        if private_module(module) is not None:
+        if (package := private_module(module)) is not None:
             # `from tensorflow.compat.v1.python.saved_model import loader`: no such module on TF2
             self.mark_changed()
-            return updated.with_changes(module=chain_node(private_module(module)))  # type: ignore[arg-type]
+            return updated.with_changes(module=chain_node(package))  # type: ignore[arg-type]
         if not is_tf_module(module):
             return updated
         home = compat_v1_module(module)
@@ -632,12 +632,8 @@ class CompatV1ToV2(Rule):
             for imp, _ in view.imports
         ):
             return None  # leave_ImportFrom respells the import (or splits it)
-        if any(private_module(module) for imp, _ in view.imports if not getattr(imp, "level", 0)
-               for module in ([imp.module or ""] if isinstance(imp, ast.ImportFrom) else [alias.name for alias in imp.names])):
-            return None  # leave_Import / leave_ImportFrom respell `tensorflow.compat.v1.python.X`
-        if any(isinstance(imp, ast.Import) and any(alias.asname and f"{alias.name}.".startswith("tensorflow.contrib.") for alias in imp.names)
-               for imp, _ in view.imports):
-            return None  # leave_Module's TODO above `import tensorflow.contrib.X as y` where `y` is still read
+        if any(_cst_pass_import(imp) for imp, _ in view.imports):
+            return None
         estimator_imports = [
             imp for imp, _ in view.imports
             if isinstance(imp, ast.ImportFrom) and not imp.level and (imp.module or "").startswith(_CST_IMPORTS)
@@ -947,6 +943,16 @@ def private_package_read(dotted: str, names) -> str | None:
             return (f"TF2's `tf` has no `python` (`{dotted}`): import the module from `tensorflow.python` "
                     "(`from tensorflow.python.X import Y`: TensorFlow's internals), or use its public name")
     return None
+
+
+def _cst_pass_import(imp: ast.Import | ast.ImportFrom) -> bool:
+    """An import only the CST pass handles: one of `tensorflow.compat.v1.python.X`, which
+    leave_Import / leave_ImportFrom respell, or `import tensorflow.contrib.X as y`, above which
+    leave_Module writes a TODO where `y` is still read."""
+    if isinstance(imp, ast.ImportFrom):
+        return not imp.level and private_module(imp.module or "") is not None
+    return any(private_module(alias.name) is not None
+               or (alias.asname is not None and f"{alias.name}.".startswith("tensorflow.contrib.")) for alias in imp.names)
 
 
 def private_module(module: str) -> str | None:
