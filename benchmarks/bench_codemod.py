@@ -97,13 +97,20 @@ def oracle_tf_upgrade_v2(build: bool) -> Path | None:
     return script if script.exists() else None
 
 
+def tf_upgrade_v2_cmd(script: Path, tree: Path, out: Path, report: Path) -> list[str]:
+    """`tf_upgrade_v2 --intree tree` under the oracle's Python, a file it cannot annotate skipped
+    rather than ending the run (tf_upgrade_v2_isolated.py: a run that stops there times a part)."""
+    return [str(script.parent / "python"), str(Path(__file__).parent / "tf_upgrade_v2_isolated.py"),
+            "--intree", str(tree), "--outtree", str(out), "--reportfile", str(report)]
+
+
 def time_tf_upgrade_v2(script: Path, tree: Path, scratch: Path, repeats: int, env: dict[str, str]) -> tuple[float, list[float]]:
     """`tf_upgrade_v2 --intree tree` (best of `repeats`, fresh output each time)."""
     out = scratch / "out-tf_upgrade_v2"
 
     def upgrade_cmd():
         shutil.rmtree(out, ignore_errors=True)
-        cmd = [str(script), "--intree", str(tree), "--outtree", str(out), "--reportfile", str(scratch / "report.txt")]
+        cmd = tf_upgrade_v2_cmd(script, tree, out, scratch / "report.txt")
         return cmd, lambda: shutil.rmtree(out, ignore_errors=True)
 
     best, runs, _ = _best("upgrade", repeats, upgrade_cmd, env)
