@@ -579,6 +579,13 @@ class CompatV1ToV2(Rule):
             # `from tensorflow.compat.v1.python.saved_model import loader`: no such module on TF2
             self.mark_changed()
             return updated.with_changes(module=chain_node(package))  # type: ignore[arg-type]
+        if _v1_module_as_alias(module, [(dotted_text(a.name), a.asname and dotted_text(a.asname.name)) for a in updated.names],
+                               self.ctx.tf2_alias):
+            # `from tensorflow.compat import v1 as tf`: TF1's module under the name migrated code
+            # gives TF2's, as `import tensorflow.compat.v1 as tf` (leave_Import)
+            self.mark_changed()
+            return cst.Import(names=[cst.ImportAlias(name=cst.Name("tensorflow"), asname=updated.names[0].asname)],
+                              semicolon=updated.semicolon)
         if not is_tf_module(module):
             return updated
         home = compat_v1_module(module)
@@ -814,6 +821,13 @@ class CompatV1ToV2(Rule):
                         scheduled.append((alias.name, None, alias.asname))
                     elif alias.name in ("tf_slim", "tensorflow.contrib") or alias.name.startswith(("tf_slim.", "tensorflow.contrib.")):
                         scheduled.append((alias.name, None, alias.asname))  # as leave_Import does
+            elif not imp.level and _v1_module_as_alias(imp.module, [(a.name, a.asname) for a in imp.names], tf):
+                start, end = _statement_span(view, imp)
+                if not re.fullmatch(rf"from[ \t]+tensorflow\.compat[ \t]+import[ \t]+v1[ \t]+as[ \t]+{tf}",
+                                    data[start:end].decode("utf-8")):
+                    return None  # (parentheses, a line break or a comment inside: the CST pass)
+                plan.replacements.append((start, end, f"import tensorflow as {tf}"))
+                plan.changed = True
             elif imp.module and not imp.level and imp.names[0].name != "*" and is_tf_module(imp.module):
                 scheduled.extend((imp.module, alias.name, alias.asname) for alias in imp.names)
         if plan.changed or self.ctx.applied:  # the import visitors will run
@@ -967,6 +981,18 @@ def private_module(module: str) -> str | None:
 def _removed_import_head(module: str) -> str | None:
     """The `_REMOVED` key of a module TF1 programs imported removed names from, else None."""
     return next((head for home, head in _REMOVED_IMPORT_HOMES if module == home or module.startswith(home + ".")), None)
+
+
+def _v1_module_as_alias(module: str | None, names: list[tuple[str, str | None]], tf: str) -> bool:
+    """`from tensorflow.compat import v1 as <tf>`, its only name, `tf` the name migrated code
+    gives TF2 (`import tensorflow as <tf>` replaces it)."""
+    return module == "tensorflow.compat" and names == [("v1", tf)]
+
+
+def _statement_span(view: SourceView, node: ast.stmt) -> tuple[int, int]:
+    """The byte range of a statement of the view's text."""
+    lines = view.lines
+    return lines.offset(node.lineno, node.col_offset), lines.offset(node.end_lineno, node.end_col_offset)  # type: ignore[arg-type]
 
 
 def _import_module_span(view: SourceView, imp: ast.ImportFrom) -> tuple[int, int] | None:

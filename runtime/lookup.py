@@ -156,9 +156,20 @@ def _check_key_dtype(dtype) -> tf.DType:
     return dtype
 
 
-def index_table_from_tensor(vocabulary_list, num_oov_buckets=0, default_value=-1, hasher_spec=FastHashSpec,
-                            dtype=tf.string, name=None):
+def _vocabulary(vocabulary_list, mapping):
+    """The vocabulary given as `vocabulary_list` (`tf.compat.v1.lookup`'s name) or `mapping`
+    (`tf.contrib.lookup`'s: `index_table_from_tensor(mapping=...)`); both served here."""
+    if mapping is None:
+        return vocabulary_list
+    if vocabulary_list is not None:
+        raise TypeError("got both `vocabulary_list` and `mapping`: they are the same argument (TF's and contrib's name)")
+    return mapping
+
+
+def index_table_from_tensor(vocabulary_list=None, num_oov_buckets=0, default_value=-1, hasher_spec=FastHashSpec,
+                            dtype=tf.string, name=None, *, mapping=None):
     """`tf.contrib.lookup.index_table_from_tensor`: each key's position in `vocabulary_list` (int64)."""
+    vocabulary_list = _vocabulary(vocabulary_list, mapping)
     if vocabulary_list is None:
         raise ValueError("`vocabulary_list` must be specified.")
     if num_oov_buckets < 0:
@@ -217,8 +228,9 @@ def index_table_from_file(vocabulary_file=None, num_oov_buckets=0, vocab_size=No
     return table
 
 
-def index_to_string_table_from_tensor(vocabulary_list, default_value="UNK", name=None):
+def index_to_string_table_from_tensor(vocabulary_list=None, default_value="UNK", name=None, *, mapping=None):
     """`tf.contrib.lookup.index_to_string_table_from_tensor`: int64 id -> `vocabulary_list[id]`."""
+    vocabulary_list = _vocabulary(vocabulary_list, mapping)
     if vocabulary_list is None:
         raise ValueError("`vocabulary_list` argument must be specified.")
     vocabulary_list = tf.convert_to_tensor(vocabulary_list, tf.string)

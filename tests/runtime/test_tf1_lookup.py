@@ -157,3 +157,16 @@ def test_tables_initializer_is_a_no_op_eagerly_and_initializes_in_a_graph() -> N
     table = lookup.index_to_string_table_from_tensor(VOCAB)
     assert table.init is table.initializer
     assert table.lookup(tf.constant([1], tf.int64)).numpy().tolist() == [b"lake"]
+
+
+def test_contribs_mapping_keyword_is_the_vocabulary() -> None:
+    # `tf.contrib.lookup.index_table_from_tensor(mapping=...)` (google-research/language's inputs)
+    # and its string twin named the vocabulary `mapping`; `tf.compat.v1.lookup`, `vocabulary_list`.
+    by_mapping = lookup.index_table_from_tensor(mapping=tf.constant(VOCAB), num_oov_buckets=1)
+    by_list = lookup.index_table_from_tensor(vocabulary_list=tf.constant(VOCAB), num_oov_buckets=1)
+    keys = tf.constant(WORDS)
+    assert by_mapping.lookup(keys).numpy().tolist() == by_list.lookup(keys).numpy().tolist()
+    strings = lookup.index_to_string_table_from_tensor(mapping=VOCAB, default_value="?")
+    assert strings.lookup(tf.constant([2, 9], tf.int64)).numpy().tolist() == [b"palmer", b"?"]
+    with pytest.raises(TypeError, match="same argument"):
+        lookup.index_table_from_tensor(VOCAB, mapping=VOCAB)
