@@ -20,7 +20,7 @@ import libcst as cst
 from . import tiers
 from .exports import AskedNames, module_exports
 from .gcpause import cyclic_gc_paused
-from .tf1_program import is_tf1_source
+from .tf1_program import is_tf1_source, written_for_tf2
 from .names import AliasTable, SourceLines, bindings, import_bindings
 from .registry import all_rules
 from .rule import ADD_IMPORTS, REMOVE_IMPORTS, RUNTIME_ALIAS, RUNTIME_MODULE, FileContext, Rule
@@ -43,8 +43,11 @@ class Options:
     safe_only: bool = False  # unsafe (structural) rules only report what they would change
     standalone: bool = False  # --target ctl: loops that carry their host side (`--standalone`)
     # The file belongs to a TF 1.x project (`tf1_program.is_tf1_project`; the runner decides for a
-    # run's files): bare `tf.estimator` canned estimators are the v1 ones.
+    # run's files): bare `tf.estimator` canned estimators are the v1 ones. Not a file written for
+    # TF2 (`written_for_tf2`), unless `tf1_decided`: the fixpoint's later passes read the file as
+    # its first pass did.
     tf1_program: bool = False
+    tf1_decided: bool = False
     # Module-level names other modules of the program import from this one (`exports.imported_names`;
     # the runner finds them for a run's files): never deleted as unused here.
     exported: frozenset[str] = frozenset()
@@ -119,10 +122,11 @@ def _passes(source: str, filename: str, options: Options, *, reference: bool) ->
     for _ in range(MAX_PASSES - 1):
         if result.error is not None or not result.changed or result.settled:
             return result
-        if result.tf1_program and not options.tf1_program:
+        if not options.tf1_decided:
             # The first pass respelled what made the file TF 1.x code (`tf.contrib`, `tf.Session`):
-            # the next passes read its output as the same TF 1.x program.
-            options = replace(options, tf1_program=True)
+            # the next passes read its output as the same TF 1.x program (or as TF2 code, as it
+            # read a TF 1.x project's file written for TF2).
+            options = replace(options, tf1_program=result.tf1_program, tf1_decided=True)
         again = _transform(result.output, filename, options, reference=reference)
         if again.error is not None or not again.changed:
             return result
@@ -247,7 +251,7 @@ def _transform(source: str, filename: str, options: Options, *, reference: bool)
         attributes = (lambda: view.nodes_of(ast.Attribute)) if view is not None else (lambda: index_by_type(tree).get(ast.Attribute, []))
         ctx = FileContext(
             filename=filename, target=options.target, names=names, tf2_alias=_tf2_alias(names), standalone=options.standalone,
-            tf1_program=options.tf1_program or is_tf1_source(source, attributes),
+            tf1_program=_reads_as_tf1(source, tree, view, names, options, attributes),
             exported=AskedNames(options.exported | module_exports(tree)), graph_keras=options.graph_keras,
         )
         rules = _rules(ctx, options)
@@ -279,6 +283,19 @@ def _transform(source: str, filename: str, options: Options, *, reference: bool)
         return _too_deep(source)
     except Exception as exc:  # noqa: BLE001 - per-file isolation: report, never crash the run
         return _internal_error(source, exc)
+
+
+def _reads_as_tf1(source: str, tree: ast.Module | None, view: SourceView | None, names: AliasTable, options: Options,
+                  attributes) -> bool:
+    """Whether the file is read as TF 1.x code: it spells TF1-only API itself (`is_tf1_source`), or
+    belongs to a TF 1.x project (`Options.tf1_program`) and is not written for TF2."""
+    if options.tf1_program and options.tf1_decided:
+        return True
+    if is_tf1_source(source, attributes):
+        return True
+    if not options.tf1_program or tree is None:
+        return options.tf1_program
+    return not written_for_tf2(view if view is not None else SourceView(source, tree, names=names))
 
 
 def _estimator_sites(source: str, view: SourceView, symbols: frozenset[str]) -> list[tuple[int, str, bool]]:

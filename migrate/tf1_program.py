@@ -72,3 +72,33 @@ def is_tf1_source(source: str, attributes: Callable[[], Iterable[ast.Attribute]]
 
 def is_tf1_project(sources: Iterable[str]) -> bool:
     return any(is_tf1_source(source) for source in sources)
+
+
+# TF2's summary ops share their names with TF 1.x's (`tf.summary.scalar`), not their arguments:
+# these keywords only TF2's take (its `data`, `step`, `description`; `buckets`, `encoding`).
+_TF2_SUMMARY_OPS = frozenset({"scalar", "histogram", "image", "audio", "text"})
+_TF2_SUMMARY_KEYWORDS = frozenset({"data", "step", "description", "buckets", "encoding"})
+
+
+def written_for_tf2(view) -> bool:
+    """Whether a file is TF 2.x code by what it spells on plain `tensorflow`: API that TF 1.x never
+    had (`tf.summary.create_file_writer`, `tf.metrics.CategoricalAccuracy`: `tf_api.tf2_only_paths`),
+    or TF2's summary ops called with what only they take (`tf.summary.scalar(name, x, step=step)`).
+    A file of a TF 1.x project that is so is not read as TF 1.x code (`is_tf1_project` is the whole
+    run's: a repository of many programs holds TF2 ones beside TF1 ones). `view`: its SourceView."""
+    from .tf_api import tf2_only_paths  # (the table loads on first use)
+
+    qualify, tf2_only = view.names.qualify_dotted, tf2_only_paths()
+    for chain in view.chains:
+        full = qualify(chain.dotted) or ""
+        if full.startswith("tensorflow.") and not chain.in_import:
+            parts = full[len("tensorflow."):].split(".")
+            if any(".".join(parts[:end]) in tf2_only for end in range(1, len(parts) + 1)):
+                return True
+    for call in view.nodes_of(ast.Call):
+        dotted = ast_dotted(call.func)
+        full = qualify(dotted) if dotted else None
+        if full and full.rpartition(".")[0] == "tensorflow.summary" and full.rpartition(".")[2] in _TF2_SUMMARY_OPS \
+                and any(keyword.arg in _TF2_SUMMARY_KEYWORDS for keyword in call.keywords):
+            return True
+    return False

@@ -212,6 +212,20 @@ def kept_spelling(full: str, tf: str, call: CallShape | None) -> str | None:
     return None if kept is None else f"{tf}.compat.v1.{kept}"
 
 
+@functools.cache
+def tf2_only_paths() -> frozenset[str]:
+    """Paths current TF has on plain `tf` that TF 1.x's API never had (`summary.create_file_writer`,
+    `metrics.CategoricalAccuracy`, `distribute.coordinator`): neither a v1 symbol nor a module of
+    one. Keras's, Estimator's and `compat`'s are left out (TF 1.x had those modules in other forms)."""
+    symbols, _, _, current = api_table()
+    v1_modules = {symbol[:at] for symbol in symbols for at in range(len(symbol)) if symbol[at] == "."}
+    return frozenset(
+        path for path in current
+        if path not in symbols and path not in v1_modules and path.split(".")[0] not in ("keras", "estimator", "compat")
+        and not path.startswith("_")
+    )
+
+
 def other_in_tf2(symbol: str) -> bool:
     """A TF1 symbol with no TF2 name whose path TF2 gives to another function (`summary.scalar`,
     TensorBoard's in TF2): `tf.compat.v1.<symbol>` is what TFM101 keeps it as anyway, so a TF 1.x

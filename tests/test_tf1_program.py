@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import ast
+
 import pytest
 
-from tfmigrate.tf1_program import is_tf1_source
+from tfmigrate.runner import run
+from tfmigrate.textpass import SourceView
+from tfmigrate.tf1_program import is_tf1_source, written_for_tf2
 
 TF1 = [
     "import tensorflow as tf\nsess = tf.Session()\n",
@@ -38,3 +42,54 @@ def test_tf1_names_imported_by_name_make_a_tf1_program(source: str) -> None:
 @pytest.mark.parametrize("source", NOT_TF1)
 def test_tf2_code_is_not_read_as_tf1(source: str) -> None:
     assert not is_tf1_source(source)
+
+
+WRITTEN_FOR_TF2 = [
+    "import tensorflow as tf\nwriter = tf.summary.create_file_writer(logdir)\n",  # API TF 1.x never had
+    "import tensorflow as tf\ntf.random.set_seed(0)\n",
+    "import tensorflow as tf\nm = tf.metrics.CategoricalAccuracy()\n",
+    "import tensorflow as tf\ndef log(v, step):\n    tf.summary.scalar('loss', v, step=step)\n",  # TF2's op by its keyword
+    "import tensorflow as tf\ntf.summary.histogram(name='w', data=w)\n",
+    "from tensorflow import summary\nsummary.text('t', x, description='d')\n",
+]
+NOT_WRITTEN_FOR_TF2 = [
+    "import tensorflow as tf\ntf.summary.scalar('loss', v)\n",  # TF1's op as much as TF2's
+    "import tensorflow as tf\ntf.summary.scalar('loss', v, collections=['c'])\n",
+    "import tensorflow as tf\ninit = tf.random_normal_initializer()\nest = tf.estimator.DNNClassifier([3], cols)\n",
+    "import tensorflow as tf\nx = tf.keras.layers.Dense(3)\n",  # Keras's names: TF 1.x had tf.keras
+    "import tensorflow as tf\ntf.compat.v2.summary.create_file_writer(d)\n",  # compat: reachable from TF 1.x too
+    "import tensorflow.compat.v1 as tf\ntf.summary.scalar('loss', v, step=s)\n",  # not TF2's module
+    "import mylib as tf\nw = tf.summary.create_file_writer(d)\n",
+]
+
+
+def _view(source: str) -> SourceView:
+    return SourceView(source, ast.parse(source))
+
+
+@pytest.mark.parametrize("source", WRITTEN_FOR_TF2)
+def test_tf2_only_api_marks_a_file_written_for_tf2(source: str) -> None:
+    assert written_for_tf2(_view(source))
+
+
+@pytest.mark.parametrize("source", NOT_WRITTEN_FOR_TF2)
+def test_api_both_had_marks_nothing(source: str) -> None:
+    assert not written_for_tf2(_view(source))
+
+
+def test_a_tf1_projects_file_written_for_tf2_is_migrated_as_tf2(tmp_path) -> None:
+    """One run over a repository of many programs (google-research/language): its TF 1.x files
+    make the run a TF 1.x project, whose bare `tf.summary.scalar` is TF1's (`tf.compat.v1`); a
+    TF2 program beside them keeps TF2's, which takes `step=` (TF1's raised TypeError)."""
+    (tmp_path / "tf1_trainer.py").write_text('import tensorflow as tf\n\ntf.logging.info("legacy trainer")\n')
+    tf2 = ("import tensorflow as tf\n\n\ndef write(writer, value, step):\n    with writer.as_default():\n"
+           "        tf.summary.scalar('loss', value, step=step)\n\n\ndef init():\n"
+           "    return tf.random_normal_initializer()\n")
+    (tmp_path / "tf2_writer.py").write_text(tf2)
+    tf1_module = "import tensorflow as tf\n\n\ndef summarize(loss):\n    tf.summary.scalar('loss', loss)\n"
+    (tmp_path / "tf1_model.py").write_text(tf1_module)
+    run([str(tmp_path)])
+    assert (tmp_path / "tf2_writer.py").read_text() == tf2
+    # (no TF1-only API of its own: the project's TF 1.x reading, as before)
+    assert "tf.compat.v1.summary.scalar('loss', loss)" in (tmp_path / "tf1_model.py").read_text()
+    assert "logging.info" in (tmp_path / "tf1_trainer.py").read_text()
