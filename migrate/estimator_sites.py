@@ -130,6 +130,8 @@ class EstimatorSiteRule(KeptModelCodegen, SiteCodegen, Rule):
         # (id(site), spec variable) of each spec made before its estimator (see `_find_uses`).
         self.early_specs: set[tuple[int, str]] = set()
         self.early_spec_calls: set[int] = set()  # their constructor calls
+        # The module-level statement each estimator call `_find_uses` found sits in (call id -> id).
+        self._call_tops: dict[int, int] = {}
         holders: set[int] = set()  # the module-level statements holding a site or a loose call
         for stmt in node.body:
             found = len(self.sites)
@@ -212,6 +214,9 @@ class EstimatorSiteRule(KeptModelCodegen, SiteCodegen, Rule):
         if self._hosted and self.SKIPS_QUIET_DEFS and not self.site_by_stmt:
             # Every site and loose call stays as written, with its note: the walk changes nothing
             # in a module-level def that holds none (no model_fn is rewritten, nothing absorbed).
+            # (a def calling a kept estimator its module binds, `def predict(): return est.predict(...)`,
+            # holds a call the walk rewrites)
+            holders |= {top for call, top in self._call_tops.items() if call in self.call_rewrites}
             self._skip |= {
                 id(stmt) for stmt in node.body if isinstance(stmt, (cst.FunctionDef, cst.ClassDef)) and id(stmt) not in holders
             }
@@ -546,6 +551,8 @@ class EstimatorSiteRule(KeptModelCodegen, SiteCodegen, Rule):
                 ):
                     rule.call_rewrites[id(node)] = (site, func.attr.value)
                     rule.call_nodes[id(node)] = node
+                    if self.stmt:
+                        rule._call_tops[id(node)] = id(self.stmt[0])
                     for arg in node.args:
                         arg.value.visit(self)
                     return False
