@@ -250,7 +250,7 @@ def _transform(source: str, filename: str, options: Options, *, reference: bool)
         symbols = view.symbols() if view is not None else frozenset()
         attributes = (lambda: view.nodes_of(ast.Attribute)) if view is not None else (lambda: index_by_type(tree).get(ast.Attribute, []))
         ctx = FileContext(
-            filename=filename, target=options.target, names=names, tf2_alias=_tf2_alias(names), standalone=options.standalone,
+            filename=filename, target=options.target, names=names, tf2_alias=_tf2_alias(names, tree), standalone=options.standalone,
             tf1_program=_reads_as_tf1(source, tree, view, names, options, attributes),
             exported=AskedNames(options.exported | module_exports(tree)), graph_keras=options.graph_keras,
         )
@@ -701,11 +701,33 @@ def _internal_error(source: str, exc: Exception) -> TransformResult:
     return TransformResult(source, source, error=Finding("E999", 0, f"internal error: {detail}"))
 
 
-def _tf2_alias(names: AliasTable) -> str:
-    """The local name migrated code uses for `import tensorflow`."""
-    if names.tf_roots:
-        return "tf" if "tf" in names.tf_roots else sorted(names.tf_roots)[0]
-    if "tf" in names.tf1_roots or "tf" not in names.aliases:
+def _tf2_alias(names: AliasTable, tree: ast.Module) -> str:
+    """The local name migrated code uses for `import tensorflow`: one the module binds so (a
+    function's own `import tensorflow` binds it in that function only), else `tf` where that is
+    free or TF1's, else `tf2`."""
+    top = _module_level_imports(tree)
+    roots = names.tf_roots & top
+    if roots:
+        return "tf" if "tf" in roots else sorted(roots)[0]
+    if "tf" in names.tf1_roots or "tf" not in names.aliases or ("tf" in names.tf_roots and "tf" not in top):
         return "tf"
     return "tf2"
+
+
+def _module_level_imports(tree: ast.Module) -> set[str]:
+    """The names import statements bind at module level (in its `if`/`try`/`with` blocks too,
+    not in a function or class)."""
+    found: set[str] = set()
+    stack: list[ast.AST] = list(tree.body)
+    while stack:
+        node = stack.pop()
+        if isinstance(node, ast.Import):
+            found.update(alias.asname or alias.name.partition(".")[0] for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            found.update(alias.asname or alias.name for alias in node.names)
+        elif not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and isinstance(node, ast.stmt):
+            for field in ("body", "orelse", "finalbody", "handlers", "cases"):
+                for child in getattr(node, field, ()):
+                    stack.extend(child.body if isinstance(child, (ast.ExceptHandler, ast.match_case)) else [child])
+    return found
 

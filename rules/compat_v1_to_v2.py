@@ -1185,9 +1185,17 @@ class _NameUses(cst.CSTVisitor):
         self.counts[node.value] = self.counts.get(node.value, 0) + 1
 
 
+def _module_alias(full: str) -> bool:
+    """Whether an alias's value is a removed module (`tf.contrib`, `tf.contrib.slim`, `tf_slim`),
+    not a name in one (`slim.fully_connected`, `tf.contrib.framework.arg_scope`)."""
+    return full in _REMOVED_MODULES or (full.startswith("tensorflow.contrib.") and full.count(".") == 2)
+
+
 def _dead_module_aliases(module: cst.Module, names, tf: str, exported: frozenset[str] = frozenset()) -> set[int]:
     """Module-level `alias = tf.contrib.X` (or tf_slim) statements whose alias nothing will mention
-    (not one another module imports or `__all__` lists: TFM101 respells it)."""
+    (not one another module imports or `__all__` lists: TFM101 respells it). Aliases of modules
+    only: an alias of a name in one (`fully_connected = slim.fully_connected`) is a name the module
+    offers its importers, respelled and kept (`_module_alias`)."""
     found: dict[str, int] = {}
     for stmt in module.body:
         if isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1 and isinstance(stmt.body[0], cst.Assign):
@@ -1196,7 +1204,7 @@ def _dead_module_aliases(module: cst.Module, names, tf: str, exported: frozenset
                 target = assign.targets[0].target.value
                 if isinstance(assign.value, (cst.Name, cst.Attribute)) and _removed_module_alias(
                     target, names.qualify(assign.value)
-                ) and target not in exported:
+                ) and target not in exported and _module_alias(names.qualify(assign.value)):
                     found[target] = id(stmt)
     if not found:
         return set()
@@ -1223,7 +1231,8 @@ def _dead_module_alias_spans(view: SourceView, names, tf: str, exported: frozens
         if id(stmt) in alone and isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
             dotted = ast_dotted(stmt.value) if isinstance(stmt.value, (ast.Name, ast.Attribute)) else None
             target = stmt.targets[0].id
-            if dotted is not None and _removed_module_alias(target, names.qualify_dotted(dotted)) and target not in exported:
+            full = names.qualify_dotted(dotted) if dotted is not None else None
+            if _removed_module_alias(target, full) and target not in exported and _module_alias(full):  # type: ignore[arg-type]
                 found[target] = (index, stmt)
     if not found:
         return {}
