@@ -709,6 +709,8 @@ def _tf2_alias(names: AliasTable, tree: ast.Module) -> str:
     roots = names.tf_roots & top
     if roots:
         return "tf" if "tf" in roots else sorted(roots)[0]
+    if names.aliases.get("tf") == "tensorflow.compat.v2" and "tf" in top:
+        return "tf"  # (TF2 itself: `import tensorflow.compat.v2 as tf` becomes `import tensorflow as tf`)
     if "tf" in names.tf1_roots or "tf" not in names.aliases or ("tf" in names.tf_roots and "tf" not in top):
         return "tf"
     return "tf2"

@@ -125,7 +125,8 @@ class FileContext:
 
     def need_tf2(self) -> str:
         """The local name of `import tensorflow`, scheduling the import if the file lacks one."""
-        if self.tf2_alias not in self.names.tf_roots and self.tf2_alias not in self.names.tf1_roots:
+        if self.tf2_alias not in self.names.tf_roots and self.tf2_alias not in self.names.tf1_roots \
+                and self.names.aliases.get(self.tf2_alias) != "tensorflow.compat.v2":  # (TF2's API itself)
             self.codemod.add("tensorflow", asname=self.tf2_alias)
         return self.tf2_alias
 

@@ -551,7 +551,7 @@ class CompatV1ToV2(Rule):
             if (package := private_module(full)) is not None:
                 alias = alias.with_changes(name=chain_node(package))  # type: ignore[arg-type]
                 changed = True
-            elif full == "tensorflow.compat.v1" and local == self.ctx.tf2_alias:
+            elif full in ("tensorflow.compat.v1", "tensorflow.compat.v2") and local == self.ctx.tf2_alias:
                 alias = alias.with_changes(name=cst.Name("tensorflow"))
                 changed = True
             elif full in ("tensorflow.compat.v1", "tensorflow.compat.v2") and local:
@@ -810,10 +810,10 @@ class CompatV1ToV2(Rule):
                 continue
             if isinstance(imp, ast.Import):
                 for alias in imp.names:
-                    if alias.name == "tensorflow.compat.v1" and alias.asname == tf:
+                    if alias.name in ("tensorflow.compat.v1", "tensorflow.compat.v2") and alias.asname == tf:
                         start = view.lines.offset(alias.lineno, alias.col_offset)
-                        end = start + len("tensorflow.compat.v1")
-                        if data[start:end] != b"tensorflow.compat.v1" or data[end : end + 1] not in (b" ", b"\t"):
+                        end = start + len(alias.name)
+                        if data[start:end] != alias.name.encode() or data[end : end + 1] not in (b" ", b"\t"):
                             return None
                         plan.replacements.append((start, end, "tensorflow"))
                         plan.changed = True
