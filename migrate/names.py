@@ -22,6 +22,9 @@ _TF1_PREFIXES = (
 )
 # tf.contrib locations of TPU estimator pieces, folded onto their tf.compat.v1 homes.
 _CONTRIB_FOLDS = {
+    # TF1's own function, whose arguments TF2's moved (`dtype` after `weights`): the v1 symbol's
+    # call-shape rules decide its spelling (`tf.compat.v1.confusion_matrix` for a positional dtype).
+    "tensorflow.contrib.metrics.confusion_matrix": "confusion_matrix",
     "tensorflow.contrib.tpu.TPUEstimator": "estimator.tpu.TPUEstimator",
     "tensorflow.contrib.tpu.TPUEstimatorSpec": "estimator.tpu.TPUEstimatorSpec",
     "tensorflow.contrib.tpu.RunConfig": "estimator.tpu.RunConfig",
@@ -241,6 +244,11 @@ def is_tf_module(module: str) -> bool:
     (`tensorflow_hub`, `tensorflow_transform`), which the rules leave alone."""
     root = module.partition(".")[0]
     return root in ("tensorflow", "tensorflow_estimator")
+
+
+def contrib_fold(full: str) -> str | None:
+    """The TF1 (or Estimator) name a contrib name is (`_CONTRIB_FOLDS`), else None."""
+    return _CONTRIB_FOLDS.get(full)
 
 
 def canonical_name(full: str) -> str | None:

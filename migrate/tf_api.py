@@ -133,10 +133,16 @@ def signature_changes() -> dict[str, dict[str, list[str]]]:
 
 
 def v1_path(full: str) -> str | None:
-    """The TF1 path of a chain spelled `tf.X` or `tf.compat.v1.X` (None for anything else)."""
+    """The TF1 path of a chain spelled `tf.X` or `tf.compat.v1.X`, or of a contrib name that is TF1's
+    own function (`tf.contrib.metrics.confusion_matrix`: `names._CONTRIB_FOLDS`); None for anything else."""
     if full.startswith("tensorflow.compat.v1."):
         return full[len("tensorflow.compat.v1."):]
-    if full.startswith("tensorflow.") and not full.startswith(("tensorflow.compat.", "tensorflow.contrib")):
+    if full.startswith("tensorflow.contrib."):
+        from .names import contrib_fold  # (names reads this module's tables)
+
+        folded = contrib_fold(full)
+        return folded if folded is not None and folded in api_table()[0] else None
+    if full.startswith("tensorflow.") and not full.startswith("tensorflow.compat."):
         return full[len("tensorflow."):]
     return None
 

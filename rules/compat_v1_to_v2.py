@@ -81,8 +81,8 @@ RUNTIME_SYMBOLS: dict[str, str] = {
     "contrib.training.HParams": "HParams",
     "contrib.training.python.training.hparam.HParams": "HParams",
     "contrib.framework.nest": "tf:nest",
-    # contrib.metrics' aliases of core TF (its streaming metrics are tf-slim's: `hosted._contrib_metrics_symbol`)
-    "contrib.metrics.confusion_matrix": "tf:math.confusion_matrix",
+    # contrib.metrics' aliases of core TF (its streaming metrics are tf-slim's: `hosted._contrib_metrics_symbol`;
+    # its confusion_matrix is TF1's, folded: `names._CONTRIB_FOLDS`)
     **{f"contrib.metrics.set_{name}": f"tf:sets.{name}" for name in ("difference", "intersection", "size", "union")},
     # tf.contrib.learn's mode keys are the strings Estimator's are ('train', 'eval', 'infer').
     "contrib.learn.ModeKeys.TRAIN": "estimator.ModeKeys.TRAIN",
