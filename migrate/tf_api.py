@@ -173,6 +173,7 @@ def keeps_v1_signature(full: str, call: CallShape | None) -> str | None:
     if change is None or not v1_present(path):  # type: ignore[arg-type]
         return None
     v1, v2 = _positional(change["v1"]), _positional(change["v2"])
+    referenced = call is None
     if call is None:
         if path.rpartition(".")[2][:1].isupper():  # type: ignore[union-attr]
             return None  # a class (`isinstance(v, tf.Variable)`): what a reference to it is for
@@ -182,11 +183,24 @@ def keeps_v1_signature(full: str, call: CallShape | None) -> str | None:
     if call.starred or call.positional > len(v2) or call.keywords - set(change["v2"]):
         return path
     for old, new in zip(v1[: call.positional], v2[: call.positional]):
-        # A slot renamed outright (`ones_like`'s tensor -> input) means the same; one whose TF2
-        # name is another TF1 parameter (`dropout`'s keep_prob -> rate) does not.
-        if old != new and (old in change["v2"] or new in change["v1"]):
+        # A slot renamed for the same argument (`ones_like`'s tensor -> input) reads it alike; one
+        # whose TF2 name is another TF1 parameter (`dropout`'s keep_prob -> rate) does not, nor, in
+        # a call, one renamed for another argument (`sparse_reduce_sum`'s reduction_axes ->
+        # output_is_sparse, `zeros_like`'s optimize -> layout). (A reference, called who knows
+        # how, keeps its TF2 name for slots renamed outright: `map(tf.zeros_like, xs)`.)
+        if old != new and (old in change["v2"] or new in change["v1"] or not (referenced or (old, new) in SAME_ARGUMENT_RENAMED)):
             return path
     return None
+
+
+# The slots TF2 gave another name for the same argument, read off `v1_signature_changes` (every
+# slot renamed outright there, each checked against both functions' documentation); the others
+# there mean other arguments (`ctc_loss`'s, `extract_glimpse`'s uniform_noise -> noise).
+SAME_ARGUMENT_RENAMED = frozenset({
+    ("device_name_or_function", "device_name"), ("dirname", "path"), ("filename", "path"), ("filename", "pattern"),
+    ("oldname", "src"), ("oldpath", "src"), ("newname", "dst"), ("newpath", "dst"), ("tensor", "input"),
+    ("dimension", "axis"), ("in_order", "topdown"), ("kernel", "filters"), ("output_dtype", "dtype"),
+})
 
 
 def signature_sensitive(full: str) -> bool:
