@@ -417,3 +417,14 @@ def test_an_estimator_site_rules_todo_is_the_only_one_on_its_statement(name: str
         result = migrate(source)
         assert [todo.code for todo in result.todos] == ["TFM401"], result.output
         assert migrate(result.output).output == result.output
+
+
+def test_same_argument_renames_are_renames_the_table_holds(table) -> None:
+    """`tf_api.SAME_ARGUMENT_RENAMED` lists slots of `v1_signature_changes` renamed outright; an
+    entry the table no longer has would let a call keep TF2's name on no evidence."""
+    from tfmigrate.tf_api import SAME_ARGUMENT_RENAMED
+
+    renamed = set()
+    for change in table["v1_signature_changes"].values():
+        renamed.update((old, new) for old, new in zip(change["v1"], change["v2"]) if old != new)
+    assert SAME_ARGUMENT_RENAMED <= renamed
