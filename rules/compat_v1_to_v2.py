@@ -389,6 +389,7 @@ class CompatV1ToV2(Rule):
         self._contrib_locals: dict[str, str] = {}
         self._in_import = 0
         self._not_references: set[int] = set()  # ids of Names that are attribute/keyword/parameter/def names
+        self._stored: set[int] = set()  # ids of chains assigned to or deleted (`_store_targets`)
         self._in_line = False  # inside a SimpleStatementLine (not a one-line suite: `if x: import y`)
         self._split: dict[int, cst.ImportFrom] = {}  # a TF2 import -> the compat.v1 one split off it
         for imp in _contrib_from_imports(node):
@@ -465,6 +466,28 @@ class CompatV1ToV2(Rule):
         if node.keyword is not None:
             self._not_references.add(id(node.keyword))
 
+    def visit_Assign(self, node: cst.Assign) -> None:
+        self._stored.update(_store_targets(*(target.target for target in node.targets)))
+
+    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        self._stored.update(_store_targets(node.target))
+
+    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+        self._stored.update(_store_targets(node.target))
+
+    def visit_Del(self, node: cst.Del) -> None:
+        self._stored.update(_store_targets(node.target))
+
+    def visit_For(self, node: cst.For) -> None:
+        self._stored.update(_store_targets(node.target))
+
+    def visit_CompFor(self, node: cst.CompFor) -> None:
+        self._stored.update(_store_targets(node.target))
+
+    def visit_WithItem(self, node: cst.WithItem) -> None:
+        if node.asname is not None:
+            self._stored.update(_store_targets(node.asname.name))
+
     def visit_Param(self, node: cst.Param) -> None:
         self._not_references.add(id(node.name))
 
@@ -481,7 +504,7 @@ class CompatV1ToV2(Rule):
 
     def leave_Attribute(self, original: cst.Attribute, updated: cst.Attribute) -> cst.BaseExpression:
         full = self.ctx.names.qualify(original)
-        if full is None:
+        if full is None or (id(original) in self._stored and _patches_tf(full)):
             return updated
         private = None if self._in_import else private_package_read(dotted_text(original), self.ctx.names)
         if private is not None:
@@ -743,7 +766,7 @@ class CompatV1ToV2(Rule):
                         plan.todos.append((chain.stmt, _removed("contrib", f"{chain.dotted}`: `{full.replace('tensorflow.', 'tf.', 1)}")))
                 continue
             full = names.qualify_dotted(chain.dotted)
-            if full is None:
+            if full is None or (type(getattr(chain.node, "ctx", None)) in (ast.Store, ast.Del) and _patches_tf(full)):
                 continue
             private = None if chain.in_import else private_package_read(chain.dotted, names)
             if private is not None:
@@ -1183,6 +1206,29 @@ class _NameUses(cst.CSTVisitor):
 
     def visit_Name(self, node: cst.Name) -> None:
         self.counts[node.value] = self.counts.get(node.value, 0) + 1
+
+
+def _store_targets(*targets: cst.BaseExpression):
+    """The chains among assignment (or `del`, `for`, `with ... as`) targets, unpacked."""
+    for target in targets:
+        if isinstance(target, cst.Attribute):
+            yield id(target)
+        elif isinstance(target, (cst.Tuple, cst.List)):
+            yield from _store_targets(*(element.value for element in target.elements))
+        elif isinstance(target, cst.StarredElement):
+            yield from _store_targets(target.value)
+
+
+def _patches_tf(full: str) -> bool:
+    """Whether a chain assigned to or deleted sets an attribute of a TF object current TF has
+    under the same spelling (`tf.data.Dataset.output_shapes = property(...)`, tensorflow-datasets'
+    patch of TF2's Dataset; `tf.compat.v2.data = ...`): the program patches that object, and its
+    chain stays as written. Respelled, it would patch another (TF1's `DatasetV1`) or overwrite one
+    (`tf.data`)."""
+    if not full.startswith("tensorflow.") or full.startswith(("tensorflow.compat.v1.", "tensorflow.contrib.")):
+        return False
+    owner = full[len("tensorflow."):].rpartition(".")[0]
+    return owner == "" or owner in api_table()[3]
 
 
 def _module_alias(full: str) -> bool:
