@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import ast
+import functools
 
 import libcst as cst
 
-from tfmigrate.names import AliasTable, canonical_name
+from tfmigrate.names import AliasTable, canonical_name, dotted_text, is_chain
 from tfmigrate.rule import RUNTIME_ALIAS, RUNTIME_MODULE, Rule
 from tfmigrate.rules.graph_mode_programs import GRAPH_ONLY, dotted_names, keras_imports_added, qualified, runs_eagerly
 from tfmigrate.textpass import SourceView, TextPlan
+from tfmigrate.tf_api import api_table
 
 # What makes a file's Keras code run in a TF1 graph: an estimator the hosted tier runs as written
 # (or the model_fn of one, returning the hosted EstimatorSpec), or Session/placeholder code.
@@ -80,6 +82,52 @@ def keras_code(symbols: frozenset[str], names: AliasTable, ctx) -> tuple[bool, b
     keras3 = keras_imports_added(ctx) or ("keras" in symbols and not tf1_keras) or any(
         full == "keras" or full.startswith("keras.") for full in names.aliases.values())
     return graph, keras3
+
+
+@functools.cache
+def _keras3() -> tuple[frozenset[str], frozenset[str]]:
+    """(every `keras.*` path current TF's `tf.keras` has, the modules among them)."""
+    paths = frozenset(path for path in api_table()[3] if path == "keras" or path.startswith("keras."))
+    return paths, frozenset(path.rpartition(".")[0] for path in paths if "." in path)
+
+
+def keras3_lacks(full: str) -> str | None:
+    """For a chain of TF's Keras (`tensorflow.keras.backend.learning_phase`), the TODO where Keras
+    3, current TF's `tf.keras`, has no such name in that module (Keras 2's `learning_phase`,
+    `CuDNNGRU`, `get_session`); None where it has it, or where the chain reads a class's member
+    (not listed: not judged)."""
+    if not full.startswith("tensorflow.keras.") or full.split(".")[2] == "estimator":
+        return None  # (`tf.keras.estimator`: TFM101's TODO, with Estimator's)
+    paths, modules = _keras3()
+    parts = full[len("tensorflow."):].split(".")
+    known = next((end for end in range(len(parts), 0, -1) if ".".join(parts[:end]) in paths), 0)
+    if known == len(parts) or ".".join(parts[:known]) not in modules:
+        return None
+    missing = ".".join(parts[: known + 1])
+    return (f"`tf.{missing}` is Keras 2's: current TF's `tf.keras` is Keras 3 (TF 2.16+), which has no "
+            f"`{parts[known]}` there, and this module keeps it: rewrite it with Keras 3's API")
+
+
+def keras3_todos(view: SourceView) -> list[tuple[ast.stmt, str]]:
+    """`keras3_lacks`'s TODO for each chain (and `from tensorflow.keras.X import Y`) of a module that
+    keeps TF's Keras, once per statement and name."""
+    found: list[tuple[ast.stmt, str]] = []
+    seen: set[tuple[int, str]] = set()
+
+    def add(stmt: ast.stmt, message: str | None) -> None:
+        if message is not None and (id(stmt), message) not in seen:
+            seen.add((id(stmt), message))
+            found.append((stmt, message))
+
+    for imp, _ in view.imports:
+        if isinstance(imp, ast.ImportFrom) and not imp.level and imp.module:
+            full = view.names.qualify_dotted(imp.module) if imp.module.partition(".")[0] != "tensorflow" else imp.module
+            for alias in imp.names:
+                add(imp, keras3_lacks(f"{full}.{alias.name}") if full else None)
+    for chain in view.chains:
+        if not chain.in_import and not chain.bare:
+            add(chain.stmt, keras3_lacks(view.names.qualify_dotted(chain.dotted) or ""))
+    return found
 
 
 def plan_keras(view: SourceView, tf: str, tf1: bool = True) -> tuple[list[tuple[int, int, str]], set[str], str | None] | None:
@@ -180,16 +228,46 @@ class TF1Keras(Rule):
     def text_edits(self, view: SourceView) -> TextPlan | None:
         found = self._plan(view)
         if found is None:
-            return TextPlan()
+            # The module keeps TF's Keras, Keras 3: its Keras 2 names get their TODO (the CST pass
+            # places them, above each innermost statement).
+            return None if keras3_todos(view) else TextPlan()
         uses, bound = found
         return TextPlan(replacements=uses, changed=True, needs_runtime=True, removals=self._drop_imports(view, bound))
 
-    def leave_Module(self, original: cst.Module, updated: cst.Module) -> cst.Module:
-        code = updated.code
+    def visit_Module(self, node: cst.Module) -> bool:
+        code = node.code
         # Names resolve through the file's original table, as on the text path: `tf` bound by
         # `import tensorflow.compat.v1 as tf` still reads as TF1's once TFM101 respelled that import.
-        view = SourceView(code, ast.parse(code), self.ctx.names)
-        found = self._plan(view)
+        self._view = SourceView(code, ast.parse(code), self.ctx.names)
+        self._found = self._plan(self._view)
+        # (a module that keeps Keras 3 is walked for its Keras 2 names: `keras3_lacks`)
+        return self._found is None and bool(keras3_todos(self._view))
+
+    def visit_Attribute(self, node: cst.Attribute) -> bool:
+        if not is_chain(node):
+            return True
+        full = self.ctx.names.qualify(node)
+        message = keras3_lacks(full) if full is not None else None
+        if message is not None:
+            self.todo(message)
+        return False
+
+    def visit_ImportFrom(self, node: cst.ImportFrom) -> bool:
+        if node.module is None or node.relative or isinstance(node.names, cst.ImportStar):
+            return False
+        module = dotted_text(node.module)
+        full = self.ctx.names.qualify_dotted(module) if module.partition(".")[0] != "tensorflow" else module
+        for alias in node.names:
+            message = keras3_lacks(f"{full}.{dotted_text(alias.name)}") if full else None
+            if message is not None:
+                self.todo(message)
+        return False
+
+    def visit_Import(self, node: cst.Import) -> bool:
+        return False
+
+    def leave_Module(self, original: cst.Module, updated: cst.Module) -> cst.Module:
+        view, found = self._view, self._found
         if found is None:
             return updated
         uses, bound = found
