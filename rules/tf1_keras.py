@@ -191,6 +191,10 @@ class TF1Keras(Rule):
     otherwise too. A module of Keras code alone (no estimator or Session of its own) takes its
     importers' Keras: a run over the program migrates it with TF 1.x's where a module that imports
     it runs its Keras in a TF1 graph and none runs Keras 3 (`keras_side`); else it keeps `tf.keras`.
+
+    A module that keeps `tf.keras` runs Keras 3 on current TF, which lacks some of Keras 2's names
+    (`backend.learning_phase`, `layers.CuDNNGRU`, `layers.DenseFeatures`, `experimental`): each
+    use or import of one gets a TODO (`keras3_lacks`, read off current TF's API paths).
     """
 
     CODE = "TFM105"
