@@ -32,7 +32,8 @@ def _aliases(tree: ast.Module) -> dict[str, str]:
 
 
 def _chains(tree: ast.Module, aliases: dict[str, str]):
-    """(line, dotted chain) for each outermost attribute chain rooted at an alias."""
+    """(line, dotted chain) for each outermost attribute chain rooted at an alias (for an
+    assignment or `del` target, the object it sets an attribute of)."""
     inner: set[int] = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Attribute):
@@ -46,6 +47,8 @@ def _chains(tree: ast.Module, aliases: dict[str, str]):
             parts.append(current.attr)
             current = current.value
         if isinstance(current, ast.Name) and current.id in aliases:
+            if not isinstance(node.ctx, ast.Load):
+                parts = parts[1:]  # (an assignment or `del` target: its owner must resolve, not the attribute)
             yield node.lineno, aliases[current.id], list(reversed(parts))
 
 
