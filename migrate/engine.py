@@ -21,7 +21,7 @@ from . import tiers
 from .exports import AskedNames, module_exports
 from .gcpause import cyclic_gc_paused
 from .tf1_program import is_tf1_source, written_for_tf2
-from .names import AliasTable, SourceLines, bindings, import_bindings
+from .names import AliasTable, SourceLines, bindings, import_bindings, reexported
 from .registry import all_rules
 from .rule import ADD_IMPORTS, REMOVE_IMPORTS, RUNTIME_ALIAS, RUNTIME_MODULE, FileContext, Rule
 from .results import ChangeTrack, Finding, TransformResult, scan_todos
@@ -410,7 +410,9 @@ class _Pipeline:
             if not (fast and self._as_text() and self._text_pass(rule)):
                 if type(rule).WALK_SYMBOLS is not None and not self.reference:
                     rule.quiet_defs = self._quiet_defs(type(rule).WALK_SYMBOLS)
-                module = self._as_cst().visit(rule)
+                module = self._as_cst()
+                rule.header_comments = _header_comments(module)
+                module = module.visit(rule)
                 self.module = module
                 if rule.changed:
                     ctx.applied.append(rule.CODE)
@@ -429,6 +431,7 @@ class _Pipeline:
             if removes != requests[1]:
                 track.remove_owners.append(rule.CODE)
         if ctx.applied:
+            _keep_reexports(ctx, self.source, self.ctx.filename)
             if self.reference:
                 from libcst.codemod.visitors import AddImportsVisitor, RemoveImportsVisitor
 
@@ -616,6 +619,35 @@ class _Pipeline:
 
 
 _PLACEHOLDER = "pass\n"
+
+
+def _keep_reexports(ctx: FileContext, source: str, filename: str) -> None:
+    """Drops the removal requests for imports the source never read that it imports for other
+    code to read (`reexported`: a package's `__init__.py`, `# noqa: F401`): the migration deletes
+    those only where it made them unused."""
+    entries = ctx.codemod.scratch.get(REMOVE_IMPORTS)
+    if not entries:
+        return
+    kept = reexported(filename, source)
+    if kept is not None and not kept:
+        return
+    read = {node.id for node in ast.walk(parse(source)) if isinstance(node, ast.Name)}
+    ctx.codemod.scratch[REMOVE_IMPORTS] = [
+        (module, obj, asname) for module, obj, asname in entries
+        if (local := asname or obj or module.partition(".")[0]) in read or (kept is not None and local not in kept)
+    ]
+
+
+def _header_comments(module: cst.Module) -> frozenset[str]:
+    """The comments directly above the module's first statement, which LibCST holds in the module's
+    header rather than in that statement's leading lines (`Rule.attach_messages` reads them)."""
+    block: list[str] = []
+    for line in module.header:
+        if line.comment is None:
+            block = []
+        else:
+            block.append(line.comment.value)
+    return frozenset(block)
 
 
 

@@ -455,3 +455,34 @@ def dotted_text(node: cst.BaseExpression) -> str:
     if isinstance(node, cst.Attribute):
         return f"{dotted_text(node.value)}.{node.attr.value}"
     return ""
+
+
+# Modules current TF lacks (gone with tf.contrib in TF 2.0 and tf.estimator in TF 2.16): an import
+# binding anything from one fails.
+_REMOVED_HOMES = ("tensorflow.contrib", "tensorflow.estimator", "tensorflow.compat.v1.estimator",
+                  "tensorflow.compat.v2.estimator", "tensorflow_estimator", "tensorflow.python.estimator")
+
+
+def removed_module(full: str) -> bool:
+    """Whether `full` (what an import binds) is one of `_REMOVED_HOMES` or inside one."""
+    return full.startswith(_REMOVED_HOMES) and (full in _REMOVED_HOMES or full.startswith(tuple(f"{home}." for home in _REMOVED_HOMES)))
+
+
+def reexported(filename: str, source: str) -> frozenset[str] | None:
+    """The names the module's imports bind for other code to read from it, which no migration
+    deletes though the module never reads them: all of them (None) in a package's `__init__.py` or
+    a module that turns its linter's unused-import check off on a line of its own (`# pylint:
+    disable=unused-import`); else those bound on an import line that turns it off (`# noqa: F401`)."""
+    if filename.replace("\\", "/").rpartition("/")[2] == "__init__.py":
+        return None
+    if "unused-import" not in source and "F401" not in source:
+        return frozenset()
+    lines = source.splitlines()
+    if any(line.lstrip().startswith("#") and "unused-import" in line for line in lines):
+        return None
+    out: set[str] = set()
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, (ast.Import, ast.ImportFrom)) and any(
+                "unused-import" in line or "F401" in line for line in lines[node.lineno - 1 : node.end_lineno]):
+            out.update(alias.asname or alias.name.partition(".")[0] for alias in node.names)
+    return frozenset(out)

@@ -160,6 +160,8 @@ class Rule(cst.CSTTransformer):
     # that keeps the program's meaning by construction. Unsafe: a structural rewrite to review;
     # under `--safe-only` an unsafe rule only reports what it would change.
     SAFE: ClassVar[bool]
+    # The comments directly above the module's first statement (set by the engine before each visit).
+    header_comments: frozenset[str] = frozenset()
     # Optional: the fixtures/<CODE>_<slug>/<EXAMPLE>.in.py case the docs show (default: the smallest).
     EXAMPLE: ClassVar[str | None] = None
     # Why the rule can decline (leave a TODO or a note instead of a rewrite) and what to do for
@@ -251,7 +253,9 @@ class Rule(cst.CSTTransformer):
             return cst.FlattenSentinel(nodes)
         if not isinstance(result, _STATEMENTS):
             return result
-        existing = {line.comment.value for line in result.leading_lines if line.comment is not None}
+        # (with the module header's last comments: above a module's first statement they are the
+        # ones LibCST keeps there; a TODO there says the same of no other statement)
+        existing = {line.comment.value for line in result.leading_lines if line.comment is not None} | self.header_comments
         lines = list(result.leading_lines)
         for message in messages:
             if isinstance(message, _Note):

@@ -20,7 +20,7 @@ import re
 import libcst as cst
 
 from tfmigrate.hosted import hosted_import_home, hosted_symbol
-from tfmigrate.names import ast_dotted, canonical_name, chain_node, dotted_text, is_chain, is_tf_module, iter_imports
+from tfmigrate.names import ast_dotted, canonical_name, chain_node, dotted_text, is_chain, is_tf_module, iter_imports, reexported, removed_module
 from tfmigrate.rule import RUNTIME_ALIAS, Rule
 from tfmigrate.parsing import index_by_type, parse, reparse_edited, statement_groups
 from tfmigrate.textpass import SourceView, TextPlan, heeded_removals
@@ -368,7 +368,7 @@ class CompatV1ToV2(Rule):
             # `from tensorflow import logging`: TF1's, which plain TF2 lacks (an ImportError there)
             full.count(".") == 1 and full.startswith("tensorflow.") and _tf1_only(full.split(".")[1])
             for full in names.aliases.values()
-        )
+        ) or any(removed_module(full) for full in names.aliases.values())
 
     _scope_module = False
 
@@ -403,9 +403,25 @@ class CompatV1ToV2(Rule):
         """A `from tensorflow.contrib... import x` (or from a TF1 estimator module) whose `x` is still
         used after the respelling fails (the whole module, or the function holding it) at import
         on TF2: its own TODO (the uses have theirs)."""
-        if not _has_removed_imports(original):
+        removed = _removed_module_imports(updated)
+        if not removed and not _has_removed_imports(original):
             return updated
         used = {node.id for node in ast.walk(ast.parse(updated.code)) if isinstance(node, ast.Name)}
+        kept = reexported(self.ctx.filename, self.ctx.source or original.code)
+        for module, obj, asname in removed:
+            # An import of a module current TF lacks binding a name nothing reads (any more): an
+            # ImportError for nothing, so it goes (another module importing the name keeps it). One
+            # the module imports for others to read (`reexported`) gets its TODO instead.
+            local = asname or obj or module
+            if local in used or local in self.ctx.exported:
+                continue
+            if kept is None or local in kept:
+                used.add(local)
+                continue
+            self.ctx.drop_import_if_unused(module, obj, asname)
+            self.mark_changed()
+        if not _has_removed_imports(original):
+            return updated
         return updated.visit(_ContribImportTodos(self, used, self.ctx.exported))
 
     def visit_Import(self, node: cst.Import) -> None:
@@ -662,7 +678,7 @@ class CompatV1ToV2(Rule):
             for imp, _ in view.imports
         ):
             return None  # leave_ImportFrom respells the import (or splits it)
-        if any(_cst_pass_import(imp) for imp, _ in view.imports):
+        if any(_cst_pass_import(imp) for imp, _ in view.imports) or _removed_module_reads(view):
             return None
         estimator_imports = [
             imp for imp, _ in view.imports
@@ -936,7 +952,8 @@ def _iterator_edits(view: SourceView, names, tf: str) -> list[tuple[int, int, st
 
 # Where removed TF1 modules were imported from, and the `_REMOVED` entry saying what to do.
 _REMOVED_IMPORT_HOMES = (("tensorflow.contrib", "contrib"), ("tensorflow_estimator", "estimator"),
-                         ("tensorflow.python.estimator", "estimator"))
+                         ("tensorflow.python.estimator", "estimator"), ("tensorflow.estimator", "estimator"),
+                         ("tensorflow.compat.v1.estimator", "estimator"), ("tensorflow.compat.v2.estimator", "estimator"))
 
 
 def _v1_symbol(full: str) -> str | None:
@@ -1001,9 +1018,14 @@ def private_module(module: str) -> str | None:
     return None
 
 
-def _removed_import_head(module: str) -> str | None:
-    """The `_REMOVED` key of a module TF1 programs imported removed names from, else None."""
-    return next((head for home, head in _REMOVED_IMPORT_HOMES if module == home or module.startswith(home + ".")), None)
+def _removed_import_head(module: str, objs: list[str] = ()) -> str | None:  # type: ignore[assignment]
+    """The `_REMOVED` key of a module TF1 programs imported removed names from (or of the module
+    `from module import obj` binds: `from tensorflow import estimator`), else None."""
+    for full in (module, *(f"{module}.{obj}" for obj in objs)):
+        head = next((head for home, head in _REMOVED_IMPORT_HOMES if full == home or full.startswith(home + ".")), None)
+        if head is not None:
+            return head
+    return None
 
 
 def _v1_module_as_alias(module: str | None, names: list[tuple[str, str | None]], tf: str) -> bool:
@@ -1042,7 +1064,7 @@ def _kept_removed_import(statement: cst.CSTNode) -> str | None:
     if isinstance(node, cst.ImportFrom):
         if node.module is None or node.relative or isinstance(node.names, cst.ImportStar) or _runtime_import(node):
             return None
-        return _removed_import_head(dotted_text(node.module))
+        return _removed_import_head(dotted_text(node.module), [dotted_text(alias.name) for alias in node.names])
     if isinstance(node, cst.Import) and all(
         alias.asname is not None and f"{dotted_text(alias.name)}.".startswith("tensorflow.contrib.") for alias in node.names
     ):
@@ -1050,10 +1072,55 @@ def _kept_removed_import(statement: cst.CSTNode) -> str | None:
     return None
 
 
+def _removed_module_imports(module: cst.Module) -> list[tuple[str, str | None, str | None]]:
+    """Each name an import anywhere in the module binds from a module current TF lacks
+    (`removed_module`), as a RemoveImportsVisitor request (module, obj, asname). `import
+    tensorflow.contrib.x`, which binds `tensorflow`, is not one."""
+    out: list[tuple[str, str | None, str | None]] = []
+    for imp in iter_imports(module):
+        if isinstance(imp, cst.ImportFrom):
+            if imp.module is None or imp.relative or isinstance(imp.names, cst.ImportStar):
+                continue
+            home = dotted_text(imp.module)
+            for alias in imp.names:
+                obj = dotted_text(alias.name)
+                if removed_module(f"{home}.{obj}"):
+                    out.append((home, obj, dotted_text(alias.asname.name) if alias.asname else None))  # type: ignore[arg-type]
+            continue
+        for alias in imp.names:
+            name = dotted_text(alias.name)
+            if removed_module(name) and (alias.asname is not None or "." not in name):
+                out.append((name, None, dotted_text(alias.asname.name) if alias.asname else None))  # type: ignore[arg-type]
+    return out
+
+
+def _removed_module_reads(view: SourceView) -> bool:
+    """Whether the text pass must leave the file to the CST pass's `leave_Module`: an `import` of a
+    module current TF lacks, or a `from` import of one binding a name the file never reads."""
+    read: set[str] | None = None
+    for imp, _ in view.imports:
+        if isinstance(imp, ast.Import):
+            if any(removed_module(alias.name) for alias in imp.names):
+                return True
+            continue
+        if imp.level or imp.names[0].name == "*":
+            continue
+        for alias in imp.names:
+            if removed_module(f"{imp.module}.{alias.name}"):
+                if not (imp.module or "").startswith(_CST_IMPORTS):
+                    return True  # `from tensorflow import estimator`: the CST pass's TODO where it stays
+                if read is None:
+                    read = {node.id for node in view.nodes_of(ast.Name)}
+                if (alias.asname or alias.name) not in read:
+                    return True
+    return False
+
+
 def _has_removed_imports(module: cst.Module) -> bool:
     return any(
         isinstance(imp, cst.ImportFrom) and imp.module is not None and not imp.relative
-        and dotted_text(imp.module).startswith(tuple(home for home, _ in _REMOVED_IMPORT_HOMES))
+        and not isinstance(imp.names, cst.ImportStar)
+        and _removed_import_head(dotted_text(imp.module), [dotted_text(alias.name) for alias in imp.names]) is not None
         for imp in iter_imports(module)
     ) or any(_kept_removed_import(stmt) for stmt in module.body)
 

@@ -810,3 +810,33 @@ def test_a_todo_is_one_comment_line_whatever_its_message_quotes() -> None:
     comment = todo_comment("TFM101", "quoting `a = f(x, \\\n      y)` and `b(\r\n  c)`")
     assert "\n" not in comment and "\r" not in comment
     assert TODO_RE.match(comment).group(2) == "quoting `a = f(x, y)` and `b( c)`"
+
+
+@pytest.mark.parametrize("transform", [transform_source, reference_transform])
+def test_unread_removed_module_imports_a_package_reexports_keep_a_todo(transform) -> None:
+    """A package's `__init__.py` imports for other code to read: an import there of a module
+    current TF lacks that the module itself never reads gets the TODO, not deletion (elsewhere it
+    goes: `removed_module_imports_nothing_reads`), and a second run changes nothing."""
+    source = (
+        "from tensorflow_estimator.python.estimator.export.export_output import EvalOutput\n"
+        "from tensorflow_estimator.python.estimator.export.export_output import PredictOutput\n"
+        "from tensorflow.contrib import layers\n"
+    )
+    result = transform(source, filename="pkg/__init__.py")
+    assert result.output.count("# TODO(tfmigrate TFM101)") == 2, result.output
+    assert "import EvalOutput\n" in result.output and "from tensorflow.contrib import layers\n" in result.output
+    assert "from tfmigrate.runtime.estimator.export import PredictOutput\n" in result.output
+    assert not transform(result.output, filename="pkg/__init__.py").changed
+    elsewhere = transform(source, filename="pkg/outputs.py").output
+    assert "EvalOutput" not in elsewhere and "layers" not in elsewhere
+
+
+@pytest.mark.parametrize("transform", [transform_source, reference_transform])
+def test_a_todo_above_the_first_statement_is_not_written_again(transform) -> None:
+    """LibCST keeps the comments above a module's first statement in the module's header, not in
+    the statement's leading lines: a TODO there is one the statement already has (a second run
+    wrote it again, and the reference pipeline's second pass twice more)."""
+    source = "from tensorflow.contrib import layers as tf_layers\n\n\ndef f(x):\n  return tf_layers.foo(x)\n"
+    once = transform(source).output
+    assert once.count("then remove this import") == 1, once
+    assert not transform(once).changed
