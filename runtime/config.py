@@ -13,6 +13,7 @@ Both classes are frozen dataclasses: build a changed copy with `replace(**change
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import os
 import re
@@ -20,6 +21,7 @@ import types
 from typing import Any, ClassVar, Mapping
 
 from ._logging import warn_once
+from .run_config_cluster import ClusterSettings, cluster_settings
 
 __all__ = ["InputPipelineConfig", "RunConfig", "TPUConfig"]
 
@@ -268,12 +270,28 @@ class TPUConfig:
         """
         return self.per_host_input_for_training in (InputPipelineConfig.PER_HOST_V2, InputPipelineConfig.PER_SHARD_V1)
 
+    def __deepcopy__(self, memo: dict) -> TPUConfig:
+        """A copy, validated again (`unknown`'s read-only view does not copy itself)."""
+        kwargs = {f.name: copy.deepcopy(getattr(self, f.name), memo) for f in dataclasses.fields(self) if f.name != "unknown"}
+        kwargs.update(copy.deepcopy(dict(self.unknown), memo))
+        return TPUConfig(**kwargs)
+
+    def __reduce__(self):
+        kwargs = {f.name: getattr(self, f.name) for f in dataclasses.fields(self) if f.name != "unknown"}
+        kwargs.update(self.unknown)
+        return _tpu_config, (kwargs,)
+
     def replace(self, **changes: Any) -> TPUConfig:
         """Returns a copy with `changes` applied (and validated again)."""
         kwargs = {f.name: getattr(self, f.name) for f in dataclasses.fields(self) if f.name != "unknown"}
         kwargs.update(self.unknown)
         kwargs.update(changes)
         return TPUConfig(**kwargs)
+
+
+def _tpu_config(kwargs: dict[str, Any]) -> TPUConfig:
+    """A pickled `TPUConfig` back (`TPUConfig.__reduce__`)."""
+    return TPUConfig(**kwargs)
 
 
 # RunConfig fields that have no TF2 meaning for the runtime, with their TF1 defaults: a value other
@@ -474,7 +492,68 @@ class RunConfig:
         )
         for name, value in values.items():
             object.__setattr__(self, name, value)
+        object.__setattr__(self, "_cluster", None)  # read off TF_CONFIG when first asked (`_cluster_settings`)
         self._report_ignored()
+
+    def _cluster_settings(self) -> ClusterSettings:
+        if self._cluster is None:  # type: ignore[attr-defined]
+            object.__setattr__(self, "_cluster", cluster_settings())
+        return self._cluster  # type: ignore[attr-defined]
+
+    # TF1's task and cluster properties, read off `TF_CONFIG` as TF1's RunConfig read them
+    # (`run_config_cluster`): on first use, so a TF_CONFIG TF1 refused fails only where it is read.
+    @property
+    def cluster_spec(self) -> Any:
+        """A `tf.train.ClusterSpec` of `TF_CONFIG`'s cluster (empty without one)."""
+        import tensorflow as tf
+
+        return tf.train.ClusterSpec({job: list(tasks) for job, tasks in self._cluster_settings().cluster.items()})
+
+    @property
+    def is_chief(self) -> bool:
+        """Whether this task is the chief: always without a cluster."""
+        return self._cluster_settings().is_chief
+
+    @property
+    def task_type(self) -> str:
+        """This task's job: "worker" without a cluster."""
+        return self._cluster_settings().task_type
+
+    @property
+    def task_id(self) -> int:
+        """This task's index in its job."""
+        return self._cluster_settings().task_id
+
+    @property
+    def num_ps_replicas(self) -> int:
+        """The cluster's parameter servers."""
+        return self._cluster_settings().num_ps_replicas
+
+    @property
+    def num_worker_replicas(self) -> int:
+        """The tasks that train, the chief included (1 without a cluster)."""
+        return self._cluster_settings().num_worker_replicas
+
+    @property
+    def global_id_in_cluster(self) -> int | None:
+        """TF1's global id: the chief 0, the other jobs in name order, ps last; None for an evaluator."""
+        return self._cluster_settings().global_id_in_cluster
+
+    @property
+    def service(self) -> Mapping[str, Any] | None:
+        """`TF_CONFIG`'s "service" object, or None."""
+        return self._cluster_settings().service
+
+    def __deepcopy__(self, memo: dict) -> RunConfig:
+        """A copy as TF1's TPUEstimator handed each `model_fn` call: the settings copied, the
+        strategies, cluster resolver and session config (TF objects) shared."""
+        copied = object.__new__(type(self))
+        for field in dataclasses.fields(self):
+            value = getattr(self, field.name)
+            shared = field.name in _SHARED_ON_COPY
+            object.__setattr__(copied, field.name, value if shared else copy.deepcopy(value, memo))
+        object.__setattr__(copied, "_cluster", self._cluster)  # type: ignore[attr-defined]
+        return copied
 
     def _report_ignored(self) -> None:
         for name, default in _IGNORED_RUN_CONFIG_FIELDS.items():
@@ -521,6 +600,11 @@ class RunConfig:
             elif changes.get("save_checkpoints_secs") is not None:
                 kwargs["save_checkpoints_steps"] = None
         return RunConfig(**kwargs)
+
+
+# RunConfig fields holding TF objects (which do not copy): a deep copy shares them.
+_SHARED_ON_COPY = frozenset({"train_distribute", "eval_distribute", "cluster", "session_config", "device_fn",
+                             "experimental_distribute"})
 
 
 def _safe_equal(a: Any, b: Any) -> bool:

@@ -129,7 +129,7 @@ def test_runtime_modules_import_no_private_names_from_each_other() -> None:
 #: (runtime/__init__.py describes them; a new module must be placed here.)
 RUNTIME_LAYERS: dict[str, tuple[str, ...]] = {
     "base": ("_logging", "_state", "summary", "hparams", "proof"),
-    "distribution": ("cluster", "config", "strategy"),
+    "distribution": ("cluster", "run_config_cluster", "config", "strategy"),
     "numerics": (
         "feature_columns", "tf1_variable_names", "optimizers", "losses", "metrics", "layers", "initializers", "schedules",
         "lookup", "tf1", "train_step", "legacy",

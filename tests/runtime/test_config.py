@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import json
 import logging
 
 import pytest
@@ -208,3 +209,78 @@ def test_run_config_replace_follows_tf1_rules():
         config.replace(not_a_field=1)
     with pytest.raises(dataclasses.FrozenInstanceError):
         config.model_dir = "/tmp/c"  # type: ignore[misc]
+
+
+_CLUSTER_PROPERTIES = ["is_chief", "task_type", "task_id", "num_ps_replicas", "num_worker_replicas",
+                       "global_id_in_cluster", "service"]
+_TF_CONFIGS = [
+    None,
+    {"cluster": {"chief": ["h0:1"], "worker": ["h1:1", "h2:1"], "ps": ["h3:1"]}, "task": {"type": "chief", "index": 0}},
+    {"cluster": {"chief": ["h0:1"], "worker": ["h1:1", "h2:1"], "ps": ["h3:1"]}, "task": {"type": "worker", "index": 1}},
+    {"cluster": {"chief": ["h0:1"], "worker": ["h1:1"], "ps": ["h3:1", "h4:1"]}, "task": {"type": "ps", "index": 1}},
+    {"cluster": {"chief": ["h0:1"], "worker": ["h1:1"]}, "task": {"type": "evaluator", "index": 0}},
+    {"cluster": {"master": ["h0:1"], "worker": ["h1:1"]}, "task": {"type": "worker", "index": 0},
+     "service": {"name": "x"}},
+    {"cluster": {"chief": ["h0:1"]}, "task": {"type": "chief", "index": 0}},
+]
+
+
+def test_run_config_cluster_properties_match_tf1_on_the_oracle(monkeypatch: pytest.MonkeyPatch):
+    """TF1 programs read their task off the RunConfig (`config.is_chief`, `num_worker_replicas`):
+    ours reads `TF_CONFIG` as TF1's did, for a local task, chief, worker, ps, evaluator and a
+    "master" cluster; and the cluster spec and TF1's session master too."""
+    script = """
+        import tensorflow as tf
+        out = []
+        for tf_config in PAYLOAD["configs"]:
+            os.environ.pop("TF_CONFIG", None)
+            if tf_config is not None:
+                os.environ["TF_CONFIG"] = json.dumps(tf_config)
+            c = tf.compat.v1.estimator.RunConfig()
+            out.append({f: getattr(c, f) for f in PAYLOAD["fields"]} | {"cluster_spec": c.cluster_spec.as_dict(), "master": c.master})
+        print(json.dumps(out))
+    """
+    expected = run_oracle(script, {"configs": _TF_CONFIGS, "fields": _CLUSTER_PROPERTIES})
+    from tfmigrate.runtime.run_config_cluster import cluster_settings
+
+    for tf_config, want in zip(_TF_CONFIGS, expected):
+        if tf_config is None:
+            monkeypatch.delenv("TF_CONFIG", raising=False)
+        else:
+            monkeypatch.setenv("TF_CONFIG", json.dumps(tf_config))
+        ours = RunConfig()
+        got = {f: getattr(ours, f) for f in _CLUSTER_PROPERTIES} | {"cluster_spec": ours.cluster_spec.as_dict()}
+        got["master"] = cluster_settings().master
+        assert got == want, tf_config
+
+
+def test_run_config_without_a_chief_job_has_tf2s_chief(monkeypatch: pytest.MonkeyPatch):
+    """A workers-only cluster (TF2's MultiWorkerMirroredStrategy's; TF1 refused it): worker 0 is chief."""
+    cluster = {"worker": ["h0:1", "h1:1"]}
+    monkeypatch.setenv("TF_CONFIG", json.dumps({"cluster": cluster, "task": {"type": "worker", "index": 0}}))
+    assert (RunConfig().is_chief, RunConfig().num_worker_replicas, RunConfig().global_id_in_cluster) == (True, 2, 0)
+    monkeypatch.setenv("TF_CONFIG", json.dumps({"cluster": cluster, "task": {"type": "worker", "index": 1}}))
+    assert (RunConfig().is_chief, RunConfig().global_id_in_cluster) == (False, 1)
+    monkeypatch.setenv("TF_CONFIG", json.dumps({"cluster": cluster, "task": {"type": "worker", "index": 5}}))
+    with pytest.raises(ValueError, match="task_id"):
+        RunConfig().is_chief
+
+
+def test_configs_deep_copy_as_tpu_estimator_copies_them_for_a_model_fn():
+    """TF1's TPUEstimator handed each `model_fn` call `copy.deepcopy(config)`: ours copy, the TF
+    objects in them shared, and a TPUConfig's unknown keywords kept (and it pickles)."""
+    import copy
+    import pickle
+
+    import tensorflow as tf
+
+    strategy = tf.distribute.get_strategy()
+    tpu = TPUConfig(iterations_per_loop=3, per_host_input_for_training=3, num_cores_per_replica=2,
+                    input_partition_dims=[[1, 2], None],
+                    experimental_feed_hook="h")
+    config = RunConfig(model_dir="/tmp/m", train_distribute=strategy, tpu_config=tpu)
+    copied = copy.deepcopy(config)
+    assert copied == config and copied is not config and copied.train_distribute is strategy
+    assert copied.tpu_config is not tpu and copied.tpu_config.input_partition_dims is not tpu.input_partition_dims
+    assert dict(copied.tpu_config.unknown) == {"experimental_feed_hook": "h"} and copied.iterations_per_loop == 3
+    assert copied.is_chief and pickle.loads(pickle.dumps(tpu)) == tpu
