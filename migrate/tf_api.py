@@ -59,10 +59,16 @@ def _v1_absent() -> frozenset[str]:
     return frozenset(_load()[0].get("v1_absent_in_current_tf", ()))
 
 
-# v1 symbols whose v2 namesake is another class that draws other numbers: TF1's random
-# initializers draw with the graph seed and their op seed (`random_normal`), TF2's with a seed
-# draw a stateless sequence (`stateless_random_normal(seed=[seed, 0])`). The same weights need TF1's.
-DRAWS_OTHER_NUMBERS_IN_TF2 = frozenset({"random_normal_initializer", "random_uniform_initializer"})
+# v1 symbols whose TF2 name (a namesake, or `tf_upgrade_v2`'s rename) computes other numbers from
+# the same arguments: TF1's random initializers draw with the graph seed and their op seed
+# (`random_normal`), TF2's with a seed draw a stateless sequence (`stateless_random_normal(seed=[seed,
+# 0])`); TF1's bilinear and bicubic resizes sample at pixel corners, TF2's `image.resize` at half-pixel
+# centres (another image, by up to a pixel's difference); TF2's `extract_glimpse` places a glimpse's
+# offsets otherwise. The same numbers need TF1's.
+DRAWS_OTHER_NUMBERS_IN_TF2 = frozenset({
+    "random_normal_initializer", "random_uniform_initializer",
+    "image.resize", "image.resize_images", "image.extract_glimpse",
+})
 
 
 def v2_name(symbol: str) -> str | None:
