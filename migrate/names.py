@@ -60,6 +60,9 @@ _CONTRIB_FOLDS = {
     "tensorflow.contrib.data.choose_from_datasets": "data.experimental.choose_from_datasets",
     "tensorflow.contrib.data.bucket_by_sequence_length": "data.experimental.bucket_by_sequence_length",
     "tensorflow.contrib.data.AUTOTUNE": "data.experimental.AUTOTUNE",
+    # tf.contrib.framework's TensorSpec is TF's own class; its nest's `is_sequence`, TF's `nest.is_nested`.
+    "tensorflow.contrib.framework.TensorSpec": "TensorSpec",
+    "tensorflow.contrib.framework.nest.is_sequence": "nest.is_nested",
     # tf.contrib.compiler.jit's XLA scope became tf.xla.experimental's (the same function).
     "tensorflow.contrib.compiler.jit.experimental_jit_scope": "xla.experimental.jit_scope",
     # tf.contrib.estimator's early stopping was tf.estimator.experimental's (TF 1.15 exported both).
