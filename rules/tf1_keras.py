@@ -96,16 +96,21 @@ def keras3_lacks(full: str) -> str | None:
     3, current TF's `tf.keras`, has no such name in that module (Keras 2's `learning_phase`,
     `CuDNNGRU`, `get_session`); None where it has it, or where the chain reads a class's member
     (not listed: not judged)."""
-    if not full.startswith("tensorflow.keras.") or full.split(".")[2] == "estimator":
+    # (`tf.compat.v1.keras` and `tf.compat.v2.keras` are Keras 3's `tf.keras` on current TF too)
+    compat = next((prefix for prefix in _KERAS3_SPELLINGS if full.startswith(prefix)), None)
+    if compat is None or full[len(compat):].partition(".")[0] == "estimator":
         return None  # (`tf.keras.estimator`: TFM101's TODO, with Estimator's)
     paths, modules = _keras3()
-    parts = full[len("tensorflow."):].split(".")
+    parts = ["keras", *full[len(compat):].split(".")]
     known = next((end for end in range(len(parts), 0, -1) if ".".join(parts[:end]) in paths), 0)
     if known == len(parts) or ".".join(parts[:known]) not in modules:
         return None
-    missing = ".".join(parts[: known + 1])
+    missing = compat[len("tensorflow."):] + ".".join(parts[1: known + 1])
     return (f"`tf.{missing}` is Keras 2's: current TF's `tf.keras` is Keras 3 (TF 2.16+), which has no "
             f"`{parts[known]}` there, and this module keeps it: rewrite it with Keras 3's API")
+
+
+_KERAS3_SPELLINGS = ("tensorflow.keras.", "tensorflow.compat.v1.keras.", "tensorflow.compat.v2.keras.")
 
 
 def keras3_todos(view: SourceView) -> list[tuple[ast.stmt, str]]:
