@@ -21,7 +21,7 @@ from . import tiers
 from .exports import AskedNames, module_exports
 from .gcpause import cyclic_gc_paused
 from .tf1_program import is_tf1_source, written_for_tf2
-from .names import AliasTable, SourceLines, bindings, import_bindings, reexported
+from .names import AliasTable, SourceLines, bindings, import_bindings, import_statements, imported_names, reexported
 from .registry import all_rules
 from .rule import ADD_IMPORTS, REMOVE_IMPORTS, RUNTIME_ALIAS, RUNTIME_MODULE, FileContext, Rule
 from .results import ChangeTrack, Finding, TransformResult, scan_todos
@@ -751,17 +751,5 @@ def _tf2_alias(names: AliasTable, tree: ast.Module) -> str:
 def _module_level_imports(tree: ast.Module) -> set[str]:
     """The names import statements bind at module level (in its `if`/`try`/`with` blocks too,
     not in a function or class)."""
-    found: set[str] = set()
-    stack: list[ast.AST] = list(tree.body)
-    while stack:
-        node = stack.pop()
-        if isinstance(node, ast.Import):
-            found.update(alias.asname or alias.name.partition(".")[0] for alias in node.names)
-        elif isinstance(node, ast.ImportFrom):
-            found.update(alias.asname or alias.name for alias in node.names)
-        elif not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and isinstance(node, ast.stmt):
-            for field in ("body", "orelse", "finalbody", "handlers", "cases"):
-                for child in getattr(node, field, ()):
-                    stack.extend(child.body if isinstance(child, (ast.ExceptHandler, ast.match_case)) else [child])
-    return found
+    return {name for stmt in import_statements(tree, in_scopes=False) for name in imported_names(stmt)}
 

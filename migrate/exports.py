@@ -10,7 +10,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Callable, Iterable
 
-from .names import ast_dotted
+from .names import ast_dotted, import_statements
 from .gcpause import cyclic_gc_paused
 from .parsing import indexed
 
@@ -106,7 +106,7 @@ def module_reads(importer: str, source: str, tails: frozenset[str], parse: Calla
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return found
     bound: dict[str, str] = {}  # local dotted name -> the module it is
-    for node in _import_statements(tree):
+    for node in import_statements(tree):
         if isinstance(node, ast.ImportFrom):
             target = node.module or ""
             if node.level:
@@ -126,26 +126,6 @@ def module_reads(importer: str, source: str, tails: frozenset[str], parse: Calla
         dotted = ast_dotted(node.value)
         if dotted in bound:
             found.append((importer, bound[dotted], [node.attr]))
-    return found
-
-
-_BLOCK_FIELDS = ("body", "handlers", "orelse", "finalbody", "cases")
-
-
-def _import_statements(tree: ast.Module) -> list[ast.Import | ast.ImportFrom]:
-    """The tree's import statements in `ast.walk`'s order (breadth first), walking statements
-    and the handlers and cases between them only: no expression holds a statement."""
-    found: list[ast.Import | ast.ImportFrom] = []
-    level: list[ast.AST] = [tree]
-    while level:
-        below: list[ast.AST] = []
-        for node in level:
-            if isinstance(node, (ast.Import, ast.ImportFrom)):
-                found.append(node)
-                continue
-            for name in _BLOCK_FIELDS:
-                below.extend(getattr(node, name, ()))
-        level = below
     return found
 
 

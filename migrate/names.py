@@ -471,6 +471,34 @@ def removed_module(full: str) -> bool:
     return full.startswith(_REMOVED_HOMES) and (full in _REMOVED_HOMES or full.startswith(tuple(f"{home}." for home in _REMOVED_HOMES)))
 
 
+_BLOCK_FIELDS = ("body", "handlers", "orelse", "finalbody", "cases")
+_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+
+
+def import_statements(tree: ast.Module, *, in_scopes: bool = True) -> list[ast.Import | ast.ImportFrom]:
+    """The tree's import statements in `ast.walk`'s order (breadth first), walking statements and
+    the handlers and cases between them only (no expression holds a statement); with `in_scopes`
+    False, not those inside a function or class (the module-level ones, in its blocks too)."""
+    found: list[ast.Import | ast.ImportFrom] = []
+    level: list[ast.AST] = [tree]
+    while level:
+        below: list[ast.AST] = []
+        for node in level:
+            if isinstance(node, (ast.Import, ast.ImportFrom)):
+                found.append(node)
+            elif in_scopes or not isinstance(node, _SCOPES):
+                for name in _BLOCK_FIELDS:
+                    below.extend(getattr(node, name, ()))
+        level = below
+    return found
+
+
+def imported_names(stmt: ast.Import | ast.ImportFrom) -> list[str]:
+    """The local names an import statement binds (`import a.b` binds `a`; relative imports too)."""
+    bound = import_bindings(stmt)
+    return list(bound) if bound is not None else [alias.asname or alias.name for alias in stmt.names]
+
+
 def reexported(filename: str, source: str) -> frozenset[str] | None:
     """The names the module's imports bind for other code to read from it, which no migration
     deletes though the module never reads them: all of them (None) in a package's `__init__.py` or
@@ -484,8 +512,7 @@ def reexported(filename: str, source: str) -> frozenset[str] | None:
     if any(line.lstrip().startswith("#") and "unused-import" in line for line in lines):
         return None
     out: set[str] = set()
-    for node in ast.walk(ast.parse(source)):
-        if isinstance(node, (ast.Import, ast.ImportFrom)) and any(
-                "unused-import" in line or "F401" in line for line in lines[node.lineno - 1 : node.end_lineno]):
-            out.update(alias.asname or alias.name.partition(".")[0] for alias in node.names)
+    for node in import_statements(ast.parse(source)):
+        if any("unused-import" in line or "F401" in line for line in lines[node.lineno - 1 : node.end_lineno]):
+            out.update(imported_names(node))
     return frozenset(out)
