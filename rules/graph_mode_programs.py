@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 import functools
+from collections.abc import Callable, Iterator
 
 import libcst as cst
 
@@ -27,6 +28,24 @@ _SWITCHES = frozenset({"disable_eager_execution", "disable_v2_behavior", "enable
 _GRAPH_RUNTIME = frozenset({"estimator", "legacy", "tf1", "RunConfig", "TPUConfig", "lookup", "initializers"})
 _KERAS = frozenset({"keras"})  # (tf-keras, Keras 2, has a graph mode: `tfm.legacy.keras`)
 NOTE = "# tfmigrate: TF1 graph mode, as under TF 1.x (Session/placeholder code cannot run eagerly)"
+
+# TF's test API (`tf.test.TestCase`, `test_util.TensorFlowTestCase`): a module's `self.session()`
+# blocks are a TestCase's (a trailing "." means any symbol under it, as in `Rule.TRIGGERS`).
+_TF_TESTS = frozenset({"test.", "python.platform.test.", "python.framework.test_util."})
+# A TestCase's helpers that open a session for a test. Run eagerly, `test_session()` yields None,
+# `session()` an object whose every attribute raises, and `cached_session()` a stand-in whose
+# `run(fetches)` evaluates eagerly (a feed, an option or any other attribute raises); a tensor's
+# `.eval()` and an op's `.run()` raise in each. `self.evaluate(x)` runs in either mode.
+_TEST_SESSIONS = frozenset({"session", "test_session", "cached_session"})
+_EAGER_STAND_IN = "cached_session"
+# TF's decorators that run a test in graph mode, in both modes, or in one API version only: a
+# module that uses them was written for TF2 (and `disable_v2_behavior()` would run its
+# `run_v1_only` tests).
+_GRAPH_MODE_TESTS = frozenset(f"python.framework.test_util.{name}" for name in (
+    "run_deprecated_v1", "deprecated_graph_mode_only", "run_all_in_deprecated_graph_mode_only",
+    "run_v1_only", "run_v2_only", "run_in_graph_and_eager_modes", "run_all_in_graph_and_eager_modes",
+    "run_in_v1_v2", "run_class_in_v1_v2", "build_as_function_and_v1_graph",
+))
 
 
 # What builds a serving input receiver: its function's placeholders are built in the graph the
@@ -77,6 +96,115 @@ def _needs_graph(tree: ast.Module, names: AliasTable, tf: str, chains: set[str])
             return True
         stack.extend(ast.iter_child_nodes(node))
     return False
+
+
+def _opened_test_session(expr: ast.expr) -> str | None:
+    """`self.session(...)`, `self.test_session(...)`, `self.cached_session(...)`: the helper's name."""
+    if isinstance(expr, ast.Call) and isinstance(expr.func, ast.Attribute) and expr.func.attr in _TEST_SESSIONS:
+        owner = expr.func.value
+        return expr.func.attr if isinstance(owner, ast.Name) and owner.id == "self" else None
+    return None
+
+
+IsGraphCall = Callable[[ast.AST], bool]
+
+
+def _graph_names(tree: ast.Module, is_graph_call: IsGraphCall) -> set[str]:
+    """The dotted names the module binds to a new graph (`g = tf.Graph()`, `... as_default() as g`)."""
+    out: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Assign) and is_graph_call(node.value):
+            out.update(dotted for target in node.targets if (dotted := ast_dotted(target)))
+        elif isinstance(node, ast.withitem) and node.optional_vars is not None \
+                and _makes_default(node.context_expr, is_graph_call, out) and (dotted := ast_dotted(node.optional_vars)):
+            out.add(dotted)
+    return out
+
+
+def _makes_default(expr: ast.expr, is_graph_call: IsGraphCall, graphs: set[str]) -> bool:
+    """`tf.Graph().as_default()` or `g.as_default()` of a graph `g`: graph mode, eagerly too."""
+    if not (isinstance(expr, ast.Call) and isinstance(expr.func, ast.Attribute) and expr.func.attr == "as_default"):
+        return False
+    owner = expr.func.value
+    return is_graph_call(owner) or ast_dotted(owner) in graphs
+
+
+def _test_session_blocks(
+    stmt: ast.stmt, in_graph_default: Callable[[ast.expr], bool],
+) -> Iterator[tuple[ast.With | ast.AsyncWith, str, str | None]]:
+    """Each `with self.session() [as sess]:` block (with the helper's name and the bound name)
+    that no enclosing `with <graph>.as_default():` already runs in graph mode."""
+    stack: list[tuple[ast.AST, bool]] = [(stmt, False)]
+    while stack:
+        node, in_graph = stack.pop()
+        if isinstance(node, (ast.With, ast.AsyncWith)):
+            for item in node.items:
+                helper = _opened_test_session(item.context_expr)
+                if helper is not None and not in_graph:
+                    bound = item.optional_vars.id if isinstance(item.optional_vars, ast.Name) else None
+                    yield node, helper, bound
+                in_graph = in_graph or in_graph_default(item.context_expr)
+        stack.extend((child, in_graph) for child in ast.iter_child_nodes(node))
+
+
+def _runs_a_value(call: ast.Call, not_values: set[str]) -> bool:
+    """`x.eval(...)` or `op.run(...)`, called on a value (rooted at none of `not_values`)."""
+    func = call.func
+    if not (isinstance(func, ast.Attribute) and func.attr in ("eval", "run")):
+        return False
+    return (ast_dotted(func.value) or "").partition(".")[0] not in not_values
+
+
+def _uses_the_session(node: ast.AST, helper: str, bound: str) -> bool:
+    """`sess.<anything>`; of `cached_session()`'s stand-in, anything but `sess.run(fetches)`."""
+    if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == bound:
+        return helper != _EAGER_STAND_IN or node.attr != "run"
+    if helper == _EAGER_STAND_IN and isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
+            and ast_dotted(node.func) == f"{bound}.run":
+        return len(node.args) != 1 or bool(node.keywords) or isinstance(node.args[0], ast.Starred)
+    return False
+
+
+def _runs_only_in_graph_mode(block: ast.With | ast.AsyncWith, helper: str, bound: str | None, imported: set[str]) -> bool:
+    """Whether the block runs its graph as only a session can: `.eval()`/`.run()` on a value
+    (not on `self`, the session or an imported name), or through the session it binds."""
+    not_values = imported | {"self"} | ({bound} if bound else set())
+    for node in (inner for stmt in block.body for inner in ast.walk(stmt)):
+        if isinstance(node, ast.Call) and _runs_a_value(node, not_values):
+            return True
+        if bound is not None and _uses_the_session(node, helper, bound):
+            return True
+    return False
+
+
+def _first_graph_mode_test(tree: ast.Module, names: AliasTable, tf: str, chains: set[str]) -> ast.stmt | None:
+    """The first top-level statement whose TestCase code runs graphs through its session helpers
+    in a way that fails eagerly (`_runs_only_in_graph_mode`), in a module of TF's tests that none
+    of TF's graph-mode test decorators marks; else None."""
+    calls = indexed(tree).get(ast.Call, ())
+    if not any(isinstance(call.func, ast.Attribute) and call.func.attr in _TEST_SESSIONS for call in calls):  # type: ignore[attr-defined]
+        return None  # (most modules open none)
+    symbols = {canonical_name(qualified(dotted, names, tf) or "") or "" for dotted in chains}
+    if not any(symbol.startswith(tuple(_TF_TESTS)) for symbol in symbols) or symbols & _GRAPH_MODE_TESTS:
+        return None
+
+    def is_graph_call(expr: ast.AST) -> bool:
+        return isinstance(expr, ast.Call) and canonical_name(qualified(ast_dotted(expr.func) or "", names, tf) or "") == "Graph"
+
+    graphs = _graph_names(tree, is_graph_call)
+    imported = set(names.aliases)
+    for stmt in tree.body:
+        blocks = _test_session_blocks(stmt, lambda expr: _makes_default(expr, is_graph_call, graphs))
+        if any(_runs_only_in_graph_mode(block, helper, bound, imported) for block, helper, bound in blocks):
+            return stmt
+    return None
+
+
+def _after_imports_before(tree: ast.Module, stmt: ast.stmt) -> tuple[str, int] | None:
+    """("top", how many top-level imports precede `stmt`), or None where none does (TF comes
+    from elsewhere)."""
+    at = sum(1 for imp in tree.body if isinstance(imp, (ast.Import, ast.ImportFrom)) and imp.lineno < stmt.lineno)
+    return ("top", at) if at else None
 
 
 def switch_line(tf: str) -> str:
@@ -152,8 +280,10 @@ def qualified(dotted: str, names: AliasTable, tf: str) -> str | None:
 
 def placement(tree: ast.Module, names: AliasTable, tf: str = "tf") -> tuple[str, int] | None:
     """Where the program turns graph mode on: ("main", index of the main guard in `tree.body`),
-    ("top", how many top-level imports precede the switch), or None (no Session/placeholder code,
-    a switch already, code that runs eagerly, or a module whose graphs some other entry runs)."""
+    ("top", how many top-level imports precede the switch), or None (no Session/placeholder code
+    or TestCase sessions, a switch already, code that runs eagerly, or a module whose graphs some
+    other entry runs). A module of tests with no main guard switches after the imports before its
+    first such test (its runner imports it)."""
     chains = dotted_names(tree)
     for dotted in chains:
         if dotted.rpartition(".")[2] in _SWITCHES:
@@ -161,7 +291,8 @@ def placement(tree: ast.Module, names: AliasTable, tf: str = "tf") -> tuple[str,
         full = qualified(dotted, names, tf)
         if full is not None and runs_eagerly(full):
             return None
-    if not _needs_graph(tree, names, tf, chains):
+    tests = _first_graph_mode_test(tree, names, tf, chains)
+    if tests is None and not _needs_graph(tree, names, tf, chains):
         return None
     # the first top-level statement that builds a graph (or seeds it) as the module is imported
     first = next((
@@ -169,10 +300,11 @@ def placement(tree: ast.Module, names: AliasTable, tf: str = "tf") -> tuple[str,
         if any(canonical_name(qualified(d, names, tf) or "") in GRAPH_ONLY | _GRAPH_STATE for d in _chains(_module_level(stmt)))
     ), None)
     if first is not None:
-        at = sum(1 for imp in tree.body if isinstance(imp, (ast.Import, ast.ImportFrom)) and imp.lineno < first.lineno)
-        return ("top", at) if at else None  # (no import before it: TF comes from elsewhere)
+        return _after_imports_before(tree, first)
     guard = next((i for i, stmt in enumerate(tree.body) if _is_main_guard(stmt)), None)
-    return ("main", guard) if guard is not None else None
+    if guard is not None:
+        return ("main", guard)
+    return _after_imports_before(tree, tests) if tests is not None else None
 
 
 @functools.lru_cache(maxsize=8)  # (each estimator rule asks it of the same module's text)
@@ -207,7 +339,16 @@ class GraphModePrograms(Rule):
     statement of its `if __name__ == "__main__":` block, or after its imports where the module
     builds a graph as it is imported, or seeds it (`tf.set_random_seed` run eagerly seeds the eager
     context, and the graph would draw unseeded). A module whose sessions run inside functions and
-    that has no main block is left as is (the program's entry decides). Not where the file uses
+    that has no main block is left as is (the program's entry decides). A TF 1.x unit test
+    (`tf.test.TestCase`) gets it too where its `with self.session()` / `test_session()` /
+    `cached_session()` blocks run graphs as TF2 cannot (`sess.run`, `.eval()`, `op.run()`;
+    `cached_session()`'s eager stand-in runs a plain `sess.run(fetches)`): in its main block, else
+    after its imports (its runner imports it). (A main block runs under `python test.py`, TF's way
+    to run a test, not under pytest, which imports the module: there the switch must come from a
+    conftest, as switching at import would turn every test collected after it to graph mode.) Not
+    where its blocks only use `self.evaluate` or
+    run inside a graph's `as_default()`, nor where TF's graph-mode test decorators
+    (`test_util.run_deprecated_v1`, ...) mark the module as written for TF2. Not where the file uses
     Keras 3 (`tf.keras` that TFM105 does not make TF 1.x's Keras 2, `tfm.legacy.keras`) or the
     runtime's Keras side (a TFM201/TFM301/TFM401 Keras model, `tfm.fit`, a canned estimator):
     Keras 3 has no graph mode. The hosted tier (`tfm.estimator`, `tfm.legacy`) runs TF1 graph
@@ -223,7 +364,7 @@ class GraphModePrograms(Rule):
     CODE = "TFM104"
     SUMMARY = "TF 1.x Session/placeholder programs -> `tf.compat.v1.disable_v2_behavior()` at their entry (TF2 runs eagerly)"
     SAFE = True
-    TRIGGERS = GRAPH_ONLY
+    TRIGGERS = GRAPH_ONLY | _TF_TESTS
     RUNS_AFTER = ("TFM101", "TFM102", "TFM103", "TFM105", "TFM201", "TFM301", "TFM302", "TFM401")
 
     def leave_Module(self, original: cst.Module, updated: cst.Module) -> cst.Module:

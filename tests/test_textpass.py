@@ -840,3 +840,39 @@ def test_a_todo_above_the_first_statement_is_not_written_again(transform) -> Non
     once = transform(source).output
     assert once.count("then remove this import") == 1, once
     assert not transform(once).changed
+
+
+_TEST_CASE = (
+    "import tensorflow as tf\n{head}\n\nclass T(tf.test.TestCase):\n{decorator}"
+    "  def test_a(self):\n    x = tf.constant(1) + 1\n{body}\n\nif __name__ == '__main__':\n  tf.test.main()\n"
+)
+
+
+@pytest.mark.parametrize("head, decorator, body", [
+    ("", "", "    with self.test_session() as sess:\n      self.assertEqual(self.evaluate(x), 2)"),  # runs eagerly
+    ("", "", "    with self.cached_session() as sess:\n      self.assertEqual(sess.run(x), 2)"),  # its eager stand-in
+    ("", "", "    with tf.Graph().as_default():\n      y = tf.constant(1)\n      with self.session() as sess:\n        sess.run(y)"),
+    ("from tensorflow.python.framework import test_util", "  @test_util.run_deprecated_v1\n",
+     "    with self.session():\n      x.eval()"),
+])
+@pytest.mark.parametrize("transform", [transform_source, reference_transform])
+def test_test_cases_that_run_eagerly_keep_v2_behaviour(transform, head: str, decorator: str, body: str) -> None:
+    """TFM104 switches a TestCase module whose session blocks fail eagerly, not one whose blocks
+    TF2 runs (`self.evaluate`, `cached_session()`'s `sess.run(fetches)`, a graph made the
+    default) or that TF's graph-mode decorators already run in graph mode."""
+    source = _TEST_CASE.format(head=head, decorator=decorator, body=body)
+    assert transform(source).output == source
+    _same(source)
+
+
+@pytest.mark.parametrize("body", [
+    "    with self.session() as sess:\n      sess.run(x)",
+    "    with self.test_session():\n      x.eval()",
+    "    with self.cached_session() as sess:\n      sess.run(x, feed_dict={x: 1})",
+])
+def test_test_cases_whose_sessions_fail_eagerly_switch_in_the_main_block(body: str) -> None:
+    source = _TEST_CASE.format(head="", decorator="", body=body)
+    once = transform_source(source).output
+    assert once.endswith("  tf.compat.v1.disable_v2_behavior()\n  tf.test.main()\n"), once
+    _same(source)
+    assert transform_source(once).output == once
