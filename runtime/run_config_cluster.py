@@ -14,7 +14,6 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
-import types
 from typing import Any, Mapping
 
 _CHIEF, _MASTER, _WORKER, _PS, _EVALUATOR = "chief", "master", "worker", "ps", "evaluator"
@@ -82,7 +81,7 @@ def cluster_settings(environ: Mapping[str, str] | None = None) -> ClusterSetting
         if chief == _MASTER:
             raise ValueError("If `master` node exists in `cluster`, task_type `evaluator` is not supported.")
         return ClusterSettings(
-            cluster=types.MappingProxyType({}), task_type=task_type, task_id=task_id, is_chief=False,
+            cluster={}, task_type=task_type, task_id=task_id, is_chief=False,
             num_ps_replicas=0, num_worker_replicas=0, global_id_in_cluster=None, master="",
             evaluation_master=config.get("eval_session_master", ""), service=service,
         )
@@ -91,7 +90,7 @@ def cluster_settings(environ: Mapping[str, str] | None = None) -> ClusterSetting
     else:  # TF2's chief
         is_chief = task_type == _WORKER and task_id == 0
     return ClusterSettings(
-        cluster=types.MappingProxyType(cluster), task_type=task_type, task_id=task_id, is_chief=is_chief,
+        cluster=dict(cluster), task_type=task_type, task_id=task_id, is_chief=is_chief,
         num_ps_replicas=len(cluster.get(_PS, ())),
         num_worker_replicas=len(cluster.get(_WORKER, ())) + len(cluster.get(chief, ())),
         global_id_in_cluster=_global_id(cluster, task_type, task_id, chief),
@@ -113,7 +112,7 @@ def _local(config: Mapping[str, Any], task: Mapping[str, Any], service: Any) -> 
     if task_id != 0:
         raise ValueError('If "cluster" is not set in TF_CONFIG, task index must be 0.')
     return ClusterSettings(
-        cluster=types.MappingProxyType({}), task_type=task_type, task_id=task_id, is_chief=True,
+        cluster={}, task_type=task_type, task_id=task_id, is_chief=True,
         num_ps_replicas=0, num_worker_replicas=1, global_id_in_cluster=0,
         master=config.get("session_master", ""), evaluation_master=config.get("eval_session_master", ""),
         service=service,

@@ -284,3 +284,5 @@ def test_configs_deep_copy_as_tpu_estimator_copies_them_for_a_model_fn():
     assert copied.tpu_config is not tpu and copied.tpu_config.input_partition_dims is not tpu.input_partition_dims
     assert dict(copied.tpu_config.unknown) == {"experimental_feed_hook": "h"} and copied.iterations_per_loop == 3
     assert copied.is_chief and pickle.loads(pickle.dumps(tpu)) == tpu
+    plain = RunConfig(model_dir="/tmp/m")
+    assert plain.task_type == "worker" and pickle.loads(pickle.dumps(plain)) == plain  # (its TF_CONFIG reading too)
