@@ -142,7 +142,7 @@ _HOST = '''
         was the empty one a last step leaves a replica (its loss counted 0)."""
         held = {tf}.cast({tf}.shape({tf}.nest.flatten(batch)[0])[0] > 0, {tf}.float32)
         loss = {tf}.cast(self.test_step(batch), {tf}.float32)
-        return {tf}.where(held > 0, loss, {tf}.zeros_like(loss)), held
+        return {tf}.math.multiply_no_nan(loss, held), held  # (0.0 where it held none, whatever the loss)
 
     def evaluate(self, data, *, steps=None):
         """TF1 `Estimator.evaluate`: `loss` (the mean of the batch losses), the metrics, `global_step`."""

@@ -59,22 +59,37 @@ def _v1_absent() -> frozenset[str]:
     return frozenset(_load()[0].get("v1_absent_in_current_tf", ()))
 
 
-# v1 symbols whose TF2 name (a namesake, or `tf_upgrade_v2`'s rename) computes other numbers from
-# the same arguments: TF1's random initializers draw with the graph seed and their op seed
-# (`random_normal`), TF2's with a seed draw a stateless sequence (`stateless_random_normal(seed=[seed,
-# 0])`); TF1's bilinear and bicubic resizes sample at pixel corners, TF2's `image.resize` at half-pixel
-# centres (another image, by up to a pixel's difference); TF2's `extract_glimpse` places a glimpse's
-# offsets otherwise. The same numbers need TF1's.
+# v1 symbols whose TF2 name (a namesake, or `tf_upgrade_v2`'s rename) takes the same arguments and
+# does another thing with them; a TF 1.x program keeps TF1's (`tf.compat.v1.X`), which TF 2.21 has:
+# - draws: TF1's random initializers draw with the graph seed and their op seed (`random_normal`),
+#   TF2's with a seed a stateless sequence; TF1's `sample_distorted_bounding_box` with no seed draws
+#   off the graph seed, TF2's (seed 0) at random;
+# - images: TF1's bilinear and bicubic resizes sample at pixel corners, TF2's `image.resize` at
+#   half-pixel centres (another image, by up to a pixel's difference); TF2's `extract_glimpse`
+#   places a glimpse's offsets otherwise;
+# - shapes: TF1's `where(c, x, y)` picks whole rows of x and y by a vector `c`, TF2's broadcasts `c`
+#   against them (other values, or an error); TF1's `cond`, `case` and `while_loop` hand back a
+#   one-element list's element, TF2's the list;
+# - gradients and defaults: TF1's `softmax_cross_entropy_with_logits` passes no gradient to the
+#   labels, TF2's does; TF1's embedding lookups and sampled losses split a list of partitioned
+#   weights by "mod", TF2's by "div"; TF1's `ctc_beam_search_decoder` merges repeated labels; TF1's
+#   `strings.split` returns a SparseTensor, TF2's a RaggedTensor;
+# - another function: TF1's `saved_model.load(sess, tags, export_dir)` loads into a Session, TF2's
+#   `load(export_dir, tags)` returns an object.
 DRAWS_OTHER_NUMBERS_IN_TF2 = frozenset({
-    "random_normal_initializer", "random_uniform_initializer",
+    "random_normal_initializer", "random_uniform_initializer", "image.sample_distorted_bounding_box",
     "image.resize", "image.resize_images", "image.extract_glimpse",
+    "where", "cond", "case", "while_loop",
+    "nn.softmax_cross_entropy_with_logits", "nn.embedding_lookup", "nn.embedding_lookup_sparse", "nn.nce_loss",
+    "nn.sampled_softmax_loss", "nn.ctc_beam_search_decoder", "strings.split",
+    "saved_model.load",
 })
 
 
 def v2_name(symbol: str) -> str | None:
     """The TF2 spelling of a v1 symbol: its own path when that is one of its v2 names, else TF's
-    preferred one; None where it has none, or only a namesake that draws other numbers
-    (`DRAWS_OTHER_NUMBERS_IN_TF2`)."""
+    preferred one; None where it has none, or only a namesake that does another thing with the
+    same arguments (`DRAWS_OTHER_NUMBERS_IN_TF2`)."""
     table, current = _load()
     target = table["symbols"].get(symbol)
     alternatives = table["v2_alternatives"].get(symbol, [])
