@@ -205,8 +205,10 @@ def plan_chain(full: str, tf: str, scope_module: bool = False, tf1_program: bool
     if v2_path is not None:
         # `tf.compat.v2.summary.record_if` (TF2 API spelled from TF1 code): plain TF2 now. But a
         # TF 1.x program's bare `tf.summary.scalar` is TF1's function (below), so TF2's keeps
-        # `tf.compat.v2.summary.scalar` there: a second run would read the plain spelling as TF1's.
-        found = lookup(v2_path) if tf1_program else None
+        # `tf.compat.v2.summary.scalar`: a run reading the plain spelling as TF 1.x code would take
+        # it for TF1's. So in any file: its migration (`tf.compat.v1.placeholder`) no longer reads
+        # as TF 1.x code, and a second run would respell it.
+        found = lookup(v2_path)
         if found is not None and other_in_tf2(found[0]) and v1_present(found[0]):
             return f"{tf}.compat.v2.{v2_path}", None
         return f"{tf}.{v2_path}", None
