@@ -32,6 +32,7 @@ _TF1_METRICS = (
 _TF1_ONLY = re.compile(
     r"\btf\.(contrib|flags|app\.run|Session|InteractiveSession|placeholder|layers\.\w+|logging\.\w+|gfile|"
     r"train\.\w*Optimizer|variable_scope|get_variable|to_float|to_int32|random_normal|truncated_normal|"
+    r"data\.Iterator\.from_(?:structure|string_handle)|"
     rf"losses\.(?:{_TF1_LOSSES})|metrics\.(?:{_TF1_METRICS}))\b"
 )
 _COMPAT_IMPORT = re.compile(r"^\s*import\s+tensorflow\.compat\.v1\s+as\s+tf\b", re.M)

@@ -392,6 +392,9 @@ class CompatV1ToV2(Rule):
         self._in_import = 0
         self._not_references: set[int] = set()  # ids of Names that are attribute/keyword/parameter/def names
         self._stored: set[int] = set()  # ids of chains assigned to or deleted (`_store_targets`)
+        # `ds.output_types`: read through `tf.compat.v1.data.get_output_types(ds)` unless the module
+        # gives something of its own such an attribute (`_DATASET_ATTRIBUTE_READ` finds it)
+        self._dataset_reads = _reads_dataset_attributes(source if source is not None else code)
         self._in_line = False  # inside a SimpleStatementLine (not a one-line suite: `if x: import y`)
         self._split: dict[int, cst.ImportFrom] = {}  # a TF2 import -> the compat.v1 one split off it
         for imp in _contrib_from_imports(node):
@@ -522,6 +525,13 @@ class CompatV1ToV2(Rule):
 
     def leave_Attribute(self, original: cst.Attribute, updated: cst.Attribute) -> cst.BaseExpression:
         full = self.ctx.names.qualify(original)
+        if full is None and self._dataset_reads and original.attr.value in _DATASET_ATTRIBUTES \
+                and id(original) not in self._stored and not self._in_import and not _names_self(original.value):
+            # `ds.output_shapes`: a property of TF1's DatasetV1 and Iterator only; the tf.compat.v1.data
+            # function reads it off any dataset or iterator (TF2's have none).
+            self.mark_changed()
+            target = chain_node(f"{self.ctx.need_tf2()}.compat.v1.data.get_{original.attr.value}")
+            return cst.Call(func=target, args=[cst.Arg(updated.value)])
         if full is None or (id(original) in self._stored and _patches_tf(full)):
             return updated
         private = None if self._in_import else private_package_read(dotted_text(original), self.ctx.names)
@@ -682,6 +692,8 @@ class CompatV1ToV2(Rule):
             return None  # leave_ImportFrom respells the import (or splits it)
         if any(_cst_pass_import(imp) for imp, _ in view.imports) or _removed_module_reads(view):
             return None
+        if _reads_dataset_attributes(view.source):
+            return None  # leave_Attribute: `tf.compat.v1.data.get_output_types(ds)`
         estimator_imports = [
             imp for imp, _ in view.imports
             if isinstance(imp, ast.ImportFrom) and not imp.level and (imp.module or "").startswith(_CST_IMPORTS)
@@ -913,6 +925,23 @@ class CompatV1ToV2(Rule):
             text = _kept_import_text(text, imp.module, [(a.name, a.asname) for a in imp.names], used | exported)  # type: ignore[arg-type]
             plan.todos.append((imp, _removed(_removed_import_head(imp.module), text) + "; then remove this import"))  # type: ignore[arg-type]
         return True
+
+
+# TF1's DatasetV1 and Iterator properties TF2's lack, read through `tf.compat.v1.data.get_<name>(ds)`.
+_DATASET_ATTRIBUTES = ("output_types", "output_shapes", "output_classes")
+_DATASET_ATTRIBUTE_READ = re.compile(r"\.\s*output_(?:types|shapes|classes)\b")
+# ... unless the module defines such a name itself (a def, or an assignment to one: its own class's).
+_DATASET_ATTRIBUTE_DEFINED = re.compile(r"(?:\bdef\s+|\.\s*|^\s*)output_(?:types|shapes|classes)\s*(?:\(|=[^=])", re.M)
+
+
+def _reads_dataset_attributes(source: str) -> bool:
+    """Whether the module reads `x.output_types`/`output_shapes`/`output_classes` and defines none."""
+    return bool(_DATASET_ATTRIBUTE_READ.search(source)) and not _DATASET_ATTRIBUTE_DEFINED.search(source)
+
+
+def _names_self(node: cst.BaseExpression) -> bool:
+    """`self` or `cls`: a class's own attribute, not a dataset's."""
+    return isinstance(node, cst.Name) and node.value in ("self", "cls")
 
 
 _ITERATOR_METHODS = ("make_one_shot_iterator", "make_initializable_iterator")
