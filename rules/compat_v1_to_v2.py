@@ -1138,8 +1138,6 @@ def _removed_module_reads(view: SourceView) -> bool:
             continue
         for alias in imp.names:
             if removed_module(f"{imp.module}.{alias.name}"):
-                if not (imp.module or "").startswith(_CST_IMPORTS):
-                    return True  # `from tensorflow import estimator`: the CST pass's TODO where it stays
                 if read is None:
                     read = {node.id for node in view.nodes_of(ast.Name)}
                 if (alias.asname or alias.name) not in read:
