@@ -462,13 +462,17 @@ def dotted_text(node: cst.BaseExpression) -> str:
 
 # Modules current TF lacks (gone with tf.contrib in TF 2.0 and tf.estimator in TF 2.16): an import
 # binding anything from one fails.
-_REMOVED_HOMES = ("tensorflow.contrib", "tensorflow.estimator", "tensorflow.compat.v1.estimator",
-                  "tensorflow.compat.v2.estimator", "tensorflow_estimator", "tensorflow.python.estimator")
+REMOVED_HOMES = ("tensorflow.contrib", "tensorflow.estimator", "tensorflow.compat.v1.estimator",
+                 "tensorflow.compat.v2.estimator", "tensorflow_estimator", "tensorflow.python.estimator")
+
+
+def removed_home(full: str) -> str | None:
+    """The one of `REMOVED_HOMES` that `full` (what an import binds) is or lies inside, else None."""
+    return next((home for home in REMOVED_HOMES if full == home or full.startswith(home + ".")), None)
 
 
 def removed_module(full: str) -> bool:
-    """Whether `full` (what an import binds) is one of `_REMOVED_HOMES` or inside one."""
-    return full.startswith(_REMOVED_HOMES) and (full in _REMOVED_HOMES or full.startswith(tuple(f"{home}." for home in _REMOVED_HOMES)))
+    return removed_home(full) is not None
 
 
 _BLOCK_FIELDS = ("body", "handlers", "orelse", "finalbody", "cases")

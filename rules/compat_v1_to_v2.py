@@ -20,7 +20,7 @@ import re
 import libcst as cst
 
 from tfmigrate.hosted import hosted_import_home, hosted_symbol
-from tfmigrate.names import ast_dotted, canonical_name, chain_node, dotted_text, is_chain, is_tf_module, iter_imports, reexported, removed_module
+from tfmigrate.names import ast_dotted, canonical_name, chain_node, dotted_text, is_chain, is_tf_module, iter_imports, reexported, removed_home, removed_module
 from tfmigrate.rule import RUNTIME_ALIAS, Rule
 from tfmigrate.parsing import index_by_type, parse, reparse_edited, statement_groups
 from tfmigrate.textpass import SourceView, TextPlan, heeded_removals
@@ -411,8 +411,9 @@ class CompatV1ToV2(Rule):
         removed = _removed_module_imports(updated)
         if not removed and not _has_removed_imports(original):
             return updated
-        used = {node.id for node in ast.walk(ast.parse(updated.code)) if isinstance(node, ast.Name)}
-        kept = reexported(self.ctx.filename, self.ctx.source or original.code)
+        code = updated.code
+        used = {node.id for node in ast.walk(ast.parse(code)) if isinstance(node, ast.Name)}
+        kept = reexported(self.ctx.filename, self.ctx.source or code)
         for module, obj, asname in removed:
             # An import of a module current TF lacks binding a name nothing reads (any more): an
             # ImportError for nothing, so it goes (another module importing the name keeps it). One
@@ -981,10 +982,9 @@ def _iterator_edits(view: SourceView, names, tf: str) -> list[tuple[int, int, st
     return edits
 
 
-# Where removed TF1 modules were imported from, and the `_REMOVED` entry saying what to do.
-_REMOVED_IMPORT_HOMES = (("tensorflow.contrib", "contrib"), ("tensorflow_estimator", "estimator"),
-                         ("tensorflow.python.estimator", "estimator"), ("tensorflow.estimator", "estimator"),
-                         ("tensorflow.compat.v1.estimator", "estimator"), ("tensorflow.compat.v2.estimator", "estimator"))
+def _removed_import_key(home: str) -> str:
+    """The `_REMOVED` entry saying what to do about an import from one of `REMOVED_HOMES`."""
+    return "contrib" if home == "tensorflow.contrib" else "estimator"
 
 
 def _v1_symbol(full: str) -> str | None:
@@ -1053,9 +1053,9 @@ def _removed_import_head(module: str, objs: list[str] = ()) -> str | None:  # ty
     """The `_REMOVED` key of a module TF1 programs imported removed names from (or of the module
     `from module import obj` binds: `from tensorflow import estimator`), else None."""
     for full in (module, *(f"{module}.{obj}" for obj in objs)):
-        head = next((head for home, head in _REMOVED_IMPORT_HOMES if full == home or full.startswith(home + ".")), None)
-        if head is not None:
-            return head
+        home = removed_home(full)
+        if home is not None:
+            return _removed_import_key(home)
     return None
 
 
