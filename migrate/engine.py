@@ -25,7 +25,7 @@ from .names import AliasTable, SourceLines, bindings, import_bindings, import_st
 from .registry import all_rules
 from .rule import ADD_IMPORTS, REMOVE_IMPORTS, RUNTIME_ALIAS, RUNTIME_MODULE, FileContext, Rule
 from .results import ChangeTrack, Finding, TransformResult, scan_todos
-from .import_removal import ImportReads, import_reads, remove_unused_top_level_imports
+from .import_removal import ImportReads, import_reads, keep_directive_comments, remove_unused_top_level_imports
 from .parsing import forget_parses, index_by_type, nodes_of_types, parse, reparse_edited
 from .settled import PassRecord, settled
 from .textpass import SourceView, heeded_removals
@@ -275,6 +275,8 @@ def _transform(source: str, filename: str, options: Options, *, reference: bool)
         result.keras_code = keras_code(symbols, view.names, ctx)
         if result.changed and not options.safe_only:
             candidates = [rule for rule in all_rules() if _selected(rule, options)]
+            if pipeline.record.cst_writers and result.track is not None:
+                pipeline.record.read_cst_writes(result.track.steps, source, result.output, ctx.names)
             result.settled = settled(pipeline.record, source, ctx.names, candidates, [rule.CODE for rule in rules])
         return result
     except cst.ParserSyntaxError as exc:
@@ -381,7 +383,7 @@ class _Pipeline:
         self.depth_checked = module is not None  # nesting depth fits LibCST (`MAX_DEPTH`)
         self._rendered: tuple[cst.Module | None, str] = (None, "")  # (module, its code)
         self._module_of_text: tuple[str | None, cst.Module | None] = (None, None)  # (text, the CST it is the code of)
-        self.record = PassRecord()  # what the text passes wrote (`settled`)
+        self.record = PassRecord()  # what the pass wrote (`settled`)
 
     def _current(self) -> str:
         return self._code() if self.module is not None else self.text
@@ -416,7 +418,7 @@ class _Pipeline:
                 self.module = module
                 if rule.changed:
                     ctx.applied.append(rule.CODE)
-                    self.record.opaque = True
+                    self.record.cst_writers.append(rule.CODE)
             if len(ctx.applied) == applied_before and len(ctx.todos) == todos_before:
                 continue
             track.steps.append((rule.CODE, rule.SUMMARY, self.module if self.module is not None else self.text, dry_run))
@@ -437,13 +439,17 @@ class _Pipeline:
 
                 context = ctx.codemod.libcst_context()
                 module = AddImportsVisitor(context).transform_module(self._as_cst())
+                before = module.code
                 self.module = RemoveImportsVisitor(context).transform_module(module)
+                self._keep_directives(before)
             else:
                 if ctx.adds_imports():
                     self.record.added_imports(self.ctx.codemod.scratch[ADD_IMPORTS])
                     self._add_imports()
                 if ctx.codemod.scratch.get(REMOVE_IMPORTS):
+                    before = self._current()
                     self._remove_imports()
+                    self._keep_directives(before)
         return self._finish(self._current())
 
     def _finish(self, output: str) -> TransformResult:
@@ -580,6 +586,13 @@ class _Pipeline:
             self.module = _add_imports(self.ctx, self._as_cst())
             return
         self.text, self.view = head[: -len(_PLACEHOLDER)] + lines.data[cut:].decode("utf-8"), None
+
+    def _keep_directives(self, before: str) -> None:
+        """The linter directives the import removal took with an import, put back."""
+        after = self._current()
+        kept = keep_directive_comments(before, after)
+        if kept is not after:
+            self.text, self.view, self.module = kept, None, None
 
     def _remove_imports(self) -> None:
         """RemoveImportsVisitor (scope analysis of the whole module) only for imports that may

@@ -8,12 +8,40 @@ module answers None; `tests/test_textpass.py` checks the two agree byte for byte
 from __future__ import annotations
 
 import ast
+import difflib
+import re
 from dataclasses import dataclass
 
 import libcst as cst
 
 from .rule import REMOVE_IMPORTS
 from .textpass import COMPOUND_STATEMENTS, SourceView
+
+# A comment line of its own that tells a linter or formatter about the lines below it.
+_DIRECTIVE = re.compile(r"^[ \t]*#[ \t]*(?:pylint|pytype|flake8|mypy|isort|fmt|yapf)[ \t]*:", re.M)
+
+
+def keep_directive_comments(before: str, after: str) -> str:
+    """`after` (`before` less the imports a migration left unused) with the linter directives
+    of `before` that went with a removed import put back where it stood. LibCST removes the
+    comment lines above a statement with it; a `# pylint: disable=unused-import` there speaks
+    for the imports below it too (which the migration reads: `names.reexported`)."""
+    if not _DIRECTIVE.search(before) or len(_DIRECTIVE.findall(before)) == len(_DIRECTIVE.findall(after)):
+        return after
+    old, new = before.splitlines(keepends=True), after.splitlines(keepends=True)
+    out: list[str] = []
+    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, old, new, autojunk=False).get_opcodes():
+        if tag in ("delete", "replace"):
+            gone = old[i1:i2]
+            for k, line in enumerate(gone):
+                if _DIRECTIVE.match(line):
+                    blank = k
+                    while blank and not gone[blank - 1].strip():
+                        blank -= 1  # with the blank lines that set it apart
+                    out.extend(gone[blank : k + 1])
+        out.extend(new[j1:j2])
+    return "".join(out)
+
 
 # A line that stands in for the statement before an import, so the visitor sees it below code.
 _PLACEHOLDER = "pass\n"

@@ -15,7 +15,9 @@ pass that stayed on the text path knows everything it wrote, so `PassRecord` kee
   module-level alias, or an added import, rebinding a name to something of another canonical
   path (`import tensorflow.compat.v1 as tf` -> `import tensorflow as tf` does not: both are TF's
   root), or binding a name the original spelled as a variable.
-- A rule rewrote anything through LibCST (what it wrote is not recorded).
+- A rule that rewrote the file through LibCST wrote any of the above: what it wrote is read
+  back from the text after it (`PassRecord.read_cst_writes`: the lines new after that rule, and
+  every binding of the pass's output against its input's).
 
 What it assumes is that each rule leaves nothing for itself to do, which `tests/test_idempotency.py`
 holds every rule to; `tests/test_settled.py` checks the verdict against a second pass over every
@@ -30,7 +32,8 @@ import re
 import textwrap
 from dataclasses import dataclass, field
 
-from .names import AliasTable, ast_dotted, canonical_name, import_bindings
+from .names import AliasTable, SourceLines, ast_dotted, canonical_name, import_bindings
+from .parsing import parse
 from .textpass import SourceView
 
 _CHAIN = re.compile(r"(?<![\w.])[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*")
@@ -40,7 +43,8 @@ _CHAIN = re.compile(r"(?<![\w.])[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*")
 class PassRecord:
     """What one pass of the pipeline wrote, as far as the text path knows it."""
 
-    opaque: bool = False  # a rule changed the file through LibCST
+    opaque: bool = False  # a text pass changed bindings in a way the text does not tell
+    cst_writers: list[str] = field(default_factory=list)  # the rules that changed the file through LibCST
     # (the rule's code, the texts it spliced in)
     writes: list[tuple[str, list[str]]] = field(default_factory=list)
     # (local name, what it is bound to now: a qualified name, or None when no longer bound)
@@ -66,6 +70,31 @@ class PassRecord:
             else:
                 root = module.partition(".")[0]
                 self.rebinds.append((root, root))
+
+
+    def read_cst_writes(self, steps: list, source: str, output: str, names: AliasTable) -> None:
+        """What the LibCST rules wrote, read back from the text after each step (the change
+        track's `steps`, whose CSTs are rendered here and kept rendered): the lines new after each
+        such rule; and every binding the pass's `output` has otherwise than `source` had (`names`),
+        since which statements a CST rule rewrote is not recorded."""
+        before = source
+        writers = set(self.cst_writers)
+        for index, (code, summary, after, dry_run) in enumerate(steps):
+            if not isinstance(after, str):
+                after = after.code
+                steps[index] = (code, summary, after, dry_run)
+            if dry_run:
+                continue
+            if code in writers:
+                old = set(before.splitlines())
+                self.writes.append((code, [line for line in after.splitlines() if line not in old]))
+            before = after
+        tree = parse(output)
+        table = AliasTable.from_ast(tree, SourceLines(output))
+        for local in names.aliases.keys() | table.aliases.keys():
+            bound = table.aliases.get(local)
+            if bound != names.aliases.get(local):
+                self.rebinds.append((local, bound))
 
 
 def settled(record: PassRecord, source: str, names: AliasTable, candidates: list[type], ran: list[str]) -> bool:

@@ -42,12 +42,29 @@ def test_a_respelled_tf1_module_settles_in_one_pass() -> None:
     assert first.changed and first.settled
 
 
-def test_a_name_the_next_rule_reads_otherwise_does_not_settle() -> None:
-    # TFM102 (absl) runs before TFM101, which spells the imported `logging` as TF's: the second
-    # pass moves that to absl.
+def test_a_name_the_next_rule_reads_otherwise_moves_in_one_pass() -> None:
+    # TFM102 (absl) runs before TFM101, which would spell the imported `logging` as TF's: TFM102
+    # moves the import itself, through LibCST, and what it wrote needs no second pass.
     source = "from tensorflow.compat.v1 import logging\nimport tensorflow as tf\nlogging.info('x')\n"
-    assert not _first_pass(source, Options()).settled
+    first = _first_pass(source, Options())
+    assert first.settled and "from absl import logging" in first.output
     assert "tf.compat.v1.logging" not in transform_source(source).output
+
+
+def test_what_a_cst_rule_wrote_is_read_back_from_its_text() -> None:
+    source = "import tensorflow as tf\nx = 1\n"
+    steps = [("TFM201", "", "import tensorflow as tf\nx = 1\ntf.logging.info('x')\n", False)]
+    record = PassRecord(cst_writers=["TFM201"])
+    names = AliasTable(aliases={"tf": "tensorflow"})
+    record.read_cst_writes(steps, source, steps[0][2], names)
+    assert record.writes == [("TFM201", ["tf.logging.info('x')"])] and record.rebinds == []
+    # TFM102 (logging) ran before the rule that wrote the call: the second pass runs.
+    assert not settled(record, source, names, list(all_rules()), ["TFM102", "TFM201", "TFM101"])
+    # A rebinding a CST rule made is read from the output's imports.
+    record = PassRecord(cst_writers=["TFM201"])
+    output = "import tensorflow as tf\nfrom absl import logging\nx = 1\n"
+    record.read_cst_writes([("TFM201", "", output, False)], source, output, names)
+    assert record.rebinds == [("logging", "absl.logging")]
 
 
 def _verdict(record: PassRecord, source: str = "", aliases: dict[str, str] | None = None, ran=("TFM101", "TFM103")) -> bool:
