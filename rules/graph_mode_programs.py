@@ -21,17 +21,20 @@ GRAPH_ONLY = frozenset({
 # What sets the default graph's state as the module is imported (eagerly, `set_random_seed` would
 # seed the eager context, and the graph the switch makes later would draw unseeded).
 _GRAPH_STATE = frozenset({"set_random_seed", "random.set_random_seed", "reset_default_graph"})
-_SWITCHES = frozenset({"disable_eager_execution", "disable_v2_behavior", "enable_eager_execution", "enable_v2_behavior"})
+_SWITCHES = frozenset({"disable_eager_execution", "disable_v2_behavior", "enable_eager_execution", "enable_v2_behavior", "graph_mode_test"})
 # The runtime's names for TF1 graph code: the hosted estimator (its canned estimators aside: Keras
 # models inside), TF1 layers and slim, their configs and helpers; they run in graph mode too. Its
 # others (`fit`, `make_strategy`, `canned`) are Keras 3's, which has no graph mode, as has no Keras.
 _GRAPH_RUNTIME = frozenset({"estimator", "legacy", "tf1", "RunConfig", "TPUConfig", "lookup", "initializers"})
 _KERAS = frozenset({"keras"})  # (tf-keras, Keras 2, has a graph mode: `tfm.legacy.keras`)
 NOTE = "# tfmigrate: TF1 graph mode, as under TF 1.x (Session/placeholder code cannot run eagerly)"
+TEST_NOTE = "# tfmigrate: each test runs as under TF 1.x (its sessions cannot run eagerly), under pytest too"
 
 # TF's test API (`tf.test.TestCase`, `test_util.TensorFlowTestCase`): a module's `self.session()`
 # blocks are a TestCase's (a trailing "." means any symbol under it, as in `Rule.TRIGGERS`).
 _TF_TESTS = frozenset({"test.", "python.platform.test.", "python.framework.test_util."})
+# TF's TestCase classes: a module-level class deriving from one (or from such a class) is a TF test.
+_TF_TEST_CASES = frozenset({"test.TestCase", "python.platform.test.TestCase", "python.framework.test_util.TensorFlowTestCase"})
 # A TestCase's helpers that open a session for a test. Run eagerly, `test_session()` yields None,
 # `session()` an object whose every attribute raises, and `cached_session()` a stand-in whose
 # `run(fetches)` evaluates eagerly (a feed, an option or any other attribute raises); a tensor's
@@ -200,6 +203,32 @@ def _first_graph_mode_test(tree: ast.Module, names: AliasTable, tf: str, chains:
     return None
 
 
+def _graph_mode_test_classes(tree: ast.Module, names: AliasTable, tf: str) -> list[int] | None:
+    """The indexes in `tree.body` of the module's classes that derive from TF's TestCase (not
+    through another class of the module, which they inherit its `run` from), when the module's TF
+    TestCase classes hold all of its code that needs graph mode: the test sessions that run graphs
+    and every Session/placeholder use. Else None (other code needs it: the module's own switch)."""
+    tests: dict[str, int] = {}
+    roots: list[int] = []
+    for index, stmt in enumerate(tree.body):
+        if not isinstance(stmt, ast.ClassDef):
+            continue
+        bases = [dotted for base in stmt.bases if (dotted := ast_dotted(base)) is not None]
+        if any(base in tests for base in bases):
+            tests[stmt.name] = index
+        elif any(canonical_name(qualified(base, names, tf) or "") in _TF_TEST_CASES for base in bases):
+            tests[stmt.name] = index
+            roots.append(index)
+    if not roots:
+        return None
+    indexes = set(tests.values())
+    rest = ast.Module(body=[stmt for index, stmt in enumerate(tree.body) if index not in indexes], type_ignores=[])
+    chains = dotted_names(rest)
+    if _first_graph_mode_test(rest, names, tf, chains) is not None or _needs_graph(rest, names, tf, chains):
+        return None
+    return roots
+
+
 def _after_imports_before(tree: ast.Module, stmt: ast.stmt) -> tuple[str, int] | None:
     """("top", how many top-level imports precede `stmt`), or None where none does (TF comes
     from elsewhere)."""
@@ -278,12 +307,13 @@ def qualified(dotted: str, names: AliasTable, tf: str) -> str | None:
     return full
 
 
-def placement(tree: ast.Module, names: AliasTable, tf: str = "tf") -> tuple[str, int] | None:
+def placement(tree: ast.Module, names: AliasTable, tf: str = "tf") -> tuple[str, int | list[int]] | None:
     """Where the program turns graph mode on: ("main", index of the main guard in `tree.body`),
-    ("top", how many top-level imports precede the switch), or None (no Session/placeholder code
-    or TestCase sessions, a switch already, code that runs eagerly, or a module whose graphs some
-    other entry runs). A module of tests with no main guard switches after the imports before its
-    first such test (its runner imports it)."""
+    ("top", how many top-level imports precede the switch), ("tests", the indexes of the TestCase
+    classes whose tests run as under TF 1.x), or None (no Session/placeholder code or TestCase
+    sessions, a switch already, code that runs eagerly, or a module whose graphs some other entry
+    runs). A module of tests whose other code needs graph mode too switches in its main guard,
+    else after the imports before its first such test (its runner imports it)."""
     chains = dotted_names(tree)
     for dotted in chains:
         if dotted.rpartition(".")[2] in _SWITCHES:
@@ -301,6 +331,10 @@ def placement(tree: ast.Module, names: AliasTable, tf: str = "tf") -> tuple[str,
     ), None)
     if first is not None:
         return _after_imports_before(tree, first)
+    if tests is not None:
+        classes = _graph_mode_test_classes(tree, names, tf)
+        if classes is not None:
+            return ("tests", classes)
     guard = next((i for i, stmt in enumerate(tree.body) if _is_main_guard(stmt)), None)
     if guard is not None:
         return ("main", guard)
@@ -340,13 +374,15 @@ class GraphModePrograms(Rule):
     builds a graph as it is imported, or seeds it (`tf.set_random_seed` run eagerly seeds the eager
     context, and the graph would draw unseeded). A module whose sessions run inside functions and
     that has no main block is left as is (the program's entry decides). A TF 1.x unit test
-    (`tf.test.TestCase`) gets it too where its `with self.session()` / `test_session()` /
-    `cached_session()` blocks run graphs as TF2 cannot (`sess.run`, `.eval()`, `op.run()`;
-    `cached_session()`'s eager stand-in runs a plain `sess.run(fetches)`): in its main block, else
-    after its imports (its runner imports it). (A main block runs under `python test.py`, TF's way
-    to run a test, not under pytest, which imports the module: there the switch must come from a
-    conftest, as switching at import would turn every test collected after it to graph mode.) Not
-    where its blocks only use `self.evaluate` or
+    (`tf.test.TestCase`) whose `with self.session()` / `test_session()` / `cached_session()`
+    blocks run graphs as TF2 cannot (`sess.run`, `.eval()`, `op.run()`; `cached_session()`'s
+    eager stand-in runs a plain `sess.run(fetches)`) gets `@tfm.tf1.graph_mode_test` on each of
+    its module's classes deriving from TF's TestCase: each test runs with TF 1.x's behaviour and
+    only it, under `python x_test.py` and pytest alike (a switch in the main block does not run
+    under pytest, and one at import would turn every test collected after it to graph mode). Where
+    other code of the module needs graph mode too (a function of its own that runs a session), the
+    module switches as a program does: in its main block, else after its imports. Not where its
+    blocks only use `self.evaluate` or
     run inside a graph's `as_default()`, nor where TF's graph-mode test decorators
     (`test_util.run_deprecated_v1`, ...) mark the module as written for TF2. Not where the file uses
     Keras 3 (`tf.keras` that TFM105 does not make TF 1.x's Keras 2, `tfm.legacy.keras`) or the
@@ -375,13 +411,22 @@ class GraphModePrograms(Rule):
         where = placement(tree, AliasTable.from_ast(tree, SourceLines(code)), self.ctx.tf2_alias)
         if where is None:
             return updated
-        tf = self.ctx.need_tf2()
         self.mark_changed()
+        kind, at = where
+        body = list(updated.body)
+        if kind == "tests":
+            decorator = cst.Decorator(
+                decorator=cst.parse_expression(f"{self.ctx.need_runtime()}.tf1.graph_mode_test"),
+                leading_lines=[cst.EmptyLine(comment=cst.Comment(TEST_NOTE))],
+            )
+            for index in at:  # type: ignore[union-attr]
+                cls = body[index]
+                body[index] = cls.with_changes(decorators=[decorator, *cls.decorators])  # type: ignore[attr-defined]
+            return updated.with_changes(body=body)
+        tf = self.ctx.need_tf2()
         switch = cst.parse_statement(switch_line(tf) + "\n").with_changes(
             leading_lines=[cst.EmptyLine(comment=cst.Comment(NOTE))]
         )
-        kind, at = where
-        body = list(updated.body)
         if kind == "main":
             guard = [stmt for stmt in body if _is_cst_main_guard(stmt)][0]
             block = guard.body  # type: ignore[attr-defined]
@@ -410,6 +455,16 @@ class GraphModePrograms(Rule):
         lines, tf = view.lines, self.ctx.tf2_alias
         if "\r" in view.source:
             return None  # the CST pass writes the file's own line ends
+        if kind == "tests":
+            plan = TextPlan(changed=True, needs_runtime=True)
+            for index in at:  # type: ignore[union-attr]
+                cls = view.tree.body[index]
+                line = min([cls.lineno] + [decorator.lineno for decorator in cls.decorator_list])
+                start = lines.offset(line, 0)
+                if lines.data[start : start + 1] not in (b"@", b"c"):
+                    return None  # a decorator's `@` on a line above its expression, or the like: the CST pass
+                plan.replacements.append((start, start, f"{TEST_NOTE}\n@{RUNTIME_ALIAS}.tf1.graph_mode_test\n"))
+            return plan
         if kind == "main":
             guard = view.tree.body[at]
             first = guard.body[0]  # type: ignore[attr-defined]

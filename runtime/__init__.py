@@ -47,7 +47,7 @@ tests/test_layering.py checks, with no import cycles and no private names across
   * base: `_logging`, `_state`, `summary` (the one scalar/histogram/... summary writer), `hparams`.
   * distribution: `cluster` (TF_CONFIG, the one `is_chief`), `config`, `strategy`.
   * TF1-faithful numerics: `optimizers` (which declare their TF1 slot names), `losses`, `metrics`,
-    `layers`, `initializers`, `schedules`, `lookup`, `tf1` (the variable-scope host), `tf1_variable_names`,
+    `layers`, `initializers`, `schedules`, `lookup`, `tf1` (the variable-scope host), `tf1_tests` (TF 1.x unit tests), `tf1_variable_names`,
     `feature_columns`, `train_step`, `legacy` (a package: tf.contrib's and TF1's stand-ins).
   * the Estimator-compatible host side: `inputs`, `data_source`, `estimator_calls` (fit/evaluate/
     predict), `keras_workarounds` (the Keras 3 workarounds, each citing its upstream issue),

@@ -22,6 +22,8 @@ store. `VariableScopeLayer` runs such a function under a store of its own, the w
 (`tf.contrib.layers.layer_norm`) are their functional forms with TF1's variable names, default
 initializers and arithmetic, creating their variables with `tf.compat.v1.get_variable`, so TF1
 scope code runs unchanged inside a `VariableScopeLayer`.
+
+`graph_mode_test` (`tf1_tests`): a TF 1.x `tf.test.TestCase` class whose tests run as under TF 1.x.
 """
 
 from __future__ import annotations
@@ -32,9 +34,11 @@ from typing import Any, Callable
 import tensorflow as tf
 from tensorflow.python.ops import variable_scope as _vs
 
+from .tf1_tests import graph_mode_test
+
 keras = tf.keras
 
-__all__ = ["VariableScopeLayer", "conv2d", "dense", "dropout", "layer_norm"]
+__all__ = ["VariableScopeLayer", "conv2d", "dense", "dropout", "graph_mode_test", "layer_norm"]
 
 
 class _CallStore(_vs._VariableStore):

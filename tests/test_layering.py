@@ -132,7 +132,7 @@ RUNTIME_LAYERS: dict[str, tuple[str, ...]] = {
     "distribution": ("cluster", "run_config_cluster", "config", "strategy"),
     "numerics": (
         "feature_columns", "tf1_variable_names", "optimizers", "losses", "metrics", "layers", "initializers", "schedules",
-        "lookup", "tf1", "train_step", "legacy",
+        "lookup", "tf1_tests", "tf1", "train_step", "legacy",
     ),
     "host": (
         "inputs", "tf1_checkpoint", "checkpoints", "engine", "keras_workarounds", "data_source", "session_run",

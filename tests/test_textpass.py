@@ -870,9 +870,9 @@ def test_test_cases_that_run_eagerly_keep_v2_behaviour(transform, head: str, dec
     "    with self.test_session():\n      x.eval()",
     "    with self.cached_session() as sess:\n      sess.run(x, feed_dict={x: 1})",
 ])
-def test_test_cases_whose_sessions_fail_eagerly_switch_in_the_main_block(body: str) -> None:
+def test_test_cases_whose_sessions_fail_eagerly_run_their_tests_as_tf1(body: str) -> None:
     source = _TEST_CASE.format(head="", decorator="", body=body)
     once = transform_source(source).output
-    assert once.endswith("  tf.compat.v1.disable_v2_behavior()\n  tf.test.main()\n"), once
+    assert "\n@tfm.tf1.graph_mode_test\nclass T(tf.test.TestCase):\n" in once and "disable_v2_behavior" not in once, once
     _same(source)
     assert transform_source(once).output == once
