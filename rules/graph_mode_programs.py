@@ -23,18 +23,19 @@ GRAPH_ONLY = frozenset({
 _GRAPH_STATE = frozenset({"set_random_seed", "random.set_random_seed", "reset_default_graph"})
 _SWITCHES = frozenset({"disable_eager_execution", "disable_v2_behavior", "enable_eager_execution", "enable_v2_behavior", "graph_mode_test"})
 # The runtime's names for TF1 graph code: the hosted estimator (its canned estimators aside: Keras
-# models inside), TF1 layers and slim, their configs and helpers; they run in graph mode too. Its
-# others (`fit`, `make_strategy`, `canned`) are Keras 3's, which has no graph mode, as has no Keras.
-_GRAPH_RUNTIME = frozenset({"estimator", "legacy", "tf1", "RunConfig", "TPUConfig", "lookup", "initializers"})
+# models inside), TF1 layers and slim, their configs and helpers; they run in graph mode too, as
+# does `HParams` (contrib's hyper-parameters: a Python object). Its others (`fit`, `make_strategy`,
+# `canned`) are Keras 3's, which has no graph mode, as has no Keras.
+_GRAPH_RUNTIME = frozenset({"estimator", "legacy", "tf1", "RunConfig", "TPUConfig", "lookup", "initializers", "HParams"})
 _KERAS = frozenset({"keras"})  # (tf-keras, Keras 2, has a graph mode: `tfm.legacy.keras`)
 NOTE = "# tfmigrate: TF1 graph mode, as under TF 1.x (Session/placeholder code cannot run eagerly)"
-TEST_NOTE = "# tfmigrate: each test runs as under TF 1.x (its sessions cannot run eagerly), under pytest too"
+TEST_NOTE = "# tfmigrate: its tests run in TF1 graph mode, as under TF 1.x (pytest and `python x_test.py` alike)"
 
 # TF's test API (`tf.test.TestCase`, `test_util.TensorFlowTestCase`): a module's `self.session()`
 # blocks are a TestCase's (a trailing "." means any symbol under it, as in `Rule.TRIGGERS`).
 _TF_TESTS = frozenset({"test.", "python.platform.test.", "python.framework.test_util."})
 # TF's TestCase classes: a module-level class deriving from one (or from such a class) is a TF test.
-_TF_TEST_CASES = frozenset({"test.TestCase", "python.platform.test.TestCase", "python.framework.test_util.TensorFlowTestCase"})
+TF_TEST_CASES = frozenset({"test.TestCase", "python.platform.test.TestCase", "python.framework.test_util.TensorFlowTestCase"})
 # A TestCase's helpers that open a session for a test. Run eagerly, `test_session()` yields None,
 # `session()` an object whose every attribute raises, and `cached_session()` a stand-in whose
 # `run(fetches)` evaluates eagerly (a feed, an option or any other attribute raises); a tensor's
@@ -180,6 +181,13 @@ def _runs_only_in_graph_mode(block: ast.With | ast.AsyncWith, helper: str, bound
     return False
 
 
+def _tf_tests(names: AliasTable, tf: str, chains: set[str]) -> bool:
+    """Whether a module with these dotted names reads TF's test API and none of TF's graph-mode
+    test decorators (which mark it written for TF2)."""
+    symbols = {canonical_name(qualified(dotted, names, tf) or "") or "" for dotted in chains}
+    return any(symbol.startswith(tuple(_TF_TESTS)) for symbol in symbols) and not symbols & _GRAPH_MODE_TESTS
+
+
 def _first_graph_mode_test(tree: ast.Module, names: AliasTable, tf: str, chains: set[str]) -> ast.stmt | None:
     """The first top-level statement whose TestCase code runs graphs through its session helpers
     in a way that fails eagerly (`_runs_only_in_graph_mode`), in a module of TF's tests that none
@@ -187,8 +195,7 @@ def _first_graph_mode_test(tree: ast.Module, names: AliasTable, tf: str, chains:
     calls = indexed(tree).get(ast.Call, ())
     if not any(isinstance(call.func, ast.Attribute) and call.func.attr in _TEST_SESSIONS for call in calls):  # type: ignore[attr-defined]
         return None  # (most modules open none)
-    symbols = {canonical_name(qualified(dotted, names, tf) or "") or "" for dotted in chains}
-    if not any(symbol.startswith(tuple(_TF_TESTS)) for symbol in symbols) or symbols & _GRAPH_MODE_TESTS:
+    if not _tf_tests(names, tf, chains):
         return None
 
     def is_graph_call(expr: ast.AST) -> bool:
@@ -203,22 +210,29 @@ def _first_graph_mode_test(tree: ast.Module, names: AliasTable, tf: str, chains:
     return None
 
 
-def _graph_mode_test_classes(tree: ast.Module, names: AliasTable, tf: str) -> list[int] | None:
+def _graph_mode_test_classes(tree: ast.Module, names: AliasTable, tf: str, *, building: bool = False) -> list[int] | None:
     """The indexes in `tree.body` of the module's classes that derive from TF's TestCase (not
     through another class of the module, which they inherit its `run` from), when the module's TF
     TestCase classes hold all of its code that needs graph mode: the test sessions that run graphs
-    and every Session/placeholder use. Else None (other code needs it: the module's own switch)."""
+    and every Session/placeholder use. Else None (other code needs it: the module's own switch).
+    `building`: only those whose tests (theirs or their subclasses') build TF ops, not tests of
+    Python code alone."""
     tests: dict[str, int] = {}
+    family: dict[int, int] = {}  # class index -> the index of the root it derives from
     roots: list[int] = []
     for index, stmt in enumerate(tree.body):
         if not isinstance(stmt, ast.ClassDef):
             continue
         bases = [dotted for base in stmt.bases if (dotted := ast_dotted(base)) is not None]
-        if any(base in tests for base in bases):
+        parent = next((tests[base] for base in bases if base in tests), None)
+        if parent is not None:
             tests[stmt.name] = index
-        elif any(canonical_name(qualified(base, names, tf) or "") in _TF_TEST_CASES for base in bases):
-            tests[stmt.name] = index
+            family[index] = family[parent]
+        elif any(canonical_name(qualified(base, names, tf) or "") in TF_TEST_CASES for base in bases):
+            tests[stmt.name] = family[index] = index
             roots.append(index)
+    if building:
+        roots = sorted({family[index] for index in family if _builds_tf_ops(tree.body[index], names, tf)})
     if not roots:
         return None
     indexes = set(tests.values())
@@ -227,6 +241,22 @@ def _graph_mode_test_classes(tree: ast.Module, names: AliasTable, tf: str) -> li
     if _first_graph_mode_test(rest, names, tf, chains) is not None or _needs_graph(rest, names, tf, chains):
         return None
     return roots
+
+
+def _builds_tf_ops(cls: ast.stmt, names: AliasTable, tf: str) -> bool:
+    """Whether a class's code reads TF beyond its test API (`tf.test`, `self.assert...`): a whole
+    chain (not the parts of one) naming a TF symbol."""
+    stack: list[ast.AST] = [cls]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (ast.Attribute, ast.Name)) and (dotted := ast_dotted(node)) is not None:
+            full = qualified(dotted, names, tf) or ""
+            symbol = canonical_name(full) if full.partition(".")[0] == "tensorflow" else None
+            if symbol and not symbol.startswith(tuple(_TF_TESTS)):
+                return True
+            continue
+        stack.extend(ast.iter_child_nodes(node))
+    return False
 
 
 def _after_imports_before(tree: ast.Module, stmt: ast.stmt) -> tuple[str, int] | None:
@@ -307,13 +337,15 @@ def qualified(dotted: str, names: AliasTable, tf: str) -> str | None:
     return full
 
 
-def placement(tree: ast.Module, names: AliasTable, tf: str = "tf") -> tuple[str, int | list[int]] | None:
+def placement(tree: ast.Module, names: AliasTable, tf: str = "tf", *, tf1: bool = False) -> tuple[str, int | list[int]] | None:
     """Where the program turns graph mode on: ("main", index of the main guard in `tree.body`),
     ("top", how many top-level imports precede the switch), ("tests", the indexes of the TestCase
     classes whose tests run as under TF 1.x), or None (no Session/placeholder code or TestCase
     sessions, a switch already, code that runs eagerly, or a module whose graphs some other entry
     runs). A module of tests whose other code needs graph mode too switches in its main guard,
-    else after the imports before its first such test (its runner imports it)."""
+    else after the imports before its first such test (its runner imports it). `tf1`: the module
+    is TF 1.x code, whose TestCase tests TF 1.x ran in graph mode, each of them: those that build
+    TF ops run so (`("tests", ...)`) even where their sessions would run eagerly, or they open none."""
     chains = dotted_names(tree)
     for dotted in chains:
         if dotted.rpartition(".")[2] in _SWITCHES:
@@ -323,7 +355,10 @@ def placement(tree: ast.Module, names: AliasTable, tf: str = "tf") -> tuple[str,
             return None
     tests = _first_graph_mode_test(tree, names, tf, chains)
     if tests is None and not _needs_graph(tree, names, tf, chains):
-        return None
+        if not tf1 or not _tf_tests(names, tf, chains):
+            return None
+        classes = _graph_mode_test_classes(tree, names, tf, building=True)
+        return ("tests", classes) if classes is not None else None
     # the first top-level statement that builds a graph (or seeds it) as the module is imported
     first = next((
         stmt for stmt in tree.body
@@ -379,7 +414,9 @@ class GraphModePrograms(Rule):
     eager stand-in runs a plain `sess.run(fetches)`) gets `@tfm.tf1.graph_mode_test` on each of
     its module's classes deriving from TF's TestCase: each test runs with TF 1.x's behaviour and
     only it, under `python x_test.py` and pytest alike (a switch in the main block does not run
-    under pytest, and one at import would turn every test collected after it to graph mode). Where
+    under pytest, and one at import would turn every test collected after it to graph mode). In
+    a TF 1.x program every such class whose tests build TF ops gets it, sessions or not (TF 1.x ran
+    them in graph mode: `tf.trainable_variables()`, `tf.gradients` there). Where
     other code of the module needs graph mode too (a function of its own that runs a session), the
     module switches as a program does: in its main block, else after its imports. Not where its
     blocks only use `self.evaluate` or
@@ -408,7 +445,7 @@ class GraphModePrograms(Rule):
             return updated
         code = updated.code
         tree = parse(code)
-        where = placement(tree, AliasTable.from_ast(tree, SourceLines(code)), self.ctx.tf2_alias)
+        where = placement(tree, AliasTable.from_ast(tree, SourceLines(code)), self.ctx.tf2_alias, tf1=self.ctx.tf1_program)
         if where is None:
             return updated
         self.mark_changed()
@@ -448,7 +485,7 @@ class GraphModePrograms(Rule):
         return updated.with_changes(body=body)
 
     def text_edits(self, view: SourceView) -> TextPlan | None:
-        where = None if keras_imports_added(self.ctx) else placement(view.tree, view.names, self.ctx.tf2_alias)
+        where = None if keras_imports_added(self.ctx) else placement(view.tree, view.names, self.ctx.tf2_alias, tf1=self.ctx.tf1_program)
         if where is None:
             return TextPlan()
         kind, at = where

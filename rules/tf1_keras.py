@@ -9,7 +9,7 @@ import libcst as cst
 
 from tfmigrate.names import AliasTable, canonical_name, dotted_text, is_chain
 from tfmigrate.rule import RUNTIME_ALIAS, RUNTIME_MODULE, Rule
-from tfmigrate.rules.graph_mode_programs import GRAPH_ONLY, dotted_names, keras_imports_added, qualified, runs_eagerly
+from tfmigrate.rules.graph_mode_programs import GRAPH_ONLY, TF_TEST_CASES, dotted_names, keras_imports_added, qualified, runs_eagerly
 from tfmigrate.textpass import SourceView, TextPlan
 from tfmigrate.tf_api import api_table
 
@@ -51,7 +51,7 @@ def _local(imp: ast.Import | ast.ImportFrom, alias: ast.alias) -> str:
 
 def _keras_side(view: SourceView, tf: str, tf1: bool = True) -> str | None:
     """"graph" where the file runs TF1 graph code (a hosted estimator or model_fn; in a TF 1.x
-    program (`tf1`), Session/placeholder code too) and has no Keras 3 code, "keras3" where it has
+    program (`tf1`), Session/placeholder code or TF's TestCase tests too) and has no Keras 3 code, "keras3" where it has
     Keras 3 code (standalone `keras`, the runtime's Keras side), else None. Its chains as TFM104
     reads them, the runtime's included before the pass adds its import. (A TF 2.x program's
     Session code runs a graph of its own beside eager Keras: it decides nothing.)"""
@@ -65,7 +65,8 @@ def _keras_side(view: SourceView, tf: str, tf1: bool = True) -> str | None:
             continue
         if full.split(".")[0] == "keras" or (full.startswith(RUNTIME_MODULE + ".") and runs_eagerly(full)):
             return "keras3"  # standalone, or the runtime's Keras side: one Keras per program
-        graph = graph or full in _HOSTED_GRAPH or (tf1 and canonical_name(full) in GRAPH_ONLY)
+        # (a TF 1.x program's TestCase tests run in TF1 graph mode: TFM104's `graph_mode_test`)
+        graph = graph or full in _HOSTED_GRAPH or (tf1 and canonical_name(full) in GRAPH_ONLY | TF_TEST_CASES)
     if kept_calls and not kept_model:
         return "keras3"
     return "graph" if graph or kept_model else None

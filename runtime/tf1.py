@@ -279,7 +279,8 @@ def dense(
 ):
     """`tf.compat.v1.layers.dense`: `<scope>/kernel` (default initializer: `get_variable`'s,
     glorot uniform) and `<scope>/bias` (zeros); matmul (tensordot over the last axis for rank > 2),
-    bias_add, activation."""
+    bias_add, activation. `units` as TF1's Keras layer took it: any number (`units=hidden / 4`)."""
+    units = units if isinstance(units, int) else int(units)
     inputs = tf.convert_to_tensor(inputs)
     dtype = inputs.dtype.base_dtype if inputs.dtype.is_floating else tf.float32
     with _layer_scope(name, "dense", reuse):
@@ -325,7 +326,9 @@ def conv2d(
     reuse=None,
 ):
     """`tf.compat.v1.layers.conv2d`: `<scope>/kernel` `[kh, kw, in, filters]` (glorot uniform by
-    default), `<scope>/bias` (zeros); `tf.nn.convolution`, bias_add, activation."""
+    default), `<scope>/bias` (zeros); `tf.nn.convolution`, bias_add, activation. A float `filters`
+    (`filters=channels / 4`) is its int, as TF1's Keras layer made it."""
+    filters = int(filters) if isinstance(filters, float) else filters
     inputs = tf.convert_to_tensor(inputs)
     pair = lambda v: (v, v) if isinstance(v, int) else tuple(v)  # noqa: E731
     channels_last = data_format == "channels_last"

@@ -219,6 +219,15 @@ def test_functional_layers_match_keras_arithmetic() -> None:
     assert np.all(tf1.dropout(x, 0.9).numpy() == x.numpy())
 
 
+def test_float_units_and_filters_are_their_ints_as_in_tf1() -> None:
+    # TF1's Keras layers took `units=hidden / 4` and `filters=channels / 4` (tensorflow-gan's
+    # StarGAN generator): a float of an integral value.
+    layer = tf1.VariableScopeLayer(lambda x: tf1.dense(tf1.conv2d(x, filters=64 / 4, kernel_size=3), units=8 / 2))
+    out = layer(tf.ones([1, 4, 4, 3]))
+    assert out.shape == (1, 2, 2, 4)
+    assert layer.tf1_absolute_names["conv2d/kernel"].shape == (3, 3, 3, 16)
+
+
 def test_python_arguments_pass_through_and_keras_sublayers_keep_their_weights() -> None:
     head = keras.layers.Dense(3)
 
