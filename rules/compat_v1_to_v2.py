@@ -185,6 +185,15 @@ def _tf2_module(path: str) -> bool:
 
 
 @functools.lru_cache(maxsize=None)
+def _tf2_lacks_members_of(path: str) -> bool:
+    """Whether TF 1.x's module `tf.<path>` has members current TF's `tf.<path>` lacks (`train`:
+    `exponential_decay`; `nn`: `rnn_cell`), so that the module read as a value (`getattr(tf.train,
+    name)`, `mock.patch.object(tf.train, ...)`) is TF1's `tf.compat.v1.<path>`."""
+    prefix, current = path + ".", api_table()[3]
+    return any(symbol.startswith(prefix) and symbol not in current for symbol in api_table()[0])
+
+
+@functools.lru_cache(maxsize=None)
 def plan_chain(full: str, tf: str, scope_module: bool = False, tf1_program: bool = False) -> tuple[str | None, str | None]:
     """What TFM101 does with a chain that resolves to `full`: (new spelling or None, TODO or None);
     `scope_module`: the file is TF1 variable-scope model code (`is_scope_module`); `tf1_program`:
@@ -211,6 +220,8 @@ def plan_chain(full: str, tf: str, scope_module: bool = False, tf1_program: bool
         found = lookup(v2_path)
         if found is not None and other_in_tf2(found[0]) and v1_present(found[0]):
             return f"{tf}.compat.v2.{v2_path}", None
+        if found is None and _tf2_lacks_members_of(v2_path):
+            return f"{tf}.compat.v2.{v2_path}", None  # TF2's module as a value, which TF 1.x code reads as TF1's
         return f"{tf}.{v2_path}", None
     replaced = runtime_symbol(full)
     if replaced is not None:
@@ -274,6 +285,8 @@ def plan_chain(full: str, tf: str, scope_module: bool = False, tf1_program: bool
         # TF2-spelled code's Estimator name the hosted namespace lacks (`tf.estimator.BoostedTreesClassifier`):
         # gone with tf.estimator from TF 2.16.
         return f"{tf}.{path}", _removed("estimator", f"tf.{path}")
+    if bare and tf1_program and found is None and _tf2_lacks_members_of(path):
+        return f"{tf}.compat.v1.{path}", None  # TF 1.x code's module as a value: TF1's members
     if bare and (found is None or found[0] in api_table()[3]):
         return None, None  # `import tensorflow as tf; tf.X` that is already valid TF2
     if found is None:
@@ -282,6 +295,8 @@ def plan_chain(full: str, tf: str, scope_module: bool = False, tf1_program: bool
         if path.split(".")[0] == "estimator":
             # An Estimator name the hosted namespace lacks (`estimator.tpu.experimental.EmbeddingConfigSpec`).
             return f"{tf}.compat.v1.{path}", _removed("estimator", f"tf.compat.v1.{path}")
+        if _tf2_lacks_members_of(path):
+            return f"{tf}.compat.v1.{path}", None  # TF1's module as a value (`getattr(tf.compat.v1.train, name)`)
         # A module (`tf.nn`) or something the table does not know: same spelling under tf.
         return f"{tf}.{path}", None
     symbol, rest = found
