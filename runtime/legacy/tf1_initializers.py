@@ -116,6 +116,8 @@ def _tf1_class(cls: type, methods: tuple[str, ...] = ("add_weight",), same_class
 
     body = {name: under_tf1(name) for name in methods if hasattr(cls, name)}
     body.update(__doc__=cls.__doc__, __module__=cls.__module__)
+    if same_class:
+        body["_tf1_wraps"] = cls  # (read by `_same_class_meta` off this class alone, not its subclasses)
     tf1 = (_same_class_meta(type(cls)) if same_class else type)(cls.__name__, (cls,), body)
     tf1.__qualname__ = cls.__qualname__
     return tf1
@@ -132,14 +134,19 @@ def _tf1_value(value: Any, tf1_class: Any) -> Any:
 
 
 def tf1_module(name: str, source: str) -> types.ModuleType:
-    """The legacy module `source` (tf-keras's `layers` or `rnn_cell`) with TF 1.x's initializers."""
+    """The legacy module `source` (tf-keras's `layers` or `rnn_cell`) with TF 1.x's initializers;
+    its classes answer `isinstance`/`issubclass` as tf-keras's own (a cell is an `RNNCell`)."""
     legacy = importlib.import_module(source)
     module = types.ModuleType(name, __doc__)
     for attr in dir(legacy):
         if attr.startswith("_"):
             continue
-        setattr(module, attr, _tf1_value(getattr(legacy, attr), _tf1_class))
+        setattr(module, attr, _tf1_value(getattr(legacy, attr), _tf1_same_class))
     return module
+
+
+def _tf1_same_class(cls: type) -> type:
+    return _tf1_class(cls, same_class=True)
 
 
 @functools.cache  # one TF1 class per Keras class, whichever module path reached it
@@ -155,12 +162,15 @@ def _same_class_meta(meta: type) -> type:
     """A metaclass (over `meta`) whose classes answer `isinstance`/`issubclass` as the class they
     wrap does: `isinstance(layer, tfm.legacy.keras.layers.Dense)` holds for any Keras 2 Dense."""
 
-    # (by the MRO: an ABC's own check asks each of its subclasses, this one among them, again)
+    # (by the MRO: an ABC's own check asks each of its subclasses, this one among them, again).
+    # A program's own subclass of one (`class MyCell(tf1_rnn_cell.RNNCell)`) answers as a class does.
     def __instancecheck__(cls: type, instance: Any) -> bool:
-        return cls.__mro__[1] in type(instance).__mro__
+        wrapped = cls.__dict__.get("_tf1_wraps")
+        return meta.__instancecheck__(cls, instance) if wrapped is None else wrapped in type(instance).__mro__
 
     def __subclasscheck__(cls: type, subclass: type) -> bool:
-        return cls.__mro__[1] in getattr(subclass, "__mro__", ())
+        wrapped = cls.__dict__.get("_tf1_wraps")
+        return meta.__subclasscheck__(cls, subclass) if wrapped is None else wrapped in getattr(subclass, "__mro__", ())
 
     return type(f"TF1{meta.__name__}", (meta,), {"__instancecheck__": __instancecheck__, "__subclasscheck__": __subclasscheck__})
 

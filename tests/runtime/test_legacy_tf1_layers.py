@@ -90,6 +90,27 @@ def test_classes_keep_their_names_and_subclass_like_tf1s() -> None:
         np.testing.assert_array_equal(got, want)
 
 
+def test_isinstance_and_issubclass_answer_as_tf1s() -> None:
+    """Programs dispatch on TF1's base classes (`isinstance(cell, tf.nn.rnn_cell.RNNCell)`,
+    google/seq2seq's `issubclass(x, tf.contrib.rnn.RNNCell)`): the TF 1.x-initialized classes answer
+    as tf-keras's own, and a program's own subclasses of them as classes do."""
+    cells, layers = legacy.tf1_rnn_cell, legacy.tf1_layers
+    cell = cells.BasicLSTMCell(4)
+    assert isinstance(cell, cells.RNNCell) and isinstance(cell, legacy.rnn_cell.RNNCell)
+    assert isinstance(cells.DropoutWrapper(cell, input_keep_prob=0.5), cells.RNNCell)
+    assert issubclass(cells.GRUCell, cells.RNNCell) and not issubclass(cells.GRUCell, cells.BasicLSTMCell)
+    assert isinstance(layers.Dense(3), layers.Layer) and not isinstance(layers.Dense(3), layers.Conv2D)
+
+    class First(cells.RNNCell):
+        pass
+
+    class Second(cells.RNNCell):
+        pass
+
+    assert issubclass(First, cells.RNNCell) and not issubclass(Second, First)
+    assert not isinstance(Second.__new__(Second), First) and isinstance(First.__new__(First), First)
+
+
 def test_tf2_compat_v1_layers_take_no_graph_seed() -> None:
     """`tfm.legacy.layers` (TF 2.x programs): the default initializer is Keras 2's, so an unseeded
     random op after the layer still takes the graph's first op seed."""
