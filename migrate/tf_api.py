@@ -173,11 +173,19 @@ def _positional(params: list[str]) -> list[str]:
 
 
 class CallShape(NamedTuple):
-    """What a call passes: how many arguments by position, the keywords, whether any is starred."""
+    """What a call passes: how many arguments by position, the keywords, whether any is starred,
+    whether its first argument (by position) is a literal (a string, a number: never None)."""
 
     positional: int
     keywords: frozenset[str]
     starred: bool
+    literal_first: bool = False
+
+
+# TF1 functions whose first argument may be None, meaning what TF2's namesake refuses:
+# `name_scope(None)` opens the root scope in TF 1.x and raises in TF2 (`def f(x, name=None): with
+# tf.name_scope(name):`). Called with anything but a literal there, they keep TF1's spelling.
+NONE_ACCEPTED_FIRST = frozenset({"name_scope"})
 
 
 def keeps_v1_signature(full: str, call: CallShape | None) -> str | None:
@@ -250,6 +258,9 @@ def kept_spelling(full: str, tf: str, call: CallShape | None) -> str | None:
         kept = keeps_v1_signature(f"tensorflow.{path}", call)
         return None if kept is None else f"{tf}.compat.v2.{path}"
     kept = keeps_v1_signature(full, call)
+    if kept is None and call is not None and call.positional and not call.literal_first:
+        path = v1_path(full)
+        kept = path if path in NONE_ACCEPTED_FIRST and path is not None and v1_present(path) else None
     return None if kept is None else f"{tf}.compat.v1.{kept}"
 
 

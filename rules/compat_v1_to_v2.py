@@ -184,6 +184,24 @@ def _tf2_module(path: str) -> bool:
     return any(listed.startswith(prefix) for listed in api_table()[3])
 
 
+def _ast_literal(node: ast.expr) -> bool:
+    """A value that is never None: a string or number, an f-string, an arithmetic or `%`/`+`
+    result, a string literal's method's (`"layer_{}".format(i)`)."""
+    if isinstance(node, ast.Constant):
+        return node.value is not None
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+        return isinstance(node.func.value, ast.Constant) and isinstance(node.func.value.value, str)
+    return isinstance(node, (ast.JoinedStr, ast.BinOp))
+
+
+def _cst_literal(node: cst.BaseExpression) -> bool:
+    """`_ast_literal` of a CST expression."""
+    if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):
+        return isinstance(node.func.value, (cst.SimpleString, cst.ConcatenatedString))
+    return isinstance(node, (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString, cst.Integer, cst.Float,
+                             cst.Imaginary, cst.BinaryOperation))
+
+
 @functools.lru_cache(maxsize=None)
 def _tf2_lacks_members_of(path: str) -> bool:
     """Whether TF 1.x's module `tf.<path>` has members current TF's `tf.<path>` lacks (`train`:
@@ -535,6 +553,7 @@ class CompatV1ToV2(Rule):
                 sum(1 for arg in node.args if arg.keyword is None and not arg.star),
                 frozenset(arg.keyword.value for arg in node.args if arg.keyword is not None),
                 any(arg.star for arg in node.args),
+                bool(node.args) and node.args[0].keyword is None and not node.args[0].star and _cst_literal(node.args[0].value),
             )
             self._kept[id(node.func)] = kept_spelling(full, self.ctx.tf2_alias, shape)
         return True
@@ -830,7 +849,8 @@ class CompatV1ToV2(Rule):
                     if call is None:
                         return None
                     starred = any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords)
-                    shape = CallShape(len(call.args), frozenset(k.arg for k in call.keywords if k.arg is not None), starred)
+                    shape = CallShape(len(call.args), frozenset(k.arg for k in call.keywords if k.arg is not None), starred,
+                                      bool(call.args) and _ast_literal(call.args[0]))
                 kept = kept_spelling(full, tf, shape)
                 if kept is not None:
                     text, todo = kept, None

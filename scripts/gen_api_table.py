@@ -483,6 +483,8 @@ def _parameters(obj: Any) -> list[str] | None:
 
     try:
         target = inspect.unwrap(obj)
+        if inspect.isclass(target) and target.__init__ is object.__init__ and target.__new__ is object.__new__:
+            return []  # a class that takes no arguments (TF2's `zeros_initializer`: `Zeros()`)
         signature = inspect.signature(target.__init__ if inspect.isclass(target) else target)
     except (TypeError, ValueError):
         return None
