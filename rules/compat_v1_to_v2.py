@@ -184,6 +184,26 @@ def _tf2_module(path: str) -> bool:
     return any(listed.startswith(prefix) for listed in api_table()[3])
 
 
+_TF_PATH_STRING = re.compile(r"""["']tensorflow(?:\.[A-Za-z_]\w*)+["']""")
+_TF_PATH = re.compile(r"tensorflow(?:\.[A-Za-z_]\w*)+")
+
+
+@functools.lru_cache(maxsize=256)
+def string_path_todo(value: str) -> str | None:
+    """The TODO for a string that is a TF 1.x API path current TF lacks (`"tensorflow.layers.dense"`,
+    a default a program hands `pydoc.locate` or `importlib`): a lookup by that name fails now; else
+    None (a path current TF has, its implementation package's, Keras's, or no API path at all)."""
+    if not _TF_PATH.fullmatch(value):
+        return None
+    path = value[len("tensorflow."):]
+    if path.split(".")[0] in ("python", "keras", "compat", "core", "lite", "tools", "compiler") or path in api_table()[3]:
+        return None
+    if _tf2_module(path) or not (path.startswith("contrib.") or known_path(path)):
+        return None
+    return (f"`{value}` (named in a string) is not in current TF: a lookup by this name (`pydoc.locate`, "
+            "`importlib`, a config) fails on TF2; name its TF2 counterpart")
+
+
 def _ast_literal(node: ast.expr) -> bool:
     """A value that is never None: a string or number, an f-string, an arithmetic or `%`/`+`
     result, a string literal's method's (`"layer_{}".format(i)`)."""
@@ -509,6 +529,13 @@ class CompatV1ToV2(Rule):
             return False
         return is_scope_module(view().symbols())
 
+    def visit_SimpleString(self, node: cst.SimpleString) -> None:
+        if "tensorflow." in node.value:
+            value = node.evaluated_value
+            todo = string_path_todo(value) if isinstance(value, str) else None
+            if todo is not None:
+                self.todo(todo)
+
     def visit_Attribute(self, node: cst.Attribute) -> bool:
         # A dotted chain is handled whole, in leave_Attribute; `f(x).attr` is descended into
         # (`tf.train.AdamOptimizer(lr).minimize`, `ds.make_one_shot_iterator().get_next`).
@@ -729,6 +756,10 @@ class CompatV1ToV2(Rule):
             return None
         if _reads_dataset_attributes(view.source):
             return None  # leave_Attribute: `tf.compat.v1.data.get_output_types(ds)`
+        if _TF_PATH_STRING.search(view.source) and any(
+            isinstance(node.value, str) and string_path_todo(node.value) for node in view.nodes_of(ast.Constant)
+        ):
+            return None  # visit_SimpleString's TODO
         estimator_imports = [
             imp for imp, _ in view.imports
             if isinstance(imp, ast.ImportFrom) and not imp.level and (imp.module or "").startswith(_CST_IMPORTS)
