@@ -76,7 +76,7 @@ def _v1_absent() -> frozenset[str]:
 #   `strings.split` returns a SparseTensor, TF2's a RaggedTensor;
 # - another function: TF1's `saved_model.load(sess, tags, export_dir)` loads into a Session, TF2's
 #   `load(export_dir, tags)` returns an object.
-DRAWS_OTHER_NUMBERS_IN_TF2 = frozenset({
+OTHER_BEHAVIOUR_IN_TF2 = frozenset({
     "random_normal_initializer", "random_uniform_initializer", "image.sample_distorted_bounding_box",
     "image.resize", "image.resize_images", "image.extract_glimpse",
     "where", "cond", "case", "while_loop",
@@ -89,13 +89,13 @@ DRAWS_OTHER_NUMBERS_IN_TF2 = frozenset({
 def v2_name(symbol: str) -> str | None:
     """The TF2 spelling of a v1 symbol: its own path when that is one of its v2 names, else TF's
     preferred one; None where it has none, or only a namesake that does another thing with the
-    same arguments (`DRAWS_OTHER_NUMBERS_IN_TF2`)."""
+    same arguments (`OTHER_BEHAVIOUR_IN_TF2`)."""
     table, current = _load()
     target = table["symbols"].get(symbol)
     alternatives = table["v2_alternatives"].get(symbol, [])
     if symbol in alternatives and symbol in current:
         return symbol
-    if target is None and symbol in DRAWS_OTHER_NUMBERS_IN_TF2:
+    if target is None and symbol in OTHER_BEHAVIOUR_IN_TF2:
         return None
     if target is None and symbol in table["v2_same_name_other_symbol"]:
         target = symbol
