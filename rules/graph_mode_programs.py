@@ -13,10 +13,16 @@ from tfmigrate.parsing import indexed, parse
 from tfmigrate.rule import ADD_IMPORTS, RUNTIME_ALIAS, RUNTIME_MODULE, Rule
 from tfmigrate.textpass import SourceView, TextPlan
 
-# What cannot run eagerly: TF1's sessions and the placeholders they feed.
+# What cannot run eagerly: TF1's sessions and the placeholders they feed, and what only a session
+# runs (each raises eagerly on TF 2.21: a Supervisor, a dataset's initializable iterator, queue
+# runners and the queue-fed input pipelines).
 GRAPH_ONLY = frozenset({
     "Session", "InteractiveSession", "placeholder",
     "train.MonitoredTrainingSession", "train.MonitoredSession", "train.SingularMonitoredSession",
+    "train.Supervisor", "data.make_initializable_iterator", "train.start_queue_runners", "train.QueueRunner",
+    "train.add_queue_runner", "train.string_input_producer", "train.input_producer", "train.range_input_producer",
+    "train.slice_input_producer", "train.batch", "train.batch_join", "train.shuffle_batch", "train.shuffle_batch_join",
+    "train.maybe_batch", "train.maybe_shuffle_batch",
 })
 # What sets the default graph's state as the module is imported (eagerly, `set_random_seed` would
 # seed the eager context, and the graph the switch makes later would draw unseeded).
@@ -403,7 +409,8 @@ class GraphModePrograms(Rule):
 
     TF 1.x ran every program in graph mode; TF2 runs eagerly, where `tf.compat.v1.placeholder`
     and `Session.run` fail. A TF 1.x program whose code feeds placeholders or runs sessions
-    (`Session`, `InteractiveSession`, `train.MonitoredTrainingSession`, ...) gets
+    (`Session`, `InteractiveSession`, `train.MonitoredTrainingSession`, a `train.Supervisor`, queue
+    runners and queue-fed input pipelines, `make_initializable_iterator`: `GRAPH_ONLY`) gets
     `tf.compat.v1.disable_v2_behavior()`, TF's own switch back to TF 1.x behaviour: as the first
     statement of its `if __name__ == "__main__":` block, or after its imports where the module
     builds a graph as it is imported, or seeds it (`tf.set_random_seed` run eagerly seeds the eager
