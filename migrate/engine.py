@@ -30,6 +30,7 @@ from .parsing import forget_parses, index_by_type, nodes_of_types, parse, repars
 from .settled import PassRecord, settled
 from .textpass import SourceView, heeded_removals
 from .textpass import add_imports as text_add_imports
+from .rules.graph_mode_programs import graph_role
 from .rules.tf1_keras import keras_code
 
 # A file that never spells one of these cannot hold TF1 code (TorchFix-style text pre-filter).
@@ -54,6 +55,10 @@ class Options:
     # A module of the program that imports this one runs its Keras code in a TF1 graph with TF 1.x's
     # Keras (`runner` decides, after a first migration said `keras_module`): this one's is too.
     graph_keras: bool = False
+    # The program's entry module that reaches, through its imports, a module of its own whose
+    # Session code waits for the entry to turn graph mode on (`runner` decides, after a first
+    # migration said `graph_role`): TFM104 switches it as it switches a Session program.
+    graph_entry: bool = False
 
 
 def transform_source(source: str, *, filename: str = "<string>", options: Options = Options()) -> TransformResult:
@@ -200,6 +205,7 @@ def _merge_passes(source: str, first: TransformResult, again: TransformResult) -
     merged.asked = first.asked | again.asked
     merged.keras_module, merged.tf1_program = first.keras_module or again.keras_module, first.tf1_program
     merged.keras_code = first.keras_code  # (what the source spelled; the second pass reads the first's respellings)
+    merged.graph_role = first.graph_role
     return merged
 
 
@@ -253,6 +259,7 @@ def _transform(source: str, filename: str, options: Options, *, reference: bool)
             filename=filename, target=options.target, names=names, tf2_alias=_tf2_alias(names, tree), standalone=options.standalone,
             tf1_program=_reads_as_tf1(source, tree, view, names, options, attributes),
             exported=AskedNames(options.exported | module_exports(tree)), graph_keras=options.graph_keras,
+            graph_entry=options.graph_entry,
         )
         rules = _rules(ctx, options)
         ctx.hosted = any(rule.CODE == "TFM101" for rule in rules)
@@ -263,16 +270,18 @@ def _transform(source: str, filename: str, options: Options, *, reference: bool)
             return result
         ctx.source, ctx.source_symbols = source, symbols
         sites = _estimator_sites(source, view, symbols)
-        rules = [rule for rule in rules if type(rule).triggered(symbols)]
+        rules = [rule for rule in rules if type(rule).triggered(symbols) or type(rule).wanted(options)]
         if not rules:
             result = TransformResult(source, source, todos=scan_todos(source), sites=sites)
             result.keras_code = keras_code(symbols, view.names, ctx)
+            result.graph_role = graph_role(view.tree, symbols, source, ctx, result.keras_code[1], sites)
             return result
         pipeline = _Pipeline(source, view, ctx, options)
         result = pipeline.run(rules)
         result.sites = sites
         result.asked, result.keras_module, result.tf1_program = frozenset(ctx.exported.asked), ctx.keras_module, ctx.tf1_program
         result.keras_code = keras_code(symbols, view.names, ctx)
+        result.graph_role = graph_role(view.tree, symbols, result.output, ctx, result.keras_code[1], sites)
         if result.changed and not options.safe_only:
             candidates = [rule for rule in all_rules() if _selected(rule, options)]
             if pipeline.record.cst_writers and result.track is not None:

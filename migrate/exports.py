@@ -65,14 +65,18 @@ def names_read_from(names: Iterable[str], found: Iterable[tuple[str, str, list[s
     return {name: frozenset(read) for name, read in out.items()}
 
 
-def importers_of(names: Iterable[str], found: Iterable[tuple[str, str, list[str]]]) -> dict[str, set[str]]:
+def importers_of(names: Iterable[str], found: Iterable[tuple[str, str, list[str]]], *, unique: bool = False) -> dict[str, set[str]]:
     """Module name -> the modules of the program that import it or names from it (`reads_of`'s
-    finds: `from m import x`, `m.x` after `import m`, `from pkg import m`)."""
+    finds: `from m import x`, `m.x` after `import m`, `from pkg import m`). `unique`: only where
+    the import names one module of the run (not `trainer.model` of several projects run together)."""
     by_tail = _by_tail(names)
     out: dict[str, set[str]] = {}
     for importer, target, read in found:
         for tail in (target, *(f"{target}.{name}" for name in read)):
-            for module in by_tail.get(tail, ()):
+            modules = by_tail.get(tail, ())
+            if unique and len(modules) > 1:
+                continue
+            for module in modules:
                 if module != importer:
                     out.setdefault(module, set()).add(importer)
     return out

@@ -98,6 +98,9 @@ class TransformResult(Outcome):
     # Which Keras the migrated file runs (`rules.tf1_keras.keras_code`): (TF1 graph code of its
     # own, Keras 3); its estimators' tiers say the rest.
     keras_code: tuple[bool, bool] = field(default=(False, False), repr=False, compare=False)
+    # "library": Session code TFM104 leaves to the program's entry (no main block of its own);
+    # "entry": a TF 1.x main module that would take the switch for it (`graph_mode_programs.graph_role`).
+    graph_role: str | None = field(default=None, repr=False, compare=False)
     # The output is a fixpoint of the rules by what the pass wrote (`settled`): no second pass.
     settled: bool = field(default=False, repr=False, compare=False)
 

@@ -109,6 +109,8 @@ class FileContext:
     exported: frozenset[str] = frozenset()
     # A module of the program that imports this one runs its Keras in a TF1 graph (`Options.graph_keras`).
     graph_keras: bool = False
+    # The program's entry that reaches a module's Session code through its imports (`Options.graph_entry`).
+    graph_entry: bool = False
     # TFM105 found TF's Keras here and nothing else that decides which Keras it is (no graph code,
     # no Keras 3): the module takes its importers' (`TransformResult.keras_module`).
     keras_module: bool = False
@@ -200,6 +202,11 @@ class Rule(cst.CSTTransformer):
                     return True
             elif trigger in symbols:
                 return True
+        return False
+
+    @classmethod
+    def wanted(cls, options: Any) -> bool:
+        """Whether the run's options ask for this rule whatever symbols the file spells."""
         return False
 
     def text_edits(self, view: "SourceView") -> "TextPlan | None":

@@ -69,11 +69,14 @@ class FileOutcome:
     # Keras code alone, whose Keras its importers decide (`TransformResult.keras_module`).
     keras: str | None = field(default=None, repr=False, compare=False)
     keras_module: bool = field(default=False, repr=False, compare=False)
+    # What the module is to TFM104's switch (`TransformResult.graph_role`): an "entry" is settled
+    # once the run knows whether its imports reach a "library"'s Session code.
+    graph_role: str | None = field(default=None, repr=False, compare=False)
 
     @property
     def unsettled(self) -> bool:
         """Migrated before the run knew what the program's other modules import from it, or how they run it."""
-        return bool(self.asked) or self.keras_module
+        return bool(self.asked) or self.keras_module or self.graph_role == "entry"
 
     def as_dict(self) -> dict:
         out = {
@@ -225,6 +228,7 @@ def _migrate(job: Job, snap) -> FileOutcome:
     )
     if job.program is not None:
         outcome.asked, outcome.keras_module = result.asked, getattr(result, "keras_module", False)
+        outcome.graph_role = getattr(result, "graph_role", None)
     if result.error is not None:
         return outcome
     if job.program is not None and not notebook:
@@ -408,30 +412,62 @@ def _settle(work: list[Job], outcomes: list[FileOutcome], on_result: Callable[[F
     """Each program module migrated before the run knew the rest: written as migrated, or
     migrated again knowing which of its names the other modules import (where its rules asked
     about one of them) and, for a module of Keras code alone, that a module importing it runs
-    its Keras in a TF1 graph (`program_keras.tf1_keras_modules`)."""
+    its Keras in a TF1 graph (`program_keras.tf1_keras_modules`), and, for a TF 1.x main module,
+    that its imports reach another module's Session code (`graph_entries`)."""
     names = [job.program.name for job in work if job.program is not None]
     reads = [read for outcome in outcomes for read in outcome.reads]
     exported = names_read_from(names, reads)
     modules = [(job.program.name, outcome.keras, outcome.keras_module) for job, outcome in zip(work, outcomes) if job.program is not None]
     alone = any(keras_alone for *_, keras_alone in modules)
+    roles = {job.program.name: outcome.graph_role for job, outcome in zip(work, outcomes) if job.program is not None}
     tf1_keras = tf1_keras_modules(modules, importers_of(names, reads)) if alone else set()
+    entries: set[str] = set()
+    if "entry" in roles.values() and "library" in roles.values():
+        keras3 = {job.program.name for job, outcome in zip(work, outcomes)
+                  if job.program is not None and (outcome.keras == "keras3" or outcome.estimators)}
+        entries = graph_entries(roles, importers_of(names, reads, unique=True), keras3)
     try:
         for index, (job, outcome) in enumerate(zip(work, outcomes)):
             if job.program is None or not outcome.unsettled:
                 continue
             wanted = exported.get(job.program.name, frozenset())
             graph_keras = job.program.name in tf1_keras
-            if outcome.asked & wanted or graph_keras:
-                options = replace(job.options, exported=wanted, graph_keras=graph_keras)
+            graph_entry = job.program.name in entries
+            if outcome.asked & wanted or graph_keras or graph_entry:
+                options = replace(job.options, exported=wanted, graph_keras=graph_keras, graph_entry=graph_entry)
                 outcome = run_job(replace(job, options=options, program=None))
             elif outcome.held is not None:
                 outcome = _write(job, outcome, *outcome.held)
-            outcome.held, outcome.asked, outcome.keras_module = None, frozenset(), False
+            outcome.held, outcome.asked, outcome.keras_module, outcome.graph_role = None, frozenset(), False, None
             outcomes[index] = outcome
             if on_result is not None:
                 on_result(outcome)
     except KeyboardInterrupt:
         raise Interrupted([outcome for outcome in outcomes if not outcome.unsettled]) from None
+
+
+def graph_entries(roles: dict[str, str | None], importers: dict[str, set[str]], eager: set[str]) -> set[str]:
+    """The program's "entry" modules whose imports reach a "library" module's Session code (the
+    modules' `graph_role`s; `importers`: module name -> the modules importing it): TF 1.x ran the
+    library's graphs in graph mode, which the entry now turns on for it. Not an entry whose imports
+    reach an `eager` module too (Keras 3 code, an estimator: the runtime runs those in TF2)."""
+    imports: dict[str, set[str]] = {}
+    for module, by in importers.items():
+        for importer in by:
+            imports.setdefault(importer, set()).add(module)
+    out = set()
+    for name, role in roles.items():
+        if role != "entry":
+            continue
+        reached, stack = set(), [name]
+        while stack:
+            for module in imports.get(stack.pop(), ()):
+                if module not in reached:
+                    reached.add(module)
+                    stack.append(module)
+        if any(roles.get(module) == "library" for module in reached) and not reached & eager:
+            out.add(name)
+    return out
 
 
 def _execute_pool(work: list[Job], jobs: int, on_result: Callable[[FileOutcome], None] | None) -> list[FileOutcome]:

@@ -343,7 +343,8 @@ def qualified(dotted: str, names: AliasTable, tf: str) -> str | None:
     return full
 
 
-def placement(tree: ast.Module, names: AliasTable, tf: str = "tf", *, tf1: bool = False) -> tuple[str, int | list[int]] | None:
+def placement(tree: ast.Module, names: AliasTable, tf: str = "tf", *, tf1: bool = False,
+              entry: bool = False) -> tuple[str, int | list[int]] | None:
     """Where the program turns graph mode on: ("main", index of the main guard in `tree.body`),
     ("top", how many top-level imports precede the switch), ("tests", the indexes of the TestCase
     classes whose tests run as under TF 1.x), or None (no Session/placeholder code or TestCase
@@ -351,7 +352,9 @@ def placement(tree: ast.Module, names: AliasTable, tf: str = "tf", *, tf1: bool 
     runs). A module of tests whose other code needs graph mode too switches in its main guard,
     else after the imports before its first such test (its runner imports it). `tf1`: the module
     is TF 1.x code, whose TestCase tests TF 1.x ran in graph mode, each of them: those that build
-    TF ops run so (`("tests", ...)`) even where their sessions would run eagerly, or they open none."""
+    TF ops run so (`("tests", ...)`) even where their sessions would run eagerly, or they open none.
+    `entry`: the program's main module, whose imports reach another module's Session code
+    (`Options.graph_entry`): it switches in its main guard as a Session program does."""
     chains = dotted_names(tree)
     for dotted in chains:
         if dotted.rpartition(".")[2] in _SWITCHES:
@@ -361,6 +364,9 @@ def placement(tree: ast.Module, names: AliasTable, tf: str = "tf", *, tf1: bool 
             return None
     tests = _first_graph_mode_test(tree, names, tf, chains)
     if tests is None and not _needs_graph(tree, names, tf, chains):
+        guard = next((i for i, stmt in enumerate(tree.body) if _is_main_guard(stmt)), None)
+        if entry and guard is not None:
+            return ("main", guard)
         if not tf1 or not _tf_tests(names, tf, chains):
             return None
         classes = _graph_mode_test_classes(tree, names, tf, building=True)
@@ -380,6 +386,21 @@ def placement(tree: ast.Module, names: AliasTable, tf: str = "tf", *, tf1: bool 
     if guard is not None:
         return ("main", guard)
     return _after_imports_before(tree, tests) if tests is not None else None
+
+
+def graph_role(tree: ast.Module, symbols: frozenset[str], output: str, ctx, keras3: bool, sites) -> str | None:
+    """What a module of a program is to TFM104's switch, for the runner to settle once it has read
+    them all: "library" where its Session code waits for the program's entry (no main guard of its
+    own, no switch), "entry" where it is a TF 1.x main module that would take the switch for such a
+    library (no Session code, switch, Keras 3, estimator or TF test of its own), else None."""
+    if any(switch in output for switch in _SWITCHES):
+        return None
+    guarded = any(_is_main_guard(stmt) for stmt in tree.body)
+    if symbols & GRAPH_ONLY:
+        return "library" if not guarded and runs_session_code(output, ctx.tf2_alias) else None
+    if not guarded or not ctx.tf1_program or keras3 or sites or any(symbol.startswith(tuple(_TF_TESTS)) for symbol in symbols):
+        return None
+    return "entry"
 
 
 @functools.lru_cache(maxsize=8)  # (each estimator rule asks it of the same module's text)
@@ -435,8 +456,11 @@ class GraphModePrograms(Rule):
     code in either mode, as TF 2.15's Estimator did: the oracle runs a TF 1.x program with v2
     behaviour off, and so does its migration then. (A TF 2.15-spelled program trains to other
     numbers under the switch, on TF 2.15 and hosted alike.) Nor where the program already turns
-    eager execution off or on. The program's other modules are not consulted: an entry file that
-    switches runs what it imports in graph mode too.
+    eager execution off or on. An entry file that switches runs what it imports in graph mode too;
+    and where a run migrates a program, a module whose Session code waits for its entry (no main
+    block of its own) makes each TF 1.x main module whose imports reach it switch in its main block,
+    unless those imports also reach Keras 3 code or an estimator, which the runtime runs in TF2
+    (`runner.graph_entries`; an import naming modules of several projects run together counts not).
 
     Guide: https://www.tensorflow.org/guide/migrate/migrate_tf2 (run TF1.x code in TF2)
     """
@@ -447,12 +471,17 @@ class GraphModePrograms(Rule):
     TRIGGERS = GRAPH_ONLY | _TF_TESTS
     RUNS_AFTER = ("TFM101", "TFM102", "TFM103", "TFM105", "TFM201", "TFM301", "TFM302", "TFM401")
 
+    @classmethod
+    def wanted(cls, options) -> bool:
+        return options.graph_entry  # the program's entry, for another module's Session code
+
     def leave_Module(self, original: cst.Module, updated: cst.Module) -> cst.Module:
         if keras_imports_added(self.ctx):
             return updated
         code = updated.code
         tree = parse(code)
-        where = placement(tree, AliasTable.from_ast(tree, SourceLines(code)), self.ctx.tf2_alias, tf1=self.ctx.tf1_program)
+        where = placement(tree, AliasTable.from_ast(tree, SourceLines(code)), self.ctx.tf2_alias, tf1=self.ctx.tf1_program,
+                          entry=self.ctx.graph_entry)
         if where is None:
             return updated
         self.mark_changed()
@@ -492,7 +521,8 @@ class GraphModePrograms(Rule):
         return updated.with_changes(body=body)
 
     def text_edits(self, view: SourceView) -> TextPlan | None:
-        where = None if keras_imports_added(self.ctx) else placement(view.tree, view.names, self.ctx.tf2_alias, tf1=self.ctx.tf1_program)
+        where = None if keras_imports_added(self.ctx) else placement(
+            view.tree, view.names, self.ctx.tf2_alias, tf1=self.ctx.tf1_program, entry=self.ctx.graph_entry)
         if where is None:
             return TextPlan()
         kind, at = where

@@ -51,3 +51,56 @@ def test_the_switch_goes_before_the_first_statement_that_builds_a_graph_at_impor
     source = ("import tensorflow as tf\ndef f():\n  return tf.compat.v1.Session()\nimport numpy as np\n"
               "x = tf.compat.v1.placeholder(tf.float32)\n")
     assert _where(source) == ("top", 2)
+
+
+# A program whose Session code is in a module of its own that its entry imports (a training loop
+# helper), the entry building the graph: TF 1.x ran both in graph mode.
+TRAINLIB = (
+    "import tensorflow as tf\n\n\ndef train(loss, train_op, steps):\n"
+    "  with tf.train.MonitoredTrainingSession(hooks=[tf.train.StopAtStepHook(last_step=steps)]) as sess:\n"
+    "    while not sess.should_stop():\n      _, final = sess.run([train_op, loss])\n  return final\n"
+)
+ENTRY = (
+    "import tensorflow as tf\n\nimport {lib}\n\n\ndef main(_):\n"
+    "  w = tf.get_variable('w', [3, 1], initializer=tf.ones_initializer())\n"
+    "  loss = tf.reduce_mean(tf.square(tf.matmul(tf.ones([4, 3]), w) - 1.0))\n"
+    "  train_op = tf.train.GradientDescentOptimizer(0.1).minimize(loss, tf.train.get_or_create_global_step())\n"
+    "  print({lib}.train(loss, train_op, 5))\n\n\nif __name__ == '__main__':\n  tf.app.run(main)\n"
+)
+
+
+def _program(tmp_path, files: dict[str, str], jobs: int = 1) -> dict[str, str]:
+    from tfmigrate.runner import run
+
+    src = tmp_path / "src"
+    src.mkdir()
+    for name, text in files.items():
+        (src / name).write_text(text, encoding="utf-8")
+    outcomes = run([str(src)], mode="write", out_dir=str(tmp_path / "out"), jobs=jobs)
+    assert all(not outcome.errors for outcome in outcomes), [outcome.errors for outcome in outcomes]
+    return {name: (tmp_path / "out" / name).read_text(encoding="utf-8") if (tmp_path / "out" / name).exists() else files[name]
+            for name in files}
+
+
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_an_entry_switches_for_the_session_code_of_a_module_it_imports(tmp_path, jobs: int) -> None:
+    out = _program(tmp_path, {"trainlib.py": TRAINLIB, "train.py": ENTRY.format(lib="trainlib")}, jobs=jobs)
+    assert "  tf.compat.v1.disable_v2_behavior()\n  app.run(main)\n" in out["train.py"]
+    assert "disable_v2_behavior" not in out["trainlib.py"]  # (a library: its entry decides)
+
+
+def test_the_switch_reaches_an_entry_through_a_module_in_between(tmp_path) -> None:
+    middle = "import trainlib\n\n\ndef train(loss, train_op, steps):\n  return trainlib.train(loss, train_op, steps)\n"
+    out = _program(tmp_path, {"trainlib.py": TRAINLIB, "loops.py": middle, "train.py": ENTRY.format(lib="loops")})
+    assert "tf.compat.v1.disable_v2_behavior()" in out["train.py"]
+
+
+@pytest.mark.parametrize("files", [
+    {"train.py": ENTRY.format(lib="other")},  # no module of the program runs a session
+    {"trainlib.py": TRAINLIB, "train.py": ENTRY.format(lib="other")},  # the entry does not import it
+    # an entry that runs Keras 3 code has no graph mode to turn on
+    {"trainlib.py": TRAINLIB, "train.py": ENTRY.format(lib="trainlib").replace("import tensorflow as tf\n", "import tensorflow as tf\nimport keras\n")},
+])
+def test_no_switch_where_no_imported_module_waits_for_one(tmp_path, files: dict[str, str]) -> None:
+    files = {**files, "other.py": "def train(*args):\n  return 0\n"}
+    assert "disable_v2_behavior" not in _program(tmp_path, files)["train.py"]
