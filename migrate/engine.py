@@ -284,8 +284,8 @@ def _transform(source: str, filename: str, options: Options, *, reference: bool)
         result.graph_role = graph_role(view.tree, symbols, result.output, ctx, result.keras_code[1], sites)
         if result.changed and not options.safe_only:
             candidates = [rule for rule in all_rules() if _selected(rule, options)]
-            if pipeline.record.cst_writers and result.track is not None:
-                pipeline.record.read_cst_writes(result.track.steps, source, result.output, ctx.names)
+            if pipeline.record.cst_writers:
+                pipeline.record.read_cst_writes(source, result.output, ctx.names)
             result.settled = settled(pipeline.record, source, ctx.names, candidates, [rule.CODE for rule in rules])
         return result
     except cst.ParserSyntaxError as exc:

@@ -111,6 +111,8 @@ class FileContext:
     graph_keras: bool = False
     # The program's entry that reaches a module's Session code through its imports (`Options.graph_entry`).
     graph_entry: bool = False
+    # TFM104 found Session code it leaves to the program's entry (no main guard: `graph_role`).
+    graph_library: bool = False
     # TFM105 found TF's Keras here and nothing else that decides which Keras it is (no graph code,
     # no Keras 3): the module takes its importers' (`TransformResult.keras_module`).
     keras_module: bool = False

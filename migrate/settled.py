@@ -16,8 +16,8 @@ pass that stayed on the text path knows everything it wrote, so `PassRecord` kee
   path (`import tensorflow.compat.v1 as tf` -> `import tensorflow as tf` does not: both are TF's
   root), or binding a name the original spelled as a variable.
 - A rule that rewrote the file through LibCST wrote any of the above: what it wrote is read
-  back from the text after it (`PassRecord.read_cst_writes`: the lines new after that rule, and
-  every binding of the pass's output against its input's).
+  back from the pass's text (`PassRecord.read_cst_writes`: the output's lines the input lacks, as
+  the last such rule's, and every binding of the output against the input's).
 
 What it assumes is that each rule leaves nothing for itself to do, which `tests/test_idempotency.py`
 holds every rule to; `tests/test_settled.py` checks the verdict against a second pass over every
@@ -72,23 +72,14 @@ class PassRecord:
                 self.rebinds.append((root, root))
 
 
-    def read_cst_writes(self, steps: list, source: str, output: str, names: AliasTable) -> None:
-        """What the LibCST rules wrote, read back from the text after each step (the change
-        track's `steps`, whose CSTs are rendered here and kept rendered): the lines new after each
-        such rule; and every binding the pass's `output` has otherwise than `source` had (`names`),
-        since which statements a CST rule rewrote is not recorded."""
-        before = source
-        writers = set(self.cst_writers)
-        for index, (code, summary, after, dry_run) in enumerate(steps):
-            if not isinstance(after, str):
-                after = after.code
-                steps[index] = (code, summary, after, dry_run)
-            if dry_run:
-                continue
-            if code in writers:
-                old = set(before.splitlines())
-                self.writes.append((code, [line for line in after.splitlines() if line not in old]))
-            before = after
+    def read_cst_writes(self, source: str, output: str, names: AliasTable) -> None:
+        """What the LibCST rules wrote, read back from the pass's text: every line of `output` that
+        `source` lacks, as written by the last of them (the rules that ran before it are taken not
+        to have seen any: no intermediate CST is rendered to tell the writers apart); and every
+        binding `output` has otherwise than `source` had (`names`), since which statements a CST
+        rule rewrote is not recorded."""
+        old = set(source.splitlines())
+        self.writes.append((self.cst_writers[-1], [line for line in output.splitlines() if line not in old]))
         tree = parse(output)
         table = AliasTable.from_ast(tree, SourceLines(output))
         for local in names.aliases.keys() | table.aliases.keys():

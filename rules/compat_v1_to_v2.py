@@ -756,7 +756,7 @@ class CompatV1ToV2(Rule):
             return None
         if _reads_dataset_attributes(view.source):
             return None  # leave_Attribute: `tf.compat.v1.data.get_output_types(ds)`
-        if _TF_PATH_STRING.search(view.source) and any(
+        if ('"tensorflow.' in view.source or "'tensorflow." in view.source) and _TF_PATH_STRING.search(view.source) and any(
             isinstance(node.value, str) and string_path_todo(node.value) for node in view.nodes_of(ast.Constant)
         ):
             return None  # visit_SimpleString's TODO

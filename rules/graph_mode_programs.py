@@ -347,9 +347,9 @@ def placement(tree: ast.Module, names: AliasTable, tf: str = "tf", *, tf1: bool 
               entry: bool = False) -> tuple[str, int | list[int]] | None:
     """Where the program turns graph mode on: ("main", index of the main guard in `tree.body`),
     ("top", how many top-level imports precede the switch), ("tests", the indexes of the TestCase
-    classes whose tests run as under TF 1.x), or None (no Session/placeholder code or TestCase
-    sessions, a switch already, code that runs eagerly, or a module whose graphs some other entry
-    runs). A module of tests whose other code needs graph mode too switches in its main guard,
+    classes whose tests run as under TF 1.x), ("library", 0) where the module's Session code runs
+    in functions and it has no main guard (the program's entry decides: no switch here), or None
+    (no Session/placeholder code or TestCase sessions, a switch already, code that runs eagerly). A module of tests whose other code needs graph mode too switches in its main guard,
     else after the imports before its first such test (its runner imports it). `tf1`: the module
     is TF 1.x code, whose TestCase tests TF 1.x ran in graph mode, each of them: those that build
     TF ops run so (`("tests", ...)`) even where their sessions would run eagerly, or they open none.
@@ -385,20 +385,22 @@ def placement(tree: ast.Module, names: AliasTable, tf: str = "tf", *, tf1: bool 
     guard = next((i for i, stmt in enumerate(tree.body) if _is_main_guard(stmt)), None)
     if guard is not None:
         return ("main", guard)
-    return _after_imports_before(tree, tests) if tests is not None else None
+    if tests is not None:
+        return _after_imports_before(tree, tests)
+    return ("library", 0)  # Session code in functions, no main guard: the program's entry decides
 
 
 def graph_role(tree: ast.Module, symbols: frozenset[str], output: str, ctx, keras3: bool, sites) -> str | None:
     """What a module of a program is to TFM104's switch, for the runner to settle once it has read
-    them all: "library" where its Session code waits for the program's entry (no main guard of its
-    own, no switch), "entry" where it is a TF 1.x main module that would take the switch for such a
-    library (no Session code, switch, Keras 3, estimator or TF test of its own), else None."""
-    if any(switch in output for switch in _SWITCHES):
+    them all: "library" where its Session code waits for the program's entry (`placement`'s
+    verdict, which TFM104 leaves in `ctx.graph_library`), "entry" where it is a TF 1.x main module
+    that would take the switch for such a library (no Session code, switch, Keras 3, estimator or
+    TF test of its own), else None."""
+    if ctx.graph_library:
+        return "library"  # (TFM104's `placement` said so)
+    if symbols & GRAPH_ONLY or not ctx.tf1_program or keras3 or sites or any(symbol.startswith(tuple(_TF_TESTS)) for symbol in symbols):
         return None
-    guarded = any(_is_main_guard(stmt) for stmt in tree.body)
-    if symbols & GRAPH_ONLY:
-        return "library" if not guarded and runs_session_code(output, ctx.tf2_alias) else None
-    if not guarded or not ctx.tf1_program or keras3 or sites or any(symbol.startswith(tuple(_TF_TESTS)) for symbol in symbols):
+    if not any(_is_main_guard(stmt) for stmt in tree.body) or any(switch in output for switch in _SWITCHES):
         return None
     return "entry"
 
@@ -422,7 +424,8 @@ def gets_the_switch(code: str, tf: str) -> bool:
         tree = parse(code)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return False
-    return placement(tree, AliasTable.from_ast(tree, SourceLines(code)), tf) is not None
+    where = placement(tree, AliasTable.from_ast(tree, SourceLines(code)), tf)
+    return where is not None and where[0] != "library"
 
 
 class GraphModePrograms(Rule):
@@ -482,7 +485,8 @@ class GraphModePrograms(Rule):
         tree = parse(code)
         where = placement(tree, AliasTable.from_ast(tree, SourceLines(code)), self.ctx.tf2_alias, tf1=self.ctx.tf1_program,
                           entry=self.ctx.graph_entry)
-        if where is None:
+        if where is None or where[0] == "library":
+            self.ctx.graph_library = where is not None
             return updated
         self.mark_changed()
         kind, at = where
@@ -523,7 +527,8 @@ class GraphModePrograms(Rule):
     def text_edits(self, view: SourceView) -> TextPlan | None:
         where = None if keras_imports_added(self.ctx) else placement(
             view.tree, view.names, self.ctx.tf2_alias, tf1=self.ctx.tf1_program, entry=self.ctx.graph_entry)
-        if where is None:
+        if where is None or where[0] == "library":
+            self.ctx.graph_library = where is not None
             return TextPlan()
         kind, at = where
         lines, tf = view.lines, self.ctx.tf2_alias

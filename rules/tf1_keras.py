@@ -26,6 +26,7 @@ _KEPT_MODEL_CALLS = frozenset(
     f"{RUNTIME_MODULE}.{name}"
     for name in ("ModelFnModel", "fit", "evaluate", "predict", "predict_examples", "make_strategy", "strategy_from_config")
 )
+_GRAPH_CODE = GRAPH_ONLY | TF_TEST_CASES  # (TF 1.x's graph code in a TF 1.x program's file)
 _TF_KERAS = ("tensorflow.keras", "tensorflow.compat.v1.keras")
 _V1_KERAS = "tensorflow.compat.v1.keras"
 # TF 1.x's Keras (Keras 2's v1 API), and TF 2.x's up to 2.15 (Keras 2's v2 API): what `tf.keras`
@@ -66,7 +67,7 @@ def _keras_side(view: SourceView, tf: str, tf1: bool = True) -> str | None:
         if full.split(".")[0] == "keras" or (full.startswith(RUNTIME_MODULE + ".") and runs_eagerly(full)):
             return "keras3"  # standalone, or the runtime's Keras side: one Keras per program
         # (a TF 1.x program's TestCase tests run in TF1 graph mode: TFM104's `graph_mode_test`)
-        graph = graph or full in _HOSTED_GRAPH or (tf1 and canonical_name(full) in GRAPH_ONLY | TF_TEST_CASES)
+        graph = graph or full in _HOSTED_GRAPH or (tf1 and canonical_name(full) in _GRAPH_CODE)
     if kept_calls and not kept_model:
         return "keras3"
     return "graph" if graph or kept_model else None

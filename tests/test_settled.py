@@ -53,17 +53,16 @@ def test_a_name_the_next_rule_reads_otherwise_moves_in_one_pass() -> None:
 
 def test_what_a_cst_rule_wrote_is_read_back_from_its_text() -> None:
     source = "import tensorflow as tf\nx = 1\n"
-    steps = [("TFM201", "", "import tensorflow as tf\nx = 1\ntf.logging.info('x')\n", False)]
-    record = PassRecord(cst_writers=["TFM201"])
+    output = "import tensorflow as tf\nx = 1\ntf.logging.info('x')\n"
+    record = PassRecord(cst_writers=["TFM201", "TFM301"])
     names = AliasTable(aliases={"tf": "tensorflow"})
-    record.read_cst_writes(steps, source, steps[0][2], names)
-    assert record.writes == [("TFM201", ["tf.logging.info('x')"])] and record.rebinds == []
+    record.read_cst_writes(source, output, names)
+    assert record.writes == [("TFM301", ["tf.logging.info('x')"])] and record.rebinds == []
     # TFM102 (logging) ran before the rule that wrote the call: the second pass runs.
-    assert not settled(record, source, names, list(all_rules()), ["TFM102", "TFM201", "TFM101"])
+    assert not settled(record, source, names, list(all_rules()), ["TFM102", "TFM201", "TFM301", "TFM101"])
     # A rebinding a CST rule made is read from the output's imports.
     record = PassRecord(cst_writers=["TFM201"])
-    output = "import tensorflow as tf\nfrom absl import logging\nx = 1\n"
-    record.read_cst_writes([("TFM201", "", output, False)], source, output, names)
+    record.read_cst_writes(source, "import tensorflow as tf\nfrom absl import logging\nx = 1\n", names)
     assert record.rebinds == [("logging", "absl.logging")]
 
 
