@@ -423,9 +423,9 @@ def _settle(work: list[Job], outcomes: list[FileOutcome], on_result: Callable[[F
     tf1_keras = tf1_keras_modules(modules, importers_of(names, reads)) if alone else set()
     entries: set[str] = set()
     if "entry" in roles.values() and "library" in roles.values():
-        keras3 = {job.program.name for job, outcome in zip(work, outcomes)
-                  if job.program is not None and (outcome.keras == "keras3" or outcome.estimators)}
-        entries = graph_entries(roles, importers_of(names, reads, unique=True), keras3)
+        eager = {job.program.name for job, outcome in zip(work, outcomes)
+                 if job.program is not None and (outcome.keras == "keras3" or outcome.estimators)}
+        entries = graph_entries(roles, importers_of(names, reads, unique=True), eager)
     try:
         for index, (job, outcome) in enumerate(zip(work, outcomes)):
             if job.program is None or not outcome.unsettled:

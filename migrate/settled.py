@@ -71,7 +71,6 @@ class PassRecord:
                 root = module.partition(".")[0]
                 self.rebinds.append((root, root))
 
-
     def read_cst_writes(self, source: str, output: str, names: AliasTable) -> None:
         """What the LibCST rules wrote, read back from the pass's text: every line of `output` that
         `source` lacks, as written by the last of them (the rules that ran before it are taken not

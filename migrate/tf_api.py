@@ -260,7 +260,7 @@ def kept_spelling(full: str, tf: str, call: CallShape | None) -> str | None:
     kept = keeps_v1_signature(full, call)
     if kept is None and call is not None and call.positional and not call.literal_first:
         path = v1_path(full)
-        kept = path if path in NONE_ACCEPTED_FIRST and path is not None and v1_present(path) else None
+        kept = path if path in NONE_ACCEPTED_FIRST and v1_present(path) else None  # type: ignore[arg-type]
     return None if kept is None else f"{tf}.compat.v1.{kept}"
 
 

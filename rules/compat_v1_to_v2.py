@@ -184,7 +184,6 @@ def _tf2_module(path: str) -> bool:
     return any(listed.startswith(prefix) for listed in api_table()[3])
 
 
-_TF_PATH_STRING = re.compile(r"""["']tensorflow(?:\.[A-Za-z_]\w*)+["']""")
 _TF_PATH = re.compile(r"tensorflow(?:\.[A-Za-z_]\w*)+")
 
 
@@ -756,7 +755,7 @@ class CompatV1ToV2(Rule):
             return None
         if _reads_dataset_attributes(view.source):
             return None  # leave_Attribute: `tf.compat.v1.data.get_output_types(ds)`
-        if ('"tensorflow.' in view.source or "'tensorflow." in view.source) and _TF_PATH_STRING.search(view.source) and any(
+        if ('"tensorflow.' in view.source or "'tensorflow." in view.source) and any(
             isinstance(node.value, str) and string_path_todo(node.value) for node in view.nodes_of(ast.Constant)
         ):
             return None  # visit_SimpleString's TODO

@@ -286,6 +286,11 @@ def _is_main_guard(node: ast.stmt) -> bool:
     )
 
 
+def _main_guard(tree: ast.Module) -> int | None:
+    """The index in `tree.body` of the module's `if __name__ == "__main__":`, else None."""
+    return next((i for i, stmt in enumerate(tree.body) if _is_main_guard(stmt)), None)
+
+
 def _chains(nodes) -> list[str]:
     return [dotted for node in nodes if isinstance(node, (ast.Attribute, ast.Name)) and (dotted := ast_dotted(node))]
 
@@ -349,8 +354,9 @@ def placement(tree: ast.Module, names: AliasTable, tf: str = "tf", *, tf1: bool 
     ("top", how many top-level imports precede the switch), ("tests", the indexes of the TestCase
     classes whose tests run as under TF 1.x), ("library", 0) where the module's Session code runs
     in functions and it has no main guard (the program's entry decides: no switch here), or None
-    (no Session/placeholder code or TestCase sessions, a switch already, code that runs eagerly). A module of tests whose other code needs graph mode too switches in its main guard,
-    else after the imports before its first such test (its runner imports it). `tf1`: the module
+    (no Session/placeholder code or TestCase sessions, a switch already, code that runs eagerly).
+    A module of tests whose other code needs graph mode too switches in its main guard, else after
+    the imports before its first such test (its runner imports it). `tf1`: the module
     is TF 1.x code, whose TestCase tests TF 1.x ran in graph mode, each of them: those that build
     TF ops run so (`("tests", ...)`) even where their sessions would run eagerly, or they open none.
     `entry`: the program's main module, whose imports reach another module's Session code
@@ -364,7 +370,7 @@ def placement(tree: ast.Module, names: AliasTable, tf: str = "tf", *, tf1: bool 
             return None
     tests = _first_graph_mode_test(tree, names, tf, chains)
     if tests is None and not _needs_graph(tree, names, tf, chains):
-        guard = next((i for i, stmt in enumerate(tree.body) if _is_main_guard(stmt)), None)
+        guard = _main_guard(tree)
         if entry and guard is not None:
             return ("main", guard)
         if not tf1 or not _tf_tests(names, tf, chains):
@@ -382,7 +388,7 @@ def placement(tree: ast.Module, names: AliasTable, tf: str = "tf", *, tf1: bool 
         classes = _graph_mode_test_classes(tree, names, tf)
         if classes is not None:
             return ("tests", classes)
-    guard = next((i for i, stmt in enumerate(tree.body) if _is_main_guard(stmt)), None)
+    guard = _main_guard(tree)
     if guard is not None:
         return ("main", guard)
     if tests is not None:
@@ -400,7 +406,7 @@ def graph_role(tree: ast.Module, symbols: frozenset[str], output: str, ctx, kera
         return "library"  # (TFM104's `placement` said so)
     if symbols & GRAPH_ONLY or not ctx.tf1_program or keras3 or sites or any(symbol.startswith(tuple(_TF_TESTS)) for symbol in symbols):
         return None
-    if not any(_is_main_guard(stmt) for stmt in tree.body) or any(switch in output for switch in _SWITCHES):
+    if _main_guard(tree) is None or any(switch in output for switch in _SWITCHES):
         return None
     return "entry"
 
