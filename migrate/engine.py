@@ -18,6 +18,7 @@ from dataclasses import dataclass, replace
 import libcst as cst
 
 from . import tiers
+from .cst_walk import transform
 from .exports import AskedNames, module_exports
 from .gcpause import cyclic_gc_paused
 from .tf1_program import is_tf1_source, written_for_tf2
@@ -423,7 +424,7 @@ class _Pipeline:
                     rule.quiet_defs = self._quiet_defs(type(rule).WALK_SYMBOLS)
                 module = self._as_cst()
                 rule.header_comments = _header_comments(module)
-                module = module.visit(rule)
+                module = transform(module, rule)
                 self.module = module
                 if rule.changed:
                     ctx.applied.append(rule.CODE)

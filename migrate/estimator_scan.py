@@ -17,6 +17,7 @@ import libcst as cst
 from libcst._nodes.internal import CodegenState
 
 from .names import ReferenceVisitor
+from .cst_walk import walk
 
 if TYPE_CHECKING:
     from .estimator.plan import Plan
@@ -184,7 +185,7 @@ def nodes_within(blocks: tuple[cst.CSTNode, ...]) -> set[int]:
             return True
 
     for block in blocks:
-        block.visit(Collect())
+        walk(block, Collect())
     return within
 
 
@@ -244,7 +245,7 @@ class StatementIndex:
                     for held in self.ids:
                         index.assigned_calls.setdefault(held, []).append(node)
 
-        scope.visit(Walk())
+        walk(scope, Walk())
         return index
 
     def lacks(self, statement: cst.CSTNode, name: str) -> bool:
@@ -269,7 +270,7 @@ def mentions(node: cst.CSTNode, name: str, skip: set[int], index: StatementIndex
             self.found = self.found or node.value == name
 
     finder = Find()
-    node.visit(finder)
+    walk(node, finder)
     return finder.found
 
 
@@ -300,7 +301,7 @@ def name_counts(module: cst.CSTNode) -> dict[str, int]:
         def visit_Name(self, node: cst.Name) -> None:
             counts[node.value] = counts.get(node.value, 0) + 1
 
-    module.visit(Count())
+    walk(module, Count())
     return counts
 
 
@@ -390,7 +391,7 @@ def _holds(tree: cst.CSTNode, node: cst.CSTNode) -> bool:
     through blocks only, never expressions; anything else through the whole tree."""
     if not isinstance(node, (cst.BaseStatement, cst.BaseSmallStatement)):
         finder = _Finder(node)
-        tree.visit(finder)
+        walk(tree, finder)
         return finder.found
     stack = [tree]
     while stack:

@@ -51,6 +51,7 @@ from .estimator.analyzer import ModelFnAnalyzer
 from .estimator.plan import Plan, Unsupported
 from .names import ReferenceVisitor, canonical_name, names_in
 from .rule import Rule
+from .cst_walk import walk
 
 if TYPE_CHECKING:
     from libcst.metadata import CodeRange
@@ -202,7 +203,7 @@ class EstimatorSiteRule(KeptModelCodegen, SiteCodegen, Rule):
 
         self.loose_fns: set[str] = set()
         if self._may_call_more(len(site_calls)):
-            node.visit(Calls())
+            walk(node, Calls())
         # The transform walk skips a quiet def unless the rule itself rewrites or reads it: a
         # model_fn (planned or not), a function absorbed into one, one a loose call passes on;
         # nothing when a site sits at module level (its uses are looked for file-wide).
@@ -554,13 +555,13 @@ class EstimatorSiteRule(KeptModelCodegen, SiteCodegen, Rule):
                     if self.stmt:
                         rule._call_tops[id(node)] = id(self.stmt[0])
                     for arg in node.args:
-                        arg.value.visit(self)
+                        walk(arg.value, self)
                     return False
                 key = rule.canonical(func) if isinstance(func, (cst.Attribute, cst.Name)) else None
                 if key in EARLY_STOPPING and node.args and isinstance(node.args[0].value, cst.Name):
                     # The estimator stands for its model directory there (SurfaceRewriter).
                     for arg in node.args[1:]:
-                        arg.value.visit(self)
+                        walk(arg.value, self)
                     return False
                 if key == "estimator.train_and_evaluate" and node.args and not node.args[0].star:
                     first = node.args[0].value
@@ -581,7 +582,7 @@ class EstimatorSiteRule(KeptModelCodegen, SiteCodegen, Rule):
                                     rule.early_specs.add((id(site), arg.value.value))  # type: ignore[attr-defined]
                                     rule.early_spec_calls.add(id(spec))
                         for arg in node.args[1:]:
-                            arg.value.visit(self)
+                            walk(arg.value, self)
                         return False
                 return True
 
@@ -589,7 +590,7 @@ class EstimatorSiteRule(KeptModelCodegen, SiteCodegen, Rule):
                 if node.value is site_value:
                     self.site_seen = True
                     for target in node.targets:
-                        target.target.visit(self)
+                        walk(target.target, self)
                     return False
                 value = node.value
                 if (
@@ -629,7 +630,7 @@ class EstimatorSiteRule(KeptModelCodegen, SiteCodegen, Rule):
             others = {id(block) for block in site.exclusive}
             if not mentions(site.scope, site.est_name, others | {id(site.branch)}, index):
                 elsewhere = others
-        site.scope.visit(Uses())
+        walk(site.scope, Uses())
 
     def _makes_spec(self, assigns: Iterable[cst.Assign]) -> bool:
         """Whether one of these `name = f(...)` makes a TrainSpec or EvalSpec (each asked once)."""

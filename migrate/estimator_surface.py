@@ -15,6 +15,7 @@ from typing import Callable
 import libcst as cst
 
 from .estimator.plan import StmtKind
+from .cst_walk import walk
 
 _HOOK_NAMES = (
     "SessionRunHook",
@@ -201,7 +202,7 @@ def session_only_uses(cls: cst.ClassDef) -> list[str]:
             if node.keyword is not None and node.keyword.value == "feed_dict" and "feed_dict" not in found:
                 found.append("feed_dict")
 
-    cls.visit(Find())
+    walk(cls, Find())
     return found
 
 
@@ -224,14 +225,14 @@ def _names(node: cst.CSTNode) -> set[str]:
             found.add(n.value)
 
         def visit_Attribute(self, n: cst.Attribute) -> bool:
-            n.value.visit(self)
+            walk(n.value, self)
             return False
 
         def visit_Arg(self, n: cst.Arg) -> bool:
-            n.value.visit(self)
+            walk(n.value, self)
             return False
 
-    node.visit(Names())
+    walk(node, Names())
     return found
 
 
@@ -285,10 +286,10 @@ def spec_hooks(analyzer, plan, stmts, hook_exprs: dict[str, list[cst.BaseExpress
                 summaries = True
 
     for st in chosen:
-        st.node.visit(Summaries())
+        walk(st.node, Summaries())
     for exprs in hook_exprs.values():
         for expr in exprs:
-            expr.visit(Summaries())
+            walk(expr, Summaries())
     for st in chosen:
         st.kind = StmtKind.DROP
     if unknown or summaries:
@@ -381,7 +382,7 @@ def tensor_arg_problem(canonical: Callable[[cst.BaseExpression], str | None], ca
                 strings.append(text)
 
         def visit_DictElement(self, node: cst.DictElement) -> bool:
-            node.value.visit(self)  # keys are tags, values are tensors
+            walk(node.value, self)  # keys are tags, values are tensors
             return False
 
         def visit_Call(self, node: cst.Call) -> None:
@@ -389,7 +390,7 @@ def tensor_arg_problem(canonical: Callable[[cst.BaseExpression], str | None], ca
             if inner is not None and inner.startswith(("summary.", "contrib.summary.", "get_default_graph")):
                 ops.append(inner)
 
-    value.visit(Find())
+    walk(value, Find())
     if ops:
         return (
             f"`{name}` runs the graph op `tf.{ops[0]}`; TF2 has no graph to run it in: give it "

@@ -22,6 +22,7 @@ from __future__ import annotations
 import libcst as cst
 
 from .names import names_in
+from .cst_walk import walk
 
 
 class InlineError(Exception):
@@ -159,7 +160,7 @@ def inline(
         body = body[1:]  # the docstring
     local = _Locals()
     for stmt in body:
-        stmt.visit(local)
+        walk(stmt, local)
     if local.returns > 1 or (local.returns == 1 and not _tail_returns(body)):
         raise InlineError(f"`{name}` returns from more than one place")
     bound = _bind(fn, call)

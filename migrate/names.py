@@ -15,6 +15,8 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
+from .cst_walk import walk
+
 # Qualified-name prefixes that all mean "the TF1 API namespace", longest first.
 _TF1_PREFIXES = (
     "tensorflow.compat.v1.",
@@ -401,11 +403,11 @@ class ReferenceVisitor(cst.CSTVisitor):
     keyword argument's (`f(name=...)`)."""
 
     def visit_Attribute(self, node: cst.Attribute) -> bool:
-        node.value.visit(self)
+        walk(node.value, self)
         return False
 
     def visit_Arg(self, node: cst.Arg) -> bool:
-        node.value.visit(self)
+        walk(node.value, self)
         return False
 
 
@@ -428,7 +430,7 @@ def names_in(node: cst.CSTNode) -> set[str]:
     if hit is not None and hit[0] is node:
         return set(hit[1])
     collector = _Names()
-    node.visit(collector)
+    walk(node, collector)
     if len(_NAMES_IN) >= 256:
         _NAMES_IN.clear()
     _NAMES_IN[id(node)] = (node, frozenset(collector.names))

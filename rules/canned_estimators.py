@@ -15,6 +15,7 @@ from tfmigrate.names import ast_dotted, dotted, names_in
 from tfmigrate.parsing import index_by_type, parse
 from tfmigrate.rule import RUNTIME_ALIAS, RUNTIME_MODULE
 from tfmigrate.textpass import SourceView, TextPlan
+from tfmigrate.cst_walk import walk
 
 _DNN_V2 = ("hidden_units", "feature_columns", "model_dir")
 # Constructor parameters in TF 2.15's order (positional arguments are bound by them).
@@ -354,7 +355,7 @@ def _calls_runtime_column_layer(module: cst.Module, names) -> bool:
             name = dotted(call.func)
             found = found or (name is not None and _qualified_column_layer(name, names))
 
-    module.visit(_Finder())
+    walk(module, _Finder())
     return found
 
 

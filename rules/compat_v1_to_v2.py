@@ -29,6 +29,7 @@ from tfmigrate.tf_api import (
     CallShape, api_table, kept_spelling, known_path, lookup, other_in_tf2, signature_sensitive, v1_only_member, v1_only_module,
     v1_plain_module, v1_present, v2_name, v2_spelled_path,
 )
+from tfmigrate.cst_walk import walk
 
 # Namespaces that are gone from TF >= 2.16 with Keras 3 even under tf.compat.v1.
 _REMOVED = {
@@ -1356,7 +1357,7 @@ class _NameUses(cst.CSTVisitor):
     def visit_Attribute(self, node: cst.Attribute) -> bool:
         dotted = dotted_text(node)
         if not dotted:
-            node.value.visit(self)
+            walk(node.value, self)
             return False
         root = dotted.split(".")[0]
         full = self.names.qualify(node)
@@ -1416,7 +1417,7 @@ def _dead_module_aliases(module: cst.Module, names, tf: str, exported: frozenset
     if not found:
         return set()
     uses = _NameUses(names, tf)
-    module.visit(uses)
+    walk(module, uses)
     return {stmt for target, stmt in found.items() if uses.counts.get(target, 0) == 1}
 
 
@@ -1520,7 +1521,7 @@ def _store_functions(module: cst.Module) -> set[str]:
                 if target:
                     found.add(target.rsplit(".", 1)[-1])
 
-    module.visit(Collect())
+    walk(module, Collect())
     if not found:
         return found
     module_fns = {s.name.value for s in module.body if isinstance(s, cst.FunctionDef)}
@@ -1535,7 +1536,7 @@ def _store_functions(module: cst.Module) -> set[str]:
                     if isinstance(node.func, cst.Name) and node.func.value in module_fns:
                         called.add(node.func.value)
 
-            fn.visit(Calls())
+            walk(fn, Calls())
             for callee in called - found:
                 found.add(callee)
                 todo.append(callee)

@@ -16,6 +16,7 @@ from .dataflow import Flow
 from .plan import Layer, Stmt, StmtKind, Unsupported
 from .syntax import CollectionReads, attr_name, bind_args, calls_any, collection_read, creates_layer, functional_layer, snake
 from .tables import CONTRIB_DROP, CONTRIB_LAYERS, FUNCTIONAL_LAYERS, GET_VARIABLE_DROP, GET_VARIABLE_PARAMS, INITIALIZERS, INITIALIZER_DROP, LAYER_CLASSES, LAYER_DROP, REGULARIZATION_LOSS_FNS, REGULARIZERS, WEIGHTLESS_LAYERS, XAVIER
+from ..cst_walk import walk
 
 
 def _one_minus(keep_prob: str) -> str:
@@ -37,17 +38,17 @@ def _static_shape_reads(node: cst.BaseExpression) -> set[str]:
             if attr.attr.value in ("shape", "get_shape") and isinstance(attr.value, cst.Name):
                 shaped.add(attr.value.value)
                 return False
-            attr.value.visit(self)
+            walk(attr.value, self)
             return False
 
         def visit_Arg(self, arg: cst.Arg) -> bool:
-            arg.value.visit(self)
+            walk(arg.value, self)
             return False
 
         def visit_Name(self, name: cst.Name) -> None:
             plain.add(name.value)
 
-    node.visit(Visit())
+    walk(node, Visit())
     return shaped - plain
 
 
@@ -339,7 +340,7 @@ def _call_free_local(line: cst.CSTNode) -> str | None:
     if not isinstance(assign, cst.Assign) or len(assign.targets) != 1 or not isinstance(assign.targets[0].target, cst.Name):
         return None
     effects = _Effects()
-    assign.value.visit(effects)
+    walk(assign.value, effects)
     return None if effects.found else assign.targets[0].target.value
 
 

@@ -19,6 +19,8 @@ from collections.abc import Callable
 
 import libcst as cst
 
+from ..cst_walk import walk
+
 # Expressions whose parts run conditionally, later, or repeatedly: a call inside is not hoisted.
 _NOT_STRAIGHT = (cst.IfExp, cst.BooleanOperation, cst.Lambda, cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)
 
@@ -44,7 +46,7 @@ def nested_helper_call(stmt: cst.SimpleStatementLine, is_helper: Callable[[cst.C
                 found.append(node)
             return not found
 
-    stmt.visit(Find())
+    walk(stmt, Find())
     return found[0] if found else None
 
 

@@ -12,6 +12,7 @@ from .forward import training_test
 from .plan import Plan, Stmt, StmtKind, Unsupported
 from .syntax import snake
 from .tables import PLAIN_MODULES, SCOPED_LAYERS, VARIABLE_SCOPES
+from ..cst_walk import walk
 
 
 def foreign_names(module: cst.Module) -> set[str]:
@@ -43,7 +44,7 @@ def _foreign_calls(node: cst.CSTNode, foreign: set[str]) -> list[cst.Call]:
             if name is not None and name.split(".")[0] in foreign:
                 found.append(call)
 
-    node.visit(Visit())
+    walk(node, Visit())
     return found
 
 
@@ -56,7 +57,7 @@ def _calls_one_of(node: cst.CSTNode, names: set[str]) -> bool:
             nonlocal found
             found = found or (isinstance(call.func, cst.Name) and call.func.value in names)
 
-    node.visit(Visit())
+    walk(node, Visit())
     return found
 
 
@@ -105,7 +106,7 @@ class ScopedCode:
                 elif isinstance(node.func, cst.Attribute) and node.func.attr.value == "reuse_variables":
                     found = True
 
-        fn.body.visit(Visit())
+        walk(fn.body, Visit())
         return found
 
     def _foreign_outside_forward(self, stmts: list["Stmt"], plan: "Plan") -> None:

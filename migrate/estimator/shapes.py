@@ -18,6 +18,7 @@ from .hoist import hoist_helper_call, nested_helper_call
 from .plan import Plan, Stmt, Unsupported, declining_at
 from .syntax import assigned_names, bind_args, defs_of, first_match, is_docstring, single_target
 from .tables import CONTRIB_LAYERS, FUNCTIONAL_LAYERS, MODEL_BUILDING, MODEL_BUILDING_PREFIXES, NAME_SCOPES, OPTIMIZERS, TF1_RNN_FUNCTIONS, VARIABLE_SCOPES
+from ..cst_walk import walk
 
 
 def is_logging_call(call: cst.Call, analyzer: Analysis) -> bool:
@@ -112,7 +113,7 @@ class StatementShapes:
                     if name not in seen and analyzer._needs_inline(analyzer.module_fns[name], seen | {fn.name.value}):
                         found = True
 
-        fn.body.visit(Visit())
+        walk(fn.body, Visit())
         return found
 
     def _decline_tf1_rnns(self, lines: list[cst.SimpleStatementLine]) -> None:

@@ -11,6 +11,7 @@ import libcst as cst
 from .analysis import Analysis
 from .plan import Unsupported
 from .tables import CONTRIB_LAYERS, FEATURE_COLUMN_LAYERS, FUNCTIONAL_LAYERS, VARIABLE_COLLECTIONS
+from ..cst_walk import walk
 
 
 def assigned_names(stmt: cst.BaseSmallStatement) -> set[str]:
@@ -48,7 +49,7 @@ def statement_ids(fn: cst.FunctionDef) -> set[int]:
                 found.add(id(node))
             return not isinstance(node, cst.BaseExpression)
 
-    fn.body.visit(Statements())
+    walk(fn.body, Statements())
     return found
 
 
@@ -62,7 +63,7 @@ def first_match(node: cst.CSTNode, match):
             if found is None:
                 found = match(call) or None
 
-    node.visit(Finder())
+    walk(node, Finder())
     return found
 
 
