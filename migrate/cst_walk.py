@@ -152,7 +152,7 @@ def _transform(node: cst.CSTNode, transformer: cst.CSTTransformer):
         if changes:
             updated = node.with_changes(**changes)
     result = transformer.on_leave(node, updated)
-    if not isinstance(result, (cst.CSTNode, cst.RemovalSentinel, cst.FlattenSentinel)):
+    if result is not updated and not isinstance(result, (cst.CSTNode, cst.RemovalSentinel, cst.FlattenSentinel)):
         raise TypeError(f"Expected a node of type CSTNode or a RemovalSentinel, but got a return value of {type(result).__name__}")
     return result
 

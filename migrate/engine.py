@@ -403,7 +403,7 @@ class _Pipeline:
         text too (`ChangeTrack.lines` would render each again)."""
         module = self.module
         if self._rendered[0] is not module:
-            code = module.code  # type: ignore[union-attr]
+            code = self.ctx.code_of(module)
             self._rendered = (module, code)
             steps = self.track.steps
             for index, (rule, summary, after, dry_run) in enumerate(steps):

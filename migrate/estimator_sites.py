@@ -285,8 +285,7 @@ class EstimatorSiteRule(KeptModelCodegen, SiteCodegen, Rule):
         """This module's code: the text LibCST parsed it from where it is that tree, else rendered
         once (rendering a large module takes as long as parsing it)."""
         if self._module_text is None:
-            parsed = self.ctx.parsed
-            self._module_text = parsed[1] if parsed is not None and parsed[0] is self.module else self.module.code
+            self._module_text = self.ctx.code_of(self.module)
         return self._module_text
 
     def _line_of(self, node: cst.CSTNode) -> int:

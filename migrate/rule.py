@@ -34,6 +34,23 @@ RUNTIME_ALIAS = "tfm"
 
 _STATEMENTS = (cst.SimpleStatementLine, cst.BaseCompoundStatement)
 
+# (rule class, node type) -> the rule's visit_<Node> and leave_<Node> (None where they are
+# CSTTransformer's, which do nothing), and whether the node is a statement (`Rule.on_visit`: a
+# rule's walk looks these up for every node, as LibCST's `on_visit` would by name each time).
+_DISPATCH: dict[tuple[type, type], tuple[Any, Any, bool]] = {}
+
+
+def _methods(rule: type, node: type) -> tuple[Any, Any, bool]:
+    hit = _DISPATCH.get((rule, node))
+    if hit is None:
+        visit, leave = getattr(rule, f"visit_{node.__name__}", None), getattr(rule, f"leave_{node.__name__}", None)
+        hit = _DISPATCH[(rule, node)] = (
+            None if visit is getattr(cst.CSTTransformer, f"visit_{node.__name__}", None) else visit,
+            None if leave is getattr(cst.CSTTransformer, f"leave_{node.__name__}", None) else leave,
+            issubclass(node, _STATEMENTS),
+        )
+    return hit
+
 # Where libcst's AddImportsVisitor / RemoveImportsVisitor read their requests in a codemod
 # context's scratch (their CONTEXT_KEYs). The rules keep requests in an `ImportContext` of the
 # same shape; the engine hands them to those visitors only where it needs them: importing
@@ -120,8 +137,17 @@ class FileContext:
     # path): while no rule has changed the file, what a rule would compute from the CST again.
     source: str = ""
     source_symbols: frozenset[str] | None = None
-    # The module LibCST last parsed and the text it parsed (its positions can be read off the text).
+    # The module LibCST last parsed and the text it parsed (its positions can be read off the
+    # text), or the last module rendered (`code_of`).
     parsed: tuple[Any, str] | None = None
+
+    def code_of(self, module: Any) -> str:
+        """`module.code`: the text LibCST parsed it from where it is that tree (or the tree rendered
+        last), else rendered now (rendering a large module takes as long as parsing it; a CST pass
+        that changes nothing hands the next rule the same tree)."""
+        if self.parsed is None or self.parsed[0] is not module:
+            self.parsed = (module, module.code)
+        return self.parsed[1]
 
     def unchanged_source(self) -> str | None:
         """The file's text while no rule has changed it yet, else None."""
@@ -239,13 +265,15 @@ class Rule(cst.CSTTransformer):
 
     # -- statement tracking and TODO placement ----------------------------------------------
     def on_visit(self, node: cst.CSTNode) -> bool:
-        if isinstance(node, _STATEMENTS):
+        visit, _, statement = _methods(type(self), type(node))
+        if statement:
             self._stmt_stack.append(node)
-        return super().on_visit(node)
+        return visit is None or visit(self, node) is not False
 
     def on_leave(self, original_node, updated_node):  # type: ignore[override]
-        result = super().on_leave(original_node, updated_node)
-        if isinstance(original_node, _STATEMENTS):
+        _, leave, statement = _methods(type(self), type(original_node))
+        result = updated_node if leave is None else leave(self, original_node, updated_node)
+        if statement:
             self._stmt_stack.pop()
             messages = self._pending.pop(id(original_node), None)
             if messages:

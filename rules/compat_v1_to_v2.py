@@ -433,7 +433,7 @@ class CompatV1ToV2(Rule):
             self._scope_module = is_scope_module(set(self.ctx.source_symbols or ()))
             self._store_fns = _store_functions(node) if "VariableScopeLayer" in source else set()
         else:
-            code = node.code  # generating the code once is cheaper than walking the CST for a name
+            code = self.ctx.code_of(node)  # (the code once is cheaper than walking the CST for a name)
             self._scope_module = self._scoped(lambda: SourceView(code, parse(code), names=self.ctx.names))
             self._store_fns = _store_functions(node) if "VariableScopeLayer" in code else set()
         self._fn_stack: list[str] = []

@@ -127,8 +127,7 @@ class FlagsLoggingToAbsl(Rule):
         """Names the module binds at top level (imports and assignments) -> what to; and in any
         scope (`_bound_in_scopes`) -> "<local>"."""
         bound: dict[str, str] = dict(self.ctx.names.aliases)
-        parsed = self.ctx.parsed
-        tree = ast.parse(parsed[1] if parsed is not None and parsed[0] is module else module.code)
+        tree = ast.parse(self.ctx.code_of(module))
         for name in _bound_in_scopes(tree, nodes_of_types(tree)):
             bound.setdefault(name, "<local>")
         for stmt in module.body:
