@@ -18,7 +18,7 @@ import ast
 import functools
 
 from .names import ast_dotted
-from .parsing import parse
+from .parsing import indexed, parse
 
 __all__ = ["gives_a_runconfig_strategy", "graph_mode_reasons", "reasons_for"]
 
@@ -88,8 +88,8 @@ def _graph_mode_reasons(source: str, switches: bool) -> tuple[str, ...]:
         tree = parse(source)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return ()
-    calls = sorted((node for node in ast.walk(tree) if isinstance(node, ast.Call)),
-                   key=lambda node: (node.lineno, node.col_offset))
+    # (in the text's order: a tie is a call and the call it calls, the outer first, as the walk had them)
+    calls = sorted(indexed(tree).get(ast.Call, ()), key=lambda node: (node.lineno, node.col_offset))
     reasons = [reason for call in calls for reason in _call_reasons(call, switches)]
     return tuple(dict.fromkeys(reasons + _distribute_reasons(calls)))
 

@@ -29,7 +29,7 @@ from tfmigrate.tf_api import (
     CallShape, api_table, kept_spelling, known_path, lookup, other_in_tf2, signature_sensitive, v1_only_member, v1_only_module,
     v1_plain_module, v1_present, v2_name, v2_spelled_path,
 )
-from tfmigrate.cst_walk import walk
+from tfmigrate.cst_walk import transform, walk
 
 # Namespaces that are gone from TF >= 2.16 with Keras 3 even under tf.compat.v1.
 _REMOVED = {
@@ -464,8 +464,8 @@ class CompatV1ToV2(Rule):
         removed = _removed_module_imports(updated)
         if not removed and not _has_removed_imports(original):
             return updated
-        code = updated.code
-        used = {node.id for node in ast.walk(ast.parse(code)) if isinstance(node, ast.Name)}
+        code = self.ctx.code_of(updated)
+        used = {node.id for node in index_by_type(parse(code)).get(ast.Name, ())}  # type: ignore[attr-defined]
         kept = reexported(self.ctx.filename, self.ctx.source or code)
         for module, obj, asname in removed:
             # An import of a module current TF lacks binding a name nothing reads (any more): an
@@ -481,7 +481,7 @@ class CompatV1ToV2(Rule):
             self.mark_changed()
         if not _has_removed_imports(original):
             return updated
-        return updated.visit(_ContribImportTodos(self, used, self.ctx.exported))
+        return transform(updated, _ContribImportTodos(self, used, self.ctx.exported))
 
     def visit_Import(self, node: cst.Import) -> None:
         self._in_import += 1

@@ -70,7 +70,20 @@ def _needs_graph(tree: ast.Module, names: AliasTable, tf: str, chains: set[str])
     """Whether the module feeds placeholders or runs sessions (`GRAPH_ONLY`, read off `chains`,
     its dotted names), outside the functions that build a serving input receiver (their
     placeholders are built in the export's graph) and `Session.reset(target)` (a static call
-    that resets a TPU's containers, eagerly too)."""
+    that resets a TPU's containers, eagerly too). Asked again of the same tree and table (an
+    estimator rule asks `runs_session_code` and `gets_the_switch` of one text), the last answer."""
+    last = _LAST_NEEDS_GRAPH[0]
+    if last is not None and last[0] is tree and last[1] is names and last[2] == tf and last[3] == chains:
+        return last[4]
+    answer = _reads_graph_only(tree, names, tf, chains)
+    _LAST_NEEDS_GRAPH[0] = (tree, names, tf, chains, answer)
+    return answer
+
+
+_LAST_NEEDS_GRAPH: list[tuple[ast.Module, AliasTable, str, set[str], bool] | None] = [None]
+
+
+def _reads_graph_only(tree: ast.Module, names: AliasTable, tf: str, chains: set[str]) -> bool:
     def graph_only(dotted: str) -> bool:
         return canonical_name(qualified(dotted, names, tf) or "") in GRAPH_ONLY
 
@@ -415,23 +428,31 @@ def graph_role(tree: ast.Module, symbols: frozenset[str], output: str, ctx, kera
 def runs_session_code(code: str, tf: str) -> bool:
     """Whether a module with this text feeds placeholders or runs sessions itself (`GRAPH_ONLY`),
     code that needs TF1 graph mode whichever estimator it holds."""
-    try:
-        tree = parse(code)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
+    read = _read(code)
+    if read is None:
         return True
-    return _needs_graph(tree, AliasTable.from_ast(tree, SourceLines(code)), tf, dotted_names(tree))
+    return _needs_graph(read[0], read[1], tf, dotted_names(read[0]))
 
 
 @functools.lru_cache(maxsize=8)  # (each estimator rule asks it of the same module's text)
 def gets_the_switch(code: str, tf: str) -> bool:
     """Whether TFM104 would add `disable_v2_behavior()` to a module with this text (Session or
     placeholder code, no switch of its own, no Keras)."""
+    read = _read(code)
+    if read is None:
+        return False
+    where = placement(read[0], read[1], tf)
+    return where is not None and where[0] != "library"
+
+
+@functools.lru_cache(maxsize=4)
+def _read(code: str) -> tuple[ast.Module, AliasTable] | None:
+    """A module's text as a tree and its names table (one of each for both questions above)."""
     try:
         tree = parse(code)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return False
-    where = placement(tree, AliasTable.from_ast(tree, SourceLines(code)), tf)
-    return where is not None and where[0] != "library"
+        return None
+    return tree, AliasTable.from_ast(tree, SourceLines(code))
 
 
 class GraphModePrograms(Rule):
