@@ -101,11 +101,16 @@ def _reads_graph_only(tree: ast.Module, names: AliasTable, tf: str, chains: set[
     def receiver(call: ast.AST) -> bool:
         return isinstance(call, ast.Call) and ast_dotted(call.func) in receiver_chains
 
-    receivers: set[int] = set()
+    receivers: set[int] = set()  # the functions holding such a call (at any depth)
     if receiver_chains:  # (most modules build no receiver)
-        for node in ast.walk(tree):
-            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and any(receiver(call) for call in ast.walk(node)):
-                receivers.add(id(node))
+        walk: list[tuple[ast.AST, tuple[int, ...]]] = [(tree, ())]
+        while walk:
+            node, functions = walk.pop()
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                functions += (id(node),)
+            elif receiver(node):
+                receivers.update(functions)
+            walk.extend((child, functions) for child in ast.iter_child_nodes(node))
     elif not any(node.attr == "reset" for node in indexed(tree).get(ast.Attribute, ())):  # type: ignore[attr-defined]
         return True  # (`chains` are the tree's own: with nothing to skip, the walk below finds one)
     stack: list[ast.AST] = [tree]
