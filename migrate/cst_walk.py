@@ -66,9 +66,8 @@ def _holds_text(hint: object) -> bool:
 
 
 def _is_node(value: object) -> bool:
+    """(a type not met yet; `_NODE_TYPES` answers the next time)"""
     kind = type(value)
-    if kind in _NODE_TYPES:
-        return True
     if isinstance(value, cst.CSTNode):
         _NODE_TYPES.add(kind)
         return True
@@ -113,10 +112,11 @@ def _walk(node: cst.CSTNode, visitor: cst.CSTVisitor) -> None:
     if visitor.on_visit(node):
         for name in fields:
             value = getattr(node, name)
-            if type(value) is tuple or type(value) is list:
+            kind = type(value)
+            if kind is tuple or kind is list:
                 for child in value:
                     _walk(child, visitor)
-            elif _is_node(value):
+            elif kind in _NODE_TYPES or _is_node(value):
                 _walk(value, visitor)
     visitor.on_leave(node)
 
@@ -141,11 +141,12 @@ def _transform(node: cst.CSTNode, transformer: cst.CSTTransformer):
         changes: dict[str, object] = {}
         for name in fields:
             value = getattr(node, name)
-            if type(value) is tuple or type(value) is list:
+            kind = type(value)
+            if kind is tuple or kind is list:
                 children = _transform_children(node, name, value, transformer)
                 if children is not None:
                     changes[name] = children
-            elif _is_node(value):
+            elif kind in _NODE_TYPES or _is_node(value):
                 new = _transform(value, transformer)
                 if new is not value:
                     changes[name] = _one_node(node, name, value, new)
