@@ -752,7 +752,10 @@ class CompatV1ToV2(Rule):
             for imp, _ in view.imports
         ):
             return None  # leave_ImportFrom respells the import (or splits it)
-        if any(_cst_pass_import(imp) for imp, _ in view.imports) or _removed_module_reads(view):
+        if any(_cst_pass_import(imp) for imp, _ in view.imports):
+            return None
+        unread = _unread_removed_imports(view, reexported(self.ctx.filename, self.ctx.source or view.source), self.ctx.exported)
+        if unread is None:
             return None
         if _reads_dataset_attributes(view.source):
             return None  # leave_Attribute: `tf.compat.v1.data.get_output_types(ds)`
@@ -799,6 +802,9 @@ class CompatV1ToV2(Rule):
         kept = [imp for imp in estimator_imports if id(imp) not in rewritten and _removed_import_head(imp.module) is not None]  # type: ignore[arg-type]
         if kept and not self._kept_import_todos(view, plan, kept):
             return None
+        if unread:  # (leave_Module's, after every other request)
+            plan.removals.extend(unread)
+            plan.changed = True
         return plan
 
     def _contrib_imports(self, view: SourceView, estimator_imports: list[ast.ImportFrom]) -> tuple[dict[int, str], dict[str, str]] | None:
@@ -1191,24 +1197,33 @@ def _removed_module_imports(module: cst.Module) -> list[tuple[str, str | None, s
     return out
 
 
-def _removed_module_reads(view: SourceView) -> bool:
-    """Whether the text pass must leave the file to the CST pass's `leave_Module`: an `import` of a
-    module current TF lacks, or a `from` import of one binding a name the file never reads."""
+def _unread_removed_imports(view: SourceView, kept: frozenset[str] | None,
+                            exported: frozenset[str]) -> list[tuple[str, str, str | None]] | None:
+    """What leave_Module drops of the `from` imports from modules current TF lacks: each name one
+    binds that the file never reads (the pass's respellings add no read), as a removal request;
+    None where the text pass must leave the file to leave_Module: an `import` of such a module,
+    or an unread name it keeps (one another module imports from here, `exported`, or the module
+    imports for others to read, `kept`: `reexported`), whose import may get a TODO."""
     read: set[str] | None = None
+    unread: list[tuple[str, str, str | None]] = []
     for imp, _ in view.imports:
         if isinstance(imp, ast.Import):
             if any(removed_module(alias.name) for alias in imp.names):
-                return True
+                return None
             continue
         if imp.level or imp.names[0].name == "*":
             continue
         for alias in imp.names:
             if removed_module(f"{imp.module}.{alias.name}"):
                 if read is None:
-                    read = {node.id for node in view.nodes_of(ast.Name)}
-                if (alias.asname or alias.name) not in read:
-                    return True
-    return False
+                    read = {node.id for node in view.nodes_of(ast.Name)}  # type: ignore[attr-defined]
+                local = alias.asname or alias.name
+                if local in read:
+                    continue
+                if local in exported or kept is None or local in kept:
+                    return None
+                unread.append((imp.module, alias.name, alias.asname))  # type: ignore[arg-type]
+    return unread
 
 
 def _has_removed_imports(module: cst.Module) -> bool:
