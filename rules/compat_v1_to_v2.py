@@ -757,6 +757,7 @@ class CompatV1ToV2(Rule):
         unread = _unread_removed_imports(view, reexported(self.ctx.filename, self.ctx.source or view.source), self.ctx.exported)
         if unread is None:
             return None
+        drops, keeps = unread
         if _reads_dataset_attributes(view.source):
             return None  # leave_Attribute: `tf.compat.v1.data.get_output_types(ds)`
         if ('"tensorflow.' in view.source or "'tensorflow." in view.source) and any(
@@ -800,10 +801,12 @@ class CompatV1ToV2(Rule):
         if rewritten is None:
             return None
         kept = [imp for imp in estimator_imports if id(imp) not in rewritten and _removed_import_head(imp.module) is not None]  # type: ignore[arg-type]
-        if kept and not self._kept_import_todos(view, plan, kept):
+        if not {id(imp) for imp, _ in keeps} <= {id(imp) for imp in kept}:
+            return None  # an unread name kept whose import leave_Module may mark: the CST pass
+        if kept and not self._kept_import_todos(view, plan, kept, {local for _, local in keeps}):
             return None
-        if unread:  # (leave_Module's, after every other request)
-            plan.removals.extend(unread)
+        if drops:  # (leave_Module's, after every other request)
+            plan.removals.extend(drops)
             plan.changed = True
         return plan
 
@@ -974,15 +977,16 @@ class CompatV1ToV2(Rule):
                     plan.removals.append((module, obj, asname))
         return rewritten
 
-    def _kept_import_todos(self, view: SourceView, plan: TextPlan, kept: list[ast.ImportFrom]) -> bool:
+    def _kept_import_todos(self, view: SourceView, plan: TextPlan, kept: list[ast.ImportFrom], unread: set[str]) -> bool:
         """`leave_Module`'s TODO above each kept import from a TF1 estimator module whose names the
-        respelled code still reads; False where the CST pass must place them."""
+        respelled code still reads, or that it keeps unread (`unread`: for other modules to read);
+        False where the CST pass must place them."""
         preview = view.apply(TextPlan(replacements=list(plan.replacements)), self.CODE)
         if preview is None:
             return False
         # (only the statements the respellings fell in are parsed again, where that applies)
         tree = reparse_edited(view.tree, view.lines, plan.replacements, preview) or parse(preview)
-        used = {node.id for node in index_by_type(tree).get(ast.Name, ())}
+        used = {node.id for node in index_by_type(tree).get(ast.Name, ())} | unread
         exported = self.ctx.exported
         lines, data = view.lines, view.lines.data
         for imp in kept:
@@ -1197,15 +1201,16 @@ def _removed_module_imports(module: cst.Module) -> list[tuple[str, str | None, s
     return out
 
 
-def _unread_removed_imports(view: SourceView, kept: frozenset[str] | None,
-                            exported: frozenset[str]) -> list[tuple[str, str, str | None]] | None:
-    """What leave_Module drops of the `from` imports from modules current TF lacks: each name one
-    binds that the file never reads (the pass's respellings add no read), as a removal request;
-    None where the text pass must leave the file to leave_Module: an `import` of such a module,
-    or an unread name it keeps (one another module imports from here, `exported`, or the module
-    imports for others to read, `kept`: `reexported`), whose import may get a TODO."""
+def _unread_removed_imports(view: SourceView, kept: frozenset[str] | None, exported: frozenset[str]):
+    """What leave_Module does with the names `from` imports from modules current TF lacks bind:
+    (the removal requests of those the file never reads (the pass's respellings add no read),
+    [(import, name)] of those it keeps and marks: each the module imports for others to read
+    (`kept`: `reexported`), read or not, and each unread one another module imports from here
+    (`exported`)); None where the text pass must leave the file to leave_Module (an `import` of
+    such a module)."""
     read: set[str] | None = None
-    unread: list[tuple[str, str, str | None]] = []
+    drops: list[tuple[str, str, str | None]] = []
+    keeps: list[tuple[ast.ImportFrom, str]] = []
     for imp, _ in view.imports:
         if isinstance(imp, ast.Import):
             if any(removed_module(alias.name) for alias in imp.names):
@@ -1215,15 +1220,19 @@ def _unread_removed_imports(view: SourceView, kept: frozenset[str] | None,
             continue
         for alias in imp.names:
             if removed_module(f"{imp.module}.{alias.name}"):
+                local = alias.asname or alias.name
+                if kept is None or local in kept:
+                    keeps.append((imp, local))
+                    continue
                 if read is None:
                     read = {node.id for node in view.nodes_of(ast.Name)}  # type: ignore[attr-defined]
-                local = alias.asname or alias.name
                 if local in read:
                     continue
-                if local in exported or kept is None or local in kept:
-                    return None
-                unread.append((imp.module, alias.name, alias.asname))  # type: ignore[arg-type]
-    return unread
+                if local in exported:
+                    keeps.append((imp, local))
+                else:
+                    drops.append((imp.module, alias.name, alias.asname))  # type: ignore[arg-type]
+    return drops, keeps
 
 
 def _has_removed_imports(module: cst.Module) -> bool:

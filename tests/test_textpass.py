@@ -363,6 +363,26 @@ CASES = {
     "unused import on the last line, no final line break": (
         "import tensorflow as tf\nx = tf.placeholder(tf.float32)\nimport tensorflow.contrib.slim as slim"
     ),
+    # `from` imports of modules current TF lacks that nothing reads: dropped (leave_Module), kept
+    # with a TODO where the module keeps its unused imports, one read kept with its TODO.
+    "unread removed-module imports": (
+        "import tensorflow.compat.v1 as tf\n"
+        "from tensorflow.contrib import cluster_resolver as contrib_cluster_resolver\n"
+        "from tensorflow.contrib import tpu as contrib_tpu\n\n\n"
+        "def main():\n  return tf.nn.relu\n"
+    ),
+    "unread removed-module imports kept for other modules": (
+        "# pylint: disable=unused-import\n"
+        "import tensorflow.compat.v1 as tf\n"
+        "from tensorflow.contrib import tpu as contrib_tpu\n"
+        "from tensorflow_estimator.python.estimator import model_fn as model_fn_lib\n\n\n"
+        "def main():\n  return tf.nn.relu\n"
+    ),
+    "removed-module imports one read one not": (
+        "import tensorflow.compat.v1 as tf\n"
+        "from tensorflow.contrib import tpu as contrib_tpu, training as contrib_training\n\n"
+        "hparams = contrib_training.HParams(a=1)\n"
+    ),
 }
 
 
@@ -454,6 +474,17 @@ def test_feature_column_layers_where_no_column_changes_run_as_written_without_a_
     result = transform_source(source)
     assert result.output == expected.output
     assert [c.as_dict() for c in result.changes] == [c.as_dict() for c in expected.changes]
+
+
+def test_unread_removed_module_imports_go_without_a_cst_pass(monkeypatch: pytest.MonkeyPatch) -> None:
+    """tensorflow/tpu's `from tensorflow.contrib import tpu as contrib_tpu`, read by nothing once
+    the estimator rules have rewritten its uses: the text pass drops it as leave_Module does."""
+    source = CASES["unread removed-module imports"]
+    expected = reference_transform(source)
+    assert "contrib" not in expected.output and "TFM101" in expected.rules
+    monkeypatch.setattr(cst, "parse_module", lambda *args, **kwargs: pytest.fail("a CST pass"))
+    result = transform_source(source)
+    assert result.output == expected.output and result.rules == expected.rules
 
 
 def test_dead_module_alias_goes_without_a_cst_pass(monkeypatch: pytest.MonkeyPatch) -> None:
