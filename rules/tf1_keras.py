@@ -9,6 +9,7 @@ import libcst as cst
 
 from tfmigrate.names import AliasTable, canonical_name, dotted_text, is_chain
 from tfmigrate.rule import RUNTIME_ALIAS, RUNTIME_MODULE, Rule
+from tfmigrate.parsing import parse
 from tfmigrate.rules.graph_mode_programs import GRAPH_ONLY, TF_TEST_CASES, dotted_names, keras_imports_added, qualified, runs_eagerly
 from tfmigrate.textpass import SourceView, TextPlan
 from tfmigrate.tf_api import api_table
@@ -239,17 +240,17 @@ class TF1Keras(Rule):
     def text_edits(self, view: SourceView) -> TextPlan | None:
         found = self._plan(view)
         if found is None:
-            # The module keeps TF's Keras, Keras 3: its Keras 2 names get their TODO (the CST pass
-            # places them, above each innermost statement).
-            return None if keras3_todos(view) else TextPlan()
+            # The module keeps TF's Keras, Keras 3: its Keras 2 names get their TODO, above each
+            # innermost statement (`SourceView.apply` leaves a place it is unsure of to the CST pass).
+            return TextPlan(todos=keras3_todos(view))
         uses, bound = found
         return TextPlan(replacements=uses, changed=True, needs_runtime=True, removals=self._drop_imports(view, bound))
 
     def visit_Module(self, node: cst.Module) -> bool:
-        code = node.code
+        code = self.ctx.code_of(node)
         # Names resolve through the file's original table, as on the text path: `tf` bound by
         # `import tensorflow.compat.v1 as tf` still reads as TF1's once TFM101 respelled that import.
-        self._view = SourceView(code, ast.parse(code), self.ctx.names)
+        self._view = SourceView(code, parse(code), self.ctx.names)
         self._found = self._plan(self._view)
         # (a module that keeps Keras 3 is walked for its Keras 2 names: `keras3_lacks`)
         return self._found is None and bool(keras3_todos(self._view))
