@@ -27,7 +27,7 @@ from .registry import all_rules
 from .rule import ADD_IMPORTS, REMOVE_IMPORTS, RUNTIME_ALIAS, RUNTIME_MODULE, FileContext, Rule
 from .results import ChangeTrack, Finding, TransformResult, scan_todos
 from .import_removal import ImportReads, import_reads, keep_directive_comments, remove_unused_top_level_imports
-from .parsing import forget_parses, index_by_type, nodes_of_types, parse, reparse_edited
+from .parsing import forget_parses, index_by_type, indexed, nodes_of_types, parse, reparse_edited
 from .settled import PassRecord, settled
 from .textpass import SourceView, heeded_removals
 from .textpass import add_imports as text_add_imports
@@ -654,7 +654,7 @@ def _keep_reexports(ctx: FileContext, source: str, filename: str) -> None:
     kept = reexported(filename, source)
     if kept is not None and not kept:
         return
-    read = {node.id for node in ast.walk(parse(source)) if isinstance(node, ast.Name)}
+    read = {node.id for node in indexed(parse(source)).get(ast.Name, ())}  # type: ignore[attr-defined]
     ctx.codemod.scratch[REMOVE_IMPORTS] = [
         (module, obj, asname) for module, obj, asname in entries
         if (local := asname or obj or module.partition(".")[0]) in read or (kept is not None and local not in kept)

@@ -517,8 +517,10 @@ def reexported(filename: str, source: str) -> frozenset[str] | None:
     lines = source.splitlines()
     if any(line.lstrip().startswith("#") and "unused-import" in line for line in lines):
         return None
+    from .parsing import parse  # (parsing reads this module's tables)
+
     out: set[str] = set()
-    for node in import_statements(ast.parse(source)):
+    for node in import_statements(parse(source)):
         if any("unused-import" in line or "F401" in line for line in lines[node.lineno - 1 : node.end_lineno]):
             out.update(imported_names(node))
     return frozenset(out)
