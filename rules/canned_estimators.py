@@ -181,9 +181,10 @@ class CannedEstimatorsToKeras(EstimatorSiteRule):
         loose call or surface to rewrite) and no runtime column layer: nothing. Its feature columns
         stay TF's, so a `feature_column.input_layer`/`linear_model` call there runs as written and
         gets no TODO. Such a module (a model_fn module beside a trainer that builds the estimator,
-        a test module of feature-column helpers) otherwise costs two CST walks a pass. None (the
+        a test module of feature-column helpers, a trainer whose estimators TFM201/TFM301 have
+        rewritten: `view` is the text they left) otherwise costs two CST walks a pass. None (the
         CST pass) whenever more may happen."""
-        if view.symbols() & self.ESTIMATOR_KEYS or {"TFM201", "TFM301"} & set(self.ctx.applied):
+        if view.symbols() & self.ESTIMATOR_KEYS:
             return None
         if ("InputLayer" in view.source or "LinearModel" in view.source) and _calls_column_layer(view.nodes_of(ast.Call), self.ctx.names):
             return None  # the columns a runtime column layer is given become the runtime's
