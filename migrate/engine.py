@@ -651,7 +651,7 @@ def _keep_reexports(ctx: FileContext, source: str, filename: str) -> None:
     entries = ctx.codemod.scratch.get(REMOVE_IMPORTS)
     if not entries:
         return
-    kept = reexported(filename, source)
+    kept = reexported(filename, source, parse)
     if kept is not None and not kept:
         return
     read = {node.id for node in indexed(parse(source)).get(ast.Name, ())}  # type: ignore[attr-defined]

@@ -505,11 +505,12 @@ def imported_names(stmt: ast.Import | ast.ImportFrom) -> list[str]:
     return list(bound) if bound is not None else [alias.asname or alias.name for alias in stmt.names]
 
 
-def reexported(filename: str, source: str) -> frozenset[str] | None:
+def reexported(filename: str, source: str, parse=ast.parse) -> frozenset[str] | None:
     """The names the module's imports bind for other code to read from it, which no migration
     deletes though the module never reads them: all of them (None) in a package's `__init__.py` or
     a module that turns its linter's unused-import check off on a line of its own (`# pylint:
-    disable=unused-import`); else those bound on an import line that turns it off (`# noqa: F401`)."""
+    disable=unused-import`); else those bound on an import line that turns it off (`# noqa: F401`).
+    `parse`: the caller's (`parsing.parse` shares its trees)."""
     if filename.replace("\\", "/").rpartition("/")[2] == "__init__.py":
         return None
     if "unused-import" not in source and "F401" not in source:
@@ -517,8 +518,6 @@ def reexported(filename: str, source: str) -> frozenset[str] | None:
     lines = source.splitlines()
     if any(line.lstrip().startswith("#") and "unused-import" in line for line in lines):
         return None
-    from .parsing import parse  # (parsing reads this module's tables)
-
     out: set[str] = set()
     for node in import_statements(parse(source)):
         if any("unused-import" in line or "F401" in line for line in lines[node.lineno - 1 : node.end_lineno]):

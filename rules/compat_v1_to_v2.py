@@ -466,7 +466,7 @@ class CompatV1ToV2(Rule):
             return updated
         code = self.ctx.code_of(updated)
         used = {node.id for node in index_by_type(parse(code)).get(ast.Name, ())}  # type: ignore[attr-defined]
-        kept = reexported(self.ctx.filename, self.ctx.source or code)
+        kept = reexported(self.ctx.filename, self.ctx.source or code, parse)
         for module, obj, asname in removed:
             # An import of a module current TF lacks binding a name nothing reads (any more): an
             # ImportError for nothing, so it goes (another module importing the name keeps it). One
@@ -754,7 +754,7 @@ class CompatV1ToV2(Rule):
             return None  # leave_ImportFrom respells the import (or splits it)
         if any(_cst_pass_import(imp) for imp, _ in view.imports):
             return None
-        unread = _unread_removed_imports(view, reexported(self.ctx.filename, self.ctx.source or view.source), self.ctx.exported)
+        unread = _unread_removed_imports(view, reexported(self.ctx.filename, self.ctx.source or view.source, parse), self.ctx.exported)
         if unread is None:
             return None
         drops, keeps = unread
