@@ -60,16 +60,28 @@ def _field_order(node: cst.CSTNode) -> tuple[tuple[str, ...], tuple[str, ...]]:
     return order
 
 
+def _options(hint: object) -> tuple:
+    """The types a field's hint allows (a Union's members, else the hint itself)."""
+    return typing.get_args(hint) if typing.get_origin(hint) is typing.Union else (hint,)
+
+
 def _holds_text(hint: object) -> bool:
-    options = [arg for arg in typing.get_args(hint) if arg is not type(None)] if typing.get_origin(hint) is typing.Union else [hint]
-    return all(option is str or typing.get_origin(option) is typing.Literal for option in options)
+    return all(option is str or typing.get_origin(option) is typing.Literal for option in _options(hint) if option is not type(None))
+
+
+def _fields(node: cst.CSTNode) -> tuple[str, ...] | None:
+    """The node's fields in LibCST's order, or None where LibCST's own walk must visit it (a field
+    set here whose place in the order is not known yet)."""
+    fields, unseen = _FIELD_ORDER.get(type(node)) or _field_order(node)
+    if unseen and any(getattr(node, name) is not None for name in unseen):
+        return None
+    return fields
 
 
 def _is_node(value: object) -> bool:
-    """(a type not met yet; `_NODE_TYPES` answers the next time)"""
-    kind = type(value)
+    """Whether `value` is a node, for a type `_NODE_TYPES` does not hold yet (it does after)."""
     if isinstance(value, cst.CSTNode):
-        _NODE_TYPES.add(kind)
+        _NODE_TYPES.add(type(value))
         return True
     return False
 
@@ -105,9 +117,9 @@ def walk(node: cst.CSTNode, visitor: cst.CSTVisitor) -> None:
 
 
 def _walk(node: cst.CSTNode, visitor: cst.CSTVisitor) -> None:
-    fields, unseen = _FIELD_ORDER.get(type(node)) or _field_order(node)
-    if unseen and any(getattr(node, name) is not None for name in unseen):
-        node.visit(visitor)  # (a field whose place in the order is not known yet: LibCST's own walk)
+    fields = _fields(node)
+    if fields is None:
+        node.visit(visitor)
         return
     if visitor.on_visit(node):
         for name in fields:
@@ -133,9 +145,9 @@ def transform(node: cst.CSTNode, transformer: cst.CSTTransformer):
 
 
 def _transform(node: cst.CSTNode, transformer: cst.CSTTransformer):
-    fields, unseen = _FIELD_ORDER.get(type(node)) or _field_order(node)
-    if unseen and any(getattr(node, name) is not None for name in unseen):
-        return node.visit(transformer)  # (as `_walk`)
+    fields = _fields(node)
+    if fields is None:
+        return node.visit(transformer)
     updated = node
     if transformer.on_visit(node):
         changes: dict[str, object] = {}
@@ -190,8 +202,7 @@ def _one_node(parent: cst.CSTNode, name: str, old: cst.CSTNode, new):
     key = (type(parent), name)
     removal = _ON_REMOVAL.get(key)
     if removal is None:
-        hint = typing.get_type_hints(type(parent)).get(name)
-        options = typing.get_args(hint) if typing.get_origin(hint) is typing.Union else ()
+        options = _options(typing.get_type_hints(type(parent)).get(name))
         removal = _ON_REMOVAL[key] = "none" if type(None) in options else "sentinel" if cst.MaybeSentinel in options else "required"
     if removal == "required":
         raise TypeError(f"We got a RemovalSentinel while visiting a {type(old).__name__}. This node's parent does not allow it to be removed.")

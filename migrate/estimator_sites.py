@@ -102,7 +102,6 @@ class EstimatorSiteRule(KeptModelCodegen, SiteCodegen, Rule):
         self._graph_mode: list[str] | None = None  # (`hosted_note`'s, worked out once)
         self._graph_mode_kept: list[str] | None = None  # (`_graph_mode_anywhere`'s)
         self._drops_kept_switches: bool | None = None  # (`_drops_switches_for_kept`'s)
-        self._module_text: str | None = None  # (`module_text`'s)
         self._statement_indexes: dict[int, tuple[cst.CSTNode, StatementIndex]] = {}  # (`_statements_of`'s)
         self._spec_assigns: dict[int, tuple[cst.Assign, bool]] = {}  # (`_makes_spec`'s)
         self._scope_names: dict[int, tuple[cst.CSTNode, frozenset[str]]] = {}  # (`_names_taken`'s)
@@ -283,10 +282,8 @@ class EstimatorSiteRule(KeptModelCodegen, SiteCodegen, Rule):
 
     def module_text(self) -> str:
         """This module's code: the text LibCST parsed it from where it is that tree, else rendered
-        once (rendering a large module takes as long as parsing it)."""
-        if self._module_text is None:
-            self._module_text = self.ctx.code_of(self.module)
-        return self._module_text
+        once (`FileContext.code_of`: rendering a large module takes as long as parsing it)."""
+        return self.ctx.code_of(self.module)
 
     def _line_of(self, node: cst.CSTNode) -> int:
         """`node`'s first line in this module: read off its text (`module_text`: the text LibCST
