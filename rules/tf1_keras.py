@@ -10,6 +10,7 @@ import libcst as cst
 from tfmigrate.names import AliasTable, canonical_name, dotted_text, is_chain
 from tfmigrate.rule import RUNTIME_ALIAS, RUNTIME_MODULE, Rule
 from tfmigrate.parsing import parse
+from tfmigrate.keras3_arguments import keras3_call_fixes, verdicts
 from tfmigrate.rules.graph_mode_programs import GRAPH_ONLY, TF_TEST_CASES, dotted_names, keras_imports_added, qualified, runs_eagerly
 from tfmigrate.textpass import SourceView, TextPlan
 from tfmigrate.tf_api import api_table
@@ -28,6 +29,8 @@ _KEPT_MODEL_CALLS = frozenset(
     for name in ("ModelFnModel", "fit", "evaluate", "predict", "predict_examples", "make_strategy", "strategy_from_config")
 )
 _GRAPH_CODE = GRAPH_ONLY | TF_TEST_CASES  # (TF 1.x's graph code in a TF 1.x program's file)
+# A module that turns TF2's behaviour off runs its Keras in a TF1 graph: Keras 3 has no graph mode.
+_GRAPH_SWITCHES = frozenset({"disable_eager_execution", "disable_v2_behavior"})
 _TF_KERAS = ("tensorflow.keras", "tensorflow.compat.v1.keras")
 _V1_KERAS = "tensorflow.compat.v1.keras"
 # TF 1.x's Keras (Keras 2's v1 API), and TF 2.x's up to 2.15 (Keras 2's v2 API): what `tf.keras`
@@ -68,7 +71,8 @@ def _keras_side(view: SourceView, tf: str, tf1: bool = True) -> str | None:
         if full.split(".")[0] == "keras" or (full.startswith(RUNTIME_MODULE + ".") and runs_eagerly(full)):
             return "keras3"  # standalone, or the runtime's Keras side: one Keras per program
         # (a TF 1.x program's TestCase tests run in TF1 graph mode: TFM104's `graph_mode_test`)
-        graph = graph or full in _HOSTED_GRAPH or (tf1 and canonical_name(full) in _GRAPH_CODE)
+        graph = graph or full in _HOSTED_GRAPH or (tf1 and canonical_name(full) in _GRAPH_CODE) \
+            or (full.startswith("tensorflow.") and full.rpartition(".")[2] in _GRAPH_SWITCHES)
     if kept_calls and not kept_model:
         return "keras3"
     return "graph" if graph or kept_model else None
@@ -184,13 +188,14 @@ class TF1Keras(Rule):
     current TF, `tf.keras` is Keras 3: its variables are named otherwise (`sequential/dense/kernel`
     for `dense/kernel`; a TF1 checkpoint does not restore), its seeded initializers draw other
     values, and it has no graph mode. So where a TF 1.x program's file runs its Keras code in a TF1
-    graph (a hosted estimator or its model_fn, or Session/placeholder code), each `tf.keras.X`
+    graph (a hosted estimator or its model_fn, Session/placeholder code, or a module that turns
+    TF2's behaviour off itself: `disable_v2_behavior()`, `disable_eager_execution()`), each `tf.keras.X`
     becomes `tfm.legacy.keras.X`: tf-keras's Keras 2 v1 API, what `tf.keras` was there. Names
     imported from it (`from tensorflow.keras import layers`, `from tensorflow.keras.layers import
     Dense`) are spelled the same way where used, and the imports go when nothing else uses them.
 
     A TF 2.x-spelled program (`import tensorflow as tf`, TF1 API under `tf.compat.v1`) whose file
-    runs a hosted estimator ran its `tf.keras` there as TF 2.15's Keras 2, the v2 API: there
+    runs a hosted estimator (or turns TF2's behaviour off) ran its `tf.keras` there as TF 2.15's Keras 2, the v2 API: there
     `tf.keras.X` becomes `tfm.legacy.keras_v2.X` (`tf.compat.v1.keras.X` stays TF 1.x's). Its
     Session code alone decides nothing (its graph is its own, beside eager Keras).
 
@@ -202,7 +207,9 @@ class TF1Keras(Rule):
 
     A module that keeps `tf.keras` runs Keras 3 on current TF, which lacks some of Keras 2's names
     (`backend.learning_phase`, `layers.CuDNNGRU`, `layers.DenseFeatures`, `experimental`): each
-    use or import of one gets a TODO (`keras3_lacks`, read off current TF's API paths).
+    use or import of one gets a TODO (`keras3_lacks`, read off current TF's API paths). Its calls
+    of Keras 3 (and standalone `keras`'s) get Keras 3's name for a Keras 2 alias (`lr=` ->
+    `learning_rate=`) and a TODO for a keyword Keras 3 refuses or ignores (`migrate/keras3_arguments.py`).
     """
 
     CODE = "TFM105"
@@ -241,8 +248,10 @@ class TF1Keras(Rule):
         found = self._plan(view)
         if found is None:
             # The module keeps TF's Keras, Keras 3: its Keras 2 names get their TODO, above each
-            # innermost statement (`SourceView.apply` leaves a place it is unsure of to the CST pass).
-            return TextPlan(todos=keras3_todos(view))
+            # innermost statement (`SourceView.apply` leaves a place it is unsure of to the CST pass),
+            # and its Keras 2 keywords Keras 3's names or their TODOs.
+            renames, todos = keras3_call_fixes(view, self.ctx.tf1_program)
+            return TextPlan(replacements=renames, todos=keras3_todos(view) + todos, changed=bool(renames))
         uses, bound = found
         return TextPlan(replacements=uses, changed=True, needs_runtime=True, removals=self._drop_imports(view, bound))
 
@@ -252,8 +261,29 @@ class TF1Keras(Rule):
         # `import tensorflow.compat.v1 as tf` still reads as TF1's once TFM101 respelled that import.
         self._view = SourceView(code, parse(code), self.ctx.names)
         self._found = self._plan(self._view)
-        # (a module that keeps Keras 3 is walked for its Keras 2 names: `keras3_lacks`)
-        return self._found is None and bool(keras3_todos(self._view))
+        self._renamed: dict[int, str] = {}
+        # (a module that keeps Keras 3 is walked for its Keras 2 names, `keras3_lacks`, and arguments)
+        return self._found is None and (bool(keras3_todos(self._view)) or any(keras3_call_fixes(self._view, self.ctx.tf1_program)))
+
+    def visit_Call(self, node: cst.Call) -> bool:
+        full = self.ctx.names.qualify(node.func)
+        if full is None:
+            return True
+        passed = [arg for arg in node.args if arg.keyword is not None or arg.star == "**"]
+        keywords = [arg.keyword.value if arg.keyword else None for arg in passed]
+        for index, name, message in verdicts(full, keywords, self.ctx.tf1_program):
+            if name is not None:
+                self._renamed[id(passed[index])] = name
+            else:
+                self.todo(message)  # type: ignore[arg-type]
+        return True
+
+    def leave_Arg(self, original: cst.Arg, updated: cst.Arg) -> cst.Arg:
+        name = self._renamed.get(id(original))
+        if name is None or updated.keyword is None:
+            return updated
+        self.mark_changed()
+        return updated.with_changes(keyword=updated.keyword.with_changes(value=name))
 
     def visit_Attribute(self, node: cst.Attribute) -> bool:
         if not is_chain(node):

@@ -80,6 +80,10 @@ modules behind ``tf.keras`` and the other Keras-routed names (``keras.src`` inte
 entered). ``compat.v1`` / ``compat.v2`` are listed but not entered; non-API packages that merely
 leak into the ``tensorflow`` namespace (``tf.tools``, ``tf.dtensor``, ``tf.security``) are left
 out. Tests use it to check that migrated code only names symbols that exist, without importing TF.
+It also writes ``rules/data/keras3_keywords.json``: ``{"generated_by", "keras_version",
+"callables": {"keras.optimizers.Adam": {"accepts": [...], "ignores": ["decay"]}, ...}}``, the
+keyword arguments each public Keras 3 callable under ``tf.keras`` takes where they are a closed set
+(``_keywords_taken``): the codemod's check of calls that Keras 2 took and Keras 3 refuses.
 
 Both modes are deterministic: inputs are walked in sorted order, every mapping is written with
 sorted keys, lists are sorted, and no timestamps are recorded, so re-running either mode on an
@@ -94,6 +98,7 @@ import argparse
 import json
 import logging
 import os
+import re
 import sys
 import types
 import warnings
@@ -104,6 +109,7 @@ REPO_ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_OUT_DIR = REPO_ROOT / "rules" / "data"
 TABLE_NAME = "tf_api_v1_to_v2.json"
 PATHS_NAME = "tf2_api_paths.json"
+KERAS_KEYWORDS_NAME = "keras3_keywords.json"
 GENERATED_BY = "scripts/gen_api_table.py"
 
 # Keys of the table written by check-current (everything else is written by generate).
@@ -554,6 +560,81 @@ def _members_absent_in_v2(tf: Any, symbols: dict[str, str | None], same_name: An
     return absent
 
 
+_POPPED = re.compile(r"""kwargs\.pop\(\s*["'](\w+)["']""")
+_REFUSES_THE_REST = re.compile(r"\bif kwargs:\s*\n\s*raise\b")
+_PASSES_THE_REST = re.compile(r"super\(\)\.__init__\([^)]*\*\*kwargs")
+_IGNORED = re.compile(r"no longer supported|will be ignored|is ignored")
+
+
+def _keywords_taken(obj: Any) -> tuple[set[str], set[str]] | None:
+    """(the keyword arguments a Keras 3 callable takes, those among them it takes and ignores with a
+    warning) where that set is closed: a function without `**kwargs`; a class whose `__init__`s,
+    followed up the MRO through `super().__init__(..., **kwargs)`, end in one without `**kwargs` or
+    in one that raises on what is left (Keras 3's `Layer`, its optimizers' base). The names an
+    `__init__` pops off `kwargs` count as taken (`Layer`'s `input_shape`), and as ignored where a
+    warning that they are ignored follows (the optimizers' `decay`). None where it takes anything."""
+    import inspect
+
+    def named(function: Any) -> tuple[set[str], bool] | None:
+        try:
+            parameters = inspect.signature(function).parameters.values()
+        except (TypeError, ValueError):
+            return None
+        taken = {p.name for p in parameters if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)} - {"self"}
+        return taken, any(p.kind is p.VAR_KEYWORD for p in parameters)
+
+    if not inspect.isclass(obj):
+        found = named(obj) if callable(obj) else None
+        return None if found is None or found[1] else (found[0], set())
+    taken: set[str] = set()
+    ignored: set[str] = set()
+    for klass in obj.__mro__:
+        init = klass.__dict__.get("__init__")
+        if init is None:
+            continue
+        if klass is object:
+            return taken, ignored
+        found = named(init)
+        if found is None:
+            return None
+        taken |= found[0]
+        if not found[1]:
+            return taken, ignored
+        try:
+            source = inspect.getsource(init)
+        except (OSError, TypeError):
+            return None
+        for match in _POPPED.finditer(source):
+            taken.add(match.group(1))
+            if _IGNORED.search(source[match.end(): match.end() + 300]):
+                ignored.add(match.group(1))
+        if _REFUSES_THE_REST.search(source):
+            return taken, ignored
+        if not _PASSES_THE_REST.search(source):
+            return None  # it keeps or reads `**kwargs` itself: anything may be taken
+    return None
+
+
+def _keras3_keywords(tf: Any, paths: list[str]) -> dict[str, dict[str, list[str]]]:
+    """`keras.<path>` -> {"accepts": names, "ignores": names} for each public Keras 3 callable whose
+    keyword arguments are a closed set (`_keywords_taken`): a call passing another keyword fails
+    on current TF (Keras 2's `lr=`, `regularizers.l2(l=)`, `BatchNormalization(fused=)`)."""
+    table: dict[str, dict[str, list[str]]] = {}
+    for path in paths:
+        if not path.startswith("keras."):
+            continue
+        try:
+            obj = _lookup(tf, path)
+        except Exception:
+            continue
+        if not callable(obj) or isinstance(obj, types.ModuleType):
+            continue
+        found = _keywords_taken(obj)
+        if found is not None:
+            table[path] = {"accepts": sorted(found[0]), "ignores": sorted(found[1])}
+    return table
+
+
 def check_current(out_dir: Path, check: bool) -> bool:
     _quiet_tensorflow()
     import tensorflow as tf
@@ -605,6 +686,8 @@ def check_current(out_dir: Path, check: bool) -> bool:
     }
     ok = _write_or_check(table_path, _dump(table), check)
     ok = _write_or_check(out_dir / PATHS_NAME, _dump(api_paths), check) and ok
+    keywords = {"generated_by": GENERATED_BY, "keras_version": keras_version, "callables": _keras3_keywords(tf, paths)}
+    ok = _write_or_check(out_dir / KERAS_KEYWORDS_NAME, _dump(keywords), check) and ok
     return ok
 
 
