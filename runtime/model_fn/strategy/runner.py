@@ -56,6 +56,7 @@ from .exports import SpecExportOutputs, check_exportable, tables_made
 from .held import Found, HeldVariables, discover, first_copy, local_copy, random_op_count
 from .host_calls import HostCall, call_host_fn, host_calls_kept, read_before_the_step, replicas_joined
 from .hook_runs import HookRuns, PredictCalls
+from .shared_reads import reads_shared
 from .replicas import (estimator_loss_reduction, estimator_loss_scaling, first_replica, mean_gradients, tpu_code_path,
                        tpu_shards, values_of_the_first_replica)
 from .parameter_servers import ScheduledSteps, check_schedulable
@@ -305,7 +306,7 @@ class ModelFnRunner(HookRuns):
         with self._held.scope(self._modes[mode].found, as_estimator_replicas=self._as_estimator) as self._trace, \
                 restores_at_discovery(), gradients, \
                 optimizer_updates_skipped(mode), tf1_tensor_equality(), tf1_op_seeds(), ema_restore_maps(), \
-                held_variable_ops():
+                held_variable_ops(), reads_shared():
             yield
 
     def _loss_reduce_op(self) -> Any:
