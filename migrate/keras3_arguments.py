@@ -49,7 +49,8 @@ _IGNORED_HINTS = {
              "`learning_rate=keras.optimizers.schedules.InverseTimeDecay(rate, 1, decay)`",
 }
 
-_TF_SPELLINGS = ("tensorflow.keras.", "tensorflow.compat.v1.keras.", "tensorflow.compat.v2.keras.")
+# TF's spellings of its Keras: Keras 3 on current TF (`tf.compat.v1.keras` and `tf.compat.v2.keras` too).
+TF_KERAS_SPELLINGS = ("tensorflow.keras.", "tensorflow.compat.v1.keras.", "tensorflow.compat.v2.keras.")
 
 
 @functools.cache
@@ -61,7 +62,7 @@ def _callables() -> dict[str, dict[str, list[str]]]:
 def keras3_path(full: str) -> tuple[str, str] | None:
     """(the Keras 3 path, as the table lists it, and how a TODO spells it) for a qualified chain
     that names Keras 3 on current TF (`tensorflow.keras.X`, standalone `keras.X`); else None."""
-    for prefix in _TF_SPELLINGS:
+    for prefix in TF_KERAS_SPELLINGS:
         if full.startswith(prefix):
             rest = full[len(prefix):]
             return f"keras.{rest}", f"tf.{prefix[len('tensorflow.'):]}{rest}"

@@ -10,7 +10,7 @@ import libcst as cst
 from tfmigrate.names import AliasTable, canonical_name, dotted_text, is_chain
 from tfmigrate.rule import RUNTIME_ALIAS, RUNTIME_MODULE, Rule
 from tfmigrate.parsing import parse
-from tfmigrate.keras3_arguments import keras3_call_fixes, verdicts
+from tfmigrate.keras3_arguments import TF_KERAS_SPELLINGS, keras3_call_fixes, verdicts
 from tfmigrate.rules.graph_mode_programs import GRAPH_ONLY, TF_TEST_CASES, dotted_names, keras_imports_added, qualified, runs_eagerly
 from tfmigrate.textpass import SourceView, TextPlan
 from tfmigrate.tf_api import api_table
@@ -104,7 +104,7 @@ def keras3_lacks(full: str) -> str | None:
     `CuDNNGRU`, `get_session`); None where it has it, or where the chain reads a class's member
     (not listed: not judged)."""
     # (`tf.compat.v1.keras` and `tf.compat.v2.keras` are Keras 3's `tf.keras` on current TF too)
-    compat = next((prefix for prefix in _KERAS3_SPELLINGS if full.startswith(prefix)), None)
+    compat = next((prefix for prefix in TF_KERAS_SPELLINGS if full.startswith(prefix)), None)
     if compat is None or full[len(compat):].partition(".")[0] == "estimator":
         return None  # (`tf.keras.estimator`: TFM101's TODO, with Estimator's)
     paths, modules = _keras3()
@@ -116,8 +116,6 @@ def keras3_lacks(full: str) -> str | None:
     return (f"`tf.{missing}` is Keras 2's: current TF's `tf.keras` is Keras 3 (TF 2.16+), which has no "
             f"`{parts[known]}` there, and this module keeps it: rewrite it with Keras 3's API")
 
-
-_KERAS3_SPELLINGS = ("tensorflow.keras.", "tensorflow.compat.v1.keras.", "tensorflow.compat.v2.keras.")
 
 
 def keras3_todos(view: SourceView) -> list[tuple[ast.stmt, str]]:
