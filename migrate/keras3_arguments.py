@@ -31,13 +31,13 @@ from importlib import resources
 
 from tfmigrate.textpass import SourceView
 
-# Keras 2's aliases: the names it took for an argument its callables have under another name, and
-# whether every Keras 2 read them so. The L1/L2 regularizers took `l` for their factor (`L2(l2=0.01,
-# **kwargs)` popped `l`). OptimizerV2, TF 1.x's and TF 2.0-2.10's, took `lr` for `learning_rate`;
-# TF 2.11-2.15's optimizers popped it and ignored it (`_process_kwargs`), so only a TF 1.x program's
-# `lr` is surely the rate. The alias becomes the one of these names that the Keras 3 callable takes,
-# where exactly one is taken.
-KERAS2_ALIASES = {"l": (("l1", "l2"), True), "lr": (("learning_rate",), False)}
+# Keras 2's aliases: the names it took for an argument its callables have under another name. The
+# L1/L2 regularizers took `l` for their factor (`L2(l2=0.01, **kwargs)` popped `l`). The alias
+# becomes the one of these names that the Keras 3 callable takes, where exactly one is taken.
+KERAS2_ALIASES = {"l": ("l1", "l2"), "lr": ("learning_rate",)}
+# The aliases not every Keras 2 read so, with what their TODO says outside a TF 1.x program.
+# OptimizerV2, TF 1.x's and TF 2.0-2.10's, took `lr` for `learning_rate`; TF 2.11-2.15's optimizers
+# popped it and ignored it (`_process_kwargs`), so only a TF 1.x program's `lr` is surely the rate.
 _UNSURE_ALIASES = {
     "lr": " Keras 2 read it as `learning_rate` up to TF 2.10; TF 2.11-2.15's optimizers ignored it (with a "
           "warning) and kept their default rate: pass `learning_rate=` with the rate this program should train with",
@@ -90,12 +90,12 @@ def verdicts(full: str, keywords: list[str | None], tf1: bool) -> Iterator[tuple
             yield index, None, (f"Keras 3's `{path[1]}` takes `{keyword}=` and ignores it (with a warning), where "
                                 f"Keras 2 applied it.{_IGNORED_HINTS.get(keyword, '')}")
         elif keyword not in accepts:
-            aliases, sure = KERAS2_ALIASES.get(keyword, ((), True))
-            names = [name for name in aliases if name in accepts]
-            if len(names) == 1 and names[0] not in keywords and (sure or tf1):
+            names = [name for name in KERAS2_ALIASES.get(keyword, ()) if name in accepts]
+            unsure = _UNSURE_ALIASES.get(keyword)
+            if len(names) == 1 and names[0] not in keywords and (unsure is None or tf1):
                 yield index, names[0], None
-            elif keyword in _UNSURE_ALIASES and len(names) == 1:
-                yield index, None, f"Keras 3's `{path[1]}` takes no `{keyword}=`.{_UNSURE_ALIASES[keyword]}"
+            elif unsure is not None and len(names) == 1:
+                yield index, None, f"Keras 3's `{path[1]}` takes no `{keyword}=`.{unsure}"
             else:
                 yield index, None, (f"Keras 3's `{path[1]}` takes no `{keyword}=`, which Keras 2 took: remove it "
                                     f"or rewrite the call with Keras 3's API")

@@ -33,6 +33,8 @@ from tensorflow.python.framework import dtypes
 from tensorflow.python.framework import ops
 from tensorflow.python.ops import resource_variable_ops
 
+from .tf1_build import patched
+
 __all__ = ["reads_shared"]
 
 
@@ -100,8 +102,5 @@ def reads_shared() -> Iterator[None]:
             state.reads[id(handle)] = (result, result.op._id, controls)  # noqa: SLF001
         return result
 
-    base._read_variable_op = read  # noqa: SLF001
-    try:
+    with patched((base, "_read_variable_op", read)):
         yield
-    finally:
-        base._read_variable_op = original  # noqa: SLF001
