@@ -57,6 +57,7 @@ from .held import Found, HeldVariables, discover, first_copy, local_copy, random
 from .host_calls import HostCall, call_host_fn, host_calls_kept, read_before_the_step, replicas_joined
 from .hook_runs import HookRuns, PredictCalls
 from .shared_reads import reads_shared
+from .whole_reads import gathers_read_whole, sparsely_written
 from .replicas import (estimator_loss_reduction, estimator_loss_scaling, first_replica, mean_gradients, tpu_code_path,
                        tpu_shards, values_of_the_first_replica)
 from .parameter_servers import ScheduledSteps, check_schedulable
@@ -172,6 +173,7 @@ class ModelFnRunner(HookRuns):
                 return spec
 
         spec, found, initial_values = discover(graph, build)
+        extra["sparsely_written"] = sparsely_written(graph)
         check_spec(mode, spec, graph, extra)
         self._held.make(found, self._strategy)
         previous = self._modes.get(mode)
@@ -306,8 +308,13 @@ class ModelFnRunner(HookRuns):
         with self._held.scope(self._modes[mode].found, as_estimator_replicas=self._as_estimator) as self._trace, \
                 restores_at_discovery(), gradients, \
                 optimizer_updates_skipped(mode), tf1_tensor_equality(), tf1_op_seeds(), ema_restore_maps(), \
-                held_variable_ops(), reads_shared():
+                held_variable_ops(), reads_shared(), gathers_read_whole(self._written_sparsely):
             yield
+
+    def _written_sparsely(self, variable: Any) -> bool:
+        """Whether a discovered mode's build writes `variable` by rows (`whole_reads.py`)."""
+        name = variable.name[:-2] if variable.name.endswith(":0") else variable.name
+        return any(name in mode.extra["sparsely_written"] for mode in self._modes.values())
 
     def _loss_reduce_op(self) -> Any:
         """How the replicas' losses make the reported one (read after the step is traced): their
