@@ -446,6 +446,14 @@ def chain_node(text: str) -> cst.BaseExpression:
     return node
 
 
+def in_its_parens(new: cst.BaseExpression, old: cst.BaseExpression) -> cst.BaseExpression:
+    """`new` in the parentheses `old` was written in, with the line breaks and comments inside
+    them: a node put in another's place takes its parentheses, which belong to the node in LibCST."""
+    if not old.lpar:
+        return new
+    return new.with_changes(lpar=old.lpar, rpar=old.rpar)
+
+
 def is_chain(node: cst.BaseExpression) -> bool:
     """`a.b.c` rooted at a Name (not `f(x).c`)."""
     while isinstance(node, cst.Attribute):

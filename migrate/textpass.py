@@ -24,7 +24,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from .names import AliasTable, SourceLines, ast_dotted, canonical_name
-from .parsing import NODE_FIELDS, child_fields, indexed, remember_index, statement_groups
+from .parsing import NODE_FIELDS, child_fields, indexed, remember_index
 from .todos import superseded, todo_comment
 
 _COMPOUND = (
@@ -42,7 +42,6 @@ _COMPOUND = (
     ast.Match,
 )
 _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
-_WS = b" \t\r\n\\\f"
 _DOTTED_NAME = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*", re.ASCII)
 _TODO_MARK = b"TODO(tfmigrate"
 
@@ -100,32 +99,6 @@ def _position(node: ast.AST) -> tuple[int, int]:
     return getattr(node, "lineno", 0), getattr(node, "col_offset", 0)
 
 
-_SKIPPED_TOKENS = frozenset({tokenize.NL, tokenize.NEWLINE, tokenize.COMMENT, tokenize.INDENT, tokenize.DEDENT,
-                             tokenize.ENDMARKER})
-
-
-def _significant_tokens(source: str, lines: SourceLines, first: int = 1, last: int | None = None) -> list[tuple[str, int, int, int]]:
-    """The tokens of lines `first` to `last` of the file (whole statements; all lines by default)
-    but comments, line breaks and indentation, with byte offsets in the file; [] when they do not
-    tokenize."""
-    texts = source.split("\n")  # the view's lines (no `\r`: such files keep to the CST path)
-    last = len(texts) if last is None else last
-    region = "\n".join(texts[first - 1 : last]) + ("\n" if last < len(texts) else "")
-    out = []
-
-    def offset(row: int, col: int) -> int:
-        row += first - 1
-        return lines.starts[row - 1] + len(texts[row - 1][:col].encode("utf-8")) if row <= len(texts) else len(lines.data)
-
-    try:
-        for token in tokenize.generate_tokens(io.StringIO(region).readline):
-            if token.type not in _SKIPPED_TOKENS:
-                out.append((token.string, offset(*token.start), offset(*token.end), token.type))
-    except (tokenize.TokenError, SyntaxError, IndentationError):
-        return []
-    return out
-
-
 def heeded_removals(entries: list[tuple[str, str | None, str | None]]) -> list[tuple[str, str | None, str | None]]:
     """The removal requests LibCST's RemoveImportsVisitor acts on: of the aliases asked of one
     `import module`, only the last (it keeps one per module); every `from module import name`."""
@@ -151,10 +124,6 @@ class SourceView:
         self._scanned = False
         self._symbols: frozenset[str] | None = None
         self._by_type: dict[type, list[ast.AST]] | None = None
-        # Tokens (text, byte start, byte end, type) and their starts, tokenized a few statements
-        # at a time: by the index of a top-level statement group, that group and the one before.
-        self._tokens: dict[int, tuple[list[tuple[str, int, int, int]], list[int]]] = {}
-        self._groups: list[tuple[int, int]] | None = None  # top-level statements' (first line, last line)
 
     @property
     def tree(self) -> ast.Module:
@@ -528,82 +497,6 @@ class SourceView:
         return end
 
     # -- splicing ---------------------------------------------------------------------------
-    def wrapped_in_parens(self, start: int, end: int) -> bool | None:
-        """Whether `(chain)` has parentheses of its own (LibCST would drop them with the node);
-        None when that cannot be told (the text does not tokenize)."""
-        quick = self._wrapped_in_parens_on_its_line(start, end)
-        return quick if quick is not None else self._wrapped_in_parens_by_tokens(start, end)
-
-    def _wrapped_in_parens_by_tokens(self, start: int, end: int) -> bool | None:
-        """`wrapped_in_parens` read from the file's tokens (comments and line breaks skipped)."""
-        tokens, starts = self._tokens_around(start)
-        if not tokens:
-            return None
-        first = bisect.bisect_left(starts, start)
-        last = bisect.bisect_left(starts, end) - 1
-        if first >= len(tokens) or starts[first] != start or last < first or tokens[last][2] != end:
-            return None
-        if first == 0 or last + 1 >= len(tokens) or tokens[first - 1][0] != "(" or tokens[last + 1][0] != ")":
-            return False
-        if first < 2:
-            return True
-        before, kind = tokens[first - 2][0], tokens[first - 2][3]
-        if before in (")", "]", "}") or kind == tokenize.STRING:
-            return False  # a call's (or subscript's) parentheses
-        if kind == tokenize.NAME:
-            return keyword.iskeyword(before)  # `if (x)` groups; `f(x)` calls
-        return True
-
-    def _tokens_around(self, start: int) -> tuple[list[tuple[str, int, int, int]], list[int]]:
-        """The significant tokens of the top-level statement holding byte `start` and of the one
-        before it (the tokens `_wrapped_in_parens_by_tokens` may look at: a statement never ends
-        in `(` nor starts with `)`), or of the whole file where no statement holds it."""
-        if self._groups is None:
-            self._groups = [(first, last) for first, last, _ in statement_groups(self.tree.body)]
-        groups = self._groups
-        line = bisect.bisect_right(self.lines.starts, start)
-        at = bisect.bisect_right(groups, (line, 1 << 30)) - 1
-        if at < 0 or line > groups[at][1]:
-            at, first, last = -1, 1, None
-        else:
-            first, last = groups[max(at - 1, 0)][0], groups[at][1]
-        if at not in self._tokens:
-            tokens = _significant_tokens(self.source, self.lines, first, last)
-            self._tokens[at] = (tokens, [token[1] for token in tokens])
-        return self._tokens[at]
-
-    def _wrapped_in_parens_on_its_line(self, start: int, end: int) -> bool | None:
-        data = self.lines.data
-        pos, size = end, len(data)
-        while pos < size and data[pos] in _WS:
-            pos += 1
-        if pos < size and data[pos] == 0x23:  # '#': a comment after it; its parens are unknowable here
-            return None
-        if pos >= size or data[pos] != 0x29:  # ')'
-            return False
-        pos = start - 1
-        while pos >= 0 and data[pos] in b" \t":
-            pos -= 1
-        if pos < 0 or data[pos] in b"\n\\":
-            return None
-        if data[pos] != 0x28:  # '('
-            return False
-        pos -= 1
-        while pos >= 0 and data[pos] in b" \t":
-            pos -= 1
-        if pos < 0 or data[pos] in b"\n\\":
-            return None
-        byte = data[pos]
-        if byte in b")]\"'":
-            return False  # a call's parentheses
-        if byte == 0x5F or chr(byte).isalnum() or byte >= 0x80:
-            word_end = pos + 1
-            while pos >= 0 and (data[pos] == 0x5F or chr(data[pos]).isalnum() or data[pos] >= 0x80):
-                pos -= 1
-            word = data[pos + 1 : word_end].decode("utf-8", "replace")
-            return keyword.iskeyword(word)  # `if (x)` groups; `f(x)` calls
-        return True
-
     def anchor(self, stmt: ast.stmt) -> tuple[int, bytes] | None:
         """(offset of the line a TODO comment goes above, its indentation) for a statement, the
         place LibCST renders a new leading line; None where that is not plain."""

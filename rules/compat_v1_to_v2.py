@@ -20,7 +20,8 @@ import re
 import libcst as cst
 
 from tfmigrate.hosted import hosted_import_home, hosted_symbol
-from tfmigrate.names import ast_dotted, canonical_name, chain_node, dotted_text, is_chain, is_tf_module, iter_imports, reexported, removed_home, removed_module
+from tfmigrate.names import (ast_dotted, canonical_name, chain_node, dotted_text, in_its_parens, is_chain, is_tf_module, iter_imports,
+                             reexported, removed_home, removed_module)
 from tfmigrate.rule import RUNTIME_ALIAS, Rule
 from tfmigrate.parsing import index_by_type, parse, reparse_edited, statement_groups
 from tfmigrate.textpass import SourceView, TextPlan, heeded_removals
@@ -593,7 +594,7 @@ class CompatV1ToV2(Rule):
             # function reads it off any dataset or iterator (TF2's have none).
             self.mark_changed()
             target = chain_node(f"{self.ctx.need_tf2()}.compat.v1.data.get_{original.attr.value}")
-            return cst.Call(func=target, args=[cst.Arg(updated.value)])
+            return in_its_parens(cst.Call(func=target, args=[cst.Arg(updated.value)]), updated)
         if full is None or (id(original) in self._stored and _patches_tf(full)):
             return updated
         private = None if self._in_import else private_package_read(dotted_text(original), self.ctx.names)
@@ -637,7 +638,7 @@ class CompatV1ToV2(Rule):
             self.ctx.need_runtime()
         else:
             self.ctx.need_tf2()
-        return chain_node(text)
+        return in_its_parens(chain_node(text), node)
 
     def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
         # `dataset.make_one_shot_iterator()`: a method of TF1's DatasetV1 only; the tf.compat.v1.data
@@ -651,7 +652,7 @@ class CompatV1ToV2(Rule):
         ):
             self.mark_changed()
             target = chain_node(f"{self.ctx.need_tf2()}.compat.v1.data.{func.attr.value}")
-            return cst.Call(func=target, args=[cst.Arg(func.value)])
+            return in_its_parens(cst.Call(func=target, args=[cst.Arg(func.value)]), updated)
         return updated
 
     def leave_Import(self, original: cst.Import, updated: cst.Import) -> cst.Import:
@@ -858,8 +859,6 @@ class CompatV1ToV2(Rule):
                     if chain.in_fstring:
                         return None
                     if text is not None and todo is None and text.startswith((RUNTIME_ALIAS + ".", tf + ".")):
-                        if view.wrapped_in_parens(chain.start, chain.end) is not False:
-                            return None  # parentheses of its own: LibCST drops them
                         plan.replacements.append((chain.start, chain.end, text))
                         dropped[chain.dotted] = dropped.get(chain.dotted, 0) + 1
                         plan.changed = True
@@ -901,8 +900,6 @@ class CompatV1ToV2(Rule):
             if todo is not None:
                 plan.todos.append((chain.stmt, todo))
             if edit:
-                if view.wrapped_in_parens(chain.start, chain.end) is not False:
-                    return None  # parentheses of its own: LibCST drops them with the node
                 # (whitespace and comments inside the chain go with it, as they do from the CST)
                 plan.replacements.append((chain.start, chain.end, text))  # type: ignore[arg-type]
                 root = chain.dotted.partition(".")[0]
@@ -1047,7 +1044,7 @@ def _iterator_edits(view: SourceView, names, tf: str) -> list[tuple[int, int, st
         start = view.lines.offset(node.lineno, node.col_offset)
         end = view.lines.offset(node.end_lineno, node.end_col_offset)
         tail = f".{node.func.attr}()".encode()
-        if not data[start:end].endswith(tail) or view.wrapped_in_parens(start, end) is not False:
+        if not data[start:end].endswith(tail):
             return None
         spans.append((start, end))
         edits.append((start, start, f"{tf}.compat.v1.data.{node.func.attr}("))

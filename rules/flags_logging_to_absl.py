@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
-from tfmigrate.names import bindings, canonical_name, dotted_text
+from tfmigrate.names import bindings, canonical_name, dotted_text, in_its_parens
 from tfmigrate.parsing import nodes_of_types
 from tfmigrate.rule import Rule
 
@@ -193,7 +193,7 @@ class FlagsLoggingToAbsl(Rule):
         if text is None:
             return updated
         self.mark_changed()
-        return cst.parse_expression(text)
+        return in_its_parens(cst.parse_expression(text), updated)
 
     def text_edits(self, view: "SourceView") -> "TextPlan | None":
         """The same edits from `ast` alone; None (the CST pass) for a module alias of the TF
@@ -268,7 +268,7 @@ class FlagsLoggingToAbsl(Rule):
                 continue
             if chain.in_import or chain.in_fstring:
                 return None
-            if data[chain.start : chain.end] != chain.dotted.encode("utf-8") or view.wrapped_in_parens(chain.start, chain.end) is not False:
+            if data[chain.start : chain.end] != chain.dotted.encode("utf-8"):
                 return None
             if text is not None:
                 plan.replacements.append((chain.start, chain.end, text))

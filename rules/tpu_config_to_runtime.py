@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from tfmigrate.names import canonical_name
+from tfmigrate.names import canonical_name, in_its_parens
 from tfmigrate.rule import RUNTIME_ALIAS, Rule
 from tfmigrate.textpass import SourceView, TextPlan
 
@@ -36,14 +36,14 @@ class TPUConfigToRuntime(Rule):
         if key in _CONFIGS:
             self.mark_changed()
             tfm = self.ctx.need_runtime()
-            return updated.with_changes(func=cst.parse_expression(f"{tfm}.{_CONFIGS[key]}"))
+            return updated.with_changes(func=in_its_parens(cst.parse_expression(f"{tfm}.{_CONFIGS[key]}"), updated.func))
         return updated
 
     def leave_Attribute(self, original: cst.Attribute, updated: cst.Attribute) -> cst.BaseExpression:
         key = self.canonical(original)
         if key and key.startswith(_INPUT_PIPELINE) and key.count(".") == 3:
             self.mark_changed()
-            return cst.SimpleString(repr(key.rsplit(".", 1)[1]))
+            return in_its_parens(cst.SimpleString(repr(key.rsplit(".", 1)[1])), updated)
         return updated
 
     def text_edits(self, view: SourceView) -> TextPlan | None:
@@ -69,8 +69,6 @@ class TPUConfigToRuntime(Rule):
                 # A whole chain goes as the CST pass drops its node, whatever spaces, line breaks or
                 # comments it is spelled with; a prefix only where it is spelled as its dotted name.
                 if size < len(parts) and data[chain.start : end] != ".".join(parts[:size]).encode():
-                    return None
-                if view.wrapped_in_parens(chain.start, end) is not False:
                     return None
                 plan.replacements.append((chain.start, end, text))
                 plan.changed = True
