@@ -84,6 +84,34 @@ def test_gathers_from_a_variable_written_by_rows_keep_the_resource_gather() -> N
     np.testing.assert_array_equal(after, expected_after)
 
 
+@pytest.mark.parametrize(("home", "gather_on"), [
+    ("/job:ps/task:0/device:CPU:0", None),  # a parameter server's variable
+    ("/job:localhost/replica:0/task:0/device:CPU:0", "/device:GPU:0"),  # a CentralStorageStrategy's, for a GPU
+], ids=["parameter-server", "another-device"])
+def test_a_variable_elsewhere_keeps_the_resource_gather(home: str, gather_on: str | None) -> None:
+    """A whole read of a variable on another machine or device would send it all every step: the
+    gather stays `ResourceGather`, which sends the rows. (Built in a graph: no such device needed.)"""
+    graph = tf.Graph()
+    with graph.as_default(), gathers_read_whole(lambda variable: False):
+        with tf.device(home):
+            table = tf.compat.v1.get_variable("table", [6, 4], use_resource=True)
+        with tf.device(gather_on) if gather_on else _nothing():
+            tf.gather(table, [1, 2])
+        with tf.device(home):
+            tf.gather(table, [3])  # (beside it: a whole read, unless a parameter server's)
+    types = [op.type for op in graph.get_operations()]
+    assert types.count("ResourceGather") == (2 if "ps" in home else 1)
+    assert types.count("GatherV2") == (0 if "ps" in home else 1)
+
+
+class _nothing:
+    def __enter__(self):
+        return None
+
+    def __exit__(self, *exc):
+        return False
+
+
 def test_eager_gathers_are_left_as_they_are() -> None:
     table = tf.Variable(np.arange(12, dtype=np.float32).reshape(3, 4))
     with gathers_read_whole(lambda variable: False):

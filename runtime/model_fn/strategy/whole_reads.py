@@ -11,9 +11,12 @@ entered such a gather reads the variable (one read, shared with the trace's othe
 `shared_reads.py`) and gathers from that: the values and gradients (`IndexedSlices`) are the
 same, and the variable stays copy-on-write.
 
-A variable the step writes sparsely (a scatter, a V1 optimizer's sparse update) is copy-on-read
-whatever its gathers do; a gather from it keeps `ResourceGather`, which reads the rows it needs
-without copying the rest.
+A gather keeps `ResourceGather`, which reads the rows it needs and nothing else:
+- from a variable the step writes sparsely (a scatter, a V1 optimizer's sparse update), which is
+  copy-on-read whatever its gathers do;
+- from a variable on another machine or device than the gather (a parameter server's, a
+  `CentralStorageStrategy`'s on the CPU for a GPU's step): a whole read would send the whole
+  variable there every step.
 """
 
 from __future__ import annotations
@@ -21,7 +24,9 @@ from __future__ import annotations
 import contextlib
 from typing import Any, Callable, Iterator
 
+from tensorflow.python.distribute import device_util
 from tensorflow.python.eager import context
+from tensorflow.python.framework import device as device_lib
 from tensorflow.python.framework import dtypes
 from tensorflow.python.ops import array_ops
 from tensorflow.python.ops import resource_variable_ops
@@ -63,6 +68,23 @@ def _written_by_rows(graph: Any) -> list:
     return written
 
 
+def _beside_the_gather(variable: Any) -> bool:
+    """Whether `variable` lives on this process's device where the gather is built (or either
+    device is left to the placer): its read then moves nothing between devices or machines."""
+    if not variable.device:
+        return True
+    home = device_lib.DeviceSpec.from_string(variable.device)
+    if home.job not in (None, "localhost"):
+        return False  # (a parameter server's, another worker's)
+    here = device_lib.DeviceSpec.from_string(device_util.current() or "")
+    if here.job not in (None, home.job) or here.task not in (None, home.task):
+        return False
+    if here.device_type is None or home.device_type is None:
+        return True
+    same_index = None in (here.device_index, home.device_index) or here.device_index == home.device_index
+    return here.device_type.upper() == home.device_type.upper() and same_index
+
+
 def _source(tensor: Any) -> Any:
     while tensor.op.type in _PASSED_THROUGH and tensor.op.inputs:  # (a TF1 loop's or branch's)
         tensor = tensor.op.inputs[0]
@@ -87,7 +109,7 @@ def gathers_read_whole(written_sparsely: Callable[[Any], bool]) -> Iterator[None
 
     def kept(variable: Any) -> bool:
         return (context.executing_eagerly() or variable.dtype.base_dtype == dtypes.variant
-                or written_sparsely(variable))
+                or not _beside_the_gather(variable) or written_sparsely(variable))
 
     def gather(variable: Any, indices: Any, name: str | None = None) -> Any:
         if kept(variable):
