@@ -271,7 +271,8 @@ def _transform(source: str, filename: str, options: Options, *, reference: bool)
             return result
         ctx.source, ctx.source_symbols = source, symbols
         sites = _estimator_sites(source, view, symbols)
-        rules = [rule for rule in rules if type(rule).triggered(symbols) or type(rule).wanted(options)]
+        rules = [rule for rule in rules
+                 if type(rule).triggered(symbols) or type(rule).wanted(options) or type(rule).imports_a_trigger(view.names)]
         if not rules:
             result = TransformResult(source, source, todos=scan_todos(source), sites=sites)
             result.keras_code = keras_code(symbols, view.names, ctx)

@@ -201,6 +201,9 @@ class Rule(cst.CSTTransformer):
     # it) without which the rule can change nothing in a file: the engine then skips it without
     # parsing the file into a CST. None: the rule may act on any file that imports TensorFlow.
     TRIGGERS: ClassVar[frozenset[str] | None] = None
+    # Optional: packages other than TensorFlow (standalone `keras`) whose import makes the rule
+    # run on a file whatever TF symbols it spells (`TRIGGERS` reads TF's alone).
+    TRIGGER_PACKAGES: ClassVar[frozenset[str]] = frozenset()
     # Optional: canonical TF1 symbols the rule's CST pass reacts to anywhere in a file. When set,
     # the engine tells the rule, through `quiet_defs`, which module-level def/class statements
     # (name and whether quiet, in order) spell none of them, so its walks may skip those.
@@ -231,6 +234,12 @@ class Rule(cst.CSTTransformer):
             elif trigger in symbols:
                 return True
         return False
+
+    @classmethod
+    def imports_a_trigger(cls, names: AliasTable) -> bool:
+        """Whether the file imports one of `TRIGGER_PACKAGES` (or a module or name under one)."""
+        packages = cls.TRIGGER_PACKAGES
+        return bool(packages) and any(full.partition(".")[0] in packages for full in names.aliases.values())
 
     @classmethod
     def wanted(cls, options: Any) -> bool:

@@ -214,6 +214,7 @@ class TF1Keras(Rule):
     SUMMARY = "`tf.keras` in a hosted model_fn or Session code -> `tfm.legacy.keras` (TF 1.x's Keras 2; `keras_v2` in TF 2.x-spelled code)"
     SAFE = True
     TRIGGERS = frozenset({"keras.", "contrib.keras"})  # (`tf.contrib.keras`: TFM101 respells it `tf.keras`)
+    TRIGGER_PACKAGES = frozenset({"keras"})  # (standalone Keras: Keras 3 too, its calls checked as tf.keras's)
     RUNS_AFTER = ("TFM101", "TFM102", "TFM103", "TFM201", "TFM301", "TFM302", "TFM401")
 
     def _plan(self, view: SourceView) -> tuple[list[tuple[int, int, str]], set[str]] | None:

@@ -104,6 +104,16 @@ PROGRAMS = {
         opt = [keras.optimizers.SGD(lr=0.1), keras.optimizers.SGD(lr=0.2, decay=1e-3)] if x else keras.layers.Dense(
             2, kernel_regularizer=keras.regularizers.L2(l=keras.regularizers.L1(l=0.1).l1), fused=1)
     """,
+    "standalone_keras_beside_tensorflow": """
+        import keras
+        import tensorflow as tf
+        from keras.callbacks import ModelCheckpoint
+
+        model = keras.Sequential([keras.layers.Dense(1)])
+        model.compile(optimizer=keras.optimizers.Adam(lr=0.01), loss='mse')
+        checkpoint = ModelCheckpoint('model.h5', period=2)
+        tf.logging.info('compiled')
+    """,
     "keywords_over_lines_and_kwargs": """
         import tensorflow as tf
         def f(kw):
@@ -129,6 +139,14 @@ def test_tf1_program_gets_learning_rate_and_tf2_program_a_todo() -> None:
     assert "l2(l2=0.1)" in tf2.output and "Adam(lr=0.1, decay=0.01)" in tf2.output
     assert len(tf2.todos) == 3  # fused=, lr=, decay=
     assert transform_source(tf2.output).output == tf2.output
+
+
+def test_standalone_keras_beside_tensorflow_is_checked_on_the_text_path_too() -> None:
+    """A file that imports standalone `keras` and TensorFlow spells no TF Keras symbol; its Keras
+    calls are checked as the CST path checks them (cloudml-samples' census Keras trainer)."""
+    result = transform_source(textwrap.dedent(PROGRAMS["standalone_keras_beside_tensorflow"]))
+    assert "keras.optimizers.Adam(learning_rate=0.01)" in result.output and "TFM105" in result.rules
+    assert [todo.message for todo in result.todos if "period=" in todo.message]
 
 
 @pytest.mark.tf
