@@ -4,6 +4,8 @@ and gradients of `ResourceGather`; one from a variable written by rows keeps `Re
 
 from __future__ import annotations
 
+import contextlib
+
 import numpy as np
 import pytest
 import tensorflow as tf
@@ -95,21 +97,13 @@ def test_a_variable_elsewhere_keeps_the_resource_gather(home: str, gather_on: st
     with graph.as_default(), gathers_read_whole(lambda variable: False):
         with tf.device(home):
             table = tf.compat.v1.get_variable("table", [6, 4], use_resource=True)
-        with tf.device(gather_on) if gather_on else _nothing():
+        with tf.device(gather_on) if gather_on else contextlib.nullcontext():
             tf.gather(table, [1, 2])
         with tf.device(home):
             tf.gather(table, [3])  # (beside it: a whole read, unless a parameter server's)
     types = [op.type for op in graph.get_operations()]
     assert types.count("ResourceGather") == (2 if "ps" in home else 1)
     assert types.count("GatherV2") == (0 if "ps" in home else 1)
-
-
-class _nothing:
-    def __enter__(self):
-        return None
-
-    def __exit__(self, *exc):
-        return False
 
 
 def test_eager_gathers_are_left_as_they_are() -> None:
