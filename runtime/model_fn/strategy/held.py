@@ -39,7 +39,7 @@ from tensorflow.python.training import optimizer as _v1_optimizer
 from .checks import Unsupported
 from .tf1_build import patched, seed_graph
 
-__all__ = ["Found", "HeldVariables", "NotHeld", "discover", "first_copy", "local_copy"]
+__all__ = ["Found", "HeldVariables", "NotHeld", "discover", "first_copy", "local_copy", "name_of"]
 
 _KEYS = tf.compat.v1.GraphKeys
 
@@ -244,7 +244,7 @@ class HeldVariables:
                            synchronization=synchronization, aggregation=aggregation)
 
     def found_of(self, variable: Any) -> Found:
-        return self._found[_name_of(variable)]
+        return self._found[name_of(variable)]
 
     def collections_of(self, variable: Any) -> tuple[str, ...]:
         return self.found_of(variable).collections
@@ -389,7 +389,8 @@ def _legacy_layer_regularizers_once() -> Iterator[None]:
         base.Layer.add_weight = original
 
 
-def _name_of(variable: Any) -> str:
+def name_of(variable: Any) -> str:
+    """A held variable's TF1 name (`bert/embeddings/word_embeddings`, its `:0` dropped)."""
     name = variable.name
     return name[:-2] if name.endswith(":0") else name
 
@@ -441,7 +442,7 @@ class _HeldStore(_vs._VariableStore):  # noqa: SLF001
         again where it is read (TF 1.x's store added a lazily evaluated tensor)."""
         if not self._penalties_once:
             return True
-        name = _name_of(variable)
+        name = name_of(variable)
         if name in self._penalized:
             return False
         self._penalized.add(name)

@@ -53,7 +53,7 @@ from ...export import signature_functions, write_saved_model
 from ..input_fn import parse_input_fn_result, receiver_features
 from .checks import Unsupported, as_op, check_spec, variable_reads
 from .exports import SpecExportOutputs, check_exportable, tables_made
-from .held import Found, HeldVariables, discover, first_copy, local_copy, random_op_count
+from .held import Found, HeldVariables, discover, first_copy, local_copy, name_of, random_op_count
 from .host_calls import HostCall, call_host_fn, host_calls_kept, read_before_the_step, replicas_joined
 from .hook_runs import HookRuns, PredictCalls
 from .shared_reads import reads_shared
@@ -313,8 +313,7 @@ class ModelFnRunner(HookRuns):
 
     def _written_sparsely(self, variable: Any) -> bool:
         """Whether a discovered mode's build writes `variable` by rows (`whole_reads.py`)."""
-        name = variable.name[:-2] if variable.name.endswith(":0") else variable.name
-        return any(name in mode.extra["sparsely_written"] for mode in self._modes.values())
+        return any(name_of(variable) in mode.extra["sparsely_written"] for mode in self._modes.values())
 
     def _loss_reduce_op(self) -> Any:
         """How the replicas' losses make the reported one (read after the step is traced): their
