@@ -16,9 +16,10 @@ that defines one gets LibCST's own walk.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import typing
 
-import libcst as cst
+from .cst_on_demand import Visitor, cst
 
 # Each node type's fields that hold nodes, in the order LibCST visits them (not always the
 # order they are declared in: a statement's `leading_lines` come first); and the fields that were
@@ -26,15 +27,12 @@ import libcst as cst
 # (an f-string expression's `format_spec`).
 _FIELD_ORDER: dict[type, tuple[tuple[str, ...], tuple[str, ...]]] = {}
 _NODE_TYPES: set[type] = set()  # (an `isinstance` against the abstract CSTNode costs more)
-# The fields whose children LibCST drops where a visit empties them (`visit_body_sequence`: a
-# statement line left with no statement goes, where it had one).
-_BODIES = frozenset({(cst.Module, "body"), (cst.IndentedBlock, "body")})
 # What a RemovalSentinel makes of a field holding one node: None (optional), MaybeSentinel.DEFAULT,
 # or an error (required), by the field's type.
 _ON_REMOVAL: dict[tuple[type, str], str] = {}
 
 
-class _FieldOrder(cst.CSTVisitor):
+class _FieldOrder(Visitor):
     """Records the fields `_visit_and_replace_children` visits (LibCST announces each one it
     visits, present or not, through `on_visit_attribute`), without descending into them."""
 
@@ -46,6 +44,13 @@ class _FieldOrder(cst.CSTVisitor):
 
     def on_visit_attribute(self, node: cst.CSTNode, attribute: str) -> None:
         self.fields[attribute] = None
+
+
+@functools.cache
+def _bodies() -> frozenset[tuple[type, str]]:
+    """The fields whose children LibCST drops where a visit empties them (`visit_body_sequence`: a
+    statement line left with no statement goes, where it had one)."""
+    return frozenset({(cst.Module, "body"), (cst.IndentedBlock, "body")})
 
 
 def _field_order(node: cst.CSTNode) -> tuple[tuple[str, ...], tuple[str, ...]]:
@@ -96,7 +101,7 @@ def _nodes_only(walker: cst.CSTVisitor | cst.CSTTransformer) -> bool:
         known = not any(
             name in ("on_visit_attribute", "on_leave_attribute") or (name.startswith(("visit_", "leave_")) and name.count("_") > 1)
             for klass in kind.__mro__
-            if not klass.__module__.startswith("libcst")
+            if not klass.__module__.startswith("libcst") and klass.__module__ != Visitor.__module__  # (no field hooks there)
             for name in vars(klass)
         )
         kind._cst_walk_nodes_only = known  # type: ignore[attr-defined]
@@ -174,7 +179,7 @@ def _transform_children(parent: cst.CSTNode, name: str, children, transformer: c
     """A sequence field's children transformed (removals dropped, flattened ones spliced in), or
     None where each came back as it was."""
     out: list | None = None
-    body = (type(parent), name) in _BODIES
+    body = (type(parent), name) in _bodies()
     for index, child in enumerate(children):
         new = _transform(child, transformer)
         if new is child:

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import re
 
-import libcst as cst
+from .cst_on_demand import Transformer, cst
 
 from .keras_codegen import (
     Slots,
@@ -56,7 +56,7 @@ def _per_example(keras_loss: str) -> str:
     return f"{head}({inner + ', ' if inner else ''}reduction=None)"
 
 
-class _OnTheLoop(cst.CSTTransformer):
+class _OnTheLoop(Transformer):
     """TF1 code carried from the Keras model's methods onto the loop: `self.trainable_variables`
     and a bare `self` (e.g. `tfm.losses.regularization_loss(self)`) mean the model."""
 

@@ -15,7 +15,7 @@ import re
 import traceback
 from dataclasses import dataclass, replace
 
-import libcst as cst
+from .cst_on_demand import cst
 
 from . import tiers
 from .cst_walk import transform

@@ -11,7 +11,7 @@ differs by estimator class are the hooks `strategy_statement`, `steps_per_execut
 
 from __future__ import annotations
 
-import libcst as cst
+from .cst_on_demand import cst
 
 from . import ctl_codegen
 from .estimator_scan import Site, call_arguments

@@ -8,13 +8,13 @@ the statements that replace what they found.
 from __future__ import annotations
 
 import ast
+import functools
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-import libcst as cst
-from libcst._nodes.internal import CodegenState
+from .cst_on_demand import Transformer, Visitor, cst
 
 from .names import ReferenceVisitor
 from .cst_walk import walk
@@ -127,7 +127,7 @@ def call_arguments(call: cst.Call, method: str) -> dict[str, cst.BaseExpression]
     return bound
 
 
-class DocstringIndent(cst.CSTTransformer):
+class DocstringIndent(Transformer):
     """Indents the continuation lines of docstrings by one more unit."""
 
     def __init__(self, unit: str) -> None:
@@ -156,11 +156,17 @@ def returned_closure(fn: cst.FunctionDef) -> cst.FunctionDef | None:
     return next((s for s in body if isinstance(s, cst.FunctionDef) and s.name.value == name), None)
 
 
-# The parts of a compound statement that hold further blocks: `else:`, `elif` (an If), `except`,
-# `finally:`, `case`.
-_CLAUSES = (cst.Else, cst.If, cst.ExceptHandler, cst.ExceptStarHandler, cst.Finally, cst.MatchCase)
-# Compound statements whose blocks exclude each other: one run takes one branch.
-BRANCHING = (cst.If, cst.Match)
+@functools.cache
+def _clauses() -> tuple[type, ...]:
+    """The parts of a compound statement that hold further blocks: `else:`, `elif` (an If),
+    `except`, `finally:`, `case`."""
+    return (cst.Else, cst.If, cst.ExceptHandler, cst.ExceptStarHandler, cst.Finally, cst.MatchCase)
+
+
+@functools.cache
+def branching() -> tuple[type, ...]:
+    """Compound statements whose blocks exclude each other: one run takes one branch."""
+    return (cst.If, cst.Match)
 
 
 def blocks_of(stmt: cst.CSTNode) -> list[cst.IndentedBlock]:
@@ -170,7 +176,7 @@ def blocks_of(stmt: cst.CSTNode) -> list[cst.IndentedBlock]:
     for child in stmt.children:
         if isinstance(child, cst.IndentedBlock):
             out.append(child)
-        elif isinstance(child, _CLAUSES):
+        elif isinstance(child, _clauses()):
             out += blocks_of(child)
     return out
 
@@ -179,7 +185,7 @@ def nodes_within(blocks: tuple[cst.CSTNode, ...]) -> set[int]:
     """The ids of every node in `blocks` (walked once, however many nodes are then looked up)."""
     within: set[int] = set()
 
-    class Collect(cst.CSTVisitor):
+    class Collect(Visitor):
         def on_visit(self, node: cst.CSTNode) -> bool:
             within.add(id(node))
             return True
@@ -189,7 +195,9 @@ def nodes_within(blocks: tuple[cst.CSTNode, ...]) -> set[int]:
     return within
 
 
-STATEMENTS = (cst.SimpleStatementLine, cst.BaseCompoundStatement)
+@functools.cache
+def statements() -> tuple[type, ...]:
+    return (cst.SimpleStatementLine, cst.BaseCompoundStatement)
 
 
 def once_per_node(memo: dict[int, tuple[Any, Any]], node: Any, make: Callable[[], Any]) -> Any:
@@ -220,7 +228,7 @@ class StatementIndex:
                 self.ids: list[int] = []
 
             def on_visit(self, node: cst.CSTNode) -> bool:
-                if isinstance(node, STATEMENTS):
+                if isinstance(node, statements()):
                     self.open.append(index.names.setdefault(id(node), set()))
                     self.ids.append(id(node))
                     index.order[id(node)] = len(index.order)
@@ -229,7 +237,7 @@ class StatementIndex:
                 return super().on_visit(node)
 
             def on_leave(self, node: cst.CSTNode) -> None:
-                if isinstance(node, STATEMENTS):
+                if isinstance(node, statements()):
                     names = self.open.pop()
                     self.ids.pop()
                     if self.open:
@@ -262,7 +270,7 @@ def mentions(node: cst.CSTNode, name: str, skip: set[int], index: StatementIndex
         found = False
 
         def on_visit(self, node: cst.CSTNode) -> bool:
-            if index is not None and isinstance(node, STATEMENTS) and index.lacks(node, name):
+            if index is not None and isinstance(node, statements()) and index.lacks(node, name):
                 return False
             return id(node) not in skip and not self.found and super().on_visit(node)
 
@@ -297,7 +305,7 @@ def assigned_call(scope: cst.CSTNode, name: str) -> str | None:
 def name_counts(module: cst.CSTNode) -> dict[str, int]:
     counts: dict[str, int] = {}
 
-    class Count(cst.CSTVisitor):
+    class Count(Visitor):
         def visit_Name(self, node: cst.Name) -> None:
             counts[node.value] = counts.get(node.value, 0) + 1
 
@@ -343,7 +351,7 @@ def _line_within(module: cst.Module, top: cst.CSTNode, node: cst.CSTNode) -> int
     every node in it."""
     if node is top:
         return 0
-    state = _LineCounting(default_indent=module.default_indent, default_newline=module.default_newline)
+    state = _line_counting()(default_indent=module.default_indent, default_newline=module.default_newline)
     state.wanted, state.found, state.hoisted = {id(top): top, id(node): node}, {}, {}
     try:
         top._codegen(state)
@@ -356,34 +364,41 @@ class _Found(Exception):
     pass
 
 
-class _LineCounting(CodegenState):
-    """Codegen that only counts line breaks and notes the line each wanted node starts on (where
-    PositionProvider puts its start: where its syntax begins, or where the child it takes its
-    start from begins); it stops once it has them all."""
+@functools.cache
+def _line_counting() -> type:
+    """The codegen state `_line_within` counts with, made on first use (it derives from LibCST's `CodegenState`)."""
+    from libcst._nodes.internal import CodegenState
 
-    line = 1
-    wanted: dict[int, cst.CSTNode]  # id of the node whose start is wanted -> the node
-    found: dict[int, int]
-    hoisted: dict[int, int]  # id of a child -> id of the wanted node whose start is the child's
+    class LineCounting(CodegenState):
+        """Codegen that only counts line breaks and notes the line each wanted node starts on (where
+        PositionProvider puts its start: where its syntax begins, or where the child it takes its
+        start from begins); it stops once it has them all."""
 
-    def add_token(self, value: str) -> None:
-        if "\n" in value or "\r" in value:
-            self.line += value.count("\n") + value.count("\r") - value.count("\r\n")
+        line = 1
+        wanted: dict[int, cst.CSTNode]  # id of the node whose start is wanted -> the node
+        found: dict[int, int]
+        hoisted: dict[int, int]  # id of a child -> id of the wanted node whose start is the child's
 
-    def add_indent_tokens(self) -> None:
-        pass  # indentation holds no line break
+        def add_token(self, value: str) -> None:
+            if "\n" in value or "\r" in value:
+                self.line += value.count("\n") + value.count("\r") - value.count("\r\n")
 
-    @contextmanager
-    def record_syntactic_position(self, node, *, start_node=None, end_node=None):
-        key = self.hoisted.get(id(node), id(node))
-        if key in self.wanted and key not in self.found:
-            if start_node is not None:
-                self.hoisted[id(start_node)] = key
-            else:
-                self.found[key] = self.line
-                if len(self.found) == len(self.wanted):
-                    raise _Found
-        yield
+        def add_indent_tokens(self) -> None:
+            pass  # indentation holds no line break
+
+        @contextmanager
+        def record_syntactic_position(self, node, *, start_node=None, end_node=None):
+            key = self.hoisted.get(id(node), id(node))
+            if key in self.wanted and key not in self.found:
+                if start_node is not None:
+                    self.hoisted[id(start_node)] = key
+                else:
+                    self.found[key] = self.line
+                    if len(self.found) == len(self.wanted):
+                        raise _Found
+            yield
+
+    return LineCounting
 
 
 def _holds(tree: cst.CSTNode, node: cst.CSTNode) -> bool:
@@ -402,16 +417,17 @@ def _holds(tree: cst.CSTNode, node: cst.CSTNode) -> bool:
             if any(small is node for small in current.body):
                 return True
             continue
-        stack.extend(child for child in current.children if isinstance(child, _BLOCK_PARTS))
+        stack.extend(child for child in current.children if isinstance(child, _block_parts()))
     return False
 
 
-# What a statement's blocks are made of (LibCST): suites, statements, and the clauses that hold them.
-_BLOCK_PARTS = (cst.BaseSuite, cst.BaseStatement, cst.Else, cst.ExceptHandler, cst.ExceptStarHandler, cst.Finally,
-                cst.MatchCase)
+@functools.cache
+def _block_parts() -> tuple[type, ...]:
+    """What a statement's blocks are made of (LibCST): suites, statements, and the clauses that hold them."""
+    return (cst.BaseSuite, cst.BaseStatement, cst.Else, cst.ExceptHandler, cst.ExceptStarHandler, cst.Finally, cst.MatchCase)
 
 
-class _Finder(cst.CSTVisitor):
+class _Finder(Visitor):
     def __init__(self, node: cst.CSTNode) -> None:
         super().__init__()
         self.node, self.found = node, False

@@ -18,14 +18,14 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING
 
-import libcst as cst
+from .cst_on_demand import Visitor, cst
 
 from . import ctl_codegen
 from .estimator_codegen import SiteCodegen
 from .estimator_scan import (
     line_in_text,
     once_per_node,
-    BRANCHING,
+    branching,
     ESTIMATOR_METHODS,
     MODEL_FN_DECLINES,
     SPEC_KEYS,
@@ -163,7 +163,7 @@ class EstimatorSiteRule(KeptModelCodegen, SiteCodegen, Rule):
         tops = {id(stmt) for stmt in node.body}
         top: list[int] = [0]  # the module-level def the walk is in (0: none)
 
-        class Calls(cst.CSTVisitor):
+        class Calls(Visitor):
             def visit_ClassDef(self, node: cst.ClassDef) -> bool:
                 if id(node) in tops:
                     top[0] = id(node)
@@ -331,7 +331,7 @@ class EstimatorSiteRule(KeptModelCodegen, SiteCodegen, Rule):
             elif isinstance(stmt, cst.BaseCompoundStatement) and not isinstance(stmt, cst.ClassDef):
                 blocks = blocks_of(stmt)
                 for block in blocks:
-                    inner = (block, tuple(b for b in blocks if b is not block)) if isinstance(stmt, BRANCHING) else branch
+                    inner = (block, tuple(b for b in blocks if b is not block)) if isinstance(stmt, branching()) else branch
                     self._find_sites(scope, block.body, inner)
 
     def bind_constructor(self, call: cst.Call) -> dict[str, cst.BaseExpression] | None:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Callable
 
-import libcst as cst
+from .cst_on_demand import Transformer, Visitor, cst
 
 from .estimator.plan import StmtKind
 from .cst_walk import walk
@@ -75,7 +75,7 @@ def _parse(text: str) -> cst.BaseExpression:
     return cst.parse_expression(text)
 
 
-class SurfaceRewriter(cst.CSTTransformer):
+class SurfaceRewriter(Transformer):
     """Rewrites hook, exporter, receiver and spec symbols (and their arguments) to the runtime's.
 
     Args:
@@ -193,7 +193,7 @@ def session_only_uses(cls: cst.ClassDef) -> list[str]:
     """What a TF1 hook class does with the graph or session that a TF2 run cannot (`graph`, feeds, ...)."""
     found: list[str] = []
 
-    class Find(cst.CSTVisitor):
+    class Find(Visitor):
         def visit_Attribute(self, node: cst.Attribute) -> None:
             if node.attr.value in _SESSION_ONLY and node.attr.value not in found:
                 found.append(node.attr.value)
@@ -220,7 +220,7 @@ HOOK_SPEC_KEYS = {
 def _names(node: cst.CSTNode) -> set[str]:
     found: set[str] = set()
 
-    class Names(cst.CSTVisitor):
+    class Names(Visitor):
         def visit_Name(self, n: cst.Name) -> None:
             found.add(n.value)
 
@@ -278,7 +278,7 @@ def spec_hooks(analyzer, plan, stmts, hook_exprs: dict[str, list[cst.BaseExpress
     unknown = sorted((needed & local) - chosen_defs - set(tensors))
     summaries = False
 
-    class Summaries(cst.CSTVisitor):
+    class Summaries(Visitor):
         def visit_Call(self, node: cst.Call) -> None:
             nonlocal summaries
             key = canonical(node.func) if isinstance(node.func, (cst.Attribute, cst.Name)) else None
@@ -373,7 +373,7 @@ def tensor_arg_problem(canonical: Callable[[cst.BaseExpression], str | None], ca
     strings: list[str] = []
     ops: list[str] = []
 
-    class Find(cst.CSTVisitor):
+    class Find(Visitor):
         def visit_SimpleString(self, node: cst.SimpleString) -> None:
             if isinstance(getattr(self, "_parent_key", None), bool):
                 return

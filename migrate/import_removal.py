@@ -12,7 +12,7 @@ import difflib
 import re
 from dataclasses import dataclass
 
-import libcst as cst
+from .cst_on_demand import cst
 
 from .rule import REMOVE_IMPORTS
 from .textpass import COMPOUND_STATEMENTS, SourceView

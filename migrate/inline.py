@@ -19,7 +19,7 @@ anything else raises `Unsupported` with the reason.
 
 from __future__ import annotations
 
-import libcst as cst
+from .cst_on_demand import Transformer, Visitor, cst
 
 from .names import names_in
 from .cst_walk import walk
@@ -29,7 +29,7 @@ class InlineError(Exception):
     """The helper has a shape that cannot be inlined; the message says which."""
 
 
-class _Locals(cst.CSTVisitor):
+class _Locals(Visitor):
     """Names a function body binds: assignment, augmented-assignment, `for` and `with ... as` targets."""
 
     def __init__(self) -> None:
@@ -69,7 +69,7 @@ class _Locals(cst.CSTVisitor):
         return False
 
 
-class RenameNames(cst.CSTTransformer):
+class RenameNames(Transformer):
     """Renames variables (not attribute names or keyword-argument names)."""
 
     def __init__(self, mapping: dict[str, str], constants: dict[str, cst.BaseExpression] | None = None) -> None:
@@ -89,7 +89,7 @@ class RenameNames(cst.CSTTransformer):
         return updated.with_changes(keyword=original.keyword)
 
 
-class _ReturnToAssign(cst.CSTTransformer):
+class _ReturnToAssign(Transformer):
     """The helper's tail `return X` -> `<targets> = X` (or nothing, when the result is unused)."""
 
     def __init__(self, targets: list[cst.AssignTarget] | None) -> None:
@@ -252,7 +252,7 @@ def inline(
 
 
 def _replace_return(stmt: cst.BaseStatement, targets: list[cst.AssignTarget], value: cst.BaseExpression) -> cst.BaseStatement:
-    class Replace(cst.CSTTransformer):
+    class Replace(Transformer):
         def leave_Return(self, original: cst.Return, updated: cst.Return):
             return cst.Assign(targets=targets, value=value)
 

@@ -24,7 +24,7 @@ write this form: the strategy tier's loop is the custom loop.
 
 from __future__ import annotations
 
-import libcst as cst
+from .cst_on_demand import cst
 
 from .estimator_scan import Site, call_arguments, fresh_name
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import textwrap
 from typing import Callable
 
-import libcst as cst
+from .cst_on_demand import Transformer, cst
 
 from .estimator.plan import MODEL_PLACEHOLDER, Plan
 
@@ -48,7 +48,7 @@ class Slots:
     def fill(self, module: cst.Module) -> cst.Module:
         nodes = self.nodes
 
-        class Fill(cst.CSTTransformer):
+        class Fill(Transformer):
             def leave_SimpleStatementLine(self, original, updated):
                 small = updated.body[0] if len(updated.body) == 1 else None
                 if isinstance(small, cst.Expr) and isinstance(small.value, cst.Name):

@@ -13,7 +13,7 @@ import ast
 import re
 from dataclasses import dataclass, field
 
-import libcst as cst
+from .cst_on_demand import Visitor, cst
 
 from .cst_walk import walk
 
@@ -398,7 +398,7 @@ def _iter_ast_imports(tree: ast.Module, lines: SourceLines):
                 stack.extend(_ast_lines(node.finalbody, lines))
 
 
-class ReferenceVisitor(cst.CSTVisitor):
+class ReferenceVisitor(Visitor):
     """A walk that reaches the names code refers to: not an attribute's name (`x.name`) or a
     keyword argument's (`f(name=...)`)."""
 

@@ -8,7 +8,7 @@ import difflib
 import re
 from dataclasses import dataclass, field
 
-import libcst as cst
+from .cst_on_demand import cst
 
 from . import tiers
 from .registry import all_rules

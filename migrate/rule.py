@@ -1,6 +1,6 @@
 """The rule base class and the per-file context rules share.
 
-A rule is one `libcst.CSTTransformer` subclass in one module of `tfmigrate.rules`. It declares its
+A rule is one `Rule` subclass (a LibCST transformer) in one module of `tfmigrate.rules`. It declares its
 metadata on the class (django-upgrade/Fixit style) and the registry finds it; nothing else lists it.
 
     class TPUEstimatorToKeras(Rule):
@@ -20,7 +20,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, TYPE_CHECKING, ClassVar
 
-import libcst as cst
+from .cst_on_demand import Transformer, cst, hooks
 
 from .names import AliasTable
 from .todos import superseded, todo_comment
@@ -32,24 +32,20 @@ if TYPE_CHECKING:
 RUNTIME_MODULE = "tfmigrate.runtime"
 RUNTIME_ALIAS = "tfm"
 
-_STATEMENTS = (cst.SimpleStatementLine, cst.BaseCompoundStatement)
-
-# (rule class, node type) -> the rule's visit_<Node> and leave_<Node> (None where they are
-# CSTTransformer's, which do nothing), and whether the node is a statement (`Rule.on_visit`: a
-# rule's walk looks these up for every node, as LibCST's `on_visit` would by name each time).
+# (rule class, node type) -> the rule's visit_<Node> and leave_<Node> (None where it has none), and
+# whether the node is a statement (`Rule.on_visit`: a rule's walk looks these up for every node).
 _DISPATCH: dict[tuple[type, type], tuple[Any, Any, bool]] = {}
 
 
 def _methods(rule: type, node: type) -> tuple[Any, Any, bool]:
     hit = _DISPATCH.get((rule, node))
     if hit is None:
-        visit, leave = getattr(rule, f"visit_{node.__name__}", None), getattr(rule, f"leave_{node.__name__}", None)
-        hit = _DISPATCH[(rule, node)] = (
-            None if visit is getattr(cst.CSTTransformer, f"visit_{node.__name__}", None) else visit,
-            None if leave is getattr(cst.CSTTransformer, f"leave_{node.__name__}", None) else leave,
-            issubclass(node, _STATEMENTS),
-        )
+        hit = _DISPATCH[(rule, node)] = (*hooks(rule, node), issubclass(node, _statements()))
     return hit
+
+
+def _statements() -> tuple[type, ...]:
+    return (cst.SimpleStatementLine, cst.BaseCompoundStatement)
 
 # Where libcst's AddImportsVisitor / RemoveImportsVisitor read their requests in a codemod
 # context's scratch (their CONTEXT_KEYs). The rules keep requests in an `ImportContext` of the
@@ -178,7 +174,7 @@ class _Note(str):
     """A pending comment that is not a TODO (`Rule.note`)."""
 
 
-class Rule(cst.CSTTransformer):
+class Rule(Transformer):
     CODE: ClassVar[str] = ""
     SUMMARY: ClassVar[str] = ""
     RUNS_AFTER: ClassVar[tuple[str, ...]] = ()
@@ -297,7 +293,7 @@ class Rule(cst.CSTTransformer):
             if nodes:
                 nodes[0] = self.attach_messages(nodes[0], messages)
             return cst.FlattenSentinel(nodes)
-        if not isinstance(result, _STATEMENTS):
+        if not isinstance(result, _statements()):
             return result
         # (with the module header's last comments: above a module's first statement they are the
         # ones LibCST keeps there; a TODO there says the same of no other statement)

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Callable
 
-import libcst as cst
+from .cst_on_demand import cst
 
 ADAM_WEIGHT_DECAY = "user:AdamWeightDecayOptimizer"
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import ast
 
-import libcst as cst
+from tfmigrate.cst_on_demand import Transformer, Visitor, cst
 
 from tfmigrate import ctl_codegen
 from tfmigrate.hosted import HOSTED_CANNED, canned_note
@@ -350,7 +350,7 @@ def _calls_runtime_column_layer(module: cst.Module, names) -> bool:
     """Whether `module` calls `tfmigrate.runtime.feature_columns.InputLayer` or `LinearModel`."""
     found = False
 
-    class _Finder(cst.CSTVisitor):
+    class _Finder(Visitor):
         def visit_Call(self, call: cst.Call) -> None:
             nonlocal found
             name = dotted(call.func)
@@ -365,7 +365,7 @@ def _column_func(tfm: str, column: str) -> cst.BaseExpression:
     return cst.parse_expression(f"{tfm}.feature_columns.{column}")
 
 
-class _ArgRewriter(cst.CSTTransformer):
+class _ArgRewriter(Transformer):
     """Translates one canned-estimator argument: feature columns, TF1 optimizers, loss reductions."""
 
     def __init__(self, rule: CannedEstimatorsToKeras) -> None:

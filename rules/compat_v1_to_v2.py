@@ -17,7 +17,7 @@ import ast
 import functools
 import re
 
-import libcst as cst
+from tfmigrate.cst_on_demand import Transformer, Visitor, cst
 
 from tfmigrate.hosted import hosted_import_home, hosted_symbol
 from tfmigrate.names import (ast_dotted, canonical_name, chain_node, dotted_text, in_its_parens, is_chain, is_tf_module, iter_imports,
@@ -1241,7 +1241,7 @@ def _has_removed_imports(module: cst.Module) -> bool:
     ) or any(_kept_removed_import(stmt) for stmt in module.body)
 
 
-class _ContribImportTodos(cst.CSTTransformer):
+class _ContribImportTodos(Transformer):
     """Puts the rule's TODO above each kept contrib/estimator import line (any depth) binding a used name."""
 
     def __init__(self, rule: "CompatV1ToV2", used: set[str], exported: frozenset[str]) -> None:
@@ -1367,7 +1367,7 @@ def _removed_module_alias(target: str | None, full: str | None) -> bool:
     )
 
 
-class _NameUses(cst.CSTVisitor):
+class _NameUses(Visitor):
     """How many times each name is mentioned once TFM101 has run: attribute names aside, and the
     roots of the chains it respells (`layers.xavier_initializer` -> `tfm.initializers...`) too."""
 
@@ -1532,7 +1532,7 @@ def _store_functions(module: cst.Module) -> set[str]:
     found: set[str] = set()
     defs: dict[str, list[cst.FunctionDef]] = {}
 
-    class Collect(cst.CSTVisitor):
+    class Collect(Visitor):
         def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
             defs.setdefault(node.name.value, []).append(node)
 
@@ -1552,7 +1552,7 @@ def _store_functions(module: cst.Module) -> set[str]:
         for fn in defs.get(name, []):
             called: set[str] = set()
 
-            class Calls(cst.CSTVisitor):
+            class Calls(Visitor):
                 def visit_Call(self, node: cst.Call) -> None:
                     if isinstance(node.func, cst.Name) and node.func.value in module_fns:
                         called.add(node.func.value)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 import re
 
-import libcst as cst
+from tfmigrate.cst_on_demand import cst
 
 from tfmigrate.rule import Rule
 from tfmigrate.textpass import SourceView, TextPlan

@@ -6,7 +6,7 @@ import ast
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-import libcst as cst
+from tfmigrate.cst_on_demand import cst
 
 from tfmigrate.names import bindings, canonical_name, dotted_text, in_its_parens
 from tfmigrate.parsing import nodes_of_types

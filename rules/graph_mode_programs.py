@@ -6,7 +6,7 @@ import ast
 import functools
 from collections.abc import Callable, Iterator
 
-import libcst as cst
+from tfmigrate.cst_on_demand import cst
 
 from tfmigrate.names import AliasTable, SourceLines, ast_dotted, canonical_name
 from tfmigrate.parsing import indexed, parse

@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 import functools
 
-import libcst as cst
+from tfmigrate.cst_on_demand import cst
 
 from tfmigrate.names import AliasTable, canonical_name, dotted_text, is_chain
 from tfmigrate.rule import RUNTIME_ALIAS, RUNTIME_MODULE, Rule

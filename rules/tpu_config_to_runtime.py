@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import libcst as cst
+from tfmigrate.cst_on_demand import cst
 
 from tfmigrate.names import canonical_name, in_its_parens
 from tfmigrate.rule import RUNTIME_ALIAS, Rule

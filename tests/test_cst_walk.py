@@ -224,3 +224,66 @@ def test_transform_refuses_what_libcst_refuses():
         transform(cst.parse_module("x = 1\n"), RemovesNames())
     with pytest.raises(TypeError, match="not a CSTTransformer"):
         transform(cst.parse_module("x = 1\n"), Events())  # type: ignore[arg-type]
+
+
+def _recorders(base: type) -> type:
+    """A visitor of `base` that records its `visit_<Node>`/`leave_<Node>` calls and skips the
+    insides of calls to `skip`."""
+
+    class Recorder(base):  # type: ignore[valid-type, misc]
+        def __init__(self) -> None:
+            self.seen: list[tuple[str, int]] = []
+
+        def visit_Call(self, node: cst.Call) -> bool:
+            self.seen.append(("visit_Call", id(node)))
+            return not (isinstance(node.func, cst.Name) and node.func.value.startswith("s"))
+
+        def leave_Call(self, original_node: cst.Call) -> None:
+            self.seen.append(("leave_Call", id(original_node)))
+
+        def visit_Name(self, node: cst.Name) -> None:
+            self.seen.append(("visit_Name", id(node)))
+
+        def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
+            self.seen.append(("leave_FunctionDef", id(original_node)))
+
+    return Recorder
+
+
+def _renamers(base: type) -> type:
+    """A transformer of `base` that renames `x` to `renamed` and drops every `pass` statement."""
+
+    class Renamer(base):  # type: ignore[valid-type, misc]
+        def leave_Name(self, original_node: cst.Name, updated_node: cst.Name) -> cst.Name:
+            return updated_node.with_changes(value="renamed") if updated_node.value == "x" else updated_node
+
+        def leave_Pass(self, original_node: cst.Pass, updated_node: cst.Pass):
+            return cst.RemoveFromParent()
+
+    return Renamer
+
+
+def test_the_codemods_own_bases_walk_as_libcsts_do():
+    """`cst_on_demand.Visitor`/`Transformer` (what the codemod's module-level visitors derive from,
+    so that importing them imports no LibCST) call the same methods in the same order and give the
+    same trees as LibCST's `CSTVisitor`/`CSTTransformer`, through `node.visit` and through `walk`."""
+    from tfmigrate.cst_on_demand import Transformer, Visitor
+
+    ours, theirs = _recorders(Visitor), _recorders(cst.CSTVisitor)
+    assert isinstance(ours(), cst.CSTVisitor) and cst_walk._nodes_only(ours())
+    renamer_ours, renamer_theirs = _renamers(Transformer), _renamers(cst.CSTTransformer)
+    assert isinstance(renamer_ours(), cst.CSTTransformer) and not isinstance(renamer_ours(), cst.CSTVisitor)
+    compared = 0
+    for module in _modules()[::3]:
+        expected = theirs()
+        module.visit(expected)
+        by_visit = ours()
+        module.visit(by_visit)
+        by_walk = ours()
+        walk(module, by_walk)
+        assert by_visit.seen == expected.seen and by_walk.seen == expected.seen
+        renamed = module.visit(renamer_theirs()).code
+        assert module.visit(renamer_ours()).code == renamed
+        assert transform(module, renamer_ours()).code == renamed
+        compared += len(expected.seen)
+    assert compared > 5_000

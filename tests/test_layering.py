@@ -42,6 +42,46 @@ def test_unused_import_removal_runs_without_libcst_codemod() -> None:
     assert proc.returncode == 0, proc.stderr
 
 
+def test_cli_starts_and_checks_a_text_path_file_without_importing_libcst(tmp_path) -> None:
+    """Importing LibCST is a third of the CLI's start-up: `--version`, and `--check` on a file the
+    text passes finish, never import it (`cst_on_demand`). A file that needs the CST path then
+    imports it and migrates as before, in the same process."""
+    session = tmp_path / "session.py"
+    session.write_text("import tensorflow as tf\nsess = tf.Session()\n")
+    probe = (
+        "import sys\n"
+        "from click.testing import CliRunner\n"
+        "from tfmigrate.cli import main\n"
+        "assert CliRunner().invoke(main, ['--version']).exit_code == 0\n"
+        "result = CliRunner().invoke(main, ['--check', sys.argv[1]])\n"
+        "assert result.exit_code == 1 and 'TFM104' in result.output, result.output\n"
+        "assert 'libcst' not in sys.modules, 'the text path imported LibCST'\n"
+        "from tfmigrate.engine import transform_source\n"
+        "result = transform_source(open(sys.argv[2]).read())\n"
+        "assert result.changed and result.error is None and 'libcst' in sys.modules, result.error\n"
+    )
+    program = ROOT / "fixtures" / "TFM301_tpu_estimator_to_keras" / "guide_adagrad.in.py"
+    proc = subprocess.run([sys.executable, "-c", probe, str(session), str(program)], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+
+
+def test_codemod_modules_read_no_libcst_name_when_imported() -> None:
+    """What reads `cst.<Name>` while a module is imported (a base class, a tuple of node types)
+    imports LibCST for every run: no codemod module does (`cst_on_demand`)."""
+    probe = (
+        "import importlib, pkgutil, sys\n"
+        "import tfmigrate, tfmigrate.rules, tfmigrate.estimator\n"
+        "for package in (tfmigrate, tfmigrate.rules, tfmigrate.estimator):\n"
+        "    for info in pkgutil.iter_modules(package.__path__):\n"
+        "        if package is tfmigrate and info.name in ('runtime', 'fixtures'):\n"
+        "            continue\n"
+        "        importlib.import_module(f'{package.__name__}.{info.name}')\n"
+        "assert 'libcst' not in sys.modules, 'a module imported LibCST'\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+
+
 def test_runtime_never_imports_the_codemod() -> None:
     for path in sorted((ROOT / "runtime").rglob("*.py")):
         tree = ast.parse(path.read_text(encoding="utf-8"))

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Protocol
 
-import libcst as cst
+from ..cst_on_demand import cst
 
 
 class Analysis(Protocol):

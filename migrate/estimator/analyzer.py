@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-import libcst as cst
+from ..cst_on_demand import cst
 
 from ..names import AliasTable
 from ..user_optimizers import recognise

@@ -4,7 +4,7 @@
 
 from __future__ import annotations
 
-import libcst as cst
+from ..cst_on_demand import cst
 
 from ..names import names_in
 from .plan import Plan, Unsupported

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-import libcst as cst
+from ..cst_on_demand import cst
 
 from ..inline import RenameNames
 from ..names import names_in

@@ -6,9 +6,10 @@ arguments -> Keras's (`InitializerRewriter`).
 
 from __future__ import annotations
 
+import functools
 import re
 
-import libcst as cst
+from ..cst_on_demand import Transformer, Visitor, cst
 
 from ..names import names_in
 from .analysis import Analysis
@@ -33,7 +34,7 @@ def _static_shape_reads(node: cst.BaseExpression) -> set[str]:
     shaped: set[str] = set()
     plain: set[str] = set()
 
-    class Visit(cst.CSTVisitor):
+    class Visit(Visitor):
         def visit_Attribute(self, attr: cst.Attribute) -> bool:
             if attr.attr.value in ("shape", "get_shape") and isinstance(attr.value, cst.Name):
                 shaped.add(attr.value.value)
@@ -52,7 +53,7 @@ def _static_shape_reads(node: cst.BaseExpression) -> set[str]:
     return shaped - plain
 
 
-class _ShapeValue(cst.CSTTransformer):
+class _ShapeValue(Transformer):
     """`x.shape[-1].value` (TF1's Dimension) -> `x.shape[-1]` (an int in TF2)."""
 
     def leave_Attribute(self, original: cst.Attribute, updated: cst.Attribute) -> cst.BaseExpression:
@@ -65,7 +66,7 @@ class _ShapeValue(cst.CSTTransformer):
         return updated
 
 
-class ForwardRewriter(cst.CSTTransformer):
+class ForwardRewriter(Transformer):
     """Hoists TF1 layer calls into Keras layers built once; `mode == TRAIN` -> `training`."""
 
     def __init__(self, analyzer: Analysis) -> None:
@@ -155,12 +156,12 @@ class ForwardRewriter(cst.CSTTransformer):
         inputs = bound.pop("inputs")
         call_args = [cst.Arg(inputs)]
         if "training" in bound:
-            call_args.append(cst.Arg(bound.pop("training"), keyword=cst.Name("training"), equal=_EQ))
+            call_args.append(cst.Arg(bound.pop("training"), keyword=cst.Name("training"), equal=_eq()))
         elif cls in ("Dropout", "runtime:layers.BatchNormalization"):
             # TF1 `dropout` defaults to training=False: it is a no-op unless told otherwise.
-            call_args.append(cst.Arg(cst.Name("False"), keyword=cst.Name("training"), equal=_EQ))
+            call_args.append(cst.Arg(cst.Name("False"), keyword=cst.Name("training"), equal=_eq()))
         ctor_args = [
-            cst.Arg(value, keyword=cst.Name(name), equal=_EQ)
+            cst.Arg(value, keyword=cst.Name(name), equal=_eq())
             for name, value in bound.items()
             if name not in LAYER_DROP
         ]
@@ -199,7 +200,7 @@ class ForwardRewriter(cst.CSTTransformer):
         if training is not None:
             param, default = training
             value = bound.pop(param, None)
-            call_args.append(cst.Arg(value if value is not None else cst.Name(default), keyword=cst.Name("training"), equal=_EQ))
+            call_args.append(cst.Arg(value if value is not None else cst.Name(default), keyword=cst.Name("training"), equal=_eq()))
         scope_arg = bound.pop("scope", None)
         if scope_arg is not None and not (isinstance(scope_arg, cst.Name) and scope_arg.value == "None"):
             if not isinstance(scope_arg, cst.SimpleString):
@@ -218,21 +219,21 @@ class ForwardRewriter(cst.CSTTransformer):
             if name in CONTRIB_DROP:
                 continue
             if name == "keep_prob":
-                ctor.append(cst.Arg(cst.parse_expression(_one_minus(self.a.code(value))), keyword=cst.Name("rate"), equal=_EQ))
+                ctor.append(cst.Arg(cst.parse_expression(_one_minus(self.a.code(value))), keyword=cst.Name("rate"), equal=_eq()))
                 continue
             if name == "biases_initializer" and isinstance(value, cst.Name) and value.value == "None":
-                ctor.append(cst.Arg(cst.Name("False"), keyword=cst.Name("use_bias"), equal=_EQ))
+                ctor.append(cst.Arg(cst.Name("False"), keyword=cst.Name("use_bias"), equal=_eq()))
                 continue
             if name == "activation_fn" and isinstance(value, cst.Name) and value.value == "None":
                 continue
-            ctor.append(cst.Arg(value, keyword=cst.Name(renames.get(name, name)), equal=_EQ))
+            ctor.append(cst.Arg(value, keyword=cst.Name(renames.get(name, name)), equal=_eq()))
         for name, text in defaults.items():
             if name in bound:
                 continue
             if name == "keep_prob":
-                ctor.append(cst.Arg(cst.parse_expression(_one_minus(text)), keyword=cst.Name("rate"), equal=_EQ))
+                ctor.append(cst.Arg(cst.parse_expression(_one_minus(text)), keyword=cst.Name("rate"), equal=_eq()))
             elif text != "None":
-                ctor.append(cst.Arg(cst.parse_expression(text.format(tf=self.a.tf)), keyword=cst.Name(renames.get(name, name)), equal=_EQ))
+                ctor.append(cst.Arg(cst.parse_expression(text.format(tf=self.a.tf)), keyword=cst.Name(renames.get(name, name)), equal=_eq()))
         self._add_layer(attr, cls, ctor)
         return cst.Call(func=cst.parse_expression(f"self.{attr}"), args=call_args)
 
@@ -294,7 +295,7 @@ class ForwardRewriter(cst.CSTTransformer):
         under `control_dependencies(UPDATE_OPS)`, and TF 2.15's moving statistics never moved)."""
         if inner != "keras.layers.BatchNormalization":
             return cls, args
-        frozen = cst.Arg(cst.Name("False"), keyword=cst.Name("update_moving_statistics"), equal=_EQ)
+        frozen = cst.Arg(cst.Name("False"), keyword=cst.Name("update_moving_statistics"), equal=_eq())
         return "runtime:layers.BatchNormalization", [*args, frozen]
 
     def _add_layer(self, attr: str, cls: str, args: list[cst.Arg], keras: bool = False) -> None:
@@ -320,7 +321,7 @@ class ForwardRewriter(cst.CSTTransformer):
         self.layers.append((attr, used, (func, rendered)))
 
 
-class _Effects(cst.CSTVisitor):
+class _Effects(Visitor):
     """Whether an expression may do more than compute a value (a call, an await, a walrus, a yield)."""
 
     def __init__(self) -> None:
@@ -364,7 +365,10 @@ def drop_folded_locals(lines: list, keep: set[str]) -> list:
             return lines
 
 
-_EQ = cst.AssignEqual(whitespace_before=cst.SimpleWhitespace(""), whitespace_after=cst.SimpleWhitespace(""))
+@functools.cache
+def _eq() -> cst.AssignEqual:
+    """`=` with no space around it (a keyword argument's)."""
+    return cst.AssignEqual(whitespace_before=cst.SimpleWhitespace(""), whitespace_after=cst.SimpleWhitespace(""))
 
 
 def _dropout_rate(call: cst.Call) -> cst.Call:
@@ -391,7 +395,7 @@ def _maybe_reshaped(call: cst.Call) -> bool:
     return isinstance(value, (cst.List, cst.Tuple, cst.Call))
 
 
-class InitializerRewriter(cst.CSTTransformer):
+class InitializerRewriter(Transformer):
     """`tf.constant_initializer(v)` -> `tf.keras.initializers.Constant(v)` inside layer arguments."""
 
     def __init__(self, analyzer: Analysis) -> None:

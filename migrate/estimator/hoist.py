@@ -15,14 +15,18 @@ unconditionally (not inside `a if c else b`, `a and b`, a lambda or a comprehens
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 
-import libcst as cst
+from ..cst_on_demand import Transformer, Visitor, cst
 
 from ..cst_walk import walk
 
-# Expressions whose parts run conditionally, later, or repeatedly: a call inside is not hoisted.
-_NOT_STRAIGHT = (cst.IfExp, cst.BooleanOperation, cst.Lambda, cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)
+
+@functools.cache
+def _not_straight() -> tuple[type, ...]:
+    """Expressions whose parts run conditionally, later, or repeatedly: a call inside is not hoisted."""
+    return (cst.IfExp, cst.BooleanOperation, cst.Lambda, cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)
 
 
 def _value(stmt: cst.SimpleStatementLine) -> cst.BaseExpression | None:
@@ -40,7 +44,7 @@ def nested_helper_call(stmt: cst.SimpleStatementLine, is_helper: Callable[[cst.C
     value = _value(stmt)
     found: list[cst.Call] = []
 
-    class Find(cst.CSTVisitor):
+    class Find(Visitor):
         def visit_Call(self, node: cst.Call) -> bool:
             if node is not value and is_helper(node) and not found:
                 found.append(node)
@@ -59,7 +63,7 @@ def _straight_first(root: cst.CSTNode, target: cst.Call) -> bool:
         """True: reached `target` cleanly; False: reached it, not cleanly; None: not in `node`."""
         if node is target:
             return not (conditional or state["calls_before"])
-        inside = conditional or isinstance(node, _NOT_STRAIGHT)
+        inside = conditional or isinstance(node, _not_straight())
         for child in node.children:
             result = walk(child, inside)
             if result is not None:
@@ -80,7 +84,7 @@ def hoist_helper_call(
     if value is None or not _straight_first(value, call):
         return None
 
-    class Replace(cst.CSTTransformer):
+    class Replace(Transformer):
         def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
             return cst.Name(name) if original is call else updated
 

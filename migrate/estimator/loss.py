@@ -4,7 +4,7 @@ the TF1 statements (`LossRewriter`), the TF1 LOSSES collection, labels read from
 
 from __future__ import annotations
 
-import libcst as cst
+from ..cst_on_demand import cst
 
 from .dataflow import Flow
 from .forward import VariableRefs

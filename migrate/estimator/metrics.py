@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import re
 
-import libcst as cst
+from ..cst_on_demand import cst
 
 from ..names import names_in
 from .dataflow import Flow

@@ -5,7 +5,7 @@ gradient code (`GradientRewriter`), a global step incremented by hand.
 
 from __future__ import annotations
 
-import libcst as cst
+from ..cst_on_demand import Transformer, cst
 
 from ..names import names_in
 from ..user_optimizers import ADAM_WEIGHT_DECAY
@@ -28,7 +28,7 @@ def _loss_statements(stmts: list[Stmt], loss_name: str) -> set[int]:
     return found
 
 
-class _GradientRewriter(cst.CSTTransformer):
+class _GradientRewriter(Transformer):
     """TF1 gradient code -> the same code on a `tf.GradientTape` and the model's Keras optimizer."""
 
     def __init__(self, analyzer: Analysis, optimizers: set[str], global_steps: set[str]) -> None:
@@ -79,7 +79,7 @@ class _GradientRewriter(cst.CSTTransformer):
         return updated
 
 
-class GlobalStepRewriter(cst.CSTTransformer):
+class GlobalStepRewriter(Transformer):
     """`tf.train.get_global_step()` inside a learning-rate computation -> the step parameter."""
 
     def __init__(self, analyzer: Analysis, param: str) -> None:

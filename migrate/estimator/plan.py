@@ -11,7 +11,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from enum import StrEnum
 
-import libcst as cst
+from ..cst_on_demand import cst
 
 
 class Unsupported(Exception):

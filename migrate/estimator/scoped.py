@@ -4,7 +4,7 @@ that share variables): run under a variable store (`tfm.tf1.VariableScopeLayer`)
 
 from __future__ import annotations
 
-import libcst as cst
+from ..cst_on_demand import Transformer, Visitor, cst
 
 from ..names import dotted
 from .analysis import Analysis
@@ -38,7 +38,7 @@ def foreign_names(module: cst.Module) -> set[str]:
 def _foreign_calls(node: cst.CSTNode, foreign: set[str]) -> list[cst.Call]:
     found: list[cst.Call] = []
 
-    class Visit(cst.CSTVisitor):
+    class Visit(Visitor):
         def visit_Call(self, call: cst.Call) -> None:
             name = dotted(call.func)
             if name is not None and name.split(".")[0] in foreign:
@@ -52,7 +52,7 @@ def _calls_one_of(node: cst.CSTNode, names: set[str]) -> bool:
     """Whether `node` calls one of `names` (`model(image)`)."""
     found = False
 
-    class Visit(cst.CSTVisitor):
+    class Visit(Visitor):
         def visit_Call(self, call: cst.Call) -> None:
             nonlocal found
             found = found or (isinstance(call.func, cst.Name) and call.func.value in names)
@@ -61,7 +61,7 @@ def _calls_one_of(node: cst.CSTNode, names: set[str]) -> bool:
     return found
 
 
-class _ScopedRewriter(cst.CSTTransformer):
+class _ScopedRewriter(Transformer):
     """Statements run inside a `tfm.tf1.VariableScopeLayer`: TF1 functional layers -> the
     runtime's (`tfm.tf1.dense`, same variables); `mode == TRAIN` -> the layer's `training`."""
 
@@ -95,7 +95,7 @@ class ScopedCode:
         found = False
         analyzer = self
 
-        class Visit(cst.CSTVisitor):
+        class Visit(Visitor):
             def visit_Call(self, node: cst.Call) -> None:
                 nonlocal found
                 key = analyzer.canonical(node.func)

@@ -9,7 +9,7 @@ records the EVAL/PREDICT branches' returns, and drops what has no TF2 job (loggi
 
 from __future__ import annotations
 
-import libcst as cst
+from ..cst_on_demand import Transformer, Visitor, cst
 
 from ..inline import InlineError, inline
 from ..names import names_in
@@ -57,7 +57,7 @@ def logging_only(stmt: cst.BaseStatement, analyzer: Analysis) -> bool:
     return quiet(list(stmt.body.body))  # type: ignore[attr-defined]
 
 
-class ArgScopeDefaults(cst.CSTTransformer):
+class ArgScopeDefaults(Transformer):
     """Adds the enclosing `arg_scope`s' defaults to the calls of their functions, innermost scope
     first; arguments the call gives (by keyword or position) win, as in slim."""
 
@@ -102,7 +102,7 @@ class StatementShapes:
         found = False
         analyzer = self
 
-        class Visit(cst.CSTVisitor):
+        class Visit(Visitor):
             def visit_Call(self, node: cst.Call) -> None:
                 nonlocal found
                 key = analyzer.canonical(node.func)

@@ -4,7 +4,7 @@ assign the spec (`_spec_chain`), and the PREDICT branch -> `predict_step` (`_pre
 
 from __future__ import annotations
 
-import libcst as cst
+from ..cst_on_demand import cst
 
 from ..names import names_in
 from .dataflow import Flow

@@ -4,7 +4,7 @@ written from the training step.
 
 from __future__ import annotations
 
-import libcst as cst
+from ..cst_on_demand import cst
 
 from ..names import names_in
 from .forward import VariableRefs

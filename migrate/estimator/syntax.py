@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import re
 
-import libcst as cst
+from ..cst_on_demand import Transformer, Visitor, cst
 
 from .analysis import Analysis
 from .plan import Unsupported
@@ -43,7 +43,7 @@ def statement_ids(fn: cst.FunctionDef) -> set[int]:
     """The ids of the statements inside `fn` (at any depth), not `fn` itself."""
     found: set[int] = set()
 
-    class Statements(cst.CSTVisitor):
+    class Statements(Visitor):
         def on_visit(self, node: cst.CSTNode) -> bool:
             if isinstance(node, (cst.SimpleStatementLine, cst.BaseCompoundStatement)):
                 found.add(id(node))
@@ -57,7 +57,7 @@ def first_match(node: cst.CSTNode, match):
     """The first truthy `match(call)` of the calls inside `node` (in visit order), else None."""
     found = None
 
-    class Finder(cst.CSTVisitor):
+    class Finder(Visitor):
         def visit_Call(self, call: cst.Call) -> None:
             nonlocal found
             if found is None:
@@ -167,7 +167,7 @@ def collection_read(analyzer: Analysis, original: cst.Call, updated: cst.Call) -
     return updated
 
 
-class CollectionReads(cst.CSTTransformer):
+class CollectionReads(Transformer):
     """`collection_read` over a statement copied into the Keras model's methods as written (a pure
     value the loss or the metrics need: `decay = tf.add_n([... for v in tf.trainable_variables()])`)."""
 
