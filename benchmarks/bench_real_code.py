@@ -16,6 +16,7 @@ fetched as GitHub tarballs of the pinned commit into `$TFMIGRATE_CACHE/real-code
 kept in this repository. Each row times, in fresh processes, alternating, best of `--repeats`:
 `tfmigrate -j 1` writing migrated copies (`--out-dir`) against `tf_upgrade_v2 --intree` (the
 TF 2.15 oracle venv) on the same files, and bare `libcst.parse_module(src).code` in one process.
+Before the rows, the start-up: `tfmigrate --version` and `--check` of a two-line file (bar 0.3 s).
 `tf_upgrade_v2` runs through `tf_upgrade_v2_isolated.py`, which skips a file pasta cannot annotate
 where `tf_upgrade_v2` itself stops the tree (on the estimator row it stopped after 115 of 700
 files, and until 2026-12-06 that partial run was timed: the row's ratios before then are wrong).
@@ -377,6 +378,23 @@ def whole_tree(tree: Path, scratch: Path, env: dict[str, str], repeats: int, job
             print(f"  {low:>5,}-{'' if high == 10**9 else f'{high - 1:,}':<6} lines: {statistics.median(sized):8,.0f} lines/s ({len(sized)} files)")
 
 
+# What pre-commit runs on each commit: `--check` of a small file, which the text passes migrate.
+_SMALL_FILE = "import tensorflow as tf\nsess = tf.Session()\n"
+
+
+def startup(scratch: Path, env: dict[str, str], repeats: int) -> None:
+    """`tfmigrate --version` and `tfmigrate --check` of a two-line file, each in a fresh process,
+    best of `repeats` (at least 5): the tool's start-up, which pre-commit pays on every commit."""
+    small = scratch / "small.py"
+    small.write_text(_SMALL_FILE)
+    tool = [sys.executable, "-c", codemod._RUN_CLI]
+    print("start-up (fresh process, best of runs; bar 0.3 s):")
+    for label, args, ok in (("tfmigrate --version", ["--version"], (0,)), ("tfmigrate --check small.py", ["--check", str(small)], (1,))):
+        runs = [codemod._timed(tool + args, env, ok)[0] for _ in range(max(5, repeats))]
+        print(f"  {label:<28} {min(runs):5.2f} s   [{', '.join(f'{r:.2f}' for r in runs)}]")
+    print()
+
+
 def _compare(sha1: dict[str, str], against: Path) -> None:
     before = json.loads(against.read_text())
     moved = sorted(path for path in set(before) | set(sha1) if before.get(path) != sha1.get(path))
@@ -414,6 +432,7 @@ def main(argv: list[str] | None = None) -> int:
         env = codemod._env(None)
         print(f"python {sys.version.split()[0]}, {os.cpu_count()} CPUs; best of {args.repeats}; ratios are tf_upgrade_v2's "
               "time over tfmigrate's (above 1: tfmigrate is faster), and tfmigrate's over LibCST's\n")
+        startup(scratch, env, args.repeats)
         script = None if args.no_oracle else codemod.oracle_tf_upgrade_v2(build=False)
         sha1: dict[str, str] = {}
         kind_rows(trees, scratch, env, args.repeats, script, sha1)
