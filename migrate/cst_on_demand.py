@@ -10,6 +10,9 @@ Nothing may read `cst.<Name>` while a module is imported, or every run pays for 
 module-level visitor class derives from `Visitor` or `Transformer` below, not from LibCST's
 `CSTVisitor`/`CSTTransformer`, and a tuple of node types is built in the function that uses it.
 `tests/test_layering.py` holds the CLI's start-up to that.
+
+`cst` holds LibCST's names as its own: a test that replaces one for the codemod (`parse_module`)
+replaces it on `cst`, not on `libcst`.
 """
 
 from __future__ import annotations
@@ -28,8 +31,11 @@ def _first_use(name: str) -> Any:
     real = importlib.import_module("libcst")
     real.CSTVisitor.register(Visitor)
     real.CSTTransformer.register(Transformer)
-    vars(cst).update((key, value) for key, value in vars(real).items() if not key.startswith("__"))
-    return getattr(real, name)  # (and later reads of what LibCST gains after this, a submodule)
+    own = vars(cst)
+    for key, value in vars(real).items():
+        if not key.startswith("__"):
+            own.setdefault(key, value)  # (a name a test replaced on `cst` stays replaced)
+    return own[name] if name in own else getattr(real, name)  # (a submodule LibCST gains after this)
 
 
 cst: Any = types.ModuleType("libcst", "LibCST, imported on its first use (`tfmigrate.cst_on_demand`).")

@@ -181,17 +181,28 @@ def remove_unused_top_level_imports(code: str, view: SourceView, pending: list, 
     unused = (names - function_only) - reads.used
     if unused & reads.unclear:
         return None
+    asked = [entry for entry in pending if (entry[2] or entry[1] or entry[0]) in unused | function_only]
+    lines, data = view.lines, view.lines.data
     statements = []
+    in_blocks: set[int] = set()  # module-scope imports in a top-level block (`with`, `try:`) that go
     for i, stmt in enumerate(body):
         if isinstance(stmt, (ast.Import, ast.ImportFrom)):
             if _binds_any(stmt, unused):
                 statements.append(i)
-        elif any(isinstance(node, (ast.Import, ast.ImportFrom)) and _binds_any(node, unused)
-                 for node in _module_scope_statements([stmt])):
-            # An unused import in a block (`try:`): the visitor run on the whole statement removes
-            # it its own way (a `pass` where the block would be empty).
-            statements.append(i)
-    lines, data = view.lines, view.lines.data
+        else:
+            in_blocks.update(id(node) for node in _module_scope_statements([stmt])
+                             if isinstance(node, (ast.Import, ast.ImportFrom)) and _binds_any(node, unused))
+    block_cuts = []
+    for block, index, top in _places(body, in_blocks).values():
+        # One below a simple statement of its block, all of whose aliases go, is cut with the lines
+        # LibCST attaches to it, as an import in a function is (below). Otherwise the visitor run on
+        # the whole statement removes it its own way (a `pass` where the block would be empty).
+        if index and not isinstance(block[index - 1], COMPOUND_STATEMENTS) and _removed_whole(block, index, asked, lines):
+            end = block[index].end_lineno
+            block_cuts.append((top, (lines.starts[block[index - 1].end_lineno], lines.starts[end] if end < len(lines.starts) else len(data))))
+        elif top not in statements:
+            statements.append(top)
+    statements.sort()
     spans = []
     for index in statements:
         before = body[index - 1] if index else None
@@ -201,8 +212,7 @@ def remove_unused_top_level_imports(code: str, view: SourceView, pending: list, 
         stop = body[index].end_lineno
         end = lines.starts[stop] if stop < len(lines.starts) else len(data)
         spans.append((start, end))
-    asked = [entry for entry in pending if (entry[2] or entry[1] or entry[0]) in unused | function_only]
-    cuts = []  # imports in functions that go whole, with the lines LibCST attaches to them
+    cuts = []  # imports in functions and blocks that go whole, with the lines LibCST attaches to them
     pieces = []  # top-level statements holding one that goes otherwise (the visitor's)
     for key, (block, index, top) in places.items():
         if top in statements:
@@ -219,6 +229,7 @@ def remove_unused_top_level_imports(code: str, view: SourceView, pending: list, 
             return None
         statements.append(index)
         spans.append((lines.starts[first - 1], lines.starts[stmt.end_lineno] if stmt.end_lineno < len(lines.starts) else len(data)))
+    cuts += [cut for top, cut in block_cuts if top not in statements]  # (the visitor's where it runs on the whole statement)
     if not spans and not cuts:
         return code
     if not data.endswith(b"\n") and any(end == len(data) for _, end in spans + cuts):

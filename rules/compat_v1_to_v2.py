@@ -798,7 +798,7 @@ class CompatV1ToV2(Rule):
                 plan.replacements.extend(iterators)
                 plan.changed = to_tf2 = True
         plan.needs_tf2 = to_tf2 and tf not in names.tf_roots and tf not in names.tf1_roots
-        rewritten = self._import_edits(view, plan, estimator_imports, contrib_homes, dropped, to_tf2)
+        rewritten = self._import_edits(view, plan, estimator_imports, contrib_homes, dropped, to_tf2, bool(drops))
         if rewritten is None:
             return None
         kept = [imp for imp in estimator_imports if id(imp) not in rewritten and _removed_import_head(imp.module) is not None]  # type: ignore[arg-type]
@@ -912,10 +912,11 @@ class CompatV1ToV2(Rule):
         return to_tf2
 
     def _import_edits(self, view: SourceView, plan: TextPlan, estimator_imports: list[ast.ImportFrom],
-                      contrib_homes: dict[int, str], dropped: dict[str, int], to_tf2: bool) -> set[int] | None:
+                      contrib_homes: dict[int, str], dropped: dict[str, int], to_tf2: bool, drops: bool) -> set[int] | None:
         """leave_ImportFrom / leave_Import: imports rewritten to the hosted or runtime module, and
-        the removals RemoveImportsVisitor is asked about. The ids of the rewritten imports; None
-        where the CST pass must decide."""
+        the removals RemoveImportsVisitor is asked about (where it will run: an edit, an earlier
+        rule's, or `drops`, leave_Module's removal of an unread removed-module import). The ids of
+        the rewritten imports; None where the CST pass must decide."""
         tf, data = self.ctx.tf2_alias, view.lines.data
         # leave_ImportFrom: `from <TF1 estimator module> import ModeKeys` -> from the hosted module.
         rewritten: set[int] = set()
@@ -956,7 +957,7 @@ class CompatV1ToV2(Rule):
                 plan.changed = True
             elif imp.module and not imp.level and imp.names[0].name != "*" and is_tf_module(imp.module):
                 scheduled.extend((imp.module, alias.name, alias.asname) for alias in imp.names)
-        if plan.changed or self.ctx.applied:  # the import visitors will run
+        if plan.changed or self.ctx.applied or drops:  # the import visitors will run
             for module, obj, asname in heeded_removals(scheduled):  # as the visitor will read them
                 local = asname or obj or module
                 added = 1 if local == tf and to_tf2 else 0
