@@ -102,7 +102,7 @@ def settled(record: PassRecord, source: str, names: AliasTable, candidates: list
         before = names.aliases.get(local)
         if bound != before:
             if before is None:
-                if _kind(bound) is not None and re.search(rf"(?<![\w.]){re.escape(local)}\b", source):
+                if _kind(bound) is not None and local in source and re.search(rf"(?<![\w.]){re.escape(local)}\b", source):
                     return False  # spelled as a name (or in a string) before an import bound it
             elif _kind(before) != _kind(bound):
                 return False

@@ -355,10 +355,15 @@ class SourceView:
             self._scan()
         out: set[str] = set()
         qualify = self.names.qualify_dotted
+        prefixes: set[str] = set()  # (chains share them: `tf`, `tf.nn` of every `tf.nn.*`)
         for dotted in {chain.dotted for chain in self._chains if not chain.bare}:
             parts = dotted.split(".")
             for end in range(1, len(parts) + 1):
-                full = qualify(".".join(parts[:end]))
+                prefix = ".".join(parts[:end])
+                if prefix in prefixes:
+                    continue
+                prefixes.add(prefix)
+                full = qualify(prefix)
                 folded = canonical_name(full) if full else None
                 if folded is not None:
                     out.add(folded)

@@ -93,3 +93,23 @@ def test_a_tf1_projects_file_written_for_tf2_is_migrated_as_tf2(tmp_path) -> Non
     # (no TF1-only API of its own: the project's TF 1.x reading, as before)
     assert "tf.compat.v1.summary.scalar('loss', loss)" in (tmp_path / "tf1_model.py").read_text()
     assert "logging.info" in (tmp_path / "tf1_trainer.py").read_text()
+
+
+def test_the_tf1_only_scan_finds_what_the_word_bounded_regex_finds() -> None:
+    """`_spells_tf1_only` (the regex without its leading `\\b`, each hit checked for a word
+    character before it) answers as `_TF1_ONLY.search` does on generated text, a hit inside a
+    rejected one included (`xtf.layers.tf.Session`)."""
+    import random
+
+    from tfmigrate.tf1_program import _TF1_ONLY, _spells_tf1_only
+
+    rng = random.Random(3)
+    parts = ["tf.", "tf.Session", "tf.layers.", "x", "Session", ".", " ", "layers", "é", "_", "gfile", "tf", "contrib", "\n", "2"]
+    texts = ["xtf.layers.tf.Session", "tf.Session", "_tf.gfile", "étf.gfile", "é tf.gfile"]
+    texts += ["".join(rng.choice(parts) for _ in range(rng.randint(1, 12))) for _ in range(5000)]
+    found = 0
+    for text in texts:
+        expected = bool(_TF1_ONLY.search(text))
+        assert _spells_tf1_only(text) == expected, text
+        found += expected
+    assert found > 300 and found < len(texts) - 300
