@@ -74,8 +74,12 @@ class NotebookResult(Outcome):
         return "".join(out)
 
 
-def transform_notebook(text: str, *, filename: str = "<notebook>", options: Options = Options()) -> NotebookResult:
-    """Migrate one notebook's JSON text. Never raises; on error `output == text`."""
+def transform_notebook(text: str, *, filename: str = "<notebook>", options: Options = Options(), locate: bool = True) -> NotebookResult:
+    """Migrate one notebook's JSON text. Never raises; on error `output == text`.
+
+    `locate=False`: nothing will read `todos_in_source` or `changes` (a run that writes files and
+    reports no changed lines), so they are left empty and the rules' per-step line diffs, which
+    locate them in the original cells, are never worked out."""
     if "tensorflow" not in text and "TODO(tfmigrate" not in text:
         return NotebookResult(text, text)
     try:
@@ -87,7 +91,7 @@ def transform_notebook(text: str, *, filename: str = "<notebook>", options: Opti
     if not _is_python(nb):
         return NotebookResult(text, text)
     try:
-        return _transform(nb, text, filename, options)
+        return _transform(nb, text, filename, options, locate)
     except Exception as exc:  # noqa: BLE001 - per-file isolation, as in the engine
         return NotebookResult(text, text, error=Finding("E999", 0, f"internal error: {type(exc).__name__}: {exc}"))
 
@@ -143,7 +147,7 @@ def _joined(cells: list[_Cell]) -> tuple[str, list[tuple[int, int] | None], dict
     return "\n".join(joined) + "\n", where, markers
 
 
-def _transform(nb: dict, text: str, filename: str, options: Options) -> NotebookResult:
+def _transform(nb: dict, text: str, filename: str, options: Options, locate: bool = True) -> NotebookResult:
     result = NotebookResult(text, text)
     cells = _code_cells(nb, result)
     if not cells:
@@ -157,6 +161,7 @@ def _transform(nb: dict, text: str, filename: str, options: Options) -> Notebook
 
     # Split the output back at the markers.
     out = migrated.output.splitlines()
+    locate = locate or bool(migrated.unsafe_fixes)  # (a `--safe-only` dry run's fixes are located in the output)
     current = cells[0]
     seen = [current]
     for number, line in enumerate(out, start=1):
@@ -164,7 +169,7 @@ def _transform(nb: dict, text: str, filename: str, options: Options) -> Notebook
             current = markers.pop(line)
             seen.append(current)
             continue
-        origin = migrated.source_line(number) if migrated.origin is not None else number
+        origin = (migrated.source_line(number) if migrated.origin is not None else number) if locate else 0
         current.out_lines.append(line)
         current.out_origin.append(where[origin - 1] if 0 < origin <= len(where) else None)
         current.out_numbers.append(number)
@@ -186,10 +191,11 @@ def _transform(nb: dict, text: str, filename: str, options: Options) -> Notebook
     for item in cells:
         for todo in scan_todos("\n".join(item.out_lines)):
             result.todos.append(Finding(todo.code, todo.line, todo.message, cell=item.number))
-            src = item.out_origin[todo.line - 1] if todo.line <= len(item.out_origin) else None
-            cell, line = src if src is not None else (item.number, todo.line)
-            result.todos_in_source.append(Finding(todo.code, line, todo.message, cell=cell))
-    result.changes = [_locate(f, where) for f in migrated.changes]
+            if locate:
+                src = item.out_origin[todo.line - 1] if todo.line <= len(item.out_origin) else None
+                cell, line = src if src is not None else (item.number, todo.line)
+                result.todos_in_source.append(Finding(todo.code, line, todo.message, cell=cell))
+    result.changes = [_locate(f, where) for f in migrated.changes] if locate else []
     changed_cells = {item.number for item in cells if item.new_source is not None and item.new_source != item.original}
     if moved_to is not None:  # what the import pass did above the TensorFlow cell happened in it
         result.changes = [

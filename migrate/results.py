@@ -143,8 +143,11 @@ class TransformResult(Outcome):
 
     @property
     def import_insertions(self) -> list[int]:
-        """Output lines the import pass inserted."""
-        return self._tracked().import_insertions
+        """Output lines the import pass inserted (one diff, of the last rule's text and the output,
+        where the rules' own line diffs are not worked out yet)."""
+        if self._lines is not None or self.track is None:
+            return self._tracked().import_insertions
+        return self.track.import_insertions(self.output if self.newline == "\n" else self.output.replace(self.newline, "\n"))
 
     @property
     def todos_in_source(self) -> list[Finding]:
@@ -217,6 +220,17 @@ class ChangeTrack:
         changes.sort(key=lambda f: (f.line, f.code))
         unsafe.sort(key=lambda f: (f.line, f.code))
         return _Lines(_merge(changes), _merge(unsafe), origin if output != source else None, import_insertions)
+
+
+    def import_insertions(self, output: str) -> list[int]:
+        """`lines(output).import_insertions` alone: the `output` lines the import pass inserted after
+        the last rule that changed the text (a dry run's text is not the next step's input)."""
+        code = next((after for *_, after, dry_run in reversed(self.steps) if not dry_run), self.source)
+        code = code if isinstance(code, str) else code.code
+        inserted: list[int] = []
+        if output != code:
+            _line_diff(code, output, list(range(1, _line_count(code) + 1)), inserted=inserted)
+        return inserted
 
 
 def _line_count(text: str) -> int:

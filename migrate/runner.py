@@ -205,7 +205,7 @@ def _migrate(job: Job, snap) -> FileOutcome:
     try:
         with time_limit(job.timeout):
             if notebook:
-                result = transform_notebook(source, filename=job.path, options=job.options)
+                result = transform_notebook(source, filename=job.path, options=job.options, locate=job.changes or job.mode != WRITE)
                 warnings = result.warnings
             else:
                 result = transform_source(source, filename=job.path, options=job.options)  # type: ignore[assignment]

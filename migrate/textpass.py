@@ -612,8 +612,8 @@ def add_imports(source: str, tree: ast.Module, items) -> str | None:
     """LibCST's `AddImportsVisitor` (no package name) on `source`, computed from its `ast`: the
     `ImportItem`s the top import block lacks, as new lines after it, or as names put first in the
     block's one-line `from m import ...` of their module. None where the visitor would do
-    something this does not reproduce (it extends a parenthesized `from m import (...)`, the file
-    has no top import block or nothing after it, statements share a line there, `__future__`, ...).
+    something this does not reproduce (it extends a parenthesized `from m import (...)`, nothing
+    follows the top imports, statements share a line there, `__future__`, ...).
 
     Same bookkeeping as the visitor: what the top imports already provide is dropped, then
     `import m` (sorted), `import m as a` (in request order), `from m import ...` (aliased modules
@@ -640,13 +640,19 @@ def add_imports(source: str, tree: ast.Module, items) -> str | None:
     end = start
     while end < len(body) and type(body[end]) in (ast.Import, ast.ImportFrom):
         end += 1
-    if end == start or end >= len(body):
-        return None  # no top import block (the header decides), or nothing after it
+    if end >= len(body):
+        return None  # nothing after the imports: the visitor's own layout
     for before, after in zip(body[: end + 1], body[1 : end + 1]):
         if before.end_lineno >= after.lineno:  # type: ignore[operator]
             return None  # `a; b`: one LibCST line, which ends or splits the block differently
-    # Where the block's last line ends (the new lines go there).
-    last = body[end - 1].end_lineno  # type: ignore[assignment]
+    # Where the block's last line ends (the new lines go there). With no block, below the
+    # docstring; with neither, above the first statement (decorators included): LibCST keeps
+    # every comment and blank line above it as the module's header, and the new lines go
+    # below that (a notebook's code, whose first statements stand in for its magics).
+    if end:
+        last = body[end - 1].end_lineno  # type: ignore[assignment]
+    else:
+        last = min([body[0].lineno] + [d.lineno for d in getattr(body[0], "decorator_list", ())]) - 1
     pos = 0
     for _ in range(last):
         pos = source.find("\n", pos) + 1

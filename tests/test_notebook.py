@@ -55,6 +55,18 @@ def test_golden(case: str, request: pytest.FixtureRequest) -> None:
             compile(masked, "<cell>", "exec")  # every migrated cell is still valid (masked) Python
 
 
+@pytest.mark.parametrize("case", CASES)
+def test_a_run_that_locates_nothing_writes_the_same_notebook(case: str) -> None:
+    """`locate=False` (a run writing files with no changed lines to report) skips the rules' line
+    diffs: the same output, TODOs and warnings, and no `changes` or `todos_in_source`."""
+    text = (DATA / f"{case}.in.ipynb").read_text(encoding="utf-8")
+    located, plain = transform_notebook(text, filename=f"{case}.ipynb"), transform_notebook(text, filename=f"{case}.ipynb", locate=False)
+    assert plain.output == located.output and plain.error == located.error
+    assert plain.todos == located.todos and plain.warnings == located.warnings and plain.rules == located.rules
+    assert not plain.changes and not plain.todos_in_source
+    assert located.changes or located.output == text
+
+
 def test_only_code_cells_change_and_everything_else_is_kept() -> None:
     before = cells(TRAINING)
     after = cells(DATA / "training.out.ipynb")

@@ -760,6 +760,21 @@ def test_dimension_value_precheck_agrees_with_the_tree_on_every_fixture() -> Non
             assert _may_read_dimension(source), pair
 
 
+def test_the_import_passs_insertions_need_no_line_diff_of_the_rules() -> None:
+    """`TransformResult.import_insertions` (what a notebook moves into the cell importing
+    TensorFlow), worked out from the last rule's text alone, is what the whole change track
+    gives, over every fixture that gains an import."""
+    compared = 0
+    for pair in PAIRS:
+        source = pair.read_text(encoding="utf-8")
+        cheap = transform_source(source).import_insertions
+        tracked = transform_source(source)
+        assert tracked.changes is not None  # (the rules' line diffs, worked out first)
+        assert cheap == tracked.import_insertions, pair
+        compared += bool(cheap)
+    assert compared > 50
+
+
 def test_files_without_tensorflow_are_left_alone() -> None:
     source = "import numpy as np\n\nprint(np.ones(3))  # tensorflow is not imported here\n"
     result = transform_source(source)
@@ -815,6 +830,23 @@ HEADS = [
     "from \u00e9bsl import y\nfrom absl import flags\nx = 1\n",
     '"""D\u00e9j\u00e0."""\nfrom absl import flags\nimport os\n@dec\ndef f(): pass\n',
     "from absl import flags as f, app\nx = 1\n",
+    # no top import block: the imports go first, below the header or the docstring
+    "x = 1\nimport os\n",
+    "# a\n\n# b\nx = 1\n",
+    "\n\nx = 1\n",
+    '#!/usr/bin/env python\n# -*- coding: utf-8 -*-\n"""Doc."""\nx = 1\n',
+    '"""Doc."""\n# c\nx = 1\n',
+    '"""Doc."""\n\n\n# c\nx = 1\n',
+    '"""Doc."""  # c\nx = 1\n',
+    "__tfmigrate_magic_2_0__\n__tfmigrate_cell_3__\nimport os\nimport tensorflow as tf\n__tfmigrate_cell_4__\ndef f(): pass\n",
+    "# c\n__m__\n\nimport os\nx = 1\n",
+    "@dec\n# between\ndef f(): pass\n",
+    "# header \\\nx = 1\n",
+    "if a:\n  pass\nimport os\n",
+    "x = 1; import os\n",
+    "__strict__ = True\n\n# c\nx = 1\n",
+    '"""Doc."""\n',
+    "# only a comment\n",
 ]
 REQUESTS = [
     [("tensorflow", None, "tf")],
