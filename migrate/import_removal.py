@@ -192,16 +192,30 @@ def remove_unused_top_level_imports(code: str, view: SourceView, pending: list, 
         else:
             in_blocks.update(id(node) for node in _module_scope_statements([stmt])
                              if isinstance(node, (ast.Import, ast.ImportFrom)) and _binds_any(node, unused))
-    block_cuts = []
+    block_cuts: list[tuple[int, tuple[int, int, str]]] = []  # (top-level statement, its cut)
+    headers = _one_line_headers(body)
+    emptied: dict[int, int] = {}  # id of a block -> how many of its statements are cut
     for block, index, top in _places(body, in_blocks).values():
-        # One below a simple statement of its block, all of whose aliases go, is cut with the lines
-        # LibCST attaches to it, as an import in a function is (below). Otherwise the visitor run on
-        # the whole statement removes it its own way (a `pass` where the block would be empty).
+        # One all of whose aliases go is cut with the lines LibCST attaches to it, as an import in
+        # a function is (below): below a simple statement of its block, from that statement's end;
+        # first in its block below a one-line header (`try:`, `with x:`), from the header's end,
+        # with a `pass` in their place where it is all the block holds (LibCST writes one there).
+        # Otherwise the visitor run on the whole statement removes it its own way.
+        stmt = block[index]
+        end = lines.starts[stmt.end_lineno] if stmt.end_lineno < len(lines.starts) else len(data)
         if index and not isinstance(block[index - 1], COMPOUND_STATEMENTS) and _removed_whole(block, index, asked, lines):
-            end = block[index].end_lineno
-            block_cuts.append((top, (lines.starts[block[index - 1].end_lineno], lines.starts[end] if end < len(lines.starts) else len(data))))
-        elif top not in statements:
-            statements.append(top)
+            block_cuts.append((top, (lines.starts[block[index - 1].end_lineno], end, "")))
+        elif not index and _below_header(headers.get(id(block)), stmt, lines) and _removed_whole(block, index, asked, lines):
+            line = lines.starts[stmt.lineno - 1]
+            indent = data[line : line + stmt.col_offset].decode("utf-8")
+            block_cuts.append((top, (lines.starts[headers[id(block)]], end, "" if len(block) > 1 else f"{indent}pass\n")))
+        else:
+            if top not in statements:
+                statements.append(top)
+            continue
+        emptied[id(block)] = emptied.get(id(block), 0) + 1
+        if emptied[id(block)] == len(block) > 1 and top not in statements:
+            statements.append(top)  # every statement of the block goes: the visitor's `pass`
     statements.sort()
     spans = []
     for index in statements:
@@ -212,14 +226,14 @@ def remove_unused_top_level_imports(code: str, view: SourceView, pending: list, 
         stop = body[index].end_lineno
         end = lines.starts[stop] if stop < len(lines.starts) else len(data)
         spans.append((start, end))
-    cuts = []  # imports in functions and blocks that go whole, with the lines LibCST attaches to them
+    cuts: list[tuple[int, int, str]] = []  # imports in functions and blocks that go whole: (start, end, what takes their place)
     pieces = []  # top-level statements holding one that goes otherwise (the visitor's)
     for key, (block, index, top) in places.items():
         if top in statements:
             continue  # the visitor runs on the whole statement anyway
         if unread[key] and index and not isinstance(block[index - 1], COMPOUND_STATEMENTS) and _removed_whole(block, index, asked, lines):
             end = block[index].end_lineno
-            cuts.append((lines.starts[block[index - 1].end_lineno], lines.starts[end] if end < len(lines.starts) else len(data)))
+            cuts.append((lines.starts[block[index - 1].end_lineno], lines.starts[end] if end < len(lines.starts) else len(data), ""))
         elif top not in pieces:
             pieces.append(top)
     for index in pieces:
@@ -232,16 +246,17 @@ def remove_unused_top_level_imports(code: str, view: SourceView, pending: list, 
     cuts += [cut for top, cut in block_cuts if top not in statements]  # (the visitor's where it runs on the whole statement)
     if not spans and not cuts:
         return code
-    if not data.endswith(b"\n") and any(end == len(data) for _, end in spans + cuts):
+    if not data.endswith(b"\n") and any(end == len(data) for end in [end for _, end in spans] + [end for _, end, _ in cuts]):
         return None  # the file's last line goes and it has no line break: LibCST drops the one before
     whole = {id(body[index]) for index in statements if _removed_whole(body, index, asked, lines)}
     context = None
-    edits = [(start, end, index) for (start, end), index in zip(spans, statements)] + [(start, end, None) for start, end in cuts]
-    for start, end, index in sorted(edits, key=lambda edit: edit[0], reverse=True):
+    edits = [(start, end, index, "") for (start, end), index in zip(spans, statements)]
+    edits += [(start, end, None, fill) for start, end, fill in cuts]
+    for start, end, index, fill in sorted(edits, key=lambda edit: edit[0], reverse=True):
         if index is None or id(body[index]) in whole:
             # Every alias goes: the visitor removes the statement with the lines LibCST attaches
             # to it (the comments and blank lines above, the comment after), all of the span.
-            data = data[:start] + data[end:]
+            data = data[:start] + fill.encode("utf-8") + data[end:]
             continue
         if context is None:
             # (imported here: `libcst.codemod`'s matchers take a tenth of a second to import,
@@ -332,16 +347,47 @@ def _blocks(stmt: ast.stmt) -> list[list[ast.stmt]]:
     return blocks + [part.body for part in (*getattr(stmt, "handlers", ()), *getattr(stmt, "cases", ()))]
 
 
+def _one_line_headers(body: list[ast.stmt]) -> dict[int, int]:
+    """id of a block -> the line of its header (`try:`, `with x:`, `except E:`, `if x:`, a loop's)
+    for the blocks inside top-level statements whose header is a statement's or a handler's own
+    first line (not an `else:` or `finally:` block, whose header line `ast` does not give)."""
+    found: dict[int, int] = {}
+    stack = list(body)
+    while stack:
+        stmt = stack.pop()
+        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            continue
+        owners = [stmt, *getattr(stmt, "handlers", ())]
+        for owner in owners:
+            block = getattr(owner, "body", None)
+            if isinstance(block, list) and block:
+                found[id(block)] = owner.lineno
+        for block in _blocks(stmt):
+            stack.extend(block)
+    return found
+
+
+def _below_header(header: int | None, stmt: ast.stmt, lines) -> bool:
+    """Whether `stmt`, first in its block, follows the block's header (on line `header`) with only
+    blank and comment lines between: then the header is that one line (a header over several
+    lines ends on one holding its `:`), and the lines between are `stmt`'s own to LibCST."""
+    if header is None or stmt.lineno <= header:
+        return False
+    data = lines.data
+    between = data[lines.starts[header] : lines.starts[stmt.lineno - 1]]
+    return all(not line.strip() or line.lstrip().startswith(b"#") for line in between.split(b"\n"))
+
+
 def _removed_whole(body: list[ast.stmt], index: int, asked: list, lines) -> bool:
     """Whether RemoveImportsVisitor, asked `asked`, removes every alias of `body[index]` (an import
-    alone on its lines, absolute; `body` is the module's or a block's statements, `index` at least
-    1), matching as it does: `import m as a` by the last alias asked of `m`, `from m import x as a`
-    by `(x, a)` among those asked of `m`."""
+    alone on its lines, absolute; `body` is the module's or a block's statements, and at `index`
+    0 the caller knows what stands above it), matching as it does: `import m as a` by the last
+    alias asked of `m`, `from m import x as a` by `(x, a)` among those asked of `m`."""
     stmt = body[index]
     if not isinstance(stmt, (ast.Import, ast.ImportFrom)):
         return False
     following = body[index + 1] if index + 1 < len(body) else None
-    if body[index - 1].end_lineno >= stmt.lineno or (following is not None and following.lineno <= stmt.end_lineno):
+    if (index and body[index - 1].end_lineno >= stmt.lineno) or (following is not None and following.lineno <= stmt.end_lineno):
         return False
     last_line = lines.data[lines.starts[stmt.end_lineno - 1]:].split(b"\n", 1)[0]
     tail = last_line[stmt.end_col_offset:].strip()  # ast's columns count UTF-8 bytes

@@ -5,6 +5,7 @@ generated TF1 corpus, and on cases picked to hit each fallback."""
 from __future__ import annotations
 
 import ast
+import re
 import importlib.util
 import textwrap
 from pathlib import Path
@@ -611,7 +612,7 @@ def _block_imports_program(rng) -> str:
         "from tensorflow.python.ops import math_ops, nn_ops as nn", "from tensorflow.python.ops import state_ops  # t",
         "import os", "from tensorflow.contrib import slim",
     ]
-    above = ["", "\n", "# the ops\n", "\n# c\n\n"]
+    above = ["", "\n", "# the ops\n", "\n# c\n\n", "#~ dedented\n"]  # (`#~`: a comment at column 0)
     before = ["", "x = 1\n", "for i in r:\n  pass\n", "y = 2; z = 3\n", "if q:\n  w = 1\n# dedented\n"]
     after = ["", "", "v = 4\n", "# footer\n", "\n"]
 
@@ -629,7 +630,7 @@ def _block_imports_program(rng) -> str:
     def compound(depth: int) -> str:
         kind = rng.choice(["with", "try", "if", "for", "while"])
         if kind == "with":
-            return "with ctx():\n" + block(depth)
+            return rng.choice(["with ctx():\n", "with ctx():  # h\n", "with ctx(\n    a):\n"]) + block(depth)
         if kind == "try":
             tail = rng.choice(["except ImportError:\n" + block(depth), "finally:\n" + block(depth),
                                "except ImportError:\n  pass\nelse:\n" + block(depth)])
@@ -640,7 +641,8 @@ def _block_imports_program(rng) -> str:
 
     program = "import tensorflow as tf\n" + "".join(compound(0) + rng.choice(["", "\n", "k = 1\n"]) for _ in range(rng.randint(1, 3)))
     reads = rng.sample(["array_ops.x", "math_ops", "nn", "lookup", "slim.conv2d", "os.sep", "tf.gfile.Exists('a')"], rng.randint(1, 3))
-    return program + "r = f(" + ", ".join(reads) + ")\n" + rng.choice(["", "def g():\n  return state_ops\n"])
+    program += "r = f(" + ", ".join(reads) + ")\n" + rng.choice(["", "def g():\n  return state_ops\n"])
+    return re.sub(r"^ *#~", "#", program, flags=re.M)
 
 
 def test_generated_block_imports_fast_equals_reference() -> None:
