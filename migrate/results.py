@@ -221,7 +221,6 @@ class ChangeTrack:
         unsafe.sort(key=lambda f: (f.line, f.code))
         return _Lines(_merge(changes), _merge(unsafe), origin if output != source else None, import_insertions)
 
-
     def import_insertions(self, output: str) -> list[int]:
         """`lines(output).import_insertions` alone: the `output` lines the import pass inserted after
         the last rule that changed the text (a dry run's text is not the next step's input)."""
