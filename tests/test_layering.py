@@ -10,6 +10,12 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 
 
+def _passes(probe: str, *args: str) -> None:
+    """`probe` (Python code asserting what a fresh process imports) passes in a process of its own."""
+    proc = subprocess.run([sys.executable, "-c", probe, *args], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+
+
 def test_codemod_runs_without_importing_tensorflow() -> None:
     probe = (
         "import sys\n"
@@ -23,8 +29,7 @@ def test_codemod_runs_without_importing_tensorflow() -> None:
         "assert not bad, bad\n"
     )
     program = ROOT / "fixtures" / "TFM301_tpu_estimator_to_keras" / "guide_adagrad.in.py"
-    proc = subprocess.run([sys.executable, "-c", probe, str(program)], capture_output=True, text=True)
-    assert proc.returncode == 0, proc.stderr
+    _passes(probe, str(program))
 
 
 def test_unused_import_removal_runs_without_libcst_codemod() -> None:
@@ -38,8 +43,7 @@ def test_unused_import_removal_runs_without_libcst_codemod() -> None:
         "assert 'contrib' not in out and 'tf.compat.v1.placeholder' in out, out\n"
         "assert 'libcst.codemod' not in sys.modules\n"
     )
-    proc = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True)
-    assert proc.returncode == 0, proc.stderr
+    _passes(probe)
 
 
 def test_cli_starts_and_checks_a_text_path_file_without_importing_libcst(tmp_path) -> None:
@@ -61,8 +65,7 @@ def test_cli_starts_and_checks_a_text_path_file_without_importing_libcst(tmp_pat
         "assert result.changed and result.error is None and 'libcst' in sys.modules, result.error\n"
     )
     program = ROOT / "fixtures" / "TFM301_tpu_estimator_to_keras" / "guide_adagrad.in.py"
-    proc = subprocess.run([sys.executable, "-c", probe, str(session), str(program)], capture_output=True, text=True)
-    assert proc.returncode == 0, proc.stderr
+    _passes(probe, str(session), str(program))
 
 
 def test_codemod_modules_read_no_libcst_name_when_imported() -> None:
@@ -78,8 +81,7 @@ def test_codemod_modules_read_no_libcst_name_when_imported() -> None:
         "        importlib.import_module(f'{package.__name__}.{info.name}')\n"
         "assert 'libcst' not in sys.modules, 'a module imported LibCST'\n"
     )
-    proc = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True)
-    assert proc.returncode == 0, proc.stderr
+    _passes(probe)
 
 
 def test_runtime_never_imports_the_codemod() -> None:
