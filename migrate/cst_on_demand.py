@@ -17,6 +17,7 @@ replaces it on `cst`, not on `libcst`.
 
 from __future__ import annotations
 
+import functools
 import importlib
 import types
 from typing import Any
@@ -42,18 +43,20 @@ cst: Any = types.ModuleType("libcst", "LibCST, imported on its first use (`tfmig
 cst.__getattr__ = _first_use
 
 
+@functools.cache
+def statement_types() -> tuple[type, ...]:
+    """LibCST's statement nodes: a line of simple statements, or a compound statement."""
+    return (cst.SimpleStatementLine, cst.BaseCompoundStatement)
+
+
 def hooks(walker: type, node: type) -> tuple[Any, Any]:
-    """`walker`'s `visit_<Node>` and `leave_<Node>` for nodes of type `node` (None where it has
-    none), looked up once per class and node type, in a table of the class's own (a visitor class
-    made per call goes with its table)."""
-    table = walker.__dict__.get("_hooks_by_node")
-    if table is None:
-        table = {}
-        setattr(walker, "_hooks_by_node", table)
-    found = table.get(node)
+    """`walker`'s (a `Visitor` or `Transformer` class) `visit_<Node>` and `leave_<Node>` for nodes
+    of type `node` (None where it has none), looked up once per class and node type, in the class's
+    own table (a visitor class made per call goes with its table)."""
+    found = walker._hooks_by_node.get(node)
     if found is None:
         name = node.__name__
-        found = table[node] = (getattr(walker, f"visit_{name}", None), getattr(walker, f"leave_{name}", None))
+        found = walker._hooks_by_node[node] = (getattr(walker, f"visit_{name}", None), getattr(walker, f"leave_{name}", None))
     return found
 
 

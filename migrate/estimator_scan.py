@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from .cst_on_demand import Transformer, Visitor, cst
+from .cst_on_demand import Transformer, Visitor, cst, statement_types
 
 from .names import ReferenceVisitor
 from .cst_walk import walk
@@ -195,11 +195,6 @@ def nodes_within(blocks: tuple[cst.CSTNode, ...]) -> set[int]:
     return within
 
 
-@functools.cache
-def statements() -> tuple[type, ...]:
-    return (cst.SimpleStatementLine, cst.BaseCompoundStatement)
-
-
 def once_per_node(memo: dict[int, tuple[Any, Any]], node: Any, make: Callable[[], Any]) -> Any:
     """`make()` for `node`, worked out once and kept in `memo` by the node's id (with the node
     itself, so that a later node given a freed one's id is not served its value)."""
@@ -228,7 +223,7 @@ class StatementIndex:
                 self.ids: list[int] = []
 
             def on_visit(self, node: cst.CSTNode) -> bool:
-                if isinstance(node, statements()):
+                if isinstance(node, statement_types()):
                     self.open.append(index.names.setdefault(id(node), set()))
                     self.ids.append(id(node))
                     index.order[id(node)] = len(index.order)
@@ -237,7 +232,7 @@ class StatementIndex:
                 return super().on_visit(node)
 
             def on_leave(self, node: cst.CSTNode) -> None:
-                if isinstance(node, statements()):
+                if isinstance(node, statement_types()):
                     names = self.open.pop()
                     self.ids.pop()
                     if self.open:
@@ -270,7 +265,7 @@ def mentions(node: cst.CSTNode, name: str, skip: set[int], index: StatementIndex
         found = False
 
         def on_visit(self, node: cst.CSTNode) -> bool:
-            if index is not None and isinstance(node, statements()) and index.lacks(node, name):
+            if index is not None and isinstance(node, statement_types()) and index.lacks(node, name):
                 return False
             return id(node) not in skip and not self.found and super().on_visit(node)
 

@@ -18,7 +18,7 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING
 
-from .cst_on_demand import Visitor, cst
+from .cst_on_demand import Visitor, cst, statement_types
 
 from . import ctl_codegen
 from .estimator_codegen import SiteCodegen
@@ -527,14 +527,14 @@ class EstimatorSiteRule(KeptModelCodegen, SiteCodegen, Rule):
             def on_visit(self, node: cst.CSTNode) -> bool:
                 if id(node) in elsewhere:
                     return False
-                if isinstance(node, (cst.SimpleStatementLine, cst.BaseCompoundStatement)):
+                if isinstance(node, statement_types()):
                     self.stmt.append(node)  # (popped by on_leave, which LibCST calls for a skipped node too)
                     if index.lacks(node, site.est_name) and not rule._makes_spec(index.assigned_calls.get(id(node), ())):
                         return False  # (nothing here for this estimator: no use, no spec made)
                 return super().on_visit(node)
 
             def on_leave(self, node: cst.CSTNode) -> None:
-                if isinstance(node, (cst.SimpleStatementLine, cst.BaseCompoundStatement)):
+                if isinstance(node, statement_types()):
                     self.stmt.pop()
                 super().on_leave(node)
 

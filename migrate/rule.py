@@ -20,7 +20,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, TYPE_CHECKING, ClassVar
 
-from .cst_on_demand import Transformer, cst, hooks
+from .cst_on_demand import Transformer, cst, hooks, statement_types
 
 from .names import AliasTable
 from .todos import superseded, todo_comment
@@ -40,12 +40,9 @@ _DISPATCH: dict[tuple[type, type], tuple[Any, Any, bool]] = {}
 def _methods(rule: type, node: type) -> tuple[Any, Any, bool]:
     hit = _DISPATCH.get((rule, node))
     if hit is None:
-        hit = _DISPATCH[(rule, node)] = (*hooks(rule, node), issubclass(node, _statements()))
+        hit = _DISPATCH[(rule, node)] = (*hooks(rule, node), issubclass(node, statement_types()))
     return hit
 
-
-def _statements() -> tuple[type, ...]:
-    return (cst.SimpleStatementLine, cst.BaseCompoundStatement)
 
 # Where libcst's AddImportsVisitor / RemoveImportsVisitor read their requests in a codemod
 # context's scratch (their CONTEXT_KEYs). The rules keep requests in an `ImportContext` of the
@@ -293,7 +290,7 @@ class Rule(Transformer):
             if nodes:
                 nodes[0] = self.attach_messages(nodes[0], messages)
             return cst.FlattenSentinel(nodes)
-        if not isinstance(result, _statements()):
+        if not isinstance(result, statement_types()):
             return result
         # (with the module header's last comments: above a module's first statement they are the
         # ones LibCST keeps there; a TODO there says the same of no other statement)

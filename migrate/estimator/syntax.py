@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import re
 
-from ..cst_on_demand import Transformer, Visitor, cst
+from ..cst_on_demand import Transformer, Visitor, cst, statement_types
 
 from .analysis import Analysis
 from .plan import Unsupported
@@ -45,7 +45,7 @@ def statement_ids(fn: cst.FunctionDef) -> set[int]:
 
     class Statements(Visitor):
         def on_visit(self, node: cst.CSTNode) -> bool:
-            if isinstance(node, (cst.SimpleStatementLine, cst.BaseCompoundStatement)):
+            if isinstance(node, statement_types()):
                 found.add(id(node))
             return not isinstance(node, cst.BaseExpression)
 
