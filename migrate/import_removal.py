@@ -202,17 +202,15 @@ def remove_unused_top_level_imports(code: str, view: SourceView, pending: list, 
         # with a `pass` in their place where it is all the block holds (LibCST writes one there).
         # Otherwise the visitor run on the whole statement removes it its own way.
         stmt = block[index]
-        end = lines.starts[stmt.end_lineno] if stmt.end_lineno < len(lines.starts) else len(data)
-        if index and not isinstance(block[index - 1], COMPOUND_STATEMENTS) and _removed_whole(block, index, asked, lines):
-            block_cuts.append((top, (lines.starts[block[index - 1].end_lineno], end, "")))
-        elif not index and _below_header(headers.get(id(block)), stmt, lines) and _removed_whole(block, index, asked, lines):
-            line = lines.starts[stmt.lineno - 1]
-            indent = data[line : line + stmt.col_offset].decode("utf-8")
-            block_cuts.append((top, (lines.starts[headers[id(block)]], end, "" if len(block) > 1 else f"{indent}pass\n")))
-        else:
+        cut = _cut_below_simple(block, index, asked, lines)
+        if cut is None and not index and _below_header(headers.get(id(block)), stmt, lines) and _removed_whole(block, index, asked, lines):
+            indent = lines.prefix(stmt.lineno, stmt.col_offset).decode("utf-8")
+            cut = (lines.starts[headers[id(block)]], lines.after(stmt.end_lineno), "" if len(block) > 1 else f"{indent}pass\n")
+        if cut is None:
             if top not in statements:
                 statements.append(top)
             continue
+        block_cuts.append((top, cut))
         emptied[id(block)] = emptied.get(id(block), 0) + 1
         if emptied[id(block)] == len(block) > 1 and top not in statements:
             statements.append(top)  # every statement of the block goes: the visitor's `pass`
@@ -222,18 +220,15 @@ def remove_unused_top_level_imports(code: str, view: SourceView, pending: list, 
         before = body[index - 1] if index else None
         if before is None or isinstance(before, COMPOUND_STATEMENTS) or body[index].end_lineno is None:
             return None
-        start = lines.starts[before.end_lineno] if before.end_lineno < len(lines.starts) else len(data)
-        stop = body[index].end_lineno
-        end = lines.starts[stop] if stop < len(lines.starts) else len(data)
-        spans.append((start, end))
+        spans.append((lines.after(before.end_lineno), lines.after(body[index].end_lineno)))
     cuts: list[tuple[int, int, str]] = []  # imports in functions and blocks that go whole: (start, end, what takes their place)
     pieces = []  # top-level statements holding one that goes otherwise (the visitor's)
     for key, (block, index, top) in places.items():
         if top in statements:
             continue  # the visitor runs on the whole statement anyway
-        if unread[key] and index and not isinstance(block[index - 1], COMPOUND_STATEMENTS) and _removed_whole(block, index, asked, lines):
-            end = block[index].end_lineno
-            cuts.append((lines.starts[block[index - 1].end_lineno], lines.starts[end] if end < len(lines.starts) else len(data), ""))
+        cut = _cut_below_simple(block, index, asked, lines) if unread[key] else None
+        if cut is not None:
+            cuts.append(cut)
         elif top not in pieces:
             pieces.append(top)
     for index in pieces:
@@ -242,11 +237,12 @@ def remove_unused_top_level_imports(code: str, view: SourceView, pending: list, 
         if stmt.end_lineno is None or stmt.col_offset or (index and body[index - 1].end_lineno >= first):
             return None
         statements.append(index)
-        spans.append((lines.starts[first - 1], lines.starts[stmt.end_lineno] if stmt.end_lineno < len(lines.starts) else len(data)))
+        spans.append((lines.starts[first - 1], lines.after(stmt.end_lineno)))
     cuts += [cut for top, cut in block_cuts if top not in statements]  # (the visitor's where it runs on the whole statement)
     if not spans and not cuts:
         return code
-    if not data.endswith(b"\n") and any(end == len(data) for end in [end for _, end in spans] + [end for _, end, _ in cuts]):
+    ends = [end for _, end in spans] + [end for _, end, _ in cuts]
+    if not data.endswith(b"\n") and len(data) in ends:
         return None  # the file's last line goes and it has no line break: LibCST drops the one before
     whole = {id(body[index]) for index in statements if _removed_whole(body, index, asked, lines)}
     context = None
@@ -365,6 +361,15 @@ def _one_line_headers(body: list[ast.stmt]) -> dict[int, int]:
         for block in _blocks(stmt):
             stack.extend(block)
     return found
+
+
+def _cut_below_simple(block: list[ast.stmt], index: int, asked: list, lines) -> tuple[int, int, str] | None:
+    """`block[index]`'s cut (start, end, nothing in its place) when every alias of it goes and a
+    simple statement of its block stands above it: from that statement's end, the lines LibCST
+    attaches to the import with it; else None."""
+    if index and not isinstance(block[index - 1], COMPOUND_STATEMENTS) and _removed_whole(block, index, asked, lines):
+        return lines.starts[block[index - 1].end_lineno], lines.after(block[index].end_lineno), ""
+    return None
 
 
 def _below_header(header: int | None, stmt: ast.stmt, lines) -> bool:

@@ -351,6 +351,10 @@ class SourceLines:
     def offset(self, lineno: int, col: int) -> int:
         return self.starts[lineno - 1] + col
 
+    def after(self, lineno: int) -> int:
+        """Where the line after line `lineno` starts (the end of the data after the last line)."""
+        return self.starts[lineno] if lineno < len(self.starts) else len(self.data)
+
     def prefix(self, lineno: int, col: int) -> bytes:
         start = self.starts[lineno - 1]
         return self.data[start : start + col]

@@ -495,7 +495,7 @@ class SourceView:
         file with no final line break (LibCST then drops the line break before it too)."""
         lines = self.lines
         data = lines.data
-        end = lines.starts[stmt.end_lineno] if stmt.end_lineno < len(lines.starts) else len(data)  # type: ignore[operator]
+        end = lines.after(stmt.end_lineno)  # type: ignore[arg-type]
         rest = data[lines.offset(stmt.end_lineno, stmt.end_col_offset) : end].strip()  # type: ignore[arg-type]
         if (rest and not rest.startswith(b"#")) or (end == len(data) and not data.endswith(b"\n")):
             return None

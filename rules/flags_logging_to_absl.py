@@ -241,7 +241,7 @@ class FlagsLoggingToAbsl(Rule):
                 return None  # `tf_flags = tf.flags` -> `tf_flags = flags`: left to the CST pass
             start = view.lines.starts[previous.end_lineno]  # type: ignore[index]
             last = stmt.end_lineno or stmt.lineno
-            end = view.lines.starts[last] if last < len(view.lines.starts) else len(data)
+            end = view.lines.after(last)
             plan.replacements.append((start, end, ""))
             plan.changed = True
             if module not in imported:
