@@ -25,7 +25,7 @@ from typing import Any, Callable, Mapping
 
 import tensorflow as tf
 
-__all__ = ["InputFnData", "ModeKeys", "input_fn_data"]
+__all__ = ["InputFnData", "ModeKeys", "dataset_form", "input_fn_data"]
 
 
 class ModeKeys:
@@ -37,6 +37,13 @@ class ModeKeys:
 
 
 _MODES = {"train": ModeKeys.TRAIN, "eval": ModeKeys.EVAL, "infer": ModeKeys.PREDICT, "predict": ModeKeys.PREDICT}
+
+
+def dataset_form(input_fn: Callable[..., Any]) -> Callable[..., Any]:
+    """What the runtime calls for `input_fn`'s batches: its `tf.data` form where it has one
+    (`tfm.estimator.inputs.numpy_input_fn`'s input_fn returns a one-shot iterator's tensors, as TF
+    1.x's returned its queue's, and gives the dataset they come from as `dataset_fn`), else itself."""
+    return getattr(input_fn, "dataset_fn", input_fn)
 
 
 def named_parameters(fn: Callable[..., Any]) -> frozenset[str]:
@@ -141,7 +148,8 @@ class InputFnData:
         """
         if input_context is None:
             input_context = tf.distribute.InputContext()
-        wanted = named_parameters(self.input_fn)
+        input_fn = dataset_form(self.input_fn)
+        wanted = named_parameters(input_fn)
         kwargs: dict[str, Any] = {}
         if "params" in wanted:
             kwargs["params"] = self.call_params(input_context)
@@ -151,13 +159,23 @@ class InputFnData:
             kwargs["config"] = self.config
         if "input_context" in wanted:
             kwargs["input_context"] = input_context
-        dataset = self.input_fn(**kwargs)
+        # (imported here: the strategy tier's modules import this one)
+        from .model_fn.strategy.tensor_input import IteratorInput, Unsupported, dataset_of_tensors, iterator_input_detected
+
+        seed = getattr(self.config, "tf_random_seed", None)
+        try:
+            with iterator_input_detected():
+                dataset = input_fn(**kwargs)
+        except IteratorInput:  # TF1's `iterator.get_next()` tensors: the iterator's dataset, mapped
+            try:
+                return dataset_of_tensors(lambda: input_fn(**kwargs), seed, 0)
+            except Unsupported:
+                dataset = None
         if isinstance(dataset, tf.data.Dataset):
             return dataset
-        if isinstance(dataset, (tuple, list, dict)) or tf.is_tensor(dataset):
-            # TF1's `iterator.get_next()` tensors: the input_fn again, in a graph of its own.
-            return graph_input_dataset(lambda: self.input_fn(**kwargs), getattr(self.input_fn, "__name__", "input_fn"),
-                                       seed=getattr(self.config, "tf_random_seed", None))
+        if dataset is None or isinstance(dataset, (tuple, list, dict)) or tf.is_tensor(dataset):
+            # Tensors of another kind (a queue-based reader): the input_fn again, in a graph of its own.
+            return graph_input_dataset(lambda: input_fn(**kwargs), getattr(input_fn, "__name__", "input_fn"), seed=seed)
         name = getattr(self.input_fn, "__name__", repr(self.input_fn))
         raise TypeError(
             f"input_fn {name!r} returned {type(dataset).__name__}, not a tf.data.Dataset or "

@@ -154,6 +154,19 @@ def test_a_tf1_program_training_with_contrib_training_create_train_op_runs_with_
     assert proc.stdout.splitlines()[-1] == "tfmigrate verify: equivalent: 11 values agree within rtol=1e-05"
 
 
+NUMPY_INPUT_PROGRAM = Path(__file__).parent / "data" / "tf1_programs" / "numpy_input_fn_estimator.py"
+
+
+def test_a_tf1_program_fed_by_numpy_input_fn_unpacking_its_tensors_runs_with_the_oracles_numbers(tmp_path: Path) -> None:
+    """`tf.estimator.inputs.numpy_input_fn`'s input_fn returns tensors, as TF 1.x's did: a program's
+    own input_fn unpacks, indexes and transforms them (it crashed on the dataset the runtime's
+    returned, reported migrated fully), and an estimator given it directly, a single array for
+    predictions included, reads its dataset. On the strategy tier: the oracle's numbers."""
+    code, proc = _migrated_and_verified(NUMPY_INPUT_PROGRAM, tmp_path, "estimators: 1 strategy")
+    assert code.count("tfm.estimator.inputs.numpy_input_fn(") == 4
+    assert proc.stdout.splitlines()[-1] == "tfmigrate verify: equivalent: 11 values agree within rtol=1e-05"
+
+
 def _migrated_and_verified(program: Path, tmp_path: Path, summary: str) -> tuple[str, subprocess.CompletedProcess]:
     """`program` migrated with no TODO (the summary line saying `summary`), and `tfmigrate verify`
     of it against the original, which must pass: (the migrated code after its docstring, verify)."""

@@ -46,7 +46,7 @@ from tensorflow.python.training import evaluation as tf1_evaluation
 
 from .._logging import logger
 from ..config import RunConfig
-from ..inputs import ModeKeys, named_parameters
+from ..inputs import ModeKeys, dataset_form, named_parameters
 from .. import model_fn as model_fn_tiers
 from ..model_fn.graph import distribute, saved_model
 from ..model_fn.graph.session_calls import GraphModeCalls
@@ -417,6 +417,7 @@ class Estimator(CheckpointReader, GraphModeCalls):
         return kwargs
 
     def _call_input_fn(self, input_fn: Any, mode: str, input_context: Any = None) -> Any:
+        input_fn = dataset_form(input_fn)
         kwargs = self._input_fn_kwargs(input_fn, mode)
         if input_context is not None and "input_context" in named_parameters(input_fn):
             kwargs["input_context"] = input_context  # From a strategy's make_input_fn_iterator.

@@ -29,7 +29,7 @@ from tensorflow.python.training import training_util
 
 from .._logging import logger, warn_once
 from ..config import InputPipelineConfig, RunConfig, TPUConfig
-from ..inputs import ModeKeys, named_parameters
+from ..inputs import ModeKeys, dataset_form, named_parameters
 from .core import Estimator, tf1_variables
 from .spec import EstimatorSpec, TPUEstimatorSpec
 from ..model_fn.graph.tpu_loop import LoopStepsHook, NotLoopable, build_train_loop
@@ -199,6 +199,7 @@ class TPUEstimator(Estimator):
         return kwargs
 
     def _call_input_fn(self, input_fn: Any, mode: str, input_context: Any = None) -> Any:
+        input_fn = dataset_form(input_fn)
         kwargs = self._input_fn_kwargs(input_fn, mode)
         with tf.compat.v1.device("/device:CPU:0"):
             return input_fn(**kwargs)

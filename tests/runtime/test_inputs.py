@@ -167,3 +167,46 @@ def test_batch_size_seen_under_two_replica_mirrored(two_cpus, per_replica, expec
     tfm.fit(model, data, steps=2)
     assert seen and set(seen) == {expected_batch}
     assert int(model.optimizer.iterations.numpy()) == 2
+
+
+def test_numpy_input_fn_returns_tensors_as_tf1s_did_and_the_runtime_reads_its_dataset():
+    # TF 1.x's numpy_input_fn returned its queue's tensors: programs unpack and index them. The
+    # runtime's returns a one-shot iterator's next batch, and gives the dataset as `dataset_fn`.
+    x = {"a": np.arange(10, dtype=np.float32).reshape(5, 2)}
+    y = np.arange(5, dtype=np.int64)
+    input_fn = tfm.estimator.inputs.numpy_input_fn(x, y, batch_size=2, num_epochs=2, shuffle=False)
+    features, labels = input_fn()
+    np.testing.assert_array_equal(features["a"], x["a"][:2])
+    np.testing.assert_array_equal(labels, y[:2])
+    from tfmigrate.runtime.inputs import dataset_form
+
+    batches = [labels.numpy().tolist() for _, labels in dataset_form(input_fn)()]
+    assert batches == [[0, 1], [2, 3], [4, 0], [1, 2], [3, 4]]  # TF1's batches run on across epochs
+    with tf.Graph().as_default():
+        forever = tfm.estimator.inputs.numpy_input_fn(x["a"], batch_size=3, num_epochs=None, shuffle=False)()
+        assert forever.shape.as_list() == [3, 2]  # TF1's dequeue_many: every batch full, its size static
+        with tf.compat.v1.Session() as session:
+            rows = [session.run(forever)[:, 0].tolist() for _ in range(3)]
+    assert rows == [[0, 2, 4], [6, 8, 0], [2, 4, 6]]
+
+
+def test_input_fns_returning_iterator_tensors_are_read_without_a_session(monkeypatch):
+    # A program's input_fn that transforms a one-shot iterator's tensors (here numpy_input_fn's)
+    # becomes the iterator's dataset mapped by those ops, in TF2: no Session reads it.
+    x = np.arange(12, dtype=np.float32).reshape(6, 2)
+    y = np.arange(6, dtype=np.float32)
+
+    def scaled(params):
+        features, labels = tfm.estimator.inputs.numpy_input_fn({"x": x}, y, batch_size=4, num_epochs=1, shuffle=False)()
+        return {"x": features["x"] * 2.0}, labels + 1.0
+
+    from tensorflow.python.client import session
+
+    def no_session(*args, **kwargs):
+        raise AssertionError("a Session was opened")
+
+    monkeypatch.setattr(session.BaseSession, "__init__", no_session)
+    got = [(f["x"].numpy(), l.numpy()) for f, l in input_fn_data(scaled, batch_size=4)()]
+    assert len(got) == 2
+    np.testing.assert_array_equal(got[0][0], x[:4] * 2.0)
+    np.testing.assert_array_equal(got[1][1], y[4:] + 1.0)

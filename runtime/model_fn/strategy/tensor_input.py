@@ -26,7 +26,7 @@ from tensorflow.python.framework import random_seed
 from .checks import Unsupported
 from .tf1_build import patched
 
-__all__ = ["IteratorInput", "dataset_of_tensors", "iterator_input_detected"]
+__all__ = ["IteratorInput", "Unsupported", "dataset_of_tensors", "iterator_input_detected"]
 
 
 class IteratorInput(Exception):
