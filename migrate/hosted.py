@@ -24,7 +24,7 @@ _ESTIMATOR = frozenset(
         "export.ServingInputReceiver", "export.TensorServingInputReceiver", "export.PredictOutput",
         "export.ClassificationOutput", "export.RegressionOutput", "export.build_raw_serving_input_receiver_fn",
         "export.build_parsing_serving_input_receiver_fn",
-        "inputs.numpy_input_fn",
+        "inputs.numpy_input_fn", "inputs.pandas_input_fn",
         "experimental.stop_if_no_decrease_hook", "experimental.stop_if_no_increase_hook",
         "experimental.make_early_stopping_hook", "experimental.stop_if_higher_hook", "experimental.stop_if_lower_hook",
         "tpu.TPUEstimator", "tpu.TPUEstimatorSpec", "tpu.RunConfig", "tpu.TPUConfig", "tpu.InputPipelineConfig",

@@ -24,9 +24,11 @@ ORACLE_PINS = ("tensorflow-cpu==2.15.1", "tensorflow-estimator==2.15.0")
 # Packages TF1 programs imported beside TF: `tf_slim` is where `tf.contrib.layers`/slim went (the
 # oracle runs contrib-era layer code from it); TensorFlow Addons (its last release for TF 2.15) is
 # where `tf.contrib.crf` went (with `typeguard`, which it needs: extras install without their
-# dependencies); `sentencepiece` is imported by ALBERT's tokenization (tests/real_programs).
+# dependencies); `sentencepiece` is imported by ALBERT's tokenization (tests/real_programs); pandas
+# (with its dependencies TF does not bring) is what `tf.estimator.inputs.pandas_input_fn` programs feed.
 # Installed on top of the pinned TF, so adding one does not rebuild the venv.
-ORACLE_EXTRAS = ("tf-slim==1.1.0", "sentencepiece==0.2.1", "tensorflow-addons==0.23.0", "typeguard==2.13.3")
+ORACLE_EXTRAS = ("tf-slim==1.1.0", "sentencepiece==0.2.1", "tensorflow-addons==0.23.0", "typeguard==2.13.3",
+                 "pandas==2.2.3", "python-dateutil==2.9.0.post0", "pytz==2024.2", "tzdata==2024.2")
 _MARKER = ".tfmigrate-oracle"
 _EXTRAS_MARKER = ".tfmigrate-oracle-extras"
 

@@ -25,6 +25,8 @@ from typing import Any, Callable, Mapping
 
 import tensorflow as tf
 
+from .iterator_input import IteratorInput, NotADataset, dataset_of_tensors, iterator_input_detected
+
 __all__ = ["InputFnData", "ModeKeys", "dataset_form", "input_fn_data"]
 
 
@@ -159,9 +161,6 @@ class InputFnData:
             kwargs["config"] = self.config
         if "input_context" in wanted:
             kwargs["input_context"] = input_context
-        # (imported here: the strategy tier's modules import this one)
-        from .model_fn.strategy.tensor_input import IteratorInput, Unsupported, dataset_of_tensors, iterator_input_detected
-
         seed = getattr(self.config, "tf_random_seed", None)
         try:
             with iterator_input_detected():
@@ -169,7 +168,7 @@ class InputFnData:
         except IteratorInput:  # TF1's `iterator.get_next()` tensors: the iterator's dataset, mapped
             try:
                 return dataset_of_tensors(lambda: input_fn(**kwargs), seed, 0)
-            except Unsupported:
+            except NotADataset:
                 dataset = None
         if isinstance(dataset, tf.data.Dataset):
             return dataset

@@ -170,14 +170,14 @@ def test_runtime_modules_import_no_private_names_from_each_other() -> None:
 #: The runtime's layers, lowest first; a module imports only from its own layer or lower ones.
 #: (runtime/__init__.py describes them; a new module must be placed here.)
 RUNTIME_LAYERS: dict[str, tuple[str, ...]] = {
-    "base": ("_logging", "_state", "summary", "hparams", "proof"),
+    "base": ("_logging", "_state", "_patching", "summary", "hparams", "proof"),
     "distribution": ("cluster", "run_config_cluster", "config", "strategy"),
     "numerics": (
         "feature_columns", "tf1_variable_names", "optimizers", "losses", "metrics", "layers", "initializers", "schedules",
         "lookup", "tf1_tests", "tf1", "train_step", "legacy",
     ),
     "host": (
-        "inputs", "tf1_checkpoint", "checkpoints", "engine", "keras_workarounds", "data_source", "session_run",
+        "iterator_input", "inputs", "tf1_checkpoint", "checkpoints", "engine", "keras_workarounds", "data_source", "session_run",
         "early_stopping", "callbacks", "hooks", "estimator_calls", "export", "predictions", "ctl", "training", "convert",
     ),
     # canned estimators (Keras), the hosted TF1 Estimator (graph-mode tier) and the strategy tier that runs its

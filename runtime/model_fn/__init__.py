@@ -14,7 +14,7 @@ first (as Orbit layers a loop's step functions, then its controller, then its ru
     (`session_hooks.py`: when the session is made; `step_hooks.py`: with every step;
     `hook_runs.py`: the runner's part), a TPU `host_call` on the host (`host_calls.py`), the `loss`
     events (`summaries.py`), an input_fn's one-shot iterator made a dataset again
-    (`tensor_input.py`), its exports TF2 SavedModels (`exports.py`);
+    (`runtime/iterator_input.py`, which `input_fn_data` shares), its exports TF2 SavedModels (`exports.py`);
   * `graph/` (the graph-mode engine's pieces): a RunConfig strategy's replicas in one graph
     (`distribute.py`), TPUEstimator's `iterations_per_loop` as an in-graph loop (`tpu_loop.py`),
     TF1 SavedModels (`saved_model.py`); the Session loops themselves are `Estimator`'s methods.

@@ -210,3 +210,29 @@ def test_input_fns_returning_iterator_tensors_are_read_without_a_session(monkeyp
     assert len(got) == 2
     np.testing.assert_array_equal(got[0][0], x[:4] * 2.0)
     np.testing.assert_array_equal(got[1][1], y[4:] + 1.0)
+
+
+def test_pandas_input_fn_gives_tf1s_columns_targets_and_batches():
+    import pandas as pd
+    frame = pd.DataFrame({"n": np.arange(5, dtype=np.int64), "s": list("abcde")})
+    target = pd.Series(np.arange(5, dtype=np.float32) / 10)
+    input_fn = tfm.estimator.inputs.pandas_input_fn(frame, target, batch_size=2, num_epochs=2, shuffle=False)
+    frame.loc[0, "n"] = 99  # TF1 copied the DataFrame when the input_fn was made
+    features, labels = input_fn()
+    assert sorted(features) == ["n", "s"] and features["s"].dtype == tf.string
+    np.testing.assert_array_equal(features["n"], [0, 1])
+    np.testing.assert_allclose(labels, [0.0, 0.1])
+    from tfmigrate.runtime.inputs import dataset_form
+
+    assert [f["n"].numpy().tolist() for f, _ in dataset_form(input_fn)()] == [[0, 1], [2, 3], [4, 0], [1, 2], [3, 4]]
+    targets = pd.DataFrame({"a": np.ones(5), "b": np.zeros(5)})
+    _, both = tfm.estimator.inputs.pandas_input_fn(frame, targets, batch_size=5, shuffle=False)()
+    assert sorted(both) == ["a", "b"]
+    alone = tfm.estimator.inputs.pandas_input_fn(frame, batch_size=5, shuffle=False)()
+    assert sorted(alone) == ["n", "s"]
+    with pytest.raises(ValueError, match="shuffle must be provided"):
+        tfm.estimator.inputs.pandas_input_fn(frame, target)
+    with pytest.raises(ValueError, match="Index for x and y are mismatched"):
+        tfm.estimator.inputs.pandas_input_fn(frame, target[1:], shuffle=False)
+    with pytest.raises(ValueError, match="Cannot use name n for target column"):
+        tfm.estimator.inputs.pandas_input_fn(frame, target, shuffle=False, target_column="n")

@@ -48,6 +48,7 @@ from tensorflow.python.training import training_util
 
 from ..._logging import logger, warn_once
 from ...cluster import chief_value, is_chief, is_multi_worker
+from ...iterator_input import IteratorInput, NotADataset, dataset_of_tensors, iterator_input_detected
 from ...inputs import ModeKeys, sharded_by_data
 from ...export import signature_functions, write_saved_model
 from ..input_fn import parse_input_fn_result, receiver_features
@@ -62,7 +63,6 @@ from .replicas import (estimator_loss_reduction, estimator_loss_scaling, first_r
                        tpu_shards, values_of_the_first_replica)
 from .parameter_servers import ScheduledSteps, check_schedulable
 from .summaries import LossSummaries
-from .tensor_input import IteratorInput, dataset_of_tensors, iterator_input_detected
 from .tf1_build import (eager_graph_seeds, ema_restore_maps, graph_seeds, held_variable_ops, op_seeds_recorded,
                         optimizer_updates_skipped, python_random_kept, python_random_restored_on, restores_at_discovery,
                         saver_ops_recorded, tf1_op_seeds, tf1_tensor_equality)
@@ -488,8 +488,11 @@ class ModelFnRunner(HookRuns):
             try:
                 with eager_graph_seeds(seed, before), iterator_input_detected():
                     return _dataset(call())
-            except IteratorInput:  # it returns a one-shot iterator's tensors: `tensor_input.py`
-                return dataset_of_tensors(call, seed, before)
+            except IteratorInput:  # it returns a one-shot iterator's tensors: `iterator_input.py`
+                try:
+                    return dataset_of_tensors(call, seed, before)
+                except NotADataset as why:
+                    raise Unsupported(str(why)) from why
 
         if self._scheduled is not None:  # each worker's own input pipeline, as each TF 1.x worker called the input_fn
             return self._scheduled.per_worker_iterator(dataset)

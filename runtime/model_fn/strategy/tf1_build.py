@@ -5,7 +5,6 @@ done once, and no optimizer updates outside TRAIN (each function's doc says why)
 from __future__ import annotations
 
 import contextlib
-import inspect
 import itertools
 import random
 import sys
@@ -21,25 +20,12 @@ from tensorflow.python.ops import control_flow_util
 from tensorflow.python.ops import resource_variable_ops
 from tensorflow.python.training import checkpoint_utils
 
+from ..._patching import patched
 from ...inputs import ModeKeys
 
 __all__ = ["eager_graph_seeds", "ema_restore_maps", "graph_seeds", "op_seeds_recorded", "optimizer_updates_skipped", "patched",
            "python_random_kept", "python_random_restored_on", "restores_at_discovery", "seed_graph", "tf1_control_flow",
            "tf1_op_seeds", "tf1_tensor_equality"]
-
-
-@contextlib.contextmanager
-def patched(*replacements: tuple[Any, str, Any]) -> Iterator[None]:
-    """Sets each (owner, name, value) while inside; puts back exactly what was there (a class's
-    staticmethod object, not the function `getattr` unwraps it to)."""
-    saved = [(owner, name, inspect.getattr_static(owner, name)) for owner, name, _ in replacements]
-    for owner, name, value in replacements:
-        setattr(owner, name, value)
-    try:
-        yield
-    finally:
-        for owner, name, value in saved:
-            setattr(owner, name, value)
 
 
 def tf1_control_flow() -> contextlib.AbstractContextManager:

@@ -1,4 +1,4 @@
-"""An input_fn that returns tensors from a one-shot iterator, run on the strategy tier.
+"""An input_fn that returns tensors from a one-shot iterator, read as a dataset (the strategy tier, `input_fn_data`).
 
 TF 1.x's input_fns often return `dataset.make_one_shot_iterator().get_next()`, then reshape or
 transpose those tensors: each `session.run` took the next element. A `tf.function` step needs
@@ -10,9 +10,10 @@ input_fn did after `get_next()` becomes a map over the dataset it iterated:
     and what the input_fn returned)
 
 The graph has the seed and the random-op count the graph-mode build had when it called the
-input_fn, so a shuffle draws what it drew in TF 1.x. Where the input_fn made no such iterator, or
+input_fn (`input_fn_data`: the RunConfig's seed, no op before), so a shuffle draws what it drew in TF 1.x. Where the input_fn made no such iterator, or
 more than one, or draws random numbers after `get_next()` (a map's draws would differ from TF
-1.x's per-run ones), `Unsupported` says so and the call runs in graph mode.
+1.x's per-run ones), `NotADataset` says so: the strategy tier then runs the call in graph mode,
+and `input_fn_data` reads the input_fn through a Session (`inputs.graph_input_dataset`).
 """
 
 from __future__ import annotations
@@ -23,10 +24,13 @@ import tensorflow as tf
 from tensorflow.python.data.ops import dataset_ops
 from tensorflow.python.framework import random_seed
 
-from .checks import Unsupported
-from .tf1_build import patched
+from ._patching import patched
 
-__all__ = ["IteratorInput", "Unsupported", "dataset_of_tensors", "iterator_input_detected"]
+__all__ = ["IteratorInput", "NotADataset", "dataset_of_tensors", "iterator_input_detected"]
+
+
+class NotADataset(Exception):
+    """Why an input_fn's tensors cannot be read as the dataset they came from."""
 
 
 class IteratorInput(Exception):
@@ -57,7 +61,7 @@ class _StandIn:
 
     def get_next(self, name: str | None = None) -> Any:
         if self.placeholders is not None:
-            raise Unsupported("input_fn calls get_next() twice on one iterator")
+            raise NotADataset("input_fn calls get_next() twice on one iterator")
         spec = self.dataset.element_spec
         self.placeholders = [tf.compat.v1.placeholder(s.dtype, s.shape) for s in tf.nest.flatten(spec)]
         return tf.nest.pack_sequence_as(spec, self.placeholders)
@@ -79,24 +83,24 @@ def dataset_of_tensors(call_input_fn: Callable[[], Any], graph_seed: int | None,
         with _one_shot_patched(one_shot):
             result = call_input_fn()
         if isinstance(result, tf.data.Dataset):
-            raise Unsupported("input_fn returned a dataset here and tensors when called eagerly")
+            raise NotADataset("input_fn returned a dataset here and tensors when called eagerly")
         returned.append(result)
         return tf.nest.flatten(result)
 
     try:
         wrapped = tf.compat.v1.wrap_function(build, [])
-    except Unsupported:
+    except NotADataset:
         raise
     except Exception as error:  # noqa: BLE001 - it built in graph mode: that tier runs it
-        raise Unsupported(f"input_fn returns tensors, and could not be built as a dataset ({type(error).__name__})") from error
+        raise NotADataset(f"input_fn returns tensors, and could not be built as a dataset ({type(error).__name__})") from error
     if len(stand_ins) != 1 or stand_ins[0].placeholders is None:
-        raise Unsupported("input_fn returns tensors, not from one one-shot iterator's get_next()")
+        raise NotADataset("input_fn returns tensors, not from one one-shot iterator's get_next()")
     stand_in = stand_ins[0]
     graph = wrapped.graph
     outputs = [graph.as_graph_element(t) for t in tf.nest.flatten(returned[0])]
     feeds = [graph.as_graph_element(p) for p in stand_in.placeholders]
     if any("Random" in op.type for op in _between(feeds, outputs)):
-        raise Unsupported("input_fn returns tensors and draws random numbers after get_next()")
+        raise NotADataset("input_fn returns tensors and draws random numbers after get_next()")
     variant = wrapped.prune([], graph.as_graph_element(stand_in.dataset._variant_tensor))()  # noqa: SLF001
     dataset = tf.data.experimental.from_variant(variant, stand_in.dataset.element_spec)
     after = wrapped.prune(feeds, outputs)
