@@ -83,8 +83,12 @@ from .predictions import predict_examples
 from .export import export_saved_model
 from .training import EvalSpec, TrainSpec, train_and_evaluate
 from .train_step import train_step
-from .strategy import STRATEGY_KINDS, cluster_coordinator, make_strategy, strategy_from_config
+from .strategy import (
+    STRATEGY_KINDS, cluster_coordinator, make_strategy, strategy_from_config, tpu_resolvers_local_under_strategy_override,
+)
 from .tf1_checkpoint import MATCHING_VARIABLES, WarmStartSettings, init_from_checkpoint, load_tf1_checkpoint, warm_start
+
+tpu_resolvers_local_under_strategy_override()  # (only under TFMIGRATE_STRATEGY)
 
 __all__ = [
     "CHECKPOINT_NAME",

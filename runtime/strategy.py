@@ -21,7 +21,7 @@ import tensorflow as tf
 from . import cluster
 from ._logging import logger, warn_once
 
-__all__ = ["STRATEGY_KINDS", "cluster_coordinator", "make_strategy"]
+__all__ = ["STRATEGY_KINDS", "cluster_coordinator", "make_strategy", "tpu_resolvers_local_under_strategy_override"]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -422,6 +422,29 @@ _KIND_OPTIONS: dict[str, tuple[str, ...]] = {
     "multi_worker_mirrored": ("cluster_resolver", "communication_options"),
     "parameter_server": ("cluster_resolver", "variable_partitioner"),
 }
+
+
+def tpu_resolvers_local_under_strategy_override() -> None:
+    """Under `TFMIGRATE_STRATEGY` (a program run under another strategy than its own, as the proof
+    of a TPU program on CPUs), a `TPUClusterResolver` the program makes resolves to this machine's
+    devices instead of looking up the TPU it names. TF 1.x TPU programs make one wherever `use_tpu`
+    is set (`TPUClusterResolver(FLAGS.tpu, zone=..., project=...)`, which raises off Cloud TPU with
+    no TPU name), and the strategy the variable names replaces the TPU's. Called when
+    `tfmigrate.runtime` is imported; without the variable, nothing changes."""
+    if not os.environ.get("TFMIGRATE_STRATEGY", "").strip():
+        return
+    resolver_class = tf.distribute.cluster_resolver.TPUClusterResolver
+    original = resolver_class.__init__
+    if getattr(original, "resolves_locally", False):
+        return
+
+    def __init__(self: Any, tpu: Any = None, *args: Any, **kwargs: Any) -> None:
+        warn_once("tpu-resolver-local", "TFMIGRATE_STRATEGY is set: TPUClusterResolver(tpu=%r) resolves to this "
+                  "machine's devices, not to a TPU", tpu)
+        original(self, "local")
+
+    __init__.resolves_locally = True  # type: ignore[attr-defined]
+    resolver_class.__init__ = __init__
 
 
 def split_cpu_from_env() -> None:

@@ -27,7 +27,10 @@ Environment (read when an Estimator is made):
     `one_device`, `mirrored` (all local devices; `TFMIGRATE_CPU_DEVICES=N` first splits the CPU
     into N logical devices), `multi_worker` (from `TF_CONFIG`) or `parameter_server` (from
     `TF_CONFIG`, this process the coordinator: training on the workers, asynchronously, as TF 1.x's
-    parameter-server cluster trained; `strategy/parameter_servers.py`);
+    parameter-server cluster trained; `strategy/parameter_servers.py`); while it is set, a
+    `TPUClusterResolver` the program makes resolves to this machine's devices
+    (`runtime/strategy.py`'s `tpu_resolvers_local_under_strategy_override`, applied when
+    `tfmigrate.runtime` is imported);
   * `TFMIGRATE_JIT_COMPILE=1`: every step compiled with XLA, the compiler a TPU runs.
 """
 

@@ -62,13 +62,19 @@ def test_a_tpu_program_trains_on_its_tpu_code_path_with_the_oracles_numbers(
     """TPUEstimator(use_tpu=True) on the strategy tier: params['use_tpu'] is True, each replica a TPU
     core with its share of the batch, CrossShardOptimizer's sum an all-reduce over the replicas (on
     one replica, with no CrossReplicaSum kernel on a CPU, the graph tier had to run use_tpu as
-    False). Under TFMIGRATE_JIT_COMPILE=1 the step is compiled with XLA; the tolerance stays 1e-5."""
+    False). Under TFMIGRATE_JIT_COMPILE=1 the step is compiled with XLA; the tolerance stays 1e-5.
+    The program makes its TPUClusterResolver with no TPU name, as TPU programs do wherever use_tpu
+    is set: off Cloud TPU that raises, and under TFMIGRATE_STRATEGY it resolves to this machine."""
     expected = _oracle_results(tmp_path)
     migrated = tmp_path / "migrated" / "program.py"
     migrated.parent.mkdir()
-    migrated.write_text(migrated_text(tpu_program()).replace(
+    text = migrated_text(tpu_program()).replace(
         "import tfmigrate.runtime as tfm\n",
-        'import tfmigrate.runtime as tfm\nimport logging\nlogging.basicConfig(level=logging.INFO, format="%(name)s: %(message)s")\n', 1))
+        'import tfmigrate.runtime as tfm\nimport logging\nlogging.basicConfig(level=logging.INFO, format="%(name)s: %(message)s")\n', 1)
+    text = text.replace("  config = tfm.estimator.tpu.RunConfig(\n", "  config = tfm.estimator.tpu.RunConfig(\n"
+                        "      cluster=tf.distribute.cluster_resolver.TPUClusterResolver(os.environ.get('TPU_NAME')),\n", 1)
+    assert "TPUClusterResolver(" in text
+    migrated.write_text(text)
     env = {"USE_TPU": "1", "TFMIGRATE_MODEL_FN_TIER": "strategy", "TFMIGRATE_STRATEGY": strategy}
     if replicas > 1:
         env["TFMIGRATE_CPU_DEVICES"] = str(replicas)
@@ -81,6 +87,7 @@ def test_a_tpu_program_trains_on_its_tpu_code_path_with_the_oracles_numbers(
     plural = "" if replicas == 1 else "s"
     assert f"Training on {replicas} replica{plural} of" in run.stderr
     assert (" (XLA)." in run.stderr) == jit
+    assert "TPUClusterResolver(tpu=None) resolves to this machine's devices" in run.stderr
     assert compare(expected, run.results) == []
 
 
@@ -101,6 +108,19 @@ def test_a_tpu_program_wrapping_cross_shard_on_its_own_flag_runs_on_the_graph_ti
         monkeypatch.setenv(name, value)
     run = run_current(migrated, migrated.parent).check()
     assert compare(expected, run.results) == []
+
+
+def test_tpu_resolvers_are_left_alone_without_tfmigrate_strategy() -> None:
+    """Only TFMIGRATE_STRATEGY makes a TPUClusterResolver resolve locally (above): a program run
+    as it is looks up the TPU it names, as under TF 1.x."""
+    import os
+
+    import tensorflow as tf
+
+    import tfmigrate.runtime  # noqa: F401 - (its import is where the override would apply)
+
+    assert not os.environ.get("TFMIGRATE_STRATEGY")
+    assert not getattr(tf.distribute.cluster_resolver.TPUClusterResolver.__init__, "resolves_locally", False)
 
 
 def test_use_tpu_asks_for_the_tpu_its_run_config_names(monkeypatch: pytest.MonkeyPatch) -> None:
