@@ -113,11 +113,12 @@ def test_a_tpu_program_wrapping_cross_shard_on_its_own_flag_runs_on_the_graph_ti
 def test_tpu_resolvers_are_left_alone_without_tfmigrate_strategy() -> None:
     """Only TFMIGRATE_STRATEGY makes a TPUClusterResolver resolve locally (above): a program run
     as it is looks up the TPU it names, as under TF 1.x."""
+    import importlib
     import os
 
     import tensorflow as tf
 
-    import tfmigrate.runtime  # noqa: F401 - (its import is where the override would apply)
+    importlib.import_module("tfmigrate.runtime")  # (its import is where the override would apply)
 
     assert not os.environ.get("TFMIGRATE_STRATEGY")
     assert not getattr(tf.distribute.cluster_resolver.TPUClusterResolver.__init__, "resolves_locally", False)
