@@ -162,20 +162,24 @@ class InputFnData:
         if "input_context" in wanted:
             kwargs["input_context"] = input_context
         seed = getattr(self.config, "tf_random_seed", None)
+        name = getattr(self.input_fn, "__name__", repr(self.input_fn))
+
+        def call() -> Any:
+            return input_fn(**kwargs)
+
         try:
             with iterator_input_detected():
-                dataset = input_fn(**kwargs)
+                dataset = call()
         except IteratorInput:  # TF1's `iterator.get_next()` tensors: the iterator's dataset, mapped
             try:
-                return dataset_of_tensors(lambda: input_fn(**kwargs), seed, 0)
-            except NotADataset:
-                dataset = None
+                return dataset_of_tensors(call, seed, 0)
+            except NotADataset:  # (it does more than map them): the input_fn again, in a graph of its own
+                return graph_input_dataset(call, name, seed=seed)
         if isinstance(dataset, tf.data.Dataset):
             return dataset
-        if dataset is None or isinstance(dataset, (tuple, list, dict)) or tf.is_tensor(dataset):
+        if isinstance(dataset, (tuple, list, dict)) or tf.is_tensor(dataset):
             # Tensors of another kind (a queue-based reader): the input_fn again, in a graph of its own.
-            return graph_input_dataset(lambda: input_fn(**kwargs), getattr(input_fn, "__name__", "input_fn"), seed=seed)
-        name = getattr(self.input_fn, "__name__", repr(self.input_fn))
+            return graph_input_dataset(call, name, seed=seed)
         raise TypeError(
             f"input_fn {name!r} returned {type(dataset).__name__}, not a tf.data.Dataset or "
             "(features, labels) tensors."

@@ -147,6 +147,8 @@ def test_iterator_input_fn_shuffles_the_same_every_run_under_tf_random_seed():
 def test_input_fn_returning_something_else_raises():
     with pytest.raises(TypeError, match=r"returned int, not a tf.data.Dataset or \(features, labels\) tensors"):
         input_fn_data(lambda: 3, batch_size=2)()
+    with pytest.raises(TypeError, match=r"returned NoneType, not a tf.data.Dataset"):
+        input_fn_data(lambda: None, batch_size=2)()
 
 
 @pytest.mark.parametrize("per_replica, expected_batch", [(False, 8), (True, 4)])
