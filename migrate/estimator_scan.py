@@ -277,6 +277,69 @@ def mentions(node: cst.CSTNode, name: str, skip: set[int], index: StatementIndex
     return finder.found
 
 
+def first_reference(node: cst.CSTNode, name: str, skip: set[int]) -> cst.CSTNode | None:
+    """The innermost statement of `node` that refers to `name` outside the subtrees whose ids are
+    in `skip`, first in the text; None when none does. Not a reference: an attribute or keyword
+    spelled `name`, a def's or class's own name, a parameter's name (its default and annotation
+    are read)."""
+
+    class Find(ReferenceVisitor):
+        def __init__(self) -> None:
+            self.open: list[cst.CSTNode] = []
+            self.found: cst.CSTNode | None = None
+
+        def on_visit(self, node: cst.CSTNode) -> bool:
+            if self.found is not None or id(node) in skip:
+                return False
+            if isinstance(node, statement_types()):
+                self.open.append(node)
+            return super().on_visit(node)
+
+        def on_leave(self, node: cst.CSTNode) -> None:
+            if self.open and self.open[-1] is node:
+                self.open.pop()
+            super().on_leave(node)
+
+        def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+            for part in (*node.decorators, node.params, node.returns, node.body):
+                if part is not None:
+                    walk(part, self)
+            return False
+
+        def visit_ClassDef(self, node: cst.ClassDef) -> bool:
+            for part in (*node.decorators, *node.bases, *node.keywords, node.body):
+                walk(part, self)
+            return False
+
+        def visit_Param(self, node: cst.Param) -> bool:
+            for part in (node.annotation, node.default):
+                if part is not None:
+                    walk(part, self)
+            return False
+
+        def visit_Name(self, node: cst.Name) -> None:
+            if node.value == name and self.found is None:
+                self.found = self.open[-1] if self.open else node
+
+    finder = Find()
+    walk(node, finder)
+    return finder.found
+
+
+def assigning_statement(scope: cst.CSTNode, name: str) -> cst.SimpleStatementLine | None:
+    """The last `name = f(...)` statement of `scope`'s own body (what `assigned_call` reads)."""
+    body = getattr(getattr(scope, "body", None), "body", None) or getattr(scope, "body", [])
+    found = None
+    for stmt in body if isinstance(body, (list, tuple)) else []:
+        if isinstance(stmt, cst.SimpleStatementLine) and any(
+            isinstance(small, cst.Assign) and len(small.targets) == 1 and isinstance(small.targets[0].target, cst.Name)
+            and small.targets[0].target.value == name and isinstance(small.value, cst.Call) and isinstance(small.value.func, cst.Name)
+            for small in stmt.body
+        ):
+            found = stmt
+    return found
+
+
 def assigned_call(scope: cst.CSTNode, name: str) -> str | None:
     """`name = f(...)` as a statement of `scope`'s own body (not nested blocks): `f`."""
     body = getattr(getattr(scope, "body", None), "body", None) or getattr(scope, "body", [])

@@ -34,8 +34,10 @@ from .estimator_scan import (
     Site,
     StatementIndex,
     assigned_call,
+    assigning_statement,
     blocks_of,
     first_line,
+    first_reference,
     fresh_name,
     mentions,
     name_counts,
@@ -374,6 +376,7 @@ class EstimatorSiteRule(KeptModelCodegen, SiteCodegen, Rule):
         if site.problems:
             self._keep_as_model(site)
             return
+        saved = (dict(self.call_rewrites), dict(self.spec_calls), set(self.early_specs), set(self.early_spec_calls))
         self._find_uses(site)
         if site.other_uses and self._hosted and self.can_host(site.stmt.body[0].value):  # type: ignore[attr-defined]
             # The hosted estimator is the estimator itself: whatever else the program does with it
@@ -391,7 +394,49 @@ class EstimatorSiteRule(KeptModelCodegen, SiteCodegen, Rule):
                 "the hosted estimator keeps as written"
             )
             return
+        shared = self._model_fn_used_elsewhere(site.plan) if site.plan is not None else None
+        if shared is not None:  # hosted, as if known before its uses were looked for
+            self.call_rewrites, self.spec_calls, self.early_specs, self.early_spec_calls = saved
+            site.other_uses.clear()
+            site.uses_at.clear()
+            site.problems.append(shared)
+            self._keep_as_model(site)
+            return
         self.site_by_stmt[id(site.stmt)] = site
+
+    def _model_fn_used_elsewhere(self, plan: Plan) -> str | None:
+        """Why the Keras rewrite may not replace `plan`'s model_fn (it takes the function's name
+        for the model's builder, which other code would then call as a model_fn): something other
+        than this rule's estimator sites refers to it (another function calling it, another
+        estimator class's site, a table of functions), or another module of the program imports
+        it. For a model_fn a builder returns (BERT's `model_fn_builder`), the builder. None when
+        only the sites use it."""
+        name = plan.fn_name
+        if plan.closure:
+            name = next((outer for outer, inner in self.builders.items() if inner == plan.fn_name), name)
+        cache = self.__dict__.setdefault("_used_elsewhere", {})
+        if name in cache and cache[name][0] is self.module:
+            return cache[name][1]
+        skip = {id(self.functions[name])} if name in self.functions else set()
+        for site in self.sites:  # (each site's own reference: its `model_fn=`, or the builder's call)
+            fn_expr = site.args.get("model_fn")
+            if not isinstance(fn_expr, cst.Name):
+                continue
+            if fn_expr.value == name:
+                skip.add(id(fn_expr))
+            elif plan.closure and assigned_call(site.scope, fn_expr.value) == name:
+                stmt = assigning_statement(site.scope, fn_expr.value)
+                if stmt is not None:
+                    skip.add(id(stmt))
+        why = None
+        if name in self.ctx.exported:
+            why = f"another module of the program imports `{name}`, which the Keras rewrite would replace"
+        else:
+            use = first_reference(self.module, name, skip)
+            if use is not None:
+                why = f"`{name}` is also used{self._use_where(use)} beyond the estimators, and the Keras rewrite would replace it"
+        cache[name] = (self.module, why)
+        return why
 
     def _keep_as_model(self, site: Site) -> None:
         """A site kept as written becomes `tfm.ModelFnModel` in its strategy where it can
