@@ -178,8 +178,10 @@ class InputFnData:
         if isinstance(dataset, tf.data.Dataset):
             return dataset
         if isinstance(dataset, (tuple, list, dict)) or tf.is_tensor(dataset):
-            # Tensors of another kind (a queue-based reader): the input_fn again, in a graph of its own.
-            return graph_input_dataset(call, name, seed=seed)
+            try:  # tensors its own ops make (constants, fake data): those ops again for each batch
+                return dataset_of_tensors(call, seed, 0)
+            except NotADataset:  # tensors of another kind (a queue-based reader): the input_fn again, in a graph of its own
+                return graph_input_dataset(call, name, seed=seed)
         raise TypeError(
             f"input_fn {name!r} returned {type(dataset).__name__}, not a tf.data.Dataset or "
             "(features, labels) tensors."

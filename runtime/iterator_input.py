@@ -1,4 +1,4 @@
-"""An input_fn that returns tensors from a one-shot iterator, read as a dataset (the strategy tier, `input_fn_data`).
+"""An input_fn that returns tensors (from a one-shot iterator, or made by its own ops), read as a dataset (the strategy tier, `input_fn_data`).
 
 TF 1.x's input_fns often return `dataset.make_one_shot_iterator().get_next()`, then reshape or
 transpose those tensors: each `session.run` took the next element. A `tf.function` step needs
@@ -10,10 +10,13 @@ input_fn did after `get_next()` becomes a map over the dataset it iterated:
     and what the input_fn returned)
 
 The graph has the seed and the random-op count the graph-mode build had when it called the
-input_fn (`input_fn_data`: the RunConfig's seed, no op before), so a shuffle draws what it drew in TF 1.x. Where the input_fn made no such iterator, or
-more than one, or draws random numbers after `get_next()` (a map's draws would differ from TF
-1.x's per-run ones), `NotADataset` says so: the strategy tier then runs the call in graph mode,
-and `input_fn_data` reads the input_fn through a Session (`inputs.graph_input_dataset`).
+input_fn (`input_fn_data`: the RunConfig's seed, no op before), so a shuffle draws what it drew in
+TF 1.x. An input_fn that made no iterator and returns tensors its own ops make (constants, fake data
+drawn by random ops) is a dataset whose every element runs those ops again, as every TF 1.x step
+did. Where the input_fn made more than one iterator, or draws random numbers after `get_next()` (a
+map's draws would differ from TF 1.x's per-run ones), or its tensors come from a queue, a reader, a
+feed or a variable, `NotADataset` says so: the strategy tier then runs the call in graph mode, and
+`input_fn_data` reads the input_fn through a Session (`inputs.graph_input_dataset`).
 """
 
 from __future__ import annotations
@@ -93,6 +96,8 @@ def dataset_of_tensors(call_input_fn: Callable[[], Any], graph_seed: int | None,
         raise
     except Exception as error:  # noqa: BLE001 - it built in graph mode: that tier runs it
         raise NotADataset(f"input_fn returns tensors, and could not be built as a dataset ({type(error).__name__})") from error
+    if not stand_ins:
+        return _made_every_step(wrapped, returned[0])
     if len(stand_ins) != 1 or stand_ins[0].placeholders is None:
         raise NotADataset("input_fn returns tensors, not from one one-shot iterator's get_next()")
     stand_in = stand_ins[0]
@@ -110,6 +115,33 @@ def dataset_of_tensors(call_input_fn: Callable[[], Any], graph_seed: int | None,
         return tf.nest.pack_sequence_as(structure, after(*tf.nest.flatten(parts)))
 
     return dataset.map(element)
+
+
+# Ops whose tensors are not made afresh by each run of the input_fn's ops alone: they read a
+# feed, a queue or a reader, state (variables, tables, `limit_epochs`' counter) or an iterator.
+_NOT_PER_STEP = ("Placeholder", "Queue", "Reader", "Variable", "VarHandle", "Iterator", "Table", "CountUpTo")
+
+
+def _made_every_step(wrapped: Any, structure: Any) -> tf.data.Dataset:
+    """The dataset of an input_fn that returns tensors its own ops make (constants, fake data
+    drawn by random ops): TF 1.x ran those ops again for every step, so each element runs them
+    again (a random op's kernel is made once per iterator and draws on, as TF 1.x's did once per
+    graph)."""
+    flat = tf.nest.flatten(structure)
+    if not flat or not all(isinstance(t, tf.Tensor) for t in flat):
+        kinds = sorted({type(t).__name__ for t in flat if not isinstance(t, tf.Tensor)}) or ["nothing"]
+        raise NotADataset(f"input_fn returns {', '.join(kinds)}, not a tf.data.Dataset or tensors")
+    graph = wrapped.graph
+    outputs = [graph.as_graph_element(t) for t in flat]
+    stateful = sorted({op.type for op in _between([], outputs) if any(word in op.type for word in _NOT_PER_STEP)})
+    if stateful:
+        raise NotADataset(f"input_fn returns tensors made from {', '.join(stateful)} ops, not a tf.data.Dataset")
+    run = wrapped.prune([], outputs)
+
+    def element(_):
+        return tf.nest.pack_sequence_as(structure, run())
+
+    return tf.data.Dataset.from_tensors(0).repeat().map(element)
 
 
 def _between(feeds: list, outputs: list) -> list:

@@ -180,6 +180,35 @@ def test_a_tf1_program_fed_by_pandas_input_fn_runs_with_the_oracles_numbers(tmp_
     assert proc.stdout.splitlines()[-1] == "tfmigrate verify: equivalent: 44 values agree within rtol=1e-05"
 
 
+TENSOR_INPUT_PROGRAM = Path(__file__).parent / "data" / "tf1_programs" / "tensor_input_fns.py"
+
+# Runs a migrated program with every Session refused: the graph tier (and `input_fn_data`'s
+# Session reader) then fail it.
+_NO_SESSION = """
+import runpy, sys
+from tensorflow.python.client import session
+def refused(*args, **kwargs):
+    raise AssertionError("a Session was opened")
+session.BaseSession.__init__ = refused
+sys.argv = sys.argv[1:]
+runpy.run_path(sys.argv[0], run_name="__main__")
+"""
+
+
+def test_a_tf1_program_whose_input_fns_return_tensors_runs_in_tf2_with_the_oracles_numbers(tmp_path: Path) -> None:
+    """Input_fns returning constants and fake data drawn by random ops (no dataset) ran every call
+    in graph mode: each now is a dataset whose elements run those ops again, as TF 1.x's steps
+    did, on the Keras tier and the strategy tier (a TPUEstimator's `params['batch_size']` fake
+    data too), drawing TF 1.x's numbers, and no Session is opened. A model_fn the TPU model_fn
+    calls is kept as written, its Estimator on the strategy tier."""
+    code, proc = _migrated_and_verified(TENSOR_INPUT_PROGRAM, tmp_path, "estimators: 1 idiomatic, 2 strategy")
+    assert "def shared_model_fn(features, labels, mode):" in code and "class RegressionModel(tf.keras.Model)" in code
+    assert proc.stdout.splitlines()[-1] == "tfmigrate verify: equivalent: 10 values agree within rtol=1e-05"
+    run = subprocess.run([sys.executable, "-c", _NO_SESSION, "trainer.py"], cwd=tmp_path / "migrated",
+                         capture_output=True, text=True, timeout=600)
+    assert run.returncode == 0 and "runs in graph mode" not in run.stderr, run.stderr[-3000:]
+
+
 def _migrated_and_verified(program: Path, tmp_path: Path, summary: str) -> tuple[str, subprocess.CompletedProcess]:
     """`program` migrated with no TODO (the summary line saying `summary`), and `tfmigrate verify`
     of it against the original, which must pass: (the migrated code after its docstring, verify)."""

@@ -214,6 +214,41 @@ def test_input_fns_returning_iterator_tensors_are_read_without_a_session(monkeyp
     np.testing.assert_array_equal(got[1][1], y[4:] + 1.0)
 
 
+def test_input_fns_returning_tensors_their_ops_make_run_those_ops_for_each_batch(monkeypatch):
+    # Constants and fake data drawn by random ops, with no dataset: each batch runs the ops
+    # again, as each TF 1.x session run did, drawing what a graph with the same seed draws.
+    def fake(params):
+        x = tf.random.uniform([4, 2], seed=3)
+        return {"x": x, "ones": tf.ones([4, 1])}, tf.reduce_sum(x, axis=1)
+
+    with tf.Graph().as_default():
+        tf.compat.v1.set_random_seed(5)
+        features, labels = fake(None)
+        with tf.compat.v1.Session() as session:
+            expected = [session.run(features["x"]) for _ in range(3)]
+    from tensorflow.python.client import session
+
+    def no_session(*args, **kwargs):
+        raise AssertionError("a Session was opened")
+
+    monkeypatch.setattr(session.BaseSession, "__init__", no_session)
+    config = tfm.estimator.RunConfig(tf_random_seed=5)
+    batches = list(input_fn_data(fake, batch_size=None, config=config)().take(3))
+    for (features, labels), want in zip(batches, expected):
+        np.testing.assert_array_equal(features["x"].numpy(), want)
+        np.testing.assert_array_equal(features["ones"].numpy(), np.ones([4, 1]))
+        np.testing.assert_allclose(labels.numpy(), want.sum(axis=1), rtol=1e-6)
+    monkeypatch.undo()
+
+    # Tensors that read state (a variable here, as `limit_epochs` counts in one) are read
+    # through a Session, as before: running their ops per batch would not give TF 1.x's values.
+    def counted(params):
+        count = tf.compat.v1.get_local_variable("count", initializer=0)
+        return {"x": tf.cast(tf.reshape(count.assign_add(1), [1, 1]), tf.float32)}, tf.zeros([1])
+
+    assert [f["x"].numpy().item() for f, _ in input_fn_data(counted, batch_size=None)().take(3)] == [1.0, 2.0, 3.0]
+
+
 def test_pandas_input_fn_gives_tf1s_columns_targets_and_batches():
     import pandas as pd
     frame = pd.DataFrame({"n": np.arange(5, dtype=np.int64), "s": list("abcde")})

@@ -487,12 +487,15 @@ class ModelFnRunner(HookRuns):
             call = lambda: estimator._call_input_fn(input_fn, mode, **kwargs)  # noqa: E731, SLF001
             try:
                 with eager_graph_seeds(seed, before), iterator_input_detected():
-                    return _dataset(call())
-            except IteratorInput:  # it returns a one-shot iterator's tensors: `iterator_input.py`
-                try:
-                    return dataset_of_tensors(call, seed, before)
-                except NotADataset as why:
-                    raise Unsupported(str(why)) from why
+                    result = call()
+                if isinstance(result, tf.data.Dataset):
+                    return result
+            except IteratorInput:  # it returns a one-shot iterator's tensors
+                pass
+            try:  # tensors: the dataset they stand for (`iterator_input.py`)
+                return dataset_of_tensors(call, seed, before)
+            except NotADataset as why:
+                raise Unsupported(str(why)) from why
 
         if self._scheduled is not None:  # each worker's own input pipeline, as each TF 1.x worker called the input_fn
             return self._scheduled.per_worker_iterator(dataset)
@@ -779,12 +782,6 @@ def _split_batch(batch: Any) -> tuple[Any, Any]:
     if isinstance(batch, (tuple, list)) and len(batch) == 2:
         return batch[0], batch[1]
     return batch, None
-
-
-def _dataset(result: Any) -> tf.data.Dataset:
-    if not isinstance(result, tf.data.Dataset):
-        raise Unsupported("input_fn returns tensors, not a tf.data.Dataset")
-    return result
 
 
 def _select(predictions: Any, keys: Any) -> Any:
