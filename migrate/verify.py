@@ -3,6 +3,8 @@
 The original runs in the oracle environment (TensorFlow 2.15 + Estimator, `oracle_env`), the
 migration in this one, each in a copy of the program's directory and under the probe
 `tfmigrate/runtime/proof.py`, which records every `evaluate` result and every predicted example.
+A program that records no evaluate or predict result (it only trains) is compared by the
+checkpoints its `train` calls leave, variable by variable (`compare_trained`).
 The migration starts from the original's first checkpoint (the probe copies it aside on the
 original's side and seeds the migration's model directory with it), so both train from the same
 weights. Graphs the program leaves unseeded get the same graph seed on both sides (the probe's
@@ -130,9 +132,50 @@ def compare(original: list[dict], migrated: list[dict], rtol: float) -> Verdict:
     return verdict
 
 
-def _results(entries: list[dict]) -> list[dict]:
-    """The evaluate and predict results among a run's records (not its notes)."""
-    return [entry for entry in entries if entry["kind"] != "note"]
+def _results(entries: list[dict], kinds: tuple[str, ...] = ("evaluate", "predict")) -> list[dict]:
+    """The results of these kinds among a run's records (not its notes)."""
+    return [entry for entry in entries if entry["kind"] in kinds]
+
+
+def compare_trained(original: list[dict], migrated: list[dict], rtol: float) -> Verdict:
+    """For a program that records no evaluate or predict result: the variables of the checkpoint
+    each `train` left (`proof.py`'s summaries), by name. A sum at the scale of its magnitudes, a
+    value at its variable's largest magnitude (a float32 sum or weight rounds relative to those,
+    as `prediction_scales` says of predictions);
+    a variable of the original's the migration's checkpoint lacks is a problem."""
+    verdict = Verdict(notes=["the original recorded no evaluate or predict result: the checkpoints its train "
+                             "calls left are compared, variable by variable"])
+    if not original:
+        verdict.problems.append("the original recorded no evaluate, predict or train result: nothing to compare")
+    if len(original) != len(migrated):
+        verdict.problems.append(f"the original trained {len(original)} times, the migration {len(migrated)}")
+    for index, (want, got) in enumerate(zip(original, migrated)):
+        left, right = want["values"], got["values"]
+        missing = sorted(set(left) - set(right))
+        if missing and len(missing) == len(left):
+            verdict.problems.append(
+                f"train {index}: the migration's checkpoint names none of the original's {len(left)} variables (a "
+                "Keras model's checkpoint names them its own way): they cannot be compared by name")
+        elif missing:
+            verdict.problems.append(
+                f"train {index}: the migration's checkpoint lacks {len(missing)} of the original's {len(left)} variables "
+                f"({', '.join(missing[:3])}{', ...' if len(missing) > 3 else ''})")
+        for name in sorted(set(left) & set(right)):
+            a, b = left[name], right[name]
+            if isinstance(a, list) or isinstance(b, list) or a.keys() != b.keys():
+                largest = max((abs(x) for x in a), default=0.0) if isinstance(a, list) else 0.0
+                pairs = [(f"{name}[{i}]", x, y, largest) for i, (x, y) in enumerate(zip(a, b))] if isinstance(a, list) and isinstance(b, list) and len(a) == len(b) else None
+                if pairs is None:
+                    verdict.problems.append(f"train {index}: `{name}` has another shape in the migration")
+                    continue
+            else:
+                pairs = [(f"{name}.l1", a["l1"], b["l1"], 0.0), (f"{name}.max", a["max"], b["max"], 0.0),
+                         (f"{name}.sum", a["sum"], b["sum"], a["l1"])]
+                pairs += [(f"{name}.at[{i}]", x, y, a["max"]) for i, (x, y) in enumerate(zip(a["at"], b["at"]))]
+            for key, x, y, scale in pairs:
+                ok, rel = _close(float(x), float(y), rtol, scale)
+                verdict.rows.append(Row(index, "train", key, x, y, rel, ok))
+    return verdict
 
 
 def _read(record: Path) -> list[dict]:
@@ -250,8 +293,11 @@ def verify(
                  "--model-dirs", str(work_dir / "model-dirs" / "migrated")]
         _run(sys.executable, probe + (["--logdir", str(logs["migrated"])] if logs else []), second, args, second_cwd, timeout)
         original_entries, migrated_entries = _read(work_dir / "original.jsonl"), _read(work_dir / "migrated.jsonl")
-        verdict = compare(_results(original_entries), _results(migrated_entries), rtol)
-        verdict.notes = list(dict.fromkeys(e["text"] for e in original_entries + migrated_entries if e["kind"] == "note"))
+        if _results(original_entries) or not _results(original_entries, ("train",)):
+            verdict = compare(_results(original_entries), _results(migrated_entries), rtol)
+        else:  # a train-only program
+            verdict = compare_trained(_results(original_entries, ("train",)), _results(migrated_entries, ("train",)), rtol)
+        verdict.notes = list(dict.fromkeys(e["text"] for e in original_entries + migrated_entries if e["kind"] == "note")) + verdict.notes
         return verdict
 
 

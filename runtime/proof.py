@@ -9,7 +9,12 @@ results the proof compares, and writes one JSON line per result to OUT:
   * `{"kind": "evaluate", "results": {...}}` for every `Estimator.evaluate` (TF 2.15's, or the
     hosted `tfmigrate.runtime.estimator` one), `tfmigrate.runtime.evaluate` and a custom-loop
     `EstimatorLoop.evaluate`;
-  * `{"kind": "predict", "values": {...}}` for every example `predict`/`predict_examples` yields.
+  * `{"kind": "predict", "values": {...}}` for every example `predict`/`predict_examples` yields;
+  * `{"kind": "train", "values": {...}}` after every `train` (and `fit`, and a custom loop's
+    `train`): each variable of the checkpoint it left in its model directory, by name, as its
+    sum, its sum of magnitudes, its largest magnitude and eight of its values (all of them when it
+    has eight or fewer). `verify` compares these where a program records no evaluate or predict
+    result (a train-only program).
 
 Same starting weights: on the original's side (`--save-first-checkpoints`), the first checkpoint
 (`model.ckpt-0`, which TF1's Estimator writes before the first step) of each estimator's first
@@ -19,7 +24,8 @@ the n-th of those copies first, so the migration continues from the original's i
 (the runtime restores TF1 checkpoints).
 
 With `--seed-graphs` (verify gives it to both sides), every graph the program leaves unseeded is
-seeded with `GRAPH_SEED`: a program without `tf_random_seed` is compared run against run with one seed.
+seeded with `GRAPH_SEED`, and Python's and NumPy's global generators start from it: a program
+without `tf_random_seed`, or drawing its data with `np.random`, is compared run against run with one seed.
 
 With `--model-dirs`, a model directory outside the working directory (the program's copy: a
 program's `/tmp/mnist_model`) is kept under that directory instead, as the same path below it,
@@ -112,7 +118,7 @@ def _summarise(results: dict[str, Any]) -> None:
 
 # Calls in progress: an `evaluate`/`predict` reached from a recorded one (TF 2.15's TPUEstimator
 # calls Estimator's, both wrapped) is not recorded again.
-_ACTIVE = {"evaluate": 0, "predict": 0}
+_ACTIVE = {"evaluate": 0, "predict": 0, "train": 0}
 
 
 def _record_predictions(predictions: Any):
@@ -153,6 +159,57 @@ def _wrap_predict(owner: Any, name: str) -> None:
         return _record_predictions(original(*args, **kwargs))
 
     setattr(owner, name, predict)
+
+
+def _trained(train: Callable[..., Any], model_dir_of: Callable[..., Any]) -> Callable[..., Any]:
+    """`train` (an Estimator's, `fit`, a loop's), recording the checkpoint it leaves (not again
+    for a `train` reached from a recorded one: TPUEstimator's calls Estimator's)."""
+
+    @functools.wraps(train)
+    def recorded(*args, **kwargs):
+        nested = _ACTIVE["train"] > 0
+        _ACTIVE["train"] += 1
+        try:
+            result = train(*args, **kwargs)
+        finally:
+            _ACTIVE["train"] -= 1
+        if not nested:
+            _record_checkpoint(model_dir_of(*args, **kwargs))
+        return result
+
+    return recorded
+
+
+_SAMPLES = 8
+
+
+def _record_checkpoint(model_dir: Any) -> None:
+    """The latest checkpoint of `model_dir`, each numeric variable summarised (module doc)."""
+    if model_dir is None:
+        return
+    import numpy as np
+    from tensorflow.python.checkpoint import checkpoint_management
+    from tensorflow.python.training import py_checkpoint_reader
+
+    path = checkpoint_management.latest_checkpoint(os.fspath(model_dir))
+    if path is None:
+        return
+    reader = py_checkpoint_reader.NewCheckpointReader(path)
+    values: dict[str, Any] = {}
+    for name in sorted(reader.get_variable_to_dtype_map()):
+        if name == "_CHECKPOINTABLE_OBJECT_GRAPH":
+            continue
+        value = np.asarray(reader.get_tensor(name))
+        if value.dtype.kind not in "biuf":
+            continue
+        flat = value.astype(np.float64).ravel()
+        if flat.size <= _SAMPLES:
+            values[name] = flat.tolist()
+        else:
+            picked = np.linspace(0, flat.size - 1, _SAMPLES).astype(np.int64)
+            values[name] = {"sum": float(flat.sum()), "l1": float(np.abs(flat).sum()), "max": float(np.abs(flat).max()),
+                            "at": flat[picked].tolist()}
+    _write({"kind": "train", "values": values})
 
 
 def _has_checkpoint(model_dir: str | None) -> bool:
@@ -218,7 +275,7 @@ def _wrap_estimator_train(cls: Any, session_run_hook: type | None) -> None:
             kwargs["hooks"] = hooks + [_SaveFirstCheckpoint()]
         return original(self, *args, **kwargs)
 
-    cls.train = train
+    cls.train = _trained(train, lambda self, *args, **kwargs: self.model_dir)
 
 
 def _wrap_fit(owner: Any, name: str, model_dir_of: Callable[..., Any]) -> None:
@@ -233,12 +290,14 @@ def _wrap_fit(owner: Any, name: str, model_dir_of: Callable[..., Any]) -> None:
             _seed(model_dir_of(*args, **kwargs))
         return original(*args, **kwargs)
 
-    setattr(owner, name, fit)
+    setattr(owner, name, _trained(fit, model_dir_of))
 
 
 def _fit_model_dir(model, data=None, *args, model_dir=None, config=None, **kwargs):
     if model_dir is None and config is not None:
         model_dir = getattr(config, "model_dir", None)
+    if model_dir is None:  # a model that knows its own (`tfm.ModelFnModel`: its estimator's)
+        model_dir = getattr(model, "model_dir", None)
     return None if model_dir is None else os.fspath(model_dir)
 
 
@@ -409,6 +468,19 @@ def seed_unseeded_graphs(seed: int) -> None:
     ops.Graph.seed = property(lambda graph: seed if graph._seed is None else graph._seed, setter)  # noqa: SLF001
 
 
+def seed_python_and_numpy(seed: int) -> None:
+    """Python's and NumPy's global generators start from `seed`: a program that draws its data or
+    fake inputs with `np.random.rand` and seeds nothing is compared run against run with one seed
+    (the runtime puts those generators' states back around the calls it adds, so the migration
+    draws what the original drew). A program that seeds them itself reseeds them."""
+    import random
+
+    import numpy as np
+
+    random.seed(seed)
+    np.random.seed(seed)
+
+
 def as_tf1() -> None:
     """`import tensorflow` gives `tensorflow.compat.v1`, v2 behaviour disabled (a TF 1.x program),
     with a stand-in `tensorflow.contrib` holding the contrib pieces TF 1.x programs import, each
@@ -565,6 +637,7 @@ def main(argv: list[str] | None = None) -> None:
         as_tf1()
     if options.seed_graphs:
         seed_unseeded_graphs(GRAPH_SEED)
+        seed_python_and_numpy(GRAPH_SEED)
     args = [a for a in ([options.program] if options.module and options.program else []) + options.args if a != "--"]
     if options.module:
         sys.argv = [options.module, *args]

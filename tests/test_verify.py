@@ -209,6 +209,22 @@ def test_a_tf1_program_whose_input_fns_return_tensors_runs_in_tf2_with_the_oracl
     assert run.returncode == 0 and "runs in graph mode" not in run.stderr, run.stderr[-3000:]
 
 
+TRAIN_ONLY_PROGRAM = Path(__file__).parent / "data" / "tf1_programs" / "train_only_numpy_data.py"
+
+
+def test_a_train_only_tf1_program_drawing_its_data_with_numpy_is_compared_by_its_checkpoints(tmp_path: Path) -> None:
+    """A program that only trains recorded nothing to compare: its checkpoints after each `train`
+    are compared, variable by variable (weights, RMSProp's slots, the global step). Its input_fn
+    draws its data with `np.random`, unseeded: verify seeds NumPy on both sides, and the strategy
+    tier calls the input_fn from the NumPy state TF 1.x called it with (it called it again after
+    the graph-mode build, which had drawn: other data, other weights)."""
+    _, proc = _migrated_and_verified(TRAIN_ONLY_PROGRAM, tmp_path, "estimators: 1 strategy")
+    assert proc.stdout.splitlines()[-1] == "tfmigrate verify: equivalent: 146 values agree within rtol=1e-05"
+    assert "the checkpoints its train calls left are compared" in proc.stdout
+    for key in ("dense/kernel/RMSProp.sum", "dense_1/bias[0]", "global_step[0]"):
+        assert f"\n1       {key} " in proc.stdout
+
+
 def _migrated_and_verified(program: Path, tmp_path: Path, summary: str) -> tuple[str, subprocess.CompletedProcess]:
     """`program` migrated with no TODO (the summary line saying `summary`), and `tfmigrate verify`
     of it against the original, which must pass: (the migrated code after its docstring, verify)."""

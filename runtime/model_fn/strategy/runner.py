@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import random
 import threading
 import time
 from typing import Any, Callable, Iterator
@@ -145,6 +146,7 @@ class ModelFnRunner(HookRuns):
                     training_util._get_or_create_global_step_read(graph)  # noqa: SLF001
 
                 extra["input_random_ops_before"] = random_op_count(graph)
+                extra["python_random_before_input"] = random.getstate(), np.random.get_state()
                 given = input_fn() if self._export else estimator._call_input_fn(input_fn, mode)  # noqa: SLF001 - (a receiver's features)
                 features, labels, _ = parse_input_fn_result(given)
                 extra["graph_seed"], extra["random_ops_before"] = graph.seed, random_op_count(graph)
@@ -483,8 +485,22 @@ class ModelFnRunner(HookRuns):
         extra = self._modes[mode].extra
         seed, before = extra.get("graph_seed"), extra.get("input_random_ops_before", 0)
 
+        drawn_from = extra.get("python_random_before_input")
+
+        def call_input_fn(**kwargs: Any) -> Any:
+            # From the Python and NumPy random states the graph-mode build called it with: TF 1.x
+            # called an input_fn once per call, and one drawing its data with `np.random` draws that.
+            if drawn_from is not None:
+                random.setstate(drawn_from[0])
+                np.random.set_state(drawn_from[1])
+            return estimator._call_input_fn(input_fn, mode, **kwargs)  # noqa: SLF001
+
         def dataset(**kwargs: Any) -> tf.data.Dataset:
-            call = lambda: estimator._call_input_fn(input_fn, mode, **kwargs)  # noqa: E731, SLF001
+            with python_random_kept():
+                return read_dataset(**kwargs)
+
+        def read_dataset(**kwargs: Any) -> tf.data.Dataset:
+            call = lambda: call_input_fn(**kwargs)  # noqa: E731
             try:
                 with eager_graph_seeds(seed, before), iterator_input_detected():
                     result = call()
