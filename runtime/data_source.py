@@ -18,6 +18,7 @@ import numpy as np
 import tensorflow as tf
 
 from . import keras_workarounds
+from ._random_state import python_random_kept
 from .inputs import InputFnData, sharded_by_data
 
 __all__ = ["DataSource", "check_steps", "ensure_built"]
@@ -84,9 +85,13 @@ class DataSource:
         return self._call_fn(self._single_pipeline_context())
 
     def first_batch(self) -> Any:
-        """One element of the (single-pipeline) dataset, to build the model with."""
-        for element in self._single_dataset().take(1):
-            return element
+        """One element of the (single-pipeline) dataset, to build the model with. An input_fn called
+        for it draws nothing the program sees (Python's and NumPy's random states are put back): TF
+        1.x called it once per call, and one drawing its data with `np.random` draws that data in
+        the call that trains."""
+        with python_random_kept():
+            for element in self._single_dataset().take(1):
+                return element
         raise ValueError("The input data is empty: cannot build the model from its first batch.")
 
     def evaluated_on_one_device(self) -> bool:

@@ -170,7 +170,7 @@ def test_runtime_modules_import_no_private_names_from_each_other() -> None:
 #: The runtime's layers, lowest first; a module imports only from its own layer or lower ones.
 #: (runtime/__init__.py describes them; a new module must be placed here.)
 RUNTIME_LAYERS: dict[str, tuple[str, ...]] = {
-    "base": ("_logging", "_state", "_patching", "summary", "hparams", "proof"),
+    "base": ("_logging", "_state", "_patching", "_random_state", "summary", "hparams", "proof"),
     "distribution": ("cluster", "run_config_cluster", "config", "strategy"),
     "numerics": (
         "feature_columns", "tf1_variable_names", "optimizers", "losses", "metrics", "layers", "initializers", "schedules",

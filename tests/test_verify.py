@@ -225,6 +225,20 @@ def test_a_train_only_tf1_program_drawing_its_data_with_numpy_is_compared_by_its
         assert f"\n1       {key} " in proc.stdout
 
 
+NUMPY_RANDOM_PROGRAM = Path(__file__).parent / "data" / "tf1_programs" / "numpy_random_input_fn.py"
+
+
+@pytest.mark.parametrize("target", ["keras", "ctl"])
+def test_an_input_fn_drawing_its_data_with_numpy_trains_on_tf1s_draws(tmp_path: Path, target: str) -> None:
+    """The Keras and custom-loop tiers called the input_fn once more to build the model, which drew
+    the next `np.random` data: the migration trained and evaluated on other data ("migrated
+    fully", other numbers). That call now puts NumPy's and Python's random states back."""
+    shutil.copy(NUMPY_RANDOM_PROGRAM, tmp_path / "trainer.py")
+    proc = _verify("--target", target, "trainer.py", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert proc.stdout.splitlines()[-1] == "tfmigrate verify: equivalent: 6 values agree within rtol=1e-05"
+
+
 def _migrated_and_verified(program: Path, tmp_path: Path, summary: str) -> tuple[str, subprocess.CompletedProcess]:
     """`program` migrated with no TODO (the summary line saying `summary`), and `tfmigrate verify`
     of it against the original, which must pass: (the migrated code after its docstring, verify)."""

@@ -6,12 +6,10 @@ from __future__ import annotations
 
 import contextlib
 import itertools
-import random
 import sys
 import threading
 from typing import Any, Iterator
 
-import numpy as np
 import tensorflow as tf
 from tensorflow.python.eager import context
 from tensorflow.python.framework import random_seed
@@ -21,6 +19,7 @@ from tensorflow.python.ops import resource_variable_ops
 from tensorflow.python.training import checkpoint_utils
 
 from ..._patching import patched
+from ..._random_state import python_random_kept, python_random_restored_on
 from ...inputs import ModeKeys
 
 __all__ = ["eager_graph_seeds", "ema_restore_maps", "graph_seeds", "op_seeds_recorded", "optimizer_updates_skipped", "patched",
@@ -55,30 +54,6 @@ def optimizer_updates_skipped(mode: str) -> Iterator[None]:
     with patched((optimizer, "minimize", lambda self, *args, **kwargs: tf.no_op()),
                  (optimizer, "apply_gradients", lambda self, *args, **kwargs: tf.no_op())):
         yield
-
-
-@contextlib.contextmanager
-def python_random_kept() -> Iterator[None]:
-    """Python's and NumPy's random states as they were before."""
-    states = random.getstate(), np.random.get_state()
-    try:
-        yield
-    finally:
-        random.setstate(states[0])
-        np.random.set_state(states[1])
-
-
-@contextlib.contextmanager
-def python_random_restored_on(error: type) -> Iterator[None]:
-    """Python's and NumPy's random states as they were before when `error` is raised: the graph-mode
-    tier then builds the model_fn with the draws the strategy tier's attempt took."""
-    states = random.getstate(), np.random.get_state()
-    try:
-        yield
-    except error:
-        random.setstate(states[0])
-        np.random.set_state(states[1])
-        raise
 
 
 @contextlib.contextmanager

@@ -1,0 +1,36 @@
+"""Python's and NumPy's global random states kept around calls TF 1.x did not make (the runtime's
+extra calls of a program's input_fn or model_fn draw nothing the program would see)."""
+
+from __future__ import annotations
+
+import contextlib
+import random
+from typing import Iterator
+
+import numpy as np
+
+__all__ = ["python_random_kept", "python_random_restored_on"]
+
+
+@contextlib.contextmanager
+def python_random_kept() -> Iterator[None]:
+    """Python's and NumPy's random states as they were before."""
+    states = random.getstate(), np.random.get_state()
+    try:
+        yield
+    finally:
+        random.setstate(states[0])
+        np.random.set_state(states[1])
+
+
+@contextlib.contextmanager
+def python_random_restored_on(error: type) -> Iterator[None]:
+    """Python's and NumPy's random states as they were before when `error` is raised: the graph-mode
+    tier then builds the model_fn with the draws the strategy tier's attempt took."""
+    states = random.getstate(), np.random.get_state()
+    try:
+        yield
+    except error:
+        random.setstate(states[0])
+        np.random.set_state(states[1])
+        raise
