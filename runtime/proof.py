@@ -116,8 +116,8 @@ def _summarise(results: dict[str, Any]) -> None:
     writer.flush()
 
 
-# Calls in progress: an `evaluate`/`predict` reached from a recorded one (TF 2.15's TPUEstimator
-# calls Estimator's, both wrapped) is not recorded again.
+# Calls in progress: an `evaluate`/`predict`/`train` reached from a recorded one (TF 2.15's
+# TPUEstimator calls Estimator's, both wrapped) is not recorded again.
 _ACTIVE = {"evaluate": 0, "predict": 0, "train": 0}
 
 
@@ -133,22 +133,27 @@ def _record_predictions(predictions: Any):
         _ACTIVE["predict"] -= 1
 
 
-def _wrap_evaluate(owner: Any, name: str = "evaluate") -> None:
-    original = getattr(owner, name)
+def _outermost_recorded(kind: str, call: Callable[..., Any], record: Callable[..., None]) -> Callable[..., Any]:
+    """`call`, then `record(its result, its arguments)`, except inside another such call of `kind`
+    (TF 2.15's TPUEstimator's `evaluate`/`train` call Estimator's, both wrapped)."""
 
-    @functools.wraps(original)
-    def evaluate(*args, **kwargs):
-        nested = _ACTIVE["evaluate"] > 0
-        _ACTIVE["evaluate"] += 1
+    @functools.wraps(call)
+    def recorded(*args, **kwargs):
+        nested = _ACTIVE[kind] > 0
+        _ACTIVE[kind] += 1
         try:
-            results = original(*args, **kwargs)
+            result = call(*args, **kwargs)
         finally:
-            _ACTIVE["evaluate"] -= 1
+            _ACTIVE[kind] -= 1
         if not nested:
-            _record_evaluation(results)
-        return results
+            record(result, *args, **kwargs)
+        return result
 
-    setattr(owner, name, evaluate)
+    return recorded
+
+
+def _wrap_evaluate(owner: Any, name: str = "evaluate") -> None:
+    setattr(owner, name, _outermost_recorded("evaluate", getattr(owner, name), lambda results, *a, **k: _record_evaluation(results)))
 
 
 def _wrap_predict(owner: Any, name: str) -> None:
@@ -162,22 +167,8 @@ def _wrap_predict(owner: Any, name: str) -> None:
 
 
 def _trained(train: Callable[..., Any], model_dir_of: Callable[..., Any]) -> Callable[..., Any]:
-    """`train` (an Estimator's, `fit`, a loop's), recording the checkpoint it leaves (not again
-    for a `train` reached from a recorded one: TPUEstimator's calls Estimator's)."""
-
-    @functools.wraps(train)
-    def recorded(*args, **kwargs):
-        nested = _ACTIVE["train"] > 0
-        _ACTIVE["train"] += 1
-        try:
-            result = train(*args, **kwargs)
-        finally:
-            _ACTIVE["train"] -= 1
-        if not nested:
-            _record_checkpoint(model_dir_of(*args, **kwargs))
-        return result
-
-    return recorded
+    """`train` (an Estimator's, `fit`, a loop's), recording the checkpoint it leaves."""
+    return _outermost_recorded("train", train, lambda _, *args, **kwargs: _record_checkpoint(model_dir_of(*args, **kwargs)))
 
 
 _SAMPLES = 8
