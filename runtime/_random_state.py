@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import contextlib
 import random
-from typing import Iterator
+from typing import Callable, Iterator
 
 import numpy as np
 
-__all__ = ["python_random_kept", "python_random_restored_on"]
+__all__ = ["python_random_kept", "python_random_replay", "python_random_restored_on"]
 
 
 @contextlib.contextmanager
@@ -34,3 +34,16 @@ def python_random_restored_on(error: type) -> Iterator[None]:
         random.setstate(states[0])
         np.random.set_state(states[1])
         raise
+
+
+def python_random_replay() -> Callable[[], None]:
+    """A function that puts Python's and NumPy's random states back to what they are now: an
+    input_fn the runtime calls more than once, each call made after it, draws what the first one
+    drew (TF 1.x called it once)."""
+    states = random.getstate(), np.random.get_state()
+
+    def replay() -> None:
+        random.setstate(states[0])
+        np.random.set_state(states[1])
+
+    return replay

@@ -25,6 +25,7 @@ from typing import Any, Callable, Mapping
 
 import tensorflow as tf
 
+from ._random_state import python_random_replay
 from .iterator_input import IteratorInput, NotADataset, dataset_of_tensors, iterator_input_detected
 
 __all__ = ["InputFnData", "ModeKeys", "dataset_form", "input_fn_data"]
@@ -164,7 +165,10 @@ class InputFnData:
         seed = getattr(self.config, "tf_random_seed", None)
         name = getattr(self.input_fn, "__name__", repr(self.input_fn))
 
-        def call() -> Any:
+        replay = python_random_replay()
+
+        def call() -> Any:  # (called twice for tensors: each draws what TF 1.x's one call drew)
+            replay()
             return input_fn(**kwargs)
 
         try:

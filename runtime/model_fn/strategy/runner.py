@@ -37,7 +37,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import random
 import threading
 import time
 from typing import Any, Callable, Iterator
@@ -48,6 +47,7 @@ from tensorflow.python.eager import context
 from tensorflow.python.training import training_util
 
 from ..._logging import logger, warn_once
+from ..._random_state import python_random_replay
 from ...cluster import chief_value, is_chief, is_multi_worker
 from ...iterator_input import IteratorInput, NotADataset, dataset_of_tensors, iterator_input_detected
 from ...inputs import ModeKeys, sharded_by_data
@@ -146,7 +146,7 @@ class ModelFnRunner(HookRuns):
                     training_util._get_or_create_global_step_read(graph)  # noqa: SLF001
 
                 extra["input_random_ops_before"] = random_op_count(graph)
-                extra["python_random_before_input"] = random.getstate(), np.random.get_state()
+                extra["python_random_before_input"] = python_random_replay()
                 given = input_fn() if self._export else estimator._call_input_fn(input_fn, mode)  # noqa: SLF001 - (a receiver's features)
                 features, labels, _ = parse_input_fn_result(given)
                 extra["graph_seed"], extra["random_ops_before"] = graph.seed, random_op_count(graph)
@@ -485,14 +485,13 @@ class ModelFnRunner(HookRuns):
         extra = self._modes[mode].extra
         seed, before = extra.get("graph_seed"), extra.get("input_random_ops_before", 0)
 
-        drawn_from = extra.get("python_random_before_input")
+        replay = extra.get("python_random_before_input")
 
         def call_input_fn(**kwargs: Any) -> Any:
             # From the Python and NumPy random states the graph-mode build called it with: TF 1.x
             # called an input_fn once per call, and one drawing its data with `np.random` draws that.
-            if drawn_from is not None:
-                random.setstate(drawn_from[0])
-                np.random.set_state(drawn_from[1])
+            if replay is not None:
+                replay()
             return estimator._call_input_fn(input_fn, mode, **kwargs)  # noqa: SLF001
 
         def dataset(**kwargs: Any) -> tf.data.Dataset:
