@@ -107,6 +107,7 @@ class EstimatorSiteRule(KeptModelCodegen, SiteCodegen, Rule):
         self._statement_indexes: dict[int, tuple[cst.CSTNode, StatementIndex]] = {}  # (`_statements_of`'s)
         self._spec_assigns: dict[int, tuple[cst.Assign, bool]] = {}  # (`_makes_spec`'s)
         self._scope_names: dict[int, tuple[cst.CSTNode, frozenset[str]]] = {}  # (`_names_taken`'s)
+        self._used_elsewhere: dict[str, str | None] = {}  # (`_model_fn_used_elsewhere`'s, by name)
         self.functions = {s.name.value: s for s in node.body if isinstance(s, cst.FunctionDef)}
         # BERT's `model_fn_builder(...)`: a module-level function that defines the model_fn inside
         # it (a closure over its arguments) and returns it. The nested model_fn is migrated in
@@ -414,9 +415,8 @@ class EstimatorSiteRule(KeptModelCodegen, SiteCodegen, Rule):
         name = plan.fn_name
         if plan.closure:
             name = next((outer for outer, inner in self.builders.items() if inner == plan.fn_name), name)
-        cache = self.__dict__.setdefault("_used_elsewhere", {})
-        if name in cache and cache[name][0] is self.module:
-            return cache[name][1]
+        if name in self._used_elsewhere:
+            return self._used_elsewhere[name]
         skip = {id(self.functions[name])} if name in self.functions else set()
         for site in self.sites:  # (each site's own reference: its `model_fn=`, or the builder's call)
             fn_expr = site.args.get("model_fn")
@@ -435,7 +435,7 @@ class EstimatorSiteRule(KeptModelCodegen, SiteCodegen, Rule):
             use = first_reference(self.module, name, skip)
             if use is not None:
                 why = f"`{name}` is also used{self._use_where(use)} beyond the estimators, and the Keras rewrite would replace it"
-        cache[name] = (self.module, why)
+        self._used_elsewhere[name] = why
         return why
 
     def _keep_as_model(self, site: Site) -> None:
