@@ -97,8 +97,7 @@ def _tree(tmp_path: Path, *names: str) -> Path:
 # 2. Exit codes: 1 = files changed, 2 = a failure, 130 = Ctrl-C (with what was written).
 
 
-def test_ctrl_c_exits_130_and_lists_the_files_written(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    root = _tree(tmp_path, "a.py", "b.py", "c.py")
+def _interrupted_on_b(root: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[int, str]:
     real = runner.transform_source
 
     def interrupt_on_b(source: str, **kwargs):
@@ -108,10 +107,30 @@ def test_ctrl_c_exits_130_and_lists_the_files_written(tmp_path: Path, monkeypatc
 
     monkeypatch.setattr(runner, "transform_source", interrupt_on_b)
     code, _, err = invoke(str(root))
+    return code, err
+
+
+def test_ctrl_c_exits_130_and_lists_the_files_written(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    root = _tree(tmp_path, "b.py", "c.py")
+    (root / "a.py").write_text(FLAGS_PROGRAM)
+    code, err = _interrupted_on_b(root, monkeypatch)
     assert code == 130
     assert "interrupted; 1 file(s) already written" in err and str(root / "a.py") in err
-    assert (root / "a.py").read_text() == MIGRATED.read_text()
+    assert (root / "a.py").read_text() == transform_source(FLAGS_PROGRAM).output != FLAGS_PROGRAM
     assert (root / "b.py").read_text() == (root / "c.py").read_text() == PROGRAM.read_text()
+
+
+def test_ctrl_c_writes_no_module_held_until_the_run_knows_what_others_import(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A module whose model_fn the Keras rewrite replaces is held until the run knows whether
+    another module imports that model_fn (which then keeps it as written): interrupted before,
+    it is not written. Uninterrupted, it is."""
+    root = _tree(tmp_path, "a.py", "b.py", "c.py")
+    code, err = _interrupted_on_b(root, monkeypatch)
+    assert code == 130 and "interrupted; 0 file(s) already written" in err
+    assert all((root / name).read_text() == PROGRAM.read_text() for name in ("a.py", "b.py", "c.py"))
+    monkeypatch.undo()
+    assert invoke(str(root))[0] == 1
+    assert (root / "a.py").read_text() == MIGRATED.read_text()
 
 
 def test_changed_files_still_exit_1(tmp_path: Path) -> None:
