@@ -326,22 +326,14 @@ def first_reference(node: cst.CSTNode, name: str, skip: set[int]) -> cst.CSTNode
     return finder.found
 
 
-def assigning_statement(scope: cst.CSTNode, name: str) -> cst.SimpleStatementLine | None:
-    """The last `name = f(...)` statement of `scope`'s own body (what `assigned_call` reads)."""
-    body = getattr(getattr(scope, "body", None), "body", None) or getattr(scope, "body", [])
-    found = None
-    for stmt in body if isinstance(body, (list, tuple)) else []:
-        if isinstance(stmt, cst.SimpleStatementLine) and any(
-            isinstance(small, cst.Assign) and len(small.targets) == 1 and isinstance(small.targets[0].target, cst.Name)
-            and small.targets[0].target.value == name and isinstance(small.value, cst.Call) and isinstance(small.value.func, cst.Name)
-            for small in stmt.body
-        ):
-            found = stmt
-    return found
-
-
 def assigned_call(scope: cst.CSTNode, name: str) -> str | None:
     """`name = f(...)` as a statement of `scope`'s own body (not nested blocks): `f`."""
+    call = assigned_call_node(scope, name)
+    return call.func.value if call is not None else None  # type: ignore[attr-defined]
+
+
+def assigned_call_node(scope: cst.CSTNode, name: str) -> cst.Call | None:
+    """The call of the last `name = f(...)` statement of `scope`'s own body (`assigned_call`)."""
     body = getattr(getattr(scope, "body", None), "body", None) or getattr(scope, "body", [])
     found = None
     for stmt in body if isinstance(body, (list, tuple)) else []:
@@ -356,7 +348,7 @@ def assigned_call(scope: cst.CSTNode, name: str) -> str | None:
                 and isinstance(small.value, cst.Call)
                 and isinstance(small.value.func, cst.Name)
             ):
-                found = small.value.func.value
+                found = small.value
     return found
 
 

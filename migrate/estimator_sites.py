@@ -34,7 +34,7 @@ from .estimator_scan import (
     Site,
     StatementIndex,
     assigned_call,
-    assigning_statement,
+    assigned_call_node,
     blocks_of,
     first_line,
     first_reference,
@@ -377,7 +377,7 @@ class EstimatorSiteRule(KeptModelCodegen, SiteCodegen, Rule):
         if site.problems:
             self._keep_as_model(site)
             return
-        saved = (dict(self.call_rewrites), dict(self.spec_calls), set(self.early_specs), set(self.early_spec_calls))
+        saved = self._uses_found()
         self._find_uses(site)
         if site.other_uses and self._hosted and self.can_host(site.stmt.body[0].value):  # type: ignore[attr-defined]
             # The hosted estimator is the estimator itself: whatever else the program does with it
@@ -397,9 +397,7 @@ class EstimatorSiteRule(KeptModelCodegen, SiteCodegen, Rule):
             return
         shared = self._model_fn_used_elsewhere(site.plan) if site.plan is not None else None
         if shared is not None:  # hosted, as if known before its uses were looked for
-            self.call_rewrites, self.spec_calls, self.early_specs, self.early_spec_calls = saved
-            site.other_uses.clear()
-            site.uses_at.clear()
+            self._forget_uses(site, saved)
             site.problems.append(shared)
             self._keep_as_model(site)
             return
@@ -424,10 +422,10 @@ class EstimatorSiteRule(KeptModelCodegen, SiteCodegen, Rule):
                 continue
             if fn_expr.value == name:
                 skip.add(id(fn_expr))
-            elif plan.closure and assigned_call(site.scope, fn_expr.value) == name:
-                stmt = assigning_statement(site.scope, fn_expr.value)
-                if stmt is not None:
-                    skip.add(id(stmt))
+            elif plan.closure:
+                call = assigned_call_node(site.scope, fn_expr.value)
+                if call is not None and call.func.value == name:  # type: ignore[attr-defined]
+                    skip.add(id(call.func))
         why = None
         if name in self.ctx.exported:
             why = f"another module of the program imports `{name}`, which the Keras rewrite would replace"
@@ -443,12 +441,20 @@ class EstimatorSiteRule(KeptModelCodegen, SiteCodegen, Rule):
         (`kept_model`); its uses are looked for, and forgotten if it cannot."""
         if not (self._hosted and self.KEEPS_MODEL_FN_AS_MODEL) or len(site.stmt.body) != 1:
             return
-        saved = (dict(self.call_rewrites), dict(self.spec_calls), set(self.early_specs), set(self.early_spec_calls))
+        saved = self._uses_found()
         self._find_uses(site)
         if self.kept_model_fits(site, self._graph_mode_anywhere()):
             site.kept_model = True
             self.kept_model_names(site)
             return
+        self._forget_uses(site, saved)
+
+    def _uses_found(self) -> tuple:
+        """What `_find_uses` adds to, as it is now (`_forget_uses` puts it back)."""
+        return dict(self.call_rewrites), dict(self.spec_calls), set(self.early_specs), set(self.early_spec_calls)
+
+    def _forget_uses(self, site: Site, saved: tuple) -> None:
+        """The uses `_find_uses` found of `site` since `saved` (`_uses_found`), forgotten."""
         self.call_rewrites, self.spec_calls, self.early_specs, self.early_spec_calls = saved
         site.other_uses.clear()
         site.uses_at.clear()

@@ -161,21 +161,27 @@ def compare_trained(original: list[dict], migrated: list[dict], rtol: float) -> 
                 f"train {index}: the migration's checkpoint lacks {len(missing)} of the original's {len(left)} variables "
                 f"({', '.join(missing[:3])}{', ...' if len(missing) > 3 else ''})")
         for name in sorted(set(left) & set(right)):
-            a, b = left[name], right[name]
-            if isinstance(a, list) or isinstance(b, list) or a.keys() != b.keys():
-                largest = max((abs(x) for x in a), default=0.0) if isinstance(a, list) else 0.0
-                pairs = [(f"{name}[{i}]", x, y, largest) for i, (x, y) in enumerate(zip(a, b))] if isinstance(a, list) and isinstance(b, list) and len(a) == len(b) else None
-                if pairs is None:
-                    verdict.problems.append(f"train {index}: `{name}` has another shape in the migration")
-                    continue
-            else:
-                pairs = [(f"{name}.l1", a["l1"], b["l1"], 0.0), (f"{name}.max", a["max"], b["max"], 0.0),
-                         (f"{name}.sum", a["sum"], b["sum"], a["l1"])]
-                pairs += [(f"{name}.at[{i}]", x, y, a["max"]) for i, (x, y) in enumerate(zip(a["at"], b["at"]))]
+            pairs = _variable_pairs(name, left[name], right[name])
+            if pairs is None:
+                verdict.problems.append(f"train {index}: `{name}` has another shape in the migration")
+                continue
             for key, x, y, scale in pairs:
                 ok, rel = _close(float(x), float(y), rtol, scale)
                 verdict.rows.append(Row(index, "train", key, x, y, rel, ok))
     return verdict
+
+
+def _variable_pairs(name: str, a: Any, b: Any) -> list[tuple[str, Any, Any, float]] | None:
+    """(key, original, migrated, scale) for each number of one variable's summaries (a list of its
+    values, or `proof.py`'s sums and samples); None where the two are not of one shape."""
+    if isinstance(a, list) and isinstance(b, list) and len(a) == len(b):
+        largest = max((abs(x) for x in a), default=0.0)
+        return [(f"{name}[{i}]", x, y, largest) for i, (x, y) in enumerate(zip(a, b))]
+    if isinstance(a, dict) and isinstance(b, dict) and a.keys() == b.keys():
+        pairs = [(f"{name}.l1", a["l1"], b["l1"], 0.0), (f"{name}.max", a["max"], b["max"], 0.0),
+                 (f"{name}.sum", a["sum"], b["sum"], a["l1"])]
+        return pairs + [(f"{name}.at[{i}]", x, y, a["max"]) for i, (x, y) in enumerate(zip(a["at"], b["at"]))]
+    return None
 
 
 def _read(record: Path) -> list[dict]:
@@ -293,10 +299,11 @@ def verify(
                  "--model-dirs", str(work_dir / "model-dirs" / "migrated")]
         _run(sys.executable, probe + (["--logdir", str(logs["migrated"])] if logs else []), second, args, second_cwd, timeout)
         original_entries, migrated_entries = _read(work_dir / "original.jsonl"), _read(work_dir / "migrated.jsonl")
-        if _results(original_entries) or not _results(original_entries, ("train",)):
-            verdict = compare(_results(original_entries), _results(migrated_entries), rtol)
+        results, trained = _results(original_entries), _results(original_entries, ("train",))
+        if results or not trained:
+            verdict = compare(results, _results(migrated_entries), rtol)
         else:  # a train-only program
-            verdict = compare_trained(_results(original_entries, ("train",)), _results(migrated_entries, ("train",)), rtol)
+            verdict = compare_trained(trained, _results(migrated_entries, ("train",)), rtol)
         verdict.notes = list(dict.fromkeys(e["text"] for e in original_entries + migrated_entries if e["kind"] == "note")) + verdict.notes
         return verdict
 

@@ -174,15 +174,14 @@ class InputFnData:
         try:
             with iterator_input_detected():
                 dataset = call()
-        except IteratorInput:  # TF1's `iterator.get_next()` tensors: the iterator's dataset, mapped
-            try:
-                return dataset_of_tensors(call, seed, 0)
-            except NotADataset:  # (it does more than map them): the input_fn again, in a graph of its own
-                return graph_input_dataset(call, name, seed=seed)
-        if isinstance(dataset, tf.data.Dataset):
-            return dataset
-        if isinstance(dataset, (tuple, list, dict)) or tf.is_tensor(dataset):
-            try:  # tensors its own ops make (constants, fake data): those ops again for each batch
+        except IteratorInput:  # TF1's `iterator.get_next()` tensors
+            tensors = True
+        else:
+            if isinstance(dataset, tf.data.Dataset):
+                return dataset
+            tensors = isinstance(dataset, (tuple, list, dict)) or tf.is_tensor(dataset)
+        if tensors:
+            try:  # the iterator's dataset, mapped; or tensors its own ops make, those ops for each batch
                 return dataset_of_tensors(call, seed, 0)
             except NotADataset:  # tensors of another kind (a queue-based reader): the input_fn again, in a graph of its own
                 return graph_input_dataset(call, name, seed=seed)
