@@ -611,7 +611,9 @@ class _Pipeline:
         """RemoveImportsVisitor (scope analysis of the whole module) only for imports that may
         really have lost their last use; those surely still used are kept without asking."""
         code = self._current()
-        view = SourceView(code, parse(code))
+        # (the last text pass's tree where it is this text's: only the statements it edited parsed again)
+        current = self.view if self.view is not None and self.view.source is code and self.module is None else None
+        view = SourceView(code, current.tree if current is not None else parse(code))
         entries = heeded_removals(self.ctx.codemod.scratch[REMOVE_IMPORTS])
         pending = [entry for entry in entries if not view.certainly_used(entry[2] or entry[1] or entry[0])]
         reads: ImportReads | None = None

@@ -126,6 +126,9 @@ def _remember(source: str, tree: ast.Module) -> None:
 
 _PARSED: dict[str, ast.Module] = {}
 _INDEXED: dict[int, tuple[ast.AST, dict[type, list[ast.AST]]]] = {}
+# id(top-level statement) -> what `SourceView`'s scan found in it (`textpass._StatementScan`): a
+# text pass's output shares the statements its edits missed, and those are not walked again.
+STATEMENT_SCANS: dict[int, object] = {}
 _PARSED_KEPT = 6
 _HELD = 0
 
@@ -137,6 +140,7 @@ def forget_parses() -> None:
         return
     _PARSED.clear()
     _INDEXED.clear()
+    STATEMENT_SCANS.clear()
 
 
 @contextmanager

@@ -24,7 +24,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from .names import AliasTable, SourceLines, ast_dotted, canonical_name
-from .parsing import NODE_FIELDS, child_fields, indexed, remember_index
+from .parsing import NODE_FIELDS, STATEMENT_SCANS, child_fields, indexed, remember_index
 from .todos import superseded, todo_comment
 
 _COMPOUND = (
@@ -180,13 +180,15 @@ class SourceView:
 
     # -- the one walk -----------------------------------------------------------------------
     def _scan(self) -> None:
-        # One loop over the whole tree on purpose (~100 lines): it is the text path's hottest code,
-        # and every rule's chains, imports, loads and binds come from this single walk.
+        """Every rule's chains, imports, loads and binds, from one walk of each top-level statement;
+        a statement this run scanned before in another view of the file (a text pass's output
+        shares the statements its edits missed, `reparse_edited`) is not walked again."""
         self._scanned = True
-        # The walk indexes the nodes by type as it goes (what `nodes_of` reads; `index_by_type`
-        # would walk the tree again), unless that was done already.
-        by_type: dict[type, list[ast.AST]] | None = {ast.Module: [self.tree]} if self._by_type is None else None
         roots = self.names.aliases
+        key = frozenset(roots)
+        lines = self.lines
+        offset, starts = lines.offset, lines.starts
+        by_type: dict[type, list[ast.AST]] = {ast.Module: [self.tree]}
         chains: list[Chain] = []
         lone: list[Chain] = []  # every lone Name of an import alias, any context
         imports: list[tuple[ast.Import | ast.ImportFrom, bool]] = []
@@ -194,108 +196,38 @@ class SourceView:
         loads: dict[str, int] = {}
         top_loads: dict[str, int] = {}  # the first line a module-scope statement loads a name on
         binds: dict[str, int] = {}
-        offset = self.lines.offset
-        # (node, innermost statement, inside an f-string, at module scope, under an attribute)
-        stack: list[tuple[ast.AST, ast.stmt | None, bool, bool, bool]] = [
-            (n, None, False, True, False) for n in reversed(self.tree.body)
-        ]
-        pop, push = stack.pop, stack.append
-        Attribute, Name, JoinedStr, Load, Call = ast.Attribute, ast.Name, ast.JoinedStr, ast.Load, ast.Call
-        AST, fields = ast.AST, NODE_FIELDS
-        funcs: set[int] = set()
-        while stack:
-            node, stmt, fstr, top, under = pop()
-            kind = type(node)
-            if by_type is not None:
-                group = by_type.get(kind)
-                if group is None:
-                    group = by_type[kind] = []
-                group.append(node)
-            if kind is Name:
-                name = node.id  # type: ignore[attr-defined]
-                if name in roots:
-                    bare.add(name)
-                    if type(node.ctx) is Load:  # type: ignore[attr-defined]
-                        loads[name] = loads.get(name, 0) + 1
-                        if top and node.lineno < top_loads.get(name, 1 << 30):  # type: ignore[attr-defined]
-                            top_loads[name] = node.lineno  # type: ignore[attr-defined]
-                    else:
-                        binds[name] = binds.get(name, 0) + 1
-                    start = offset(node.lineno, node.col_offset)  # type: ignore[attr-defined]
-                    use = Chain(name, start, start + len(name.encode()), stmt, fstr, False, under, node, id(node) in funcs, True)  # type: ignore[arg-type]
-                    lone.append(use)
-                    if use.call:
-                        chains.append(use)
-                continue
-            if kind is Attribute:
-                dotted = ast_dotted(node)  # type: ignore[arg-type]
-                if dotted is not None:
-                    root = dotted.partition(".")[0]
-                    if root in roots:
-                        loads[root] = loads.get(root, 0) + 1
-                        if top and node.lineno < top_loads.get(root, 1 << 30):  # type: ignore[attr-defined]
-                            top_loads[root] = node.lineno  # type: ignore[attr-defined]
-                        start = offset(node.lineno, node.col_offset)  # type: ignore[attr-defined]
-                        end = offset(node.end_lineno, node.end_col_offset)  # type: ignore[attr-defined]
-                        chains.append(Chain(dotted, start, end, stmt, fstr, False, under, node, id(node) in funcs))  # type: ignore[arg-type]
-                    if by_type is not None:  # the chain's inner attributes and its root name
-                        inner = node.value  # type: ignore[attr-defined]
-                        while True:
-                            by_type.setdefault(type(inner), []).append(inner)
-                            if type(inner) is not Attribute:
-                                break
-                            inner = inner.value  # type: ignore[attr-defined]
-                    continue  # a pure chain is handled whole (as TFM101's visit_Attribute does)
-                under = True
-            elif kind is Call:
-                funcs.add(id(node.func))  # type: ignore[attr-defined]
-            elif isinstance(node, ast.stmt):
-                stmt = node
-                if kind is ast.Import or kind is ast.ImportFrom:
-                    imports.append((node, top))  # type: ignore[arg-type]
-                    self._import_chains(node, chains, binds)  # type: ignore[arg-type]
-                    if by_type is not None:
-                        by_type.setdefault(ast.alias, []).extend(node.names)  # type: ignore[attr-defined]
-                    continue
-                if isinstance(node, _SCOPES):
-                    name = node.name  # type: ignore[attr-defined]
-                    if name in roots:
-                        binds[name] = binds.get(name, 0) + 1
-                elif kind is ast.Global or kind is ast.Nonlocal:
-                    for name in node.names:  # type: ignore[attr-defined]
-                        binds[name] = binds.get(name, 0) + 1
-            elif kind is JoinedStr:
-                fstr = True
-            elif kind is ast.arg:
-                name = node.arg  # type: ignore[attr-defined]
-                if name in roots:
-                    binds[name] = binds.get(name, 0) + 1
-                # fall through: annotations
-            elif kind is ast.ExceptHandler:
-                name = node.name  # type: ignore[attr-defined]
-                if name and name in roots:
-                    binds[name] = binds.get(name, 0) + 1
-            elif kind is ast.MatchAs or kind is ast.MatchStar or kind is ast.MatchMapping:
-                name = getattr(node, "name", None) or getattr(node, "rest", None)
-                if name and name in roots:
-                    binds[name] = binds.get(name, 0) + 1
-            inner_top = top and not isinstance(node, _SCOPES)
-            children = []  # ast.iter_child_nodes, less the leaves it cannot matter to skip
-            names = fields.get(kind)
-            for name in names if names is not None else child_fields(kind):
-                value = getattr(node, name, None)
-                if value is None:
-                    continue
-                if type(value) is list:
-                    for item in value:
-                        if isinstance(item, AST):
-                            children.append(item)
-                elif isinstance(value, AST):
-                    children.append(value)
-            for child in reversed(children):
-                push((child, stmt, fstr, inner_top, under))
+        for stmt in self.tree.body:
+            base = starts[stmt.lineno - 1]
+            span = offset(stmt.end_lineno, stmt.end_col_offset) - base  # type: ignore[arg-type]
+            found = STATEMENT_SCANS.get(id(stmt))
+            if found is None or found.stmt is not stmt or found.roots != key or found.span != span:
+                found = _scan_statement(stmt, roots, offset, base, span, key)
+                STATEMENT_SCANS[id(stmt)] = found
+            delta = base - found.base
+            if delta:
+                moved: dict[int, Chain] = {}
+                chains.extend(_moved(chain, delta, moved) for chain in found.chains)
+                lone.extend(_moved(use, delta, moved) for use in found.lone)
+            else:
+                chains.extend(found.chains)
+                lone.extend(found.lone)
+            imports.extend(found.imports)
+            bare.update(found.bare)
+            for name, count in found.loads.items():
+                loads[name] = loads.get(name, 0) + count
+            for name, line in found.top_loads.items():
+                if line < top_loads.get(name, 1 << 30):
+                    top_loads[name] = line
+            for name, count in found.binds.items():
+                binds[name] = binds.get(name, 0) + count
+            for kind, group in found.by_type.items():
+                known = by_type.get(kind)
+                if known is None:
+                    by_type[kind] = list(group)
+                else:
+                    known.extend(group)
         chains.sort(key=lambda c: c.start)
-        if by_type is not None:
+        if self._by_type is None:
             self._by_type = by_type
             remember_index(self.tree, by_type)
         self._chains = chains
@@ -305,22 +237,6 @@ class SourceView:
         self._loads = loads
         self._top_loads = top_loads
         self._binds = binds
-
-    def _import_chains(self, node: ast.Import | ast.ImportFrom, chains: list[Chain], binds: dict[str, int]) -> None:
-        """Import statements bind names, and their dotted module paths are chains to LibCST too."""
-        roots = self.names.aliases
-        if isinstance(node, ast.Import):
-            for alias in node.names:
-                local = alias.asname or alias.name.partition(".")[0]
-                binds[local] = binds.get(local, 0) + 1
-                if "." in alias.name and alias.name.partition(".")[0] in roots:
-                    chains.append(Chain(alias.name, -1, -1, node, False, True))
-        else:
-            for alias in node.names:
-                local = alias.asname or alias.name
-                binds[local] = binds.get(local, 0) + 1
-            if node.module and "." in node.module and node.module.partition(".")[0] in roots:
-                chains.append(Chain(node.module, -1, -1, node, False, True))
 
     @property
     def chains(self) -> list[Chain]:
@@ -590,6 +506,163 @@ class SourceView:
             pos = end
         out += data[pos:]
         return out.decode("utf-8")
+
+
+
+@dataclass(slots=True)
+class _StatementScan:
+    """What `SourceView._scan` found in one top-level statement (byte offsets as of `base`, where
+    the statement's first line started in the text it was scanned in)."""
+
+    stmt: ast.stmt
+    roots: frozenset[str]
+    base: int
+    span: int  # bytes from `base` to the statement's end (a check that the statement is the same text)
+    chains: list[Chain]
+    lone: list[Chain]
+    imports: list[tuple[ast.Import | ast.ImportFrom, bool]]
+    bare: set[str]
+    loads: dict[str, int]
+    top_loads: dict[str, int]
+    binds: dict[str, int]
+    by_type: dict[type, list[ast.AST]]
+
+
+def _moved(chain: Chain, delta: int, moved: dict[int, Chain]) -> Chain:
+    """`chain` with its byte offsets `delta` further on (an import's module path has none); one
+    copy per chain, so a call's bare name stays the same object in `chains` and `lone`."""
+    copy = moved.get(id(chain))
+    if copy is None:
+        start, end = (chain.start, chain.end) if chain.start < 0 else (chain.start + delta, chain.end + delta)
+        copy = moved[id(chain)] = Chain(chain.dotted, start, end, chain.stmt, chain.in_fstring, chain.in_import,
+                                        chain.under_attribute, chain.node, chain.call, chain.bare)
+    return copy
+
+
+def _scan_statement(top_stmt: ast.stmt, roots: dict[str, str], offset, base: int, span: int,
+                    key: frozenset[str]) -> _StatementScan:
+    # One loop over the statement on purpose (~100 lines): it is the text path's hottest code, and
+    # every rule's chains, imports, loads and binds come from this walk. It indexes the nodes by
+    # type as it goes (what `nodes_of` reads; `index_by_type` would walk the tree again).
+    by_type: dict[type, list[ast.AST]] = {}
+    chains: list[Chain] = []
+    lone: list[Chain] = []
+    imports: list[tuple[ast.Import | ast.ImportFrom, bool]] = []
+    bare: set[str] = set()
+    loads: dict[str, int] = {}
+    top_loads: dict[str, int] = {}
+    binds: dict[str, int] = {}
+    # (node, innermost statement, inside an f-string, at module scope, under an attribute)
+    stack: list[tuple[ast.AST, ast.stmt | None, bool, bool, bool]] = [(top_stmt, None, False, True, False)]
+    pop, push = stack.pop, stack.append
+    Attribute, Name, JoinedStr, Load, Call = ast.Attribute, ast.Name, ast.JoinedStr, ast.Load, ast.Call
+    AST, fields = ast.AST, NODE_FIELDS
+    funcs: set[int] = set()
+    while stack:
+        node, stmt, fstr, top, under = pop()
+        kind = type(node)
+        group = by_type.get(kind)
+        if group is None:
+            group = by_type[kind] = []
+        group.append(node)
+        if kind is Name:
+            name = node.id  # type: ignore[attr-defined]
+            if name in roots:
+                bare.add(name)
+                if type(node.ctx) is Load:  # type: ignore[attr-defined]
+                    loads[name] = loads.get(name, 0) + 1
+                    if top and node.lineno < top_loads.get(name, 1 << 30):  # type: ignore[attr-defined]
+                        top_loads[name] = node.lineno  # type: ignore[attr-defined]
+                else:
+                    binds[name] = binds.get(name, 0) + 1
+                start = offset(node.lineno, node.col_offset)  # type: ignore[attr-defined]
+                use = Chain(name, start, start + len(name.encode()), stmt, fstr, False, under, node, id(node) in funcs, True)  # type: ignore[arg-type]
+                lone.append(use)
+                if use.call:
+                    chains.append(use)
+            continue
+        if kind is Attribute:
+            dotted = ast_dotted(node)  # type: ignore[arg-type]
+            if dotted is not None:
+                root = dotted.partition(".")[0]
+                if root in roots:
+                    loads[root] = loads.get(root, 0) + 1
+                    if top and node.lineno < top_loads.get(root, 1 << 30):  # type: ignore[attr-defined]
+                        top_loads[root] = node.lineno  # type: ignore[attr-defined]
+                    start = offset(node.lineno, node.col_offset)  # type: ignore[attr-defined]
+                    end = offset(node.end_lineno, node.end_col_offset)  # type: ignore[attr-defined]
+                    chains.append(Chain(dotted, start, end, stmt, fstr, False, under, node, id(node) in funcs))  # type: ignore[arg-type]
+                inner = node.value  # type: ignore[attr-defined]  # (the chain's inner attributes and its root name)
+                while True:
+                    by_type.setdefault(type(inner), []).append(inner)
+                    if type(inner) is not Attribute:
+                        break
+                    inner = inner.value  # type: ignore[attr-defined]
+                continue  # a pure chain is handled whole (as TFM101's visit_Attribute does)
+            under = True
+        elif kind is Call:
+            funcs.add(id(node.func))  # type: ignore[attr-defined]
+        elif isinstance(node, ast.stmt):
+            stmt = node
+            if kind is ast.Import or kind is ast.ImportFrom:
+                imports.append((node, top))  # type: ignore[arg-type]
+                _import_chains(node, roots, chains, binds)  # type: ignore[arg-type]
+                by_type.setdefault(ast.alias, []).extend(node.names)  # type: ignore[attr-defined]
+                continue
+            if isinstance(node, _SCOPES):
+                name = node.name  # type: ignore[attr-defined]
+                if name in roots:
+                    binds[name] = binds.get(name, 0) + 1
+            elif kind is ast.Global or kind is ast.Nonlocal:
+                for name in node.names:  # type: ignore[attr-defined]
+                    binds[name] = binds.get(name, 0) + 1
+        elif kind is JoinedStr:
+            fstr = True
+        elif kind is ast.arg:
+            name = node.arg  # type: ignore[attr-defined]
+            if name in roots:
+                binds[name] = binds.get(name, 0) + 1
+            # fall through: annotations
+        elif kind is ast.ExceptHandler:
+            name = node.name  # type: ignore[attr-defined]
+            if name and name in roots:
+                binds[name] = binds.get(name, 0) + 1
+        elif kind is ast.MatchAs or kind is ast.MatchStar or kind is ast.MatchMapping:
+            name = getattr(node, "name", None) or getattr(node, "rest", None)
+            if name and name in roots:
+                binds[name] = binds.get(name, 0) + 1
+        inner_top = top and not isinstance(node, _SCOPES)
+        children = []  # ast.iter_child_nodes, less the leaves it cannot matter to skip
+        names = fields.get(kind)
+        for name in names if names is not None else child_fields(kind):
+            value = getattr(node, name, None)
+            if value is None:
+                continue
+            if type(value) is list:
+                for item in value:
+                    if isinstance(item, AST):
+                        children.append(item)
+            elif isinstance(value, AST):
+                children.append(value)
+        for child in reversed(children):
+            push((child, stmt, fstr, inner_top, under))
+    return _StatementScan(top_stmt, key, base, span, chains, lone, imports, bare, loads, top_loads, binds, by_type)
+
+
+def _import_chains(node: ast.Import | ast.ImportFrom, roots: dict[str, str], chains: list[Chain], binds: dict[str, int]) -> None:
+    """Import statements bind names, and their dotted module paths are chains to LibCST too."""
+    if isinstance(node, ast.Import):
+        for alias in node.names:
+            local = alias.asname or alias.name.partition(".")[0]
+            binds[local] = binds.get(local, 0) + 1
+            if "." in alias.name and alias.name.partition(".")[0] in roots:
+                chains.append(Chain(alias.name, -1, -1, node, False, True))
+    else:
+        for alias in node.names:
+            local = alias.asname or alias.name
+            binds[local] = binds.get(local, 0) + 1
+        if node.module and "." in node.module and node.module.partition(".")[0] in roots:
+            chains.append(Chain(node.module, -1, -1, node, False, True))
 
 
 def _binds(imp: ast.Import | ast.ImportFrom, local: str) -> bool:
