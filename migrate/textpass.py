@@ -348,12 +348,16 @@ class SourceView:
             self._scan()
         if self._binds.get(local, 0) != 1:
             return False
-        bound = next((imp for imp, top in self._imports if top and _binds(imp, local)), None)
+        bound = self.import_binding(local)
         if bound is None:
             return False
         if self._top_loads.get(local, 1 << 30) < bound.lineno:
             return False  # read at module level above its import: LibCST ties no such read to it
         return self._loads.get(local, 0) - dropped_loads + added_loads > 0
+
+    def import_binding(self, local: str) -> ast.Import | ast.ImportFrom | None:
+        """The first import statement outside functions and classes that binds `local`."""
+        return next((imp for imp, top in self.imports if top and _binds(imp, local)), None)
 
     def removable_import(self, local: str, dropped_loads: int, module: str | None = None) -> tuple[int, int] | None:
         """The byte range of `import a.b as local` (of `module`, if given) when the import surely

@@ -17,7 +17,7 @@ from conftest import ROOT, fixture_id, fixture_pairs
 from tfmigrate.cst_on_demand import cst as codemod_cst  # (what the codemod reads LibCST through)
 from tfmigrate.engine import reference_transform, transform_source
 from tfmigrate.names import AliasTable, SourceLines
-from tfmigrate.parsing import index_by_type
+from tfmigrate.parsing import index_by_type, reparse_edited
 from tfmigrate.textpass import SourceView
 
 PAIRS = fixture_pairs()
@@ -1037,3 +1037,104 @@ def test_test_cases_whose_sessions_fail_eagerly_run_their_tests_as_tf1(body: str
     assert "\n@tfm.tf1.graph_mode_test\nclass T(tf.test.TestCase):\n" in once and "disable_v2_behavior" not in once, once
     _same(source)
     assert transform_source(once).output == once
+
+
+def _kept_import_program(rng) -> str:
+    """A module the import pass adds lines to (`from absl import logging`, the runtime's import)
+    while a respelled chain asks to drop an import it may still read (`ops.device` -> `tf.device`,
+    `ops.internal_thing` kept): that import at the top, below code, in a `try`, aliased, beside a
+    relative import of the same name, read above it at module level, in a function, or not at all."""
+    local = rng.choice(["ops", "ops", "fops"])
+    spelled = "from tensorflow.python.framework import ops" + (" as fops" if local == "fops" else "")
+    head = ["import tensorflow as tf\n"] + rng.sample(["import logging\n", "import os\n", "from . import util\n"], rng.randint(0, 2))
+    place = rng.choice(["top", "top", "below", "try", "relative"])
+    if place == "top":
+        head.append(spelled + "\n")
+    body = [rng.choice(["x = 1\n", "def g():\n  return 2\n", ""])]
+    if rng.random() < 0.3:
+        body.insert(0, f"early = {local}\n" if place != "top" else f"early = {local}.internal_thing()\n")
+    if place == "below":
+        body.append(spelled + "\n")
+    elif place == "try":
+        body.append(f"try:\n  {spelled}\nexcept ImportError:\n  {local} = None\n")
+    elif place == "relative":
+        head.append(f"from . import {local}\n")
+        body.append(spelled + "\n")
+    uses = rng.sample([
+        f"with {local}.device('/cpu:0'):\n  pass\n", f"with {local}.device('/cpu:0'):\n  pass\n",
+        f"y = {local}.internal_thing()\n", f"def f():\n  return {local}.internal_thing()\n", f"z = {local}\n",
+    ], rng.randint(1, 3))
+    adds = rng.sample(["tf.logging.info('x')\n", "h = tf.layers.dense(x, 1)\n", "q = 1\n"], rng.randint(1, 2))
+    return "".join(head) + "".join(body) + "".join(uses) + "".join(adds)
+
+
+def test_generated_kept_imports_after_added_lines_fast_equals_reference(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Where the import pass added lines, the removal reads whether an import surely stays off the
+    text before them (`engine._still_imported_and_read`) and parses the new text only otherwise:
+    the same output, TODOs and changes as the LibCST path on every generated program, with both
+    answers given many times."""
+    import random
+
+    from tfmigrate import engine
+
+    answers: list[bool] = []
+    real = engine._still_imported_and_read
+
+    def counted(before, local, added):
+        answers.append(real(before, local, added))
+        return answers[-1]
+
+    monkeypatch.setattr(engine, "_still_imported_and_read", counted)
+    rng = random.Random(5)
+    seen = set()
+    for _ in range(120):
+        program = _kept_import_program(rng)
+        if program in seen:
+            continue
+        seen.add(program)
+        ast.parse(program)
+        _same(program)
+    assert len(seen) > 100
+    assert answers.count(True) > 20 and answers.count(False) > 20
+
+
+def test_a_statement_scanned_in_an_earlier_view_reads_as_in_a_fresh_one() -> None:
+    """The scan of a text pass's output takes the statements its edits missed from the earlier
+    view's walk, their byte offsets moved by what the edits added before them: the same chains,
+    names, imports, counts and nodes by type as a walk of a full parse of that output."""
+    from tfmigrate.parsing import forget_parses
+
+    for name in sorted(CASES):
+        source = CASES[name]
+        try:
+            tree = ast.parse(source)
+        except SyntaxError:
+            continue
+        forget_parses()
+        view = SourceView(source, tree)
+        chains = [c for c in view.chains if not c.in_import and not c.in_fstring and "." in c.dotted]
+        if not chains:
+            continue
+        # Every other chain respelled longer (`tf.X` -> `tf.compat.v1.X`-like): the statements between keep their text.
+        replacements = [(c.start, c.end, c.dotted.replace(".", ".compat_v1.", 1)) for c in chains[::2]]
+        data = view.lines.data
+        for start, end, text in sorted(replacements, reverse=True):
+            data = data[:start] + text.encode() + data[end:]
+        output = data.decode("utf-8")
+        shared = reparse_edited(view.tree, view.lines, replacements, output)
+        if shared is None:
+            continue
+        edited, fresh = SourceView(output, shared, names=view.names), SourceView(output, ast.parse(output), names=view.names)
+
+        def seen(v: SourceView):
+            where = lambda node: None if node is None else (type(node).__name__, node.lineno, node.col_offset)  # noqa: E731
+            return (
+                [(c.dotted, c.start, c.end, where(c.stmt), c.in_fstring, c.in_import, c.under_attribute, where(c.node), c.call, c.bare)
+                 for c in v.chains],
+                [(c.dotted, c.start, c.end, where(c.node), c.call) for c in v.lone_names],
+                [(where(imp), top) for imp, top in v.imports],
+                v._bare, v._loads, v._top_loads, v._binds,
+                {kind: len(nodes) for kind, nodes in v._by_type.items()},
+            )
+
+        assert seen(edited) == seen(fresh), name
