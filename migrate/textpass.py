@@ -180,63 +180,43 @@ class SourceView:
 
     # -- the one walk -----------------------------------------------------------------------
     def _scan(self) -> None:
-        """Every rule's chains, imports, loads and binds, from one walk of each top-level statement;
-        a statement this run scanned before in another view of the file (a text pass's output
-        shares the statements its edits missed, `reparse_edited`) is not walked again."""
+        """Every rule's chains, imports, loads and binds, from one walk of the tree. A top-level
+        statement of several lines that this run walked before in another view of the file (a
+        text pass's output shares the statements its edits missed, `reparse_edited`) is not walked
+        again: what the walk found in it is kept, its byte offsets moved by what the edits added."""
         self._scanned = True
         roots = self.names.aliases
         key = frozenset(roots)
-        lines = self.lines
-        offset, starts = lines.offset, lines.starts
-        by_type: dict[type, list[ast.AST]] = {ast.Module: [self.tree]}
-        chains: list[Chain] = []
-        lone: list[Chain] = []  # every lone Name of an import alias, any context
-        imports: list[tuple[ast.Import | ast.ImportFrom, bool]] = []
-        bare: set[str] = set()
-        loads: dict[str, int] = {}
-        top_loads: dict[str, int] = {}  # the first line a module-scope statement loads a name on
-        binds: dict[str, int] = {}
+        offset, starts = self.lines.offset, self.lines.starts
+        found = _Found({ast.Module: [self.tree]})
+        run: list[ast.stmt] = []  # (short statements, walked together in order)
         for stmt in self.tree.body:
+            if stmt.end_lineno - stmt.lineno < _KEPT_LINES:  # type: ignore[operator]
+                run.append(stmt)
+                continue
+            if run:
+                _walk(run, roots, offset, found)
+                run = []
             base = starts[stmt.lineno - 1]
             span = offset(stmt.end_lineno, stmt.end_col_offset) - base  # type: ignore[arg-type]
-            found = STATEMENT_SCANS.get(id(stmt))
-            if found is None or found.stmt is not stmt or found.roots != key or found.span != span:
-                found = _scan_statement(stmt, roots, offset, base, span, key)
-                STATEMENT_SCANS[id(stmt)] = found
-            delta = base - found.base
-            if delta:
-                moved: dict[int, Chain] = {}
-                chains.extend(_moved(chain, delta, moved) for chain in found.chains)
-                lone.extend(_moved(use, delta, moved) for use in found.lone)
-            else:
-                chains.extend(found.chains)
-                lone.extend(found.lone)
-            imports.extend(found.imports)
-            bare.update(found.bare)
-            for name, count in found.loads.items():
-                loads[name] = loads.get(name, 0) + count
-            for name, line in found.top_loads.items():
-                if line < top_loads.get(name, 1 << 30):
-                    top_loads[name] = line
-            for name, count in found.binds.items():
-                binds[name] = binds.get(name, 0) + count
-            for kind, group in found.by_type.items():
-                known = by_type.get(kind)
-                if known is None:
-                    by_type[kind] = list(group)
-                else:
-                    known.extend(group)
-        chains.sort(key=lambda c: c.start)
+            kept = STATEMENT_SCANS.get(id(stmt))
+            if kept is None or kept.stmt is not stmt or kept.roots != key or kept.span != span:
+                kept = STATEMENT_SCANS[id(stmt)] = _Found({}, stmt, key, base, span)
+                _walk([stmt], roots, offset, kept)
+            found.add(kept, base - kept.base)
+        if run:
+            _walk(run, roots, offset, found)
+        found.chains.sort(key=lambda c: c.start)
         if self._by_type is None:
-            self._by_type = by_type
-            remember_index(self.tree, by_type)
-        self._chains = chains
-        self._lone = lone
-        self._imports = imports
-        self._bare = bare
-        self._loads = loads
-        self._top_loads = top_loads
-        self._binds = binds
+            self._by_type = found.by_type
+            remember_index(self.tree, found.by_type)
+        self._chains = found.chains
+        self._lone = found.lone
+        self._imports = found.imports
+        self._bare = found.bare
+        self._loads = found.loads
+        self._top_loads = found.top_loads
+        self._binds = found.binds
 
     @property
     def chains(self) -> list[Chain]:
@@ -513,23 +493,54 @@ class SourceView:
 
 
 
-@dataclass(slots=True)
-class _StatementScan:
-    """What `SourceView._scan` found in one top-level statement (byte offsets as of `base`, where
-    the statement's first line started in the text it was scanned in)."""
+# A top-level statement this many lines longer than its first line or more is walked once per run
+# (`SourceView._scan`); shorter ones cost less to walk again than to keep.
+_KEPT_LINES = 4
 
-    stmt: ast.stmt
-    roots: frozenset[str]
-    base: int
-    span: int  # bytes from `base` to the statement's end (a check that the statement is the same text)
-    chains: list[Chain]
-    lone: list[Chain]
-    imports: list[tuple[ast.Import | ast.ImportFrom, bool]]
-    bare: set[str]
-    loads: dict[str, int]
-    top_loads: dict[str, int]
-    binds: dict[str, int]
+
+@dataclass(slots=True)
+class _Found:
+    """What `SourceView._scan` finds: in a module, or in one top-level statement kept for later
+    views (`STATEMENT_SCANS`; byte offsets as of `base`, where its first line started)."""
+
     by_type: dict[type, list[ast.AST]]
+    stmt: ast.stmt | None = None
+    roots: frozenset[str] = frozenset()
+    base: int = 0
+    span: int = 0  # bytes from `base` to the statement's end (a check that it is the same text)
+    chains: list[Chain] = field(default_factory=list)
+    lone: list[Chain] = field(default_factory=list)  # every lone Name of an import alias, any context
+    imports: list[tuple[ast.Import | ast.ImportFrom, bool]] = field(default_factory=list)
+    bare: set[str] = field(default_factory=set)
+    loads: dict[str, int] = field(default_factory=dict)
+    top_loads: dict[str, int] = field(default_factory=dict)  # the first line a module-scope statement loads a name on
+    binds: dict[str, int] = field(default_factory=dict)
+
+    def add(self, other: "_Found", delta: int) -> None:
+        """What a kept statement holds, after what this holds, its offsets `delta` bytes on."""
+        if delta:
+            moved: dict[int, Chain] = {}
+            self.chains.extend(_moved(chain, delta, moved) for chain in other.chains)
+            self.lone.extend(_moved(use, delta, moved) for use in other.lone)
+        else:
+            self.chains.extend(other.chains)
+            self.lone.extend(other.lone)
+        self.imports.extend(other.imports)
+        self.bare.update(other.bare)
+        loads, top_loads, binds, by_type = self.loads, self.top_loads, self.binds, self.by_type
+        for name, count in other.loads.items():
+            loads[name] = loads.get(name, 0) + count
+        for name, line in other.top_loads.items():
+            if line < top_loads.get(name, 1 << 30):
+                top_loads[name] = line
+        for name, count in other.binds.items():
+            binds[name] = binds.get(name, 0) + count
+        for kind, group in other.by_type.items():
+            known = by_type.get(kind)
+            if known is None:
+                by_type[kind] = list(group)
+            else:
+                known.extend(group)
 
 
 def _moved(chain: Chain, delta: int, moved: dict[int, Chain]) -> Chain:
@@ -543,21 +554,14 @@ def _moved(chain: Chain, delta: int, moved: dict[int, Chain]) -> Chain:
     return copy
 
 
-def _scan_statement(top_stmt: ast.stmt, roots: dict[str, str], offset, base: int, span: int,
-                    key: frozenset[str]) -> _StatementScan:
-    # One loop over the statement on purpose (~100 lines): it is the text path's hottest code, and
+def _walk(statements: list[ast.stmt], roots: dict[str, str], offset, found: _Found) -> None:
+    # One loop over the statements on purpose (~100 lines): it is the text path's hottest code, and
     # every rule's chains, imports, loads and binds come from this walk. It indexes the nodes by
     # type as it goes (what `nodes_of` reads; `index_by_type` would walk the tree again).
-    by_type: dict[type, list[ast.AST]] = {}
-    chains: list[Chain] = []
-    lone: list[Chain] = []
-    imports: list[tuple[ast.Import | ast.ImportFrom, bool]] = []
-    bare: set[str] = set()
-    loads: dict[str, int] = {}
-    top_loads: dict[str, int] = {}
-    binds: dict[str, int] = {}
+    by_type, chains, lone, imports = found.by_type, found.chains, found.lone, found.imports
+    bare, loads, top_loads, binds = found.bare, found.loads, found.top_loads, found.binds
     # (node, innermost statement, inside an f-string, at module scope, under an attribute)
-    stack: list[tuple[ast.AST, ast.stmt | None, bool, bool, bool]] = [(top_stmt, None, False, True, False)]
+    stack: list[tuple[ast.AST, ast.stmt | None, bool, bool, bool]] = [(n, None, False, True, False) for n in reversed(statements)]
     pop, push = stack.pop, stack.append
     Attribute, Name, JoinedStr, Load, Call = ast.Attribute, ast.Name, ast.JoinedStr, ast.Load, ast.Call
     AST, fields = ast.AST, NODE_FIELDS
@@ -650,7 +654,6 @@ def _scan_statement(top_stmt: ast.stmt, roots: dict[str, str], offset, base: int
                 children.append(value)
         for child in reversed(children):
             push((child, stmt, fstr, inner_top, under))
-    return _StatementScan(top_stmt, key, base, span, chains, lone, imports, bare, loads, top_loads, binds, by_type)
 
 
 def _import_chains(node: ast.Import | ast.ImportFrom, roots: dict[str, str], chains: list[Chain], binds: dict[str, int]) -> None:
