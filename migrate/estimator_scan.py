@@ -382,7 +382,7 @@ def line_in_text(module: cst.Module, text: str, node: cst.CSTNode) -> int | None
 
     from .parsing import parse
 
-    top = next((stmt for stmt in module.body if _holds(stmt, node)), None)
+    top = next((stmt for stmt in module.body if holds(stmt, node)), None)
     if top is None:
         return None
     lines = _top_level_lines(parse(text).body)
@@ -451,7 +451,7 @@ def _line_counting() -> type:
     return LineCounting
 
 
-def _holds(tree: cst.CSTNode, node: cst.CSTNode) -> bool:
+def holds(tree: cst.CSTNode, node: cst.CSTNode) -> bool:
     """Whether `node` is `tree` or inside it. A statement (what a decline names) is looked for
     through blocks only, never expressions; anything else through the whole tree."""
     if not isinstance(node, (cst.BaseStatement, cst.BaseSmallStatement)):

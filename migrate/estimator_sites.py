@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 
 from .cst_on_demand import Visitor, cst, statement_types
 
-from . import ctl_codegen
+from . import ctl_codegen, shared_declines
 from .estimator_codegen import SiteCodegen
 from .estimator_scan import (
     line_in_text,
@@ -262,6 +262,10 @@ class EstimatorSiteRule(KeptModelCodegen, SiteCodegen, Rule):
         if name in self.plans or name in self.plan_failures:
             return
         analyzer = None
+        declined = shared_declines.recall(self.ctx.scratch, self.functions[name], self.module, self.ctx.source)
+        if declined is not None:  # (an earlier rule of the pass analysed the same function)
+            self.plan_failures[name] = declined
+            return
         try:
             parsed = self.ctx.parsed
             text = parsed[1] if parsed is not None and parsed[0] is self.module else None
@@ -275,6 +279,7 @@ class EstimatorSiteRule(KeptModelCodegen, SiteCodegen, Rule):
         except Unsupported as exc:
             statement = analyzer.blocking_statement(exc) if analyzer is not None else None
             self.plan_failures[name] = self._decline(str(exc), statement)
+            shared_declines.remember(self.ctx.scratch, self.functions[name], self.module, self.plan_failures[name])
 
     def _decline(self, reason: str, statement: cst.CSTNode | None) -> Decline:
         """`reason`, at `statement` (a statement of this module as parsed) when there is one."""
