@@ -397,9 +397,6 @@ class _Pipeline:
         self._rendered: tuple[cst.Module | None, str] = (None, "")  # (module, its code)
         self._module_of_text: tuple[str | None, cst.Module | None] = (None, None)  # (text, the CST it is the code of)
         self.record = PassRecord()  # what the pass wrote (`settled`)
-        # (the text the import pass gave, the view of the text it added import lines to, the
-        # local names of the imports it was asked for), for `_remove_imports`
-        self.added_to: tuple[str, SourceView, set[str]] | None = None
 
     def _current(self) -> str:
         return self._code() if self.module is not None else self.text
@@ -572,9 +569,6 @@ class _Pipeline:
             if output is not None:
                 # Whole import lines after a statement's last line: it parses as `code` did.
                 self.parsed = output
-                if self.view is not None and self.view.source is code and self.module is None:
-                    self.added_to = (output, self.view, {item.alias or item.obj_name or item.module_name.partition(".")[0]
-                                                         for item in items})
                 if self.module is not None or output is not code:
                     self.view = None
                 self.text, self.module = output, None
@@ -617,14 +611,10 @@ class _Pipeline:
         """RemoveImportsVisitor (scope analysis of the whole module) only for imports that may
         really have lost their last use; those surely still used are kept without asking."""
         code = self._current()
-        entries = heeded_removals(self.ctx.codemod.scratch[REMOVE_IMPORTS])
-        if self.added_to is not None and self.added_to[0] is code and self.module is None:
-            _, before, added = self.added_to
-            if all(_still_imported_and_read(before, entry[2] or entry[1] or entry[0], added) for entry in entries):
-                return  # (nothing to ask the module's own tree: it is not parsed)
         # (the last text pass's tree where it is this text's: only the statements it edited parsed again)
         current = self.view if self.view is not None and self.view.source is code and self.module is None else None
         view = SourceView(code, current.tree if current is not None else parse(code))
+        entries = heeded_removals(self.ctx.codemod.scratch[REMOVE_IMPORTS])
         pending = [entry for entry in entries if not view.certainly_used(entry[2] or entry[1] or entry[0])]
         reads: ImportReads | None = None
         if any(obj is not None for _, obj, _ in pending):
@@ -657,20 +647,6 @@ class _Pipeline:
 
 
 _PLACEHOLDER = "pass\n"
-
-
-def _still_imported_and_read(before: SourceView, local: str, added: set[str]) -> bool:
-    """`SourceView.certainly_used(local)` of the text the import pass made of `before`'s, read off
-    `before`: that pass only put import lines of the `added` names after the top import block (or
-    names into one of its lines), which shifts the lines below by the same count. So where the
-    import pass bound no `local`, and `before`'s reads of it were counted (an import table name)
-    and bound by a plain module-level import (also one in the new text's table), the counts, the
-    import binding it and whether a module-level read comes above that import are the same."""
-    if local in added or local not in before.names.aliases or not before.certainly_used(local):
-        return False
-    bound = before.import_binding(local)
-    return any(stmt is bound for stmt in before.tree.body) and not (
-        isinstance(bound, ast.ImportFrom) and (bound.level or bound.names[0].name == "*"))
 
 
 def _keep_reexports(ctx: FileContext, source: str, filename: str) -> None:
