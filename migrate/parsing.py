@@ -191,12 +191,19 @@ def reparse_edited(tree: ast.Module, lines: SourceLines, replacements: list[tupl
     groups = statement_groups(body)
     firsts = [group[0] for group in groups]
     touched: set[int] = set()
+    spans: list[tuple[int, int, int]] = []  # (top-level group, first line, last line) of each edit
     for start, end, _ in replacements:
         lineno = bisect.bisect_right(lines.starts, start)
         at = bisect.bisect_right(firsts, lineno) - 1
-        if at < 0 or lineno > groups[at][1] or bisect.bisect_right(lines.starts, max(start, end - 1)) > groups[at][1]:
+        last = bisect.bisect_right(lines.starts, max(start, end - 1))
+        if at < 0 or lineno > groups[at][1] or last > groups[at][1]:
             return None
         touched.add(at)
+        spans.append((at, lineno, last))
+    inner = _reparse_inner(tree, groups, spans, lines, output)
+    if inner is not None:
+        _remember(output, inner)
+        return inner
     # One parse of the output with every line outside the touched statements blanked: their line
     # numbers come out right, and blank lines cost the parser next to nothing.
     new_lines = output.split("\n")
@@ -224,3 +231,133 @@ def reparse_edited(tree: ast.Module, lines: SourceLines, replacements: list[tupl
     # `output` (and proof that `output` parses): later parses of `output` take it.
     _remember(output, result)
     return result
+
+
+# Statement lists a compound statement holds, in source order (`handlers` hold `ExceptHandler`s).
+_BLOCK_FIELDS = ("body", "handlers", "orelse", "finalbody")
+
+
+def _reparse_inner(tree: ast.Module, groups: list[list], spans: list[tuple[int, int, int]], lines: SourceLines,
+                   output: str) -> ast.Module | None:
+    """`reparse_edited`'s tree where each edit falls in a statement nested in a top-level one (a
+    line of a function): only that statement is parsed again, under an `if 1:` put on the line
+    above it, and the statements holding it are copied with the new one in its place (the rest
+    is shared). None where that does not apply (an edit in a top-level statement's own lines, a
+    statement sharing a line, two edits close together): the caller parses the top-level
+    statements again."""
+    body = tree.body
+    targets: dict[int, list] = {}  # id(statement) -> its path from the top-level statement: [(node, field, index)]
+    for at, first, last in spans:
+        if len(groups[at][2]) != 1:
+            return None
+        path = _innermost(body[groups[at][2][0]], first, last, lines)
+        if path is None:
+            return None
+        targets[id(_end_of(path))] = path
+    chosen = list(targets.values())
+    for path in chosen:  # (no edit's statement inside another's)
+        outer = {id(node) for node, _, _ in path}
+        if any(id(_end_of(other)) in outer for other in chosen if other is not path):
+            return None
+    statements = sorted((_end_of(path) for path in chosen), key=_first_line)
+    new_lines = output.split("\n")
+    kept = [""] * len(new_lines)
+    for stmt in statements:
+        first = _first_line(stmt)
+        if any(kept[line] for line in range(first - 2, stmt.end_lineno)):  # type: ignore[arg-type]
+            return None  # (its `if 1:` line would be another's)
+        kept[first - 2] = "if 1:"
+        kept[first - 1 : stmt.end_lineno] = new_lines[first - 1 : stmt.end_lineno]  # type: ignore[misc]
+    try:
+        parts = _parse_without_gc("\n".join(kept)).body
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+    if len(parts) != len(statements) or any(len(part.body) != 1 for part in parts):  # type: ignore[attr-defined]
+        return None
+    new_of = {id(old): part.body[0] for old, part in zip(statements, parts)}  # type: ignore[attr-defined]
+    if any(type(new) is not type(old) or (new.lineno, new.col_offset, new.end_lineno) != (old.lineno, old.col_offset, old.end_lineno)
+           for old, new in ((old, new_of[id(old)]) for old in statements)):
+        return None
+    copied = {id(node) for path in chosen for node, _, _ in path}
+    new_body = [_copied(stmt, new_of, copied) if id(stmt) in copied else stmt for stmt in body]
+    return ast.Module(body=new_body, type_ignores=tree.type_ignores)
+
+
+def _end_of(path: list) -> ast.stmt:
+    """The statement a path (`_innermost`) leads to."""
+    node, field, index = path[-1]
+    return getattr(node, field)[index]
+
+
+def _first_line(stmt: ast.stmt) -> int:
+    decorators = getattr(stmt, "decorator_list", None)
+    return min([stmt.lineno] + [d.lineno for d in decorators]) if decorators else stmt.lineno
+
+
+def _innermost(top: ast.stmt, first: int, last: int, lines: SourceLines) -> list | None:
+    """The path [(node, field, index)] from `top` to the innermost statement nested in it whose
+    lines hold lines `first`..`last` and that stands alone on its lines (nothing else on its
+    first or last line, no decorator, no `elif`); None where that is `top` itself."""
+    path: list = []
+    node: ast.AST = top
+    while True:
+        found = None
+        for field in _BLOCK_FIELDS:
+            for index, child in enumerate(getattr(node, field, None) or ()):
+                if isinstance(child, ast.ExceptHandler):
+                    if child.lineno <= first and last <= child.end_lineno:  # type: ignore[operator]
+                        found = (field, index, child)
+                elif isinstance(child, ast.stmt) and _first_line(child) <= first and last <= child.end_lineno:  # type: ignore[operator]
+                    found = (field, index, child)
+            if found is not None:
+                break
+        if found is None or isinstance(node, ast.Match):
+            break
+        field, index, child = found
+        if isinstance(child, ast.ExceptHandler):
+            path.append((node, field, index))
+            node = child
+            continue
+        if not _alone(child, lines) or (field == "orelse" and _starts_with(child, lines, b"elif")):
+            break
+        path.append((node, field, index))
+        node = child
+    while path and isinstance(_end_of(path), ast.ExceptHandler):
+        path.pop()  # (a handler is no statement: its `try` is parsed again)
+    return path or None
+
+
+def _alone(stmt: ast.stmt, lines: SourceLines) -> bool:
+    """Whether `stmt` starts its line after indentation only and ends its last one before a
+    comment at most, with no decorator (a one-line suite's or `a; b`'s statements do not)."""
+    if getattr(stmt, "decorator_list", None) or stmt.end_lineno is None or stmt.end_col_offset is None:
+        return False
+    if lines.prefix(stmt.lineno, stmt.col_offset).strip():
+        return False
+    data = lines.data
+    rest = data[lines.offset(stmt.end_lineno, stmt.end_col_offset) : lines.after(stmt.end_lineno)].strip()
+    return not rest or rest.startswith(b"#")
+
+
+def _starts_with(stmt: ast.stmt, lines: SourceLines, word: bytes) -> bool:
+    start = lines.offset(stmt.lineno, stmt.col_offset)
+    return lines.data[start : start + len(word)] == word
+
+
+def _copied(node: ast.AST, new_of: dict[int, ast.stmt], copied: set[int]) -> ast.AST:
+    """`node` with the statements `new_of` names in place of the old ones below it: each node on
+    the way copied (shallow), its end moved where its last statement's end moved."""
+    copy = type(node)(**{name: getattr(node, name) for name in node._fields},  # type: ignore[call-arg]
+                      **{name: getattr(node, name) for name in node._attributes if hasattr(node, name)})
+    last = None
+    for field in _BLOCK_FIELDS:
+        block = getattr(node, field, None)
+        if not block:
+            continue
+        new_block = [new_of[id(child)] if id(child) in new_of else _copied(child, new_of, copied) if id(child) in copied else child
+                     for child in block]
+        setattr(copy, field, new_block)
+        last = new_block[-1]
+    if last is not None and last.end_lineno == node.end_lineno:  # type: ignore[attr-defined]
+        copy.end_col_offset = last.end_col_offset  # type: ignore[attr-defined]
+    return copy

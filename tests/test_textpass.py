@@ -1128,3 +1128,37 @@ def test_a_statement_scanned_in_an_earlier_view_reads_as_in_a_fresh_one() -> Non
             )
 
         assert seen(edited) == seen(fresh), name
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_reparsing_the_edited_statements_equals_a_full_parse(name: str) -> None:
+    """`reparse_edited` after respellings longer and shorter (every second chain, then every
+    third, one at a time too), at any depth (a line of a function, a branch, a handler, the last
+    line of a block): the tree a full parse of the output gives, positions included."""
+    import random
+
+    source = CASES[name]
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return
+    view = SourceView(source, tree)
+    chains = [c for c in view.chains if not c.in_import and not c.in_fstring and "." in c.dotted]
+    rng = random.Random(name)
+    choices = [chains[::2], chains[1::3]] + [[chain] for chain in rng.sample(chains, min(3, len(chains)))]
+    for picked in choices:
+        if not picked:
+            continue
+        replacements = [(c.start, c.end, rng.choice([c.dotted.replace(".", ".compat_v1.", 1), c.dotted.rpartition(".")[0] or "x"]))
+                        for c in picked]
+        data = view.lines.data
+        for start, end, text in sorted(replacements, reverse=True):
+            data = data[:start] + text.encode() + data[end:]
+        output = data.decode("utf-8")
+        try:
+            expected = ast.parse(output)
+        except SyntaxError:
+            continue
+        got = reparse_edited(tree, view.lines, replacements, output)
+        if got is not None:
+            assert ast.dump(got, include_attributes=True) == ast.dump(expected, include_attributes=True), name
