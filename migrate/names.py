@@ -10,6 +10,7 @@ symbol (`layers.dense`), whatever the import style.
 from __future__ import annotations
 
 import ast
+import functools
 import re
 from dataclasses import dataclass, field
 
@@ -256,6 +257,7 @@ def contrib_fold(full: str) -> str | None:
     return _CONTRIB_FOLDS.get(full)
 
 
+@functools.lru_cache(maxsize=1 << 16)  # (a pure function of the text: every view of a file asks of the same chains)
 def canonical_name(full: str) -> str | None:
     if full.startswith(_V1_CONTRIB):  # `tf.compat.v1.contrib.x` is `tf.contrib.x`, however it was imported
         full = "tensorflow.contrib." + full[len(_V1_CONTRIB):]

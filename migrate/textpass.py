@@ -24,7 +24,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from .names import AliasTable, SourceLines, ast_dotted, canonical_name
-from .parsing import NODE_FIELDS, STATEMENT_SCANS, child_fields, indexed, remember_index
+from .parsing import NODE_FIELDS, STATEMENT_SCANS, child_fields, index_by_type, indexed, remember_index
 from .todos import superseded, todo_comment
 
 _COMPOUND = (
@@ -491,6 +491,22 @@ class SourceView:
         out += data[pos:]
         return out.decode("utf-8")
 
+
+
+def name_ids(tree: ast.Module) -> set[str]:
+    """The ids of the tree's `Name` nodes, any context: read off what the scan kept of a top-level
+    statement another view of the file shares (`STATEMENT_SCANS`), walking only the others."""
+    out: set[str] = set()
+    walked: list[ast.stmt] = []
+    for stmt in tree.body:
+        kept = STATEMENT_SCANS.get(id(stmt))
+        if kept is not None and kept.stmt is stmt:
+            out.update(node.id for node in kept.by_type.get(ast.Name, ()))  # type: ignore[attr-defined]
+        else:
+            walked.append(stmt)
+    if walked:
+        out.update(node.id for node in index_by_type(ast.Module(body=walked, type_ignores=[])).get(ast.Name, ()))  # type: ignore[attr-defined]
+    return out
 
 
 # A top-level statement this many lines longer than its first line or more is walked once per run

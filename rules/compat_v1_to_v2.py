@@ -24,7 +24,7 @@ from tfmigrate.names import (ast_dotted, canonical_name, chain_node, dotted_text
                              reexported, removed_home, removed_module)
 from tfmigrate.rule import RUNTIME_ALIAS, Rule
 from tfmigrate.parsing import index_by_type, parse, reparse_edited, statement_groups
-from tfmigrate.textpass import SourceView, TextPlan, heeded_removals
+from tfmigrate.textpass import SourceView, TextPlan, heeded_removals, name_ids
 from tfmigrate.todos import REMOVED_ESTIMATOR
 from tfmigrate.tf_api import (
     CallShape, api_table, kept_spelling, known_path, lookup, other_in_tf2, signature_sensitive, v1_only_member, v1_only_module,
@@ -984,7 +984,7 @@ class CompatV1ToV2(Rule):
             return False
         # (only the statements the respellings fell in are parsed again, where that applies)
         tree = reparse_edited(view.tree, view.lines, plan.replacements, preview) or parse(preview)
-        used = {node.id for node in index_by_type(tree).get(ast.Name, ())} | unread
+        used = name_ids(tree) | unread
         exported = self.ctx.exported
         lines, data = view.lines, view.lines.data
         for imp in kept:

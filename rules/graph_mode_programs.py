@@ -557,6 +557,7 @@ class GraphModePrograms(Rule):
         return updated.with_changes(body=body)
 
     def text_edits(self, view: SourceView) -> TextPlan | None:
+        view.chains  # noqa: B018 - (the scan indexes the tree by node type too, walking only what it did not walk before)
         where = None if keras_imports_added(self.ctx) else placement(
             view.tree, view.names, self.ctx.tf2_alias, tf1=self.ctx.tf1_program, entry=self.ctx.graph_entry)
         if where is None or where[0] == "library":
