@@ -23,6 +23,10 @@ REGULARIZATIONS = ("none", "l2_manual", "regularizer", "total_loss")
 USES = ("loop", "build_estimator", "train_and_evaluate_specs_first", "train_and_evaluate_config_first")
 FEATURES = ("dict", "two_keys", "tensor")
 ACTIVATIONS = ("relu", "tanh", "sigmoid")
+# How the estimator gets the model_fn, beside `model_fn=model_fn`: through a TPU-style wrapper
+# that calls it, from a module-level table of model_fns, or by name where other code also reads
+# it (its name logged): the Keras rewrite, which takes the function's name, must leave those.
+MODEL_FN_REFS = ("direct", "wrapper", "table", "named")
 # Layouts whose PREDICT mode builds no loss: only these programs call predict().
 PREDICTS = ("nested_chain", "predict_first", "predict_last")
 
@@ -54,6 +58,7 @@ class Choices:
     predict: bool
     cross_shard: bool  # TPU: `if params['use_tpu']: CrossShardOptimizer(...)`
     batch_norm: bool  # batch normalization after the first hidden layer, its UPDATE_OPS run by the train op
+    model_fn_ref: str = "direct"  # MODEL_FN_REFS
 
     def summary(self) -> str:
         fields = asdict(self)
@@ -112,4 +117,19 @@ def choose(seed: int) -> Choices:
         predict=layout in PREDICTS and draw.random() < 0.7,
         cross_shard=estimator == "tpu" and draw.random() < 0.5,  # (minimize_inline: no optimizer variable to wrap)
         batch_norm=draw.random() < 0.25,  # drawn last: the draws before it are those of the seed without it
+        model_fn_ref=_model_fn_ref(seed),
     )
+
+
+def _model_fn_ref(seed: int) -> str:
+    """Drawn from its own stream (the other draws of a seed are those of the seed without it), and
+    "direct" for every seed of the suite's fixed sample that predates it (`SAMPLE_BEFORE_REFS`)."""
+    if seed in SAMPLE_BEFORE_REFS:
+        return "direct"
+    draw = random.Random(f"model_fn_ref {seed}")
+    return draw.choice(MODEL_FN_REFS[1:]) if draw.random() < 0.2 else "direct"
+
+
+# The suite's sample (test_generated.SAMPLE) as it stood when `model_fn_ref` came: those programs stay as they were chosen.
+SAMPLE_BEFORE_REFS = frozenset({1, 5, 13, 20, 23, 29, 30, 35, 36, 42, 45, 47, 49, 59, 64, 72, 74, 78, 80, 81, 88, 93,
+                                0, 2, 3, 4, 6, 7, 8, 9, 17, 22, 67, 153})

@@ -224,7 +224,7 @@ def _estimator_lines(c: Choices, model_dir: str) -> list[str]:
         return [
             f"config = tf.estimator.tpu.RunConfig(model_dir={model_dir}, tpu_config=tf.estimator.tpu.TPUConfig(iterations_per_loop={loop}))",
             "estimator = tf.estimator.tpu.TPUEstimator(",
-            f"    model_fn=model_fn, config=config, use_tpu=False, train_batch_size={c.batch}, eval_batch_size={c.eval_batch}{predict},",
+            f"    model_fn={_model_fn_arg(c)}, config=config, use_tpu=False, train_batch_size={c.batch}, eval_batch_size={c.eval_batch}{predict},",
             f"    params={params})",
         ]
     lines = []
@@ -233,8 +233,23 @@ def _estimator_lines(c: Choices, model_dir: str) -> list[str]:
         lines.append("strategy = tf.distribute.MirroredStrategy(['/cpu:0', '/cpu:1'], cross_device_ops=tf.distribute.ReductionToOneDevice())")
         distribute = ", train_distribute=strategy"
     lines.append(f"config = tf.estimator.RunConfig(model_dir={model_dir}{distribute})")
-    lines.append(f"estimator = tf.estimator.Estimator(model_fn=model_fn, config=config, params={params})")
+    lines.append(f"estimator = tf.estimator.Estimator(model_fn={_model_fn_arg(c)}, config=config, params={params})")
     return lines
+
+
+def _model_fn_arg(c: Choices) -> str:
+    return {"wrapper": "wrapped_model_fn", "table": "MODEL_FNS['mlp']"}.get(c.model_fn_ref, "model_fn")
+
+
+def model_fn_ref_lines(c: Choices) -> list[str]:
+    """What else refers to `model_fn` (`Choices.model_fn_ref`): a wrapper, a table, a log line."""
+    if c.model_fn_ref == "wrapper":
+        return ["def wrapped_model_fn(features, labels, mode, params):", "  return model_fn(features, labels, mode, params)"]
+    if c.model_fn_ref == "table":
+        return ["MODEL_FNS = {'mlp': model_fn}"]
+    if c.model_fn_ref == "named":
+        return ["def describe():", "  return 'model: %s' % model_fn.__name__"]
+    return []
 
 
 def _evaluate(c: Choices) -> str:
@@ -283,7 +298,13 @@ def render(c: Choices) -> str:
     parts = [data_lines(c)]
     if helpers(c):
         parts.append(helpers(c))
-    parts += [model_fn_lines(c), input_lines(c), main_lines(c), ["if __name__ == '__main__':", "  main()"]]
+    parts.append(model_fn_lines(c))
+    if model_fn_ref_lines(c):
+        parts.append(model_fn_ref_lines(c))
+    main = main_lines(c)
+    if c.model_fn_ref == "named":
+        main.insert(main.index("def main():") + 1, "  print(describe())")
+    parts += [input_lines(c), main, ["if __name__ == '__main__':", "  main()"]]
     out = header[:]
     for index, part in enumerate(parts):
         if index:
