@@ -126,7 +126,7 @@ def _remember(source: str, tree: ast.Module) -> None:
 
 _PARSED: dict[str, ast.Module] = {}
 _INDEXED: dict[int, tuple[ast.AST, dict[type, list[ast.AST]]]] = {}
-# id(top-level statement) -> what `SourceView`'s scan found in it (`textpass._StatementScan`): a
+# id(top-level statement) -> what `SourceView`'s scan found in it (`textpass._Found`): a
 # text pass's output shares the statements its edits missed, and those are not walked again.
 STATEMENT_SCANS: dict[int, object] = {}
 _PARSED_KEPT = 6
