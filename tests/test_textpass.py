@@ -649,19 +649,27 @@ def test_generated_block_imports_fast_equals_reference() -> None:
     """Unused imports inside top-level blocks, cut on the text path where the visitor's result is
     sure (`import_removal`) and left to it otherwise: the same output, TODOs and changes as the
     LibCST path on every generated program."""
+    seen, cut = _same_over_generated(_block_imports_program, 11, 80,
+                                     lambda program, output: output.count(" import ") < program.count(" import "))
+    assert len(seen) > 70 and cut > 40
+
+
+def _same_over_generated(make, seed: int, draws: int, counted) -> tuple[set[str], int]:
+    """`_same` over the distinct programs `make(rng)` draws (each parses); with how many of them
+    `counted(program, output)` holds for."""
     import random
 
-    rng = random.Random(11)
-    seen, cut = set(), 0
-    for _ in range(80):
-        program = _block_imports_program(rng)
+    rng = random.Random(seed)
+    seen, hits = set(), 0
+    for _ in range(draws):
+        program = make(rng)
         if program in seen:
             continue
         seen.add(program)
         ast.parse(program)
         _same(program)
-        cut += transform_source(program).output.count(" import ") < program.count(" import ")
-    assert len(seen) > 70 and cut > 40
+        hits += bool(counted(program, transform_source(program).output))
+    return seen, hits
 
 
 def test_feature_column_layers_in_a_file_whose_columns_become_the_runtimes_keep_their_todo() -> None:
@@ -1073,18 +1081,8 @@ def test_generated_kept_imports_after_added_lines_fast_equals_reference() -> Non
     """Where the import pass added lines and a respelled chain asks to drop an import it may still
     read, the text path keeps or drops it as the LibCST path does: the same output, TODOs and
     changes on every generated program."""
-    import random
-
-    rng = random.Random(5)
-    seen, kept = set(), 0
-    for _ in range(120):
-        program = _kept_import_program(rng)
-        if program in seen:
-            continue
-        seen.add(program)
-        ast.parse(program)
-        _same(program)
-        kept += "from tensorflow.contrib import slim" in transform_source(program).output
+    seen, kept = _same_over_generated(_kept_import_program, 5, 120,
+                                      lambda program, output: "from tensorflow.contrib import slim" in output)
     assert len(seen) > 100 and 20 < kept < len(seen) - 20
 
 
