@@ -311,7 +311,7 @@ def _innermost(top: ast.stmt, first: int, last: int, lines: SourceLines) -> list
                     found = (field, index, child)
             if found is not None:
                 break
-        if found is None or isinstance(node, ast.Match):
+        if found is None:  # (a `match` statement's cases are no block field: it is parsed again whole)
             break
         field, index, child = found
         if isinstance(child, ast.ExceptHandler):

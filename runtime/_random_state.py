@@ -15,24 +15,22 @@ __all__ = ["python_random_kept", "python_random_replay", "python_random_restored
 @contextlib.contextmanager
 def python_random_kept() -> Iterator[None]:
     """Python's and NumPy's random states as they were before."""
-    states = random.getstate(), np.random.get_state()
+    put_back = python_random_replay()
     try:
         yield
     finally:
-        random.setstate(states[0])
-        np.random.set_state(states[1])
+        put_back()
 
 
 @contextlib.contextmanager
 def python_random_restored_on(error: type) -> Iterator[None]:
     """Python's and NumPy's random states as they were before when `error` is raised: the graph-mode
     tier then builds the model_fn with the draws the strategy tier's attempt took."""
-    states = random.getstate(), np.random.get_state()
+    put_back = python_random_replay()
     try:
         yield
     except error:
-        random.setstate(states[0])
-        np.random.set_state(states[1])
+        put_back()
         raise
 
 

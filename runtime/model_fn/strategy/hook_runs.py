@@ -19,7 +19,7 @@ from .checks import Unsupported
 from .held import first_copy, local_copy
 from .session_hooks import on_side_session, run_session_start_hooks, session_start_hook
 from .step_hooks import StepHooks
-from .tf1_build import python_random_kept
+from ..._random_state import python_random_kept
 
 __all__ = ["HookRuns", "PredictCalls"]
 

@@ -47,7 +47,7 @@ from tensorflow.python.eager import context
 from tensorflow.python.training import training_util
 
 from ..._logging import logger, warn_once
-from ..._random_state import python_random_replay
+from ..._random_state import python_random_kept, python_random_replay, python_random_restored_on
 from ...cluster import chief_value, is_chief, is_multi_worker
 from ...iterator_input import IteratorInput, NotADataset, dataset_of_tensors, iterator_input_detected
 from ...inputs import ModeKeys, sharded_by_data
@@ -65,7 +65,7 @@ from .replicas import (estimator_loss_reduction, estimator_loss_scaling, first_r
 from .parameter_servers import ScheduledSteps, check_schedulable
 from .summaries import LossSummaries
 from .tf1_build import (eager_graph_seeds, ema_restore_maps, graph_seeds, held_variable_ops, op_seeds_recorded,
-                        optimizer_updates_skipped, python_random_kept, python_random_restored_on, restores_at_discovery,
+                        optimizer_updates_skipped, restores_at_discovery,
                         saver_ops_recorded, tf1_op_seeds, tf1_tensor_equality)
 
 __all__ = ["ModelFnRunner", "Unsupported"]

@@ -19,11 +19,10 @@ from tensorflow.python.ops import resource_variable_ops
 from tensorflow.python.training import checkpoint_utils
 
 from ..._patching import patched
-from ..._random_state import python_random_kept, python_random_restored_on
 from ...inputs import ModeKeys
 
 __all__ = ["eager_graph_seeds", "ema_restore_maps", "graph_seeds", "op_seeds_recorded", "optimizer_updates_skipped", "patched",
-           "python_random_kept", "python_random_restored_on", "restores_at_discovery", "seed_graph", "tf1_control_flow",
+           "restores_at_discovery", "seed_graph", "tf1_control_flow",
            "tf1_op_seeds", "tf1_tensor_equality"]
 
 
