@@ -92,6 +92,8 @@ def indexed(tree: ast.AST) -> dict[type, list[ast.AST]]:
     hit = _INDEXED.get(id(tree))
     if hit is not None and hit[0] is tree:
         return hit[1]
+    if _FIRST and _FIRST[1] is tree and len(_FIRST) > 2:
+        return _FIRST[2]
     by_type = index_by_type(tree)
     remember_index(tree, by_type)
     return by_type
@@ -102,6 +104,8 @@ def remember_index(tree: ast.AST, by_type: dict[type, list[ast.AST]]) -> None:
     if len(_INDEXED) >= _PARSED_KEPT:
         del _INDEXED[next(iter(_INDEXED))]
     _INDEXED[id(tree)] = (tree, by_type)
+    if _FIRST and _FIRST[1] is tree:
+        _FIRST[2:] = [by_type]
 
 
 def parse(source: str) -> ast.Module:
@@ -113,8 +117,12 @@ def parse(source: str) -> ast.Module:
     tree = _PARSED.get(source)
     if tree is not None:
         return tree
+    if _FIRST and _FIRST[0] == source:
+        return _FIRST[1]
     tree = _parse_without_gc(source)
     _remember(source, tree)
+    if _HELD and not _FIRST:
+        _FIRST[:] = [source, tree]
     return tree
 
 
@@ -129,6 +137,10 @@ _INDEXED: dict[int, tuple[ast.AST, dict[type, list[ast.AST]]]] = {}
 # id(top-level statement) -> what `SourceView`'s scan found in it (`textpass._Found`): a
 # text pass's output shares the statements its edits missed, and those are not walked again.
 STATEMENT_SCANS: dict[int, object] = {}
+# Inside `parses_held`: [text, tree, its index once made] of the block's first parse, kept past the
+# memo's few (the runner reads a module's imports from its source's tree after its migration's
+# passes parsed later texts).
+_FIRST: list = []
 _PARSED_KEPT = 6
 _HELD = 0
 
@@ -141,6 +153,7 @@ def forget_parses() -> None:
     _PARSED.clear()
     _INDEXED.clear()
     STATEMENT_SCANS.clear()
+    _FIRST.clear()
 
 
 @contextmanager

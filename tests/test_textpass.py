@@ -1160,3 +1160,24 @@ def test_reparsing_the_edited_statements_equals_a_full_parse(name: str) -> None:
         got = reparse_edited(tree, view.lines, replacements, output)
         if got is not None:
             assert ast.dump(got, include_attributes=True) == ast.dump(expected, include_attributes=True), name
+
+
+def test_a_held_blocks_first_tree_outlives_the_parse_memo() -> None:
+    """Inside `parses_held` the block's first parse (a module's source, which the runner reads its
+    imports from after the migration's later texts) is kept past the memo's few, with the index a
+    walk of it made: the same tree and index come back, not a parse or walk again."""
+    from tfmigrate import parsing
+
+    source = "import a\nimport b as c\nc.x(a.y)\n"
+    with parsing.parses_held():
+        tree = parsing.parse(source)
+        by_type = parsing.index_by_type(tree)
+        parsing.remember_index(tree, by_type)
+        for i in range(parsing._PARSED_KEPT + 2):
+            later = parsing.parse(f"x = {i}\n")
+            parsing.remember_index(later, parsing.index_by_type(later))
+        assert source not in parsing._PARSED and id(tree) not in parsing._INDEXED
+        assert parsing.parse(source) is tree
+        assert parsing.indexed(tree) is by_type
+    again = parsing.parse(source)  # the block over: forgotten
+    assert again is not tree and ast.dump(again) == ast.dump(tree)
