@@ -92,8 +92,8 @@ def indexed(tree: ast.AST) -> dict[type, list[ast.AST]]:
     hit = _INDEXED.get(id(tree))
     if hit is not None and hit[0] is tree:
         return hit[1]
-    if _FIRST and _FIRST[1] is tree and len(_FIRST) > 2:
-        return _FIRST[2]
+    if _HELD_FIRST_PARSE and _HELD_FIRST_PARSE[1] is tree and len(_HELD_FIRST_PARSE) > 2:
+        return _HELD_FIRST_PARSE[2]
     by_type = index_by_type(tree)
     remember_index(tree, by_type)
     return by_type
@@ -104,25 +104,25 @@ def remember_index(tree: ast.AST, by_type: dict[type, list[ast.AST]]) -> None:
     if len(_INDEXED) >= _PARSED_KEPT:
         del _INDEXED[next(iter(_INDEXED))]
     _INDEXED[id(tree)] = (tree, by_type)
-    if _FIRST and _FIRST[1] is tree:
-        _FIRST[2:] = [by_type]
+    if _HELD_FIRST_PARSE and _HELD_FIRST_PARSE[1] is tree:
+        _HELD_FIRST_PARSE[2:] = [by_type]
 
 
 def parse(source: str) -> ast.Module:
     """`ast.parse`, without the cyclic GC (an ast has no cycles, and collections triggered by its
     allocations would otherwise take most of the parse time), and once per text among the last
     few: a pass checks its output parses and the next pass reads that same text (a quarter of the
-    parses over real code were of a text parsed just before). The trees are shared, so no caller
-    may change one."""
+    parses over real code were of a text parsed just before); inside `parses_held`, the block's
+    first text too. The trees are shared, so no caller may change one."""
     tree = _PARSED.get(source)
     if tree is not None:
         return tree
-    if _FIRST and _FIRST[0] == source:
-        return _FIRST[1]
+    if _HELD_FIRST_PARSE and _HELD_FIRST_PARSE[0] == source:
+        return _HELD_FIRST_PARSE[1]
     tree = _parse_without_gc(source)
     _remember(source, tree)
-    if _HELD and not _FIRST:
-        _FIRST[:] = [source, tree]
+    if _HELD and not _HELD_FIRST_PARSE:
+        _HELD_FIRST_PARSE[:] = [source, tree]
     return tree
 
 
@@ -140,7 +140,7 @@ STATEMENT_SCANS: dict[int, object] = {}
 # Inside `parses_held`: [text, tree, its index once made] of the block's first parse, kept past the
 # memo's few (the runner reads a module's imports from its source's tree after its migration's
 # passes parsed later texts).
-_FIRST: list = []
+_HELD_FIRST_PARSE: list = []
 _PARSED_KEPT = 6
 _HELD = 0
 
@@ -153,7 +153,7 @@ def forget_parses() -> None:
     _PARSED.clear()
     _INDEXED.clear()
     STATEMENT_SCANS.clear()
-    _FIRST.clear()
+    _HELD_FIRST_PARSE.clear()
 
 
 @contextmanager
