@@ -27,7 +27,7 @@ from .registry import all_rules
 from .rule import ADD_IMPORTS, REMOVE_IMPORTS, RUNTIME_ALIAS, RUNTIME_MODULE, FileContext, Rule
 from .results import ChangeTrack, Finding, TransformResult, scan_todos
 from .import_removal import ImportReads, import_reads, keep_directive_comments, remove_unused_top_level_imports
-from .parsing import forget_parses, index_by_type, indexed, nodes_of_types, parse, reparse_edited
+from .parsing import forget_parses, index_by_type, indexed, nodes_of_types, parse, reparse_edited, statement_start
 from .settled import PassRecord, settled
 from .textpass import SourceView, heeded_removals
 from .textpass import add_imports as text_add_imports
@@ -589,7 +589,7 @@ class _Pipeline:
         # function is not parsed for nothing.
         lines = SourceLines(self.text)
         first = body[index]
-        start = min([first.lineno] + [d.lineno for d in getattr(first, "decorator_list", ())])
+        start = statement_start(first)
         cut = lines.starts[start - 1]
         head_text = lines.data[:cut].decode("utf-8") + _PLACEHOLDER
         from libcst.codemod.visitors import AddImportsVisitor

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 from .cst_on_demand import Transformer, Visitor, cst, statement_types
 
 from .names import ReferenceVisitor
+from .parsing import statement_start
 from .cst_walk import walk
 
 if TYPE_CHECKING:
@@ -494,8 +495,7 @@ def _top_level_lines(body: list[ast.stmt]) -> list[int]:
     lines: list[int] = []
     last_end = 0
     for stmt in body:
-        decorators = getattr(stmt, "decorator_list", None)
-        start = min([stmt.lineno] + [d.lineno for d in decorators]) if decorators else stmt.lineno
+        start = statement_start(stmt)
         if lines and start == last_end and not isinstance(stmt, _COMPOUND_STATEMENTS):
             last_end = stmt.end_lineno or start  # `a; b`: the same line of small statements
             continue

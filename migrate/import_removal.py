@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 from .cst_on_demand import cst
 
+from .parsing import statement_start
 from .rule import REMOVE_IMPORTS
 from .textpass import COMPOUND_STATEMENTS, SourceView
 
@@ -233,7 +234,7 @@ def remove_unused_top_level_imports(code: str, view: SourceView, pending: list, 
             pieces.append(top)
     for index in pieces:
         stmt = body[index]
-        first = min([stmt.lineno] + [d.lineno for d in getattr(stmt, "decorator_list", ())])
+        first = statement_start(stmt)
         if stmt.end_lineno is None or stmt.col_offset or (index and body[index - 1].end_lineno >= first):
             return None
         statements.append(index)

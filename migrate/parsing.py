@@ -179,8 +179,7 @@ def statement_groups(body: list[ast.stmt]) -> list[list]:
     if any), last line, the statements' indexes in `body`], in order."""
     groups: list[list] = []
     for index, stmt in enumerate(body):
-        decorators = getattr(stmt, "decorator_list", None)
-        first = min([stmt.lineno] + [d.lineno for d in decorators]) if decorators else stmt.lineno
+        first = statement_start(stmt)
         last = stmt.end_lineno or stmt.lineno
         if groups and first <= groups[-1][1]:
             groups[-1][1] = max(groups[-1][1], last)
@@ -272,11 +271,11 @@ def _reparse_inner(tree: ast.Module, groups: list[list], spans: list[tuple[int, 
         outer = {id(node) for node, _, _ in path}
         if any(id(_end_of(other)) in outer for other in chosen if other is not path):
             return None
-    statements = sorted((_end_of(path) for path in chosen), key=_first_line)
+    statements = sorted((_end_of(path) for path in chosen), key=statement_start)
     new_lines = output.split("\n")
     kept = [""] * len(new_lines)
     for stmt in statements:
-        first = _first_line(stmt)
+        first = statement_start(stmt)
         if any(kept[line] for line in range(first - 2, stmt.end_lineno)):  # type: ignore[arg-type]
             return None  # (its `if 1:` line would be another's)
         kept[first - 2] = "if 1:"
@@ -302,7 +301,8 @@ def _end_of(path: list) -> ast.stmt:
     return getattr(node, field)[index]
 
 
-def _first_line(stmt: ast.stmt) -> int:
+def statement_start(stmt: ast.stmt) -> int:
+    """The first line of `stmt`: its first decorator's, where it has one."""
     decorators = getattr(stmt, "decorator_list", None)
     return min([stmt.lineno] + [d.lineno for d in decorators]) if decorators else stmt.lineno
 
@@ -320,7 +320,7 @@ def _innermost(top: ast.stmt, first: int, last: int, lines: SourceLines) -> list
                 if isinstance(child, ast.ExceptHandler):
                     if child.lineno <= first and last <= child.end_lineno:  # type: ignore[operator]
                         found = (field, index, child)
-                elif isinstance(child, ast.stmt) and _first_line(child) <= first and last <= child.end_lineno:  # type: ignore[operator]
+                elif isinstance(child, ast.stmt) and statement_start(child) <= first and last <= child.end_lineno:  # type: ignore[operator]
                     found = (field, index, child)
             if found is not None:
                 break

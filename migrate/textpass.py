@@ -24,7 +24,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from .names import AliasTable, SourceLines, ast_dotted, canonical_name
-from .parsing import NODE_FIELDS, STATEMENT_SCANS, child_fields, index_by_type, indexed, remember_index
+from .parsing import NODE_FIELDS, STATEMENT_SCANS, child_fields, index_by_type, indexed, remember_index, statement_start
 from .todos import superseded, todo_comment
 
 _COMPOUND = (
@@ -285,7 +285,7 @@ class SourceView:
         out: list[tuple[str, bool]] = []
         for stmt in self.tree.body:
             if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-                first = min([stmt.lineno] + [d.lineno for d in stmt.decorator_list])
+                first = statement_start(stmt)
                 spans.append((first, stmt.end_lineno))  # type: ignore[arg-type]
                 out.append((stmt.name, True))
         if not out:
@@ -490,7 +490,6 @@ class SourceView:
             pos = end
         out += data[pos:]
         return out.decode("utf-8")
-
 
 
 def name_ids(tree: ast.Module) -> set[str]:
