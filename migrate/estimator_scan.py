@@ -182,6 +182,46 @@ def blocks_of(stmt: cst.CSTNode) -> list[cst.IndentedBlock]:
     return out
 
 
+def defs_left_out(module: cst.Module, entered: set[int], whole: set[int], acts_on: Callable[[cst.CSTNode], bool]) -> set[int]:
+    """The defs (classes and functions, at any depth) a walk may leave out when all it acts on is
+    known: every def but those holding something it acts on. Kept: the defs in `entered` (the
+    walk goes in), those in `whole` (the walk goes in, and through everything in them), those
+    holding a statement of theirs that `acts_on` says the walk acts on, and every def around
+    one of those. Read off the statements alone (no expression is walked)."""
+    parents: dict[int, int] = {}  # def id -> the def around it (0: module level)
+    held: set[int] = set(entered) | whole
+
+    def scan(body, around: int) -> None:
+        for stmt in body:
+            inner = around
+            if isinstance(stmt, (cst.FunctionDef, cst.ClassDef)):
+                inner = id(stmt)
+                parents[inner] = around
+            elif isinstance(stmt, cst.SimpleStatementLine):
+                if around and acts_on(stmt):
+                    held.add(around)
+                continue
+            for block in blocks_of(stmt):
+                scan(block.body, inner)
+
+    scan(module.body, 0)
+    kept: set[int] = set()
+    for node in held:
+        while node and node not in kept:
+            kept.add(node)
+            node = parents.get(node, 0)
+    out: set[int] = set()
+    for node in parents:
+        if node in kept:
+            continue
+        around = parents[node]
+        while around and around not in whole:
+            around = parents[around]
+        if not around:
+            out.add(node)
+    return out
+
+
 def nodes_within(blocks: tuple[cst.CSTNode, ...]) -> set[int]:
     """The ids of every node in `blocks` (walked once, however many nodes are then looked up)."""
     within: set[int] = set()

@@ -36,6 +36,7 @@ from .estimator_scan import (
     assigned_call,
     assigned_call_node,
     blocks_of,
+    defs_left_out,
     first_line,
     first_reference,
     fresh_name,
@@ -135,12 +136,8 @@ class EstimatorSiteRule(KeptModelCodegen, SiteCodegen, Rule):
         self.early_spec_calls: set[int] = set()  # their constructor calls
         # The module-level statement each estimator call `_find_uses` found sits in (call id -> id).
         self._call_tops: dict[int, int] = {}
-        holders: set[int] = set()  # the module-level statements holding a site or a loose call
-        for stmt in node.body:
-            found = len(self.sites)
-            self._find_sites(node, [stmt])
-            if len(self.sites) > found:
-                holders.add(id(stmt))
+        holders: set[int] = set()  # the defs (any depth) holding a loose call
+        self._find_sites(node, node.body)
         for site in self.sites:
             self._prepare(site)
         self._host_shared_model_fns()
@@ -163,32 +160,30 @@ class EstimatorSiteRule(KeptModelCodegen, SiteCodegen, Rule):
         rule = self
         functions: list[cst.FunctionDef] = []
 
-        tops = {id(stmt) for stmt in node.body}
-        top: list[int] = [0]  # the module-level def the walk is in (0: none)
+        defs: list[int] = []  # the defs (classes and functions) the walk is in, outermost first
 
         class Calls(Visitor):
             def visit_ClassDef(self, node: cst.ClassDef) -> bool:
-                if id(node) in tops:
-                    top[0] = id(node)
-                return id(node) not in quiet
+                if id(node) in quiet:
+                    return False
+                defs.append(id(node))
+                return True
 
             def leave_ClassDef(self, original_node: cst.ClassDef) -> None:
-                if id(original_node) in tops:
-                    top[0] = 0
+                if id(original_node) not in quiet:
+                    defs.pop()
 
             def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
                 if id(node) in quiet:
                     return False
-                if id(node) in tops:
-                    top[0] = id(node)
+                defs.append(id(node))
                 functions.append(node)
                 return True
 
             def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
                 if id(original_node) not in quiet:
                     functions.pop()
-                if id(original_node) in tops:
-                    top[0] = 0
+                    defs.pop()
 
             def visit_Call(self, call: cst.Call) -> None:
                 key = rule.canonical(call.func)
@@ -197,7 +192,7 @@ class EstimatorSiteRule(KeptModelCodegen, SiteCodegen, Rule):
                 if id(call) in site_calls or key not in rule.ESTIMATOR_KEYS:
                     return
                 rule.loose_calls.add(id(call))
-                holders.add(top[0])
+                holders.update(defs)
                 fn = (rule.bind_constructor(call) or {}).get("model_fn")
                 if isinstance(fn, cst.Name) and fn.value in rule.functions:
                     rule._analyze(fn.value)
@@ -216,13 +211,14 @@ class EstimatorSiteRule(KeptModelCodegen, SiteCodegen, Rule):
             self._skip = {key for key, stmt in quiet.items() if stmt.name.value not in named}
         if self._hosted and self.SKIPS_QUIET_DEFS and not self.site_by_stmt:
             # Every site and loose call stays as written, with its note: the walk changes nothing
-            # in a module-level def that holds none (no model_fn is rewritten, nothing absorbed).
-            # (a def calling a kept estimator its module binds, `def predict(): return est.predict(...)`,
-            # holds a call the walk rewrites)
-            holders |= {top for call, top in self._call_tops.items() if call in self.call_rewrites}
-            self._skip |= {
-                id(stmt) for stmt in node.body if isinstance(stmt, (cst.FunctionDef, cst.ClassDef)) and id(stmt) not in holders
-            }
+            # in a def, at any depth, that holds none of them (no model_fn is rewritten, nothing
+            # absorbed) and no switch to graph mode it may drop. It goes through the function
+            # holding a site (its uses are there), and through a module-level statement holding
+            # a call it rewrites (a def calling a kept estimator its module binds,
+            # `def predict(): return est.predict(...)`).
+            whole = {id(site.scope) for site in self.sites if not isinstance(site.scope, cst.Module)}
+            whole |= {top for call, top in self._call_tops.items() if call in self.call_rewrites}
+            self._skip |= defs_left_out(node, holders, whole, lambda stmt: self._graph_mode_switch(stmt) is not None)
         return True
 
     def _may_call_more(self, site_calls: int) -> bool:
