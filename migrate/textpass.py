@@ -756,7 +756,7 @@ def add_imports(source: str, tree: ast.Module, items) -> str | None:
     block_start = 0
     if start:  # the docstring's own text may hold backslashes (`usage: prog \`): not a line join
         block_start = _line_offset(source, body[0].end_lineno)  # type: ignore[arg-type]  # its last line on
-    if "\\\n" in source[block_start:pos]:
+    if _joins_lines(source, block_start, pos):
         return None  # a backslash joins lines: `import a; \` + `x = 1` is one LibCST line
 
     # The gatherer: what the top import block provides.
@@ -852,6 +852,20 @@ def add_imports(source: str, tree: ast.Module, items) -> str | None:
     first = min([nxt.lineno] + [d.lineno for d in getattr(nxt, "decorator_list", ())])
     blank = first > last + 1 and not next_line.strip(" \t\f")
     return source[:pos] + "".join(added) + ("" if blank else "\n") + source[pos:]
+
+
+def _joins_lines(source: str, start: int, end: int) -> bool:
+    r"""Whether a backslash ends a line of `source[start:end]` other than in a comment: the top
+    import block and the comments around it, where no string holds a `#` (`# usage: prog \` in a
+    licence header joins nothing). The first line (the docstring's last, whose string may hold
+    one) counts whatever it holds."""
+    at = source.find("\\\n", start, end)
+    while at != -1:
+        line = source.rfind("\n", 0, at) + 1
+        if line <= start or "#" not in source[line:at]:
+            return True
+        at = source.find("\\\n", at + 2, end)
+    return False
 
 
 def _first_name_at(source: str, stmt: ast.ImportFrom) -> int | None:

@@ -852,6 +852,10 @@ HEADS = [
     "# c\n__m__\n\nimport os\nx = 1\n",
     "@dec\n# between\ndef f(): pass\n",
     "# header \\\nx = 1\n",
+    # a backslash ending a comment joins no lines (the licence header's usage example)
+    '"""Doc."""\n# usage: prog \\\n#   --flag=1\nimport os\nx = 1\n',
+    '"""Doc."""\nimport os  # c \\\nimport sys # d \\\n\nx = 1\n',
+    "# licence \\\nimport os\nx = 1\n",
     "if a:\n  pass\nimport os\n",
     "x = 1; import os\n",
     "__strict__ = True\n\n# c\nx = 1\n",
@@ -890,6 +894,27 @@ def test_text_import_pass_equals_add_imports_visitor(head: int) -> None:
             continue
         expected = AddImportsVisitor(context).transform_module(cst.parse_module(source)).code
         assert fast == expected, (source, requests)
+
+
+@pytest.mark.parametrize("source", [
+    '"""Doc."""\n# usage: prog \\\n#   --flag=1\nimport os\nx = 1\n',
+    '"""Doc."""\nimport os  # c \\\nimport sys # d \\\n\nx = 1\n',
+])
+def test_a_backslash_ending_a_comment_keeps_the_text_import_pass(source: str) -> None:
+    """A comment's last backslash joins no lines: the text import pass answers, as the visitor does."""
+    from libcst.codemod import CodemodContext
+    from libcst.codemod.visitors import AddImportsVisitor
+
+    from tfmigrate.textpass import add_imports
+
+    context = CodemodContext()
+    AddImportsVisitor.add_needed_import(context, "tfmigrate.runtime", None, "tfm")
+    items = AddImportsVisitor._get_imports_from_context(context)
+    fast = add_imports(source, ast.parse(source), items)
+    assert fast is not None
+    assert fast == AddImportsVisitor(context).transform_module(cst.parse_module(source)).code
+    joined = source.replace("import os", "import os; \\\nimport a")  # a backslash that joins: the visitor's
+    assert add_imports(joined, ast.parse(joined), items) is None
 
 
 REPARSE_SOURCE = (
