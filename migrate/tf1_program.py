@@ -46,6 +46,8 @@ _TF1_FROM_IMPORT = re.compile(
     re.M,
 )
 
+# What every `_TF1_FROM_IMPORT` match holds, unanchored (a search led by a literal is fast).
+_FROM_TENSORFLOW_IMPORT = re.compile(r"from[ \t]+tensorflow(?:[ \t]+import|\.train[ \t]+import)")
 
 _TF1_ONLY_UNBOUNDED = re.compile(_TF1_ONLY.pattern.removeprefix(r"\b"))
 _WORD_CHARACTER = re.compile(r"\w")
@@ -69,9 +71,13 @@ def is_tf1_source(source: str, attributes: Callable[[], Iterable[ast.Attribute]]
     not in its comments or docstrings (a migrated file's docstring may still name `tf.Session`).
     `attributes`: every Attribute node of the source's tree, asked for only when the text alone
     cannot tell (the engine passes its view's index; without it the source is parsed)."""
-    if _CONTRIB_IMPORT.search(source) or _TF1_FROM_IMPORT.search(source):
+    # (each line-anchored pattern tried only where the text spells its literal part: a search of
+    # `^\s*...` tries every line start, and most files hold none of them)
+    if ("tensorflow.contrib" in source and _CONTRIB_IMPORT.search(source)) or (
+        _FROM_TENSORFLOW_IMPORT.search(source) and _TF1_FROM_IMPORT.search(source)
+    ):
         return True
-    if _COMPAT_IMPORT.search(source) or not _spells_tf1_only(source):
+    if ("tensorflow.compat.v1" in source and _COMPAT_IMPORT.search(source)) or not _spells_tf1_only(source):
         return False
     if attributes is None:
         try:

@@ -588,13 +588,18 @@ class CompatV1ToV2(Rule):
 
     def leave_Attribute(self, original: cst.Attribute, updated: cst.Attribute) -> cst.BaseExpression:
         full = self.ctx.names.qualify(original)
-        if full is None and self._dataset_reads and original.attr.value in _DATASET_ATTRIBUTES \
-                and id(original) not in self._stored and not self._in_import and not _names_self(original.value):
-            # `ds.output_shapes`: a property of TF1's DatasetV1 and Iterator only; the tf.compat.v1.data
-            # function reads it off any dataset or iterator (TF2's have none).
-            self.mark_changed()
-            target = chain_node(f"{self.ctx.need_tf2()}.compat.v1.data.get_{original.attr.value}")
-            return in_its_parens(cst.Call(func=target, args=[cst.Arg(updated.value)]), updated)
+        if full is None and self._dataset_reads and not self._in_import:
+            if isinstance(original.value, cst.Attribute) and is_chain(original.value):
+                # `ds.output_shapes.items`: visit_Attribute left the chain's inner attributes unvisited
+                value = self.leave_Attribute(original.value, updated.value)
+                if value is not updated.value:
+                    updated = updated.with_changes(value=value)
+            if original.attr.value in _DATASET_ATTRIBUTES and id(original) not in self._stored and not _names_self(original.value):
+                # `ds.output_shapes`: a property of TF1's DatasetV1 and Iterator only; the tf.compat.v1.data
+                # function reads it off any dataset or iterator (TF2's have none).
+                self.mark_changed()
+                target = chain_node(f"{self.ctx.need_tf2()}.compat.v1.data.get_{original.attr.value}")
+                return in_its_parens(cst.Call(func=target, args=[cst.Arg(updated.value)]), updated)
         if full is None or (id(original) in self._stored and _patches_tf(full)):
             return updated
         private = None if self._in_import else private_package_read(dotted_text(original), self.ctx.names)
@@ -759,8 +764,9 @@ class CompatV1ToV2(Rule):
         if unread is None:
             return None
         drops, keeps = unread
-        if _reads_dataset_attributes(view.source):
-            return None  # leave_Attribute: `tf.compat.v1.data.get_output_types(ds)`
+        dataset = _dataset_attribute_edits(view, names, tf) if _reads_dataset_attributes(view.source) else []
+        if dataset is None:
+            return None  # leave_Attribute's `tf.compat.v1.data.get_output_types(ds)`, where the text cannot match it
         if ('"tensorflow.' in view.source or "'tensorflow." in view.source) and any(
             isinstance(node.value, str) and string_path_todo(node.value) for node in view.nodes_of(ast.Constant)
         ):
@@ -797,6 +803,13 @@ class CompatV1ToV2(Rule):
                     return None  # two edits starting together: the CST pass orders them
                 plan.replacements.extend(iterators)
                 plan.changed = to_tf2 = True
+        if dataset:
+            # (each head goes before whatever starts where it does: a respelled chain, the call it reads)
+            heads = {start for start, end, _ in dataset if start == end}
+            if any(start in heads and start == end for start, end, _ in plan.replacements):
+                return None  # two heads in one place (an iterator's, say): the CST pass nests them
+            plan.replacements.extend(dataset)
+            plan.changed = to_tf2 = True
         plan.needs_tf2 = to_tf2 and tf not in names.tf_roots and tf not in names.tf1_roots
         rewritten = self._import_edits(view, plan, estimator_imports, contrib_homes, dropped, to_tf2, bool(drops))
         if rewritten is None:
@@ -1050,6 +1063,48 @@ def _iterator_edits(view: SourceView, names, tf: str) -> list[tuple[int, int, st
         spans.append((start, end))
         edits.append((start, start, f"{tf}.compat.v1.data.{node.func.attr}("))
         edits.append((end - len(tail), end, ")"))
+    spans.sort()
+    if any(b[0] < a[1] for a, b in zip(spans, spans[1:])):
+        return None
+    return edits
+
+
+def _dataset_attribute_edits(view: SourceView, names, tf: str) -> list[tuple[int, int, str]] | None:
+    """`leave_Attribute`'s `ds.output_types` -> `tf.compat.v1.data.get_output_types(ds)` as two text
+    edits per read (the function's head before `ds`, `)` for the attribute's tail), so respellings
+    inside `ds` still apply; None when LibCST's output could differ (a line break or comment
+    before the attribute's name, reads nested in one another, f-strings)."""
+    data = view.lines.data
+    in_fstring: set[int] | None = None
+    edits: list[tuple[int, int, str]] = []
+    spans: list[tuple[int, int]] = []
+    for node in view.nodes_of(ast.Attribute):
+        if node.attr not in _DATASET_ATTRIBUTES or type(node.ctx) is not ast.Load:  # (stored or deleted: `_stored`)
+            continue
+        dotted = ast_dotted(node)
+        if dotted is not None and names.qualify_dotted(dotted) is not None:
+            continue  # a TF path: respelled as a chain
+        value = node.value
+        if isinstance(value, ast.Name) and value.id in ("self", "cls"):
+            continue
+        if in_fstring is None:
+            in_fstring = {id(n) for s in view.nodes_of(ast.JoinedStr) for n in ast.walk(s)}
+        if id(node) in in_fstring or node.end_lineno is None or node.end_col_offset is None:
+            return None
+        start = view.lines.offset(node.lineno, node.col_offset)
+        end = view.lines.offset(node.end_lineno, node.end_col_offset)
+        cut = end - len(node.attr)
+        if not data[start:end].endswith(node.attr.encode()):
+            return None
+        cut = len(data[start:cut].rstrip(b" \t")) + start
+        if data[cut - 1 : cut] != b".":
+            return None  # a line break or a comment between the dot and the name
+        cut = len(data[start : cut - 1].rstrip(b" \t")) + start
+        if data[cut - 1 : cut] in (b"\n", b"\\"):
+            return None  # a line break before the dot (a comment ends one): LibCST drops it with the dot
+        spans.append((start, end))
+        edits.append((start, start, f"{tf}.compat.v1.data.get_{node.attr}("))
+        edits.append((cut, end, ")"))
     spans.sort()
     if any(b[0] < a[1] for a, b in zip(spans, spans[1:])):
         return None

@@ -242,6 +242,31 @@ CASES = {
         "k = (tf.contrib.tpu.InputPipelineConfig.PER_HOST_V2)\nit = (ds.make_one_shot_iterator())  # one\n"
         "sh = (\n  ds.output_shapes)\n"
     ),
+    # `ds.output_types` -> `tf.compat.v1.data.get_output_types(ds)` (TFM101's leave_Attribute): a
+    # head before the value and `)` for the tail, respellings inside the value kept.
+    "dataset attribute reads": (
+        "import tensorflow as tf\nt = ds.output_types\ns = (ds.output_shapes)\nc = f(x).output_classes\n"
+        "u = (a + b).output_types\nv = tf.data.make_one_shot_iterator(ds).output_shapes\n"
+        "x = g(ds .  output_types, it.output_shapes[0])\n"
+        "y = self.output_types, cls.output_shapes\nds.output_shapes[0] = 2\n"
+        "a.output_classes += 1\nfor it.output_types in z:\n  del ds.output_shapes\n"
+        "with c() as (ds.output_types, q):\n  tf.logging.info(ds.output_types)\n"
+        "def h(ds=tf.data.Dataset.range(3)):\n  return tf.data.Dataset.output_types, ds.output_types\n"
+    ),
+    "dataset attribute read nested in another": "import tensorflow as tf\nt = it.output_types.output_shapes\n",
+    "dataset attribute read inside a chain": (
+        "import tensorflow as tf\nshapes = [s for _, s in ds.output_shapes.items()]\nds.output_types.x = 1\n"
+        "y = self.output_types.x, tf.data.output_types.x\n"
+    ),
+    "dataset attribute read after a line break": "import tensorflow as tf\nt = (ds\n     .output_types)\n",
+    "dataset attribute read after a comment": "import tensorflow as tf\nt = (ds  # c\n     .output_types)\n",
+    "dataset attribute read in an f-string": "import tensorflow as tf\nt = f'{ds.output_types}'\n",
+    "dataset attribute defined by the module": (
+        "import tensorflow as tf\nclass D:\n  def output_types(self):\n    return 1\nt = ds.output_types\n"
+    ),
+    "dataset attribute read beside an iterator call": (
+        "import tensorflow as tf\nt = ds.make_initializable_iterator().output_types\nu = tf.gfile.Exists(ds.output_shapes)\n"
+    ),
     "unused imports cut whole, with their comments": (
         "import tensorflow as tf\n\n# slim, for layers\nimport tensorflow.contrib.slim as slim  # noqa\n"
         "from tensorflow.python.ops import array_ops, math_ops\nx = tf.gfile.Exists('a')\n"
@@ -547,6 +572,19 @@ def test_unused_imports_in_top_level_blocks_go_without_a_cst_pass(monkeypatch: p
     assert "lookup" not in expected.output and "slim" not in expected.output and "nn_ops" not in expected.output
     monkeypatch.setattr(codemod_cst, "parse_module", lambda *args, **kwargs: pytest.fail("a CST pass"))
     assert transform_source(source).output == expected.output
+
+
+def test_dataset_attribute_reads_are_respelled_without_a_cst_pass(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`ds.output_types` and its kin read through `tf.compat.v1.data.get_output_types(ds)` on the
+    text path, as leave_Attribute writes them (tensor2tensor's data readers took a CST pass for them)."""
+    source = CASES["dataset attribute reads"]
+    expected = reference_transform(source)
+    assert "tf.compat.v1.data.get_output_types(ds)" in expected.output
+    assert "u = tf.compat.v1.data.get_output_types((a + b))" in expected.output
+    monkeypatch.setattr(codemod_cst, "parse_module", lambda *args, **kwargs: pytest.fail("a CST pass"))
+    result = transform_source(source)
+    assert result.output == expected.output and result.rules == expected.rules
+    assert [c.as_dict() for c in result.changes] == [c.as_dict() for c in expected.changes]
 
 
 def test_dead_module_alias_goes_without_a_cst_pass(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -113,3 +113,37 @@ def test_the_tf1_only_scan_finds_what_the_word_bounded_regex_finds() -> None:
         assert _spells_tf1_only(text) == expected, text
         found += expected
     assert found > 300 and found < len(texts) - 300
+
+
+def test_the_import_patterns_are_tried_only_where_they_can_match() -> None:
+    """`is_tf1_source` tries its line-anchored import patterns only where the text holds what each
+    match must (`tensorflow.contrib`, `tensorflow.compat.v1`, `from tensorflow ... import`); on
+    generated import lines it answers as the patterns alone do."""
+    import random
+
+    from tfmigrate.tf1_program import _COMPAT_IMPORT, _CONTRIB_IMPORT, _TF1_FROM_IMPORT, _spells_tf1_only
+
+    rng = random.Random(5)
+    blank, gap = ["", " ", "\t", "  ", "\n", "x = 1\n"], [" ", "\t", "  ", "", "\n"]
+    heads = ["from", "import", "# from", "xfrom"]
+    modules = ["tensorflow", "tensorflow.contrib", "tensorflow.compat.v1", "tensorflow.train", "tensorflowx", "tensorflow.contrib.slim"]
+    tails = ["import", "as tf", "as tf1", "import (", ""]
+    names = ["Session", "AdamOptimizer", "keras", "float32, Session", "slim", "x,\n Session)", "Checkpoint"]
+
+    def line() -> str:
+        return "".join(rng.choice(options) for options in (blank, heads, gap, modules, gap, tails, gap, names)) + "\n"
+
+    texts = ["".join(line() for _ in range(rng.randint(1, 3))) for _ in range(6000)]
+    texts += [*TF1, *NOT_TF1, "from\ttensorflow\timport\t(\n Session)\n", "  import tensorflow.contrib.slim as slim\n",
+              "\n\n  import tensorflow.compat.v1 as tf\n", "from tensorflow.train  import  (x,\n GradientDescentOptimizer)\n"]
+    tf1 = 0
+    for text in texts:
+        if _CONTRIB_IMPORT.search(text) or _TF1_FROM_IMPORT.search(text):
+            expected = True
+        elif _COMPAT_IMPORT.search(text) or not _spells_tf1_only(text):
+            expected = False
+        else:
+            expected = is_tf1_source(text)  # (the attribute walk; not what this test is about)
+        assert is_tf1_source(text) == expected, text
+        tf1 += expected
+    assert 100 < tf1 < len(texts) - 100
