@@ -23,7 +23,7 @@ import tokenize
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from .names import AliasTable, SourceLines, ast_dotted, canonical_name
+from .names import AliasTable, SourceLines, canonical_name
 from .parsing import NODE_FIELDS, STATEMENT_SCANS, child_fields, index_by_type, indexed, remember_index, statement_start
 from .todos import superseded, todo_comment
 
@@ -42,6 +42,20 @@ _COMPOUND = (
     ast.Match,
 )
 _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
+
+
+def _types(kind: type) -> frozenset[type]:
+    """`kind` and every node type deriving from it (a set lookup in `_walk` costs less than `isinstance`)."""
+    out = {kind}
+    for sub in kind.__subclasses__():
+        out |= _types(sub)
+    return frozenset(out)
+
+
+_STATEMENT_TYPES = _types(ast.stmt)
+_SCOPE_TYPES = frozenset(_SCOPES)
+# The other node types `_walk` reads more of than their children: f-strings and what binds names.
+_OTHER_TYPES = frozenset({ast.JoinedStr, ast.arg, ast.ExceptHandler, ast.MatchAs, ast.MatchStar, ast.MatchMapping})
 _DOTTED_NAME = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*", re.ASCII)
 _TODO_MARK = b"TODO(tfmigrate"
 
@@ -579,12 +593,13 @@ def _walk(statements: list[ast.stmt], roots: dict[str, str], offset, found: _Fou
     stack: list[tuple[ast.AST, ast.stmt | None, bool, bool, bool]] = [(n, None, False, True, False) for n in reversed(statements)]
     pop, push = stack.pop, stack.append
     Attribute, Name, JoinedStr, Load, Call = ast.Attribute, ast.Name, ast.JoinedStr, ast.Load, ast.Call
-    AST, fields = ast.AST, NODE_FIELDS
+    AST, fields, statements_, scopes, others = ast.AST, NODE_FIELDS, _STATEMENT_TYPES, _SCOPE_TYPES, _OTHER_TYPES
+    by_type_get = by_type.get
     funcs: set[int] = set()
     while stack:
         node, stmt, fstr, top, under = pop()
         kind = type(node)
-        group = by_type.get(kind)
+        group = by_type_get(kind)
         if group is None:
             group = by_type[kind] = []
         group.append(node)
@@ -605,70 +620,73 @@ def _walk(statements: list[ast.stmt], roots: dict[str, str], offset, found: _Fou
                     chains.append(use)
             continue
         if kind is Attribute:
-            dotted = ast_dotted(node)  # type: ignore[arg-type]
-            if dotted is not None:
-                root = dotted.partition(".")[0]
+            inner = node.value  # type: ignore[attr-defined]
+            attributes = []
+            while type(inner) is Attribute:
+                attributes.append(inner)
+                inner = inner.value  # type: ignore[attr-defined]
+            if type(inner) is Name:  # a pure chain, handled whole (as TFM101's visit_Attribute does)
+                root = inner.id  # type: ignore[attr-defined]
                 if root in roots:
                     loads[root] = loads.get(root, 0) + 1
                     if top and node.lineno < top_loads.get(root, 1 << 30):  # type: ignore[attr-defined]
                         top_loads[root] = node.lineno  # type: ignore[attr-defined]
                     start = offset(node.lineno, node.col_offset)  # type: ignore[attr-defined]
                     end = offset(node.end_lineno, node.end_col_offset)  # type: ignore[attr-defined]
+                    dotted = ".".join([root, *[a.attr for a in reversed(attributes)], node.attr])  # type: ignore[attr-defined]
                     chains.append(Chain(dotted, start, end, stmt, fstr, False, under, node, id(node) in funcs))  # type: ignore[arg-type]
-                inner = node.value  # type: ignore[attr-defined]  # (the chain's inner attributes and its root name)
-                while True:
-                    by_type.setdefault(type(inner), []).append(inner)
-                    if type(inner) is not Attribute:
-                        break
-                    inner = inner.value  # type: ignore[attr-defined]
-                continue  # a pure chain is handled whole (as TFM101's visit_Attribute does)
+                if attributes:
+                    group.extend(attributes)  # (the chain's inner attributes and its root name)
+                names_group = by_type_get(Name)
+                if names_group is None:
+                    names_group = by_type[Name] = []
+                names_group.append(inner)
+                continue
             under = True
         elif kind is Call:
             funcs.add(id(node.func))  # type: ignore[attr-defined]
-        elif isinstance(node, ast.stmt):
+        elif kind in statements_:
             stmt = node
             if kind is ast.Import or kind is ast.ImportFrom:
                 imports.append((node, top))  # type: ignore[arg-type]
                 _import_chains(node, roots, chains, binds)  # type: ignore[arg-type]
                 by_type.setdefault(ast.alias, []).extend(node.names)  # type: ignore[attr-defined]
                 continue
-            if isinstance(node, _SCOPES):
+            if kind in scopes:
                 name = node.name  # type: ignore[attr-defined]
                 if name in roots:
                     binds[name] = binds.get(name, 0) + 1
             elif kind is ast.Global or kind is ast.Nonlocal:
                 for name in node.names:  # type: ignore[attr-defined]
                     binds[name] = binds.get(name, 0) + 1
-        elif kind is JoinedStr:
-            fstr = True
-        elif kind is ast.arg:
-            name = node.arg  # type: ignore[attr-defined]
-            if name in roots:
-                binds[name] = binds.get(name, 0) + 1
-            # fall through: annotations
-        elif kind is ast.ExceptHandler:
-            name = node.name  # type: ignore[attr-defined]
-            if name and name in roots:
-                binds[name] = binds.get(name, 0) + 1
-        elif kind is ast.MatchAs or kind is ast.MatchStar or kind is ast.MatchMapping:
-            name = getattr(node, "name", None) or getattr(node, "rest", None)
-            if name and name in roots:
-                binds[name] = binds.get(name, 0) + 1
-        inner_top = top and not isinstance(node, _SCOPES)
-        children = []  # ast.iter_child_nodes, less the leaves it cannot matter to skip
-        names = fields.get(kind)
-        for name in names if names is not None else child_fields(kind):
+        elif kind in others:
+            if kind is JoinedStr:
+                fstr = True
+            elif kind is ast.arg:
+                name = node.arg  # type: ignore[attr-defined]
+                if name in roots:
+                    binds[name] = binds.get(name, 0) + 1
+                # fall through: annotations
+            elif kind is ast.ExceptHandler:
+                name = node.name  # type: ignore[attr-defined]
+                if name and name in roots:
+                    binds[name] = binds.get(name, 0) + 1
+            else:  # MatchAs, MatchStar, MatchMapping
+                name = getattr(node, "name", None) or getattr(node, "rest", None)
+                if name and name in roots:
+                    binds[name] = binds.get(name, 0) + 1
+        inner_top = top and kind not in scopes
+        names = fields.get(kind)  # (ast.iter_child_nodes, less the leaves it cannot matter to skip; last first)
+        for name in reversed(names if names is not None else child_fields(kind)):
             value = getattr(node, name, None)
             if value is None:
                 continue
             if type(value) is list:
-                for item in value:
+                for item in reversed(value):
                     if isinstance(item, AST):
-                        children.append(item)
+                        push((item, stmt, fstr, inner_top, under))
             elif isinstance(value, AST):
-                children.append(value)
-        for child in reversed(children):
-            push((child, stmt, fstr, inner_top, under))
+                push((value, stmt, fstr, inner_top, under))
 
 
 def _import_chains(node: ast.Import | ast.ImportFrom, roots: dict[str, str], chains: list[Chain], binds: dict[str, int]) -> None:
