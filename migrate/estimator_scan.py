@@ -530,8 +530,9 @@ class _Finder(Visitor):
 
 
 def _top_level_lines(body: list[ast.stmt]) -> list[int]:
-    """The first line of each top-level statement as LibCST groups them (`a; b` is one line of
-    small statements; a decorated definition starts at its first decorator)."""
+    """The line each top-level statement as LibCST groups them (`a; b` is one line of small
+    statements) starts on where its syntax begins, as PositionProvider has it (a decorated
+    definition's `def` line, not its first decorator's)."""
     lines: list[int] = []
     last_end = 0
     for stmt in body:
@@ -539,7 +540,7 @@ def _top_level_lines(body: list[ast.stmt]) -> list[int]:
         if lines and start == last_end and not isinstance(stmt, _COMPOUND_STATEMENTS):
             last_end = stmt.end_lineno or start  # `a; b`: the same line of small statements
             continue
-        lines.append(start)
+        lines.append(stmt.lineno)
         last_end = stmt.end_lineno or start
     return lines
 

@@ -53,7 +53,9 @@ from .keras_codegen import render
 from .estimator.analyzer import ModelFnAnalyzer
 from .estimator.plan import Plan, Unsupported
 from .names import ReferenceVisitor, canonical_name, names_in
+from .parsing import parse
 from .rule import Rule
+from .statement_lines import statement_line
 from .cst_walk import walk
 
 if TYPE_CHECKING:
@@ -290,11 +292,15 @@ class EstimatorSiteRule(KeptModelCodegen, SiteCodegen, Rule):
         return self.ctx.code_of(self.module)
 
     def _line_of(self, node: cst.CSTNode) -> int:
-        """`node`'s first line in this module: read off its text (`module_text`: the text LibCST
-        parsed it from, or the module rendered once) and the positions of its top-level statement
-        only; else the whole module's positions, worked out once."""
+        """`node`'s first line in this module, read off its text (`module_text`: the text LibCST
+        parsed it from, or the module rendered once): a statement's from that text's `ast`; else
+        from the positions of its top-level statement only; else the whole module's positions,
+        worked out once."""
         try:
-            line = line_in_text(self.module, self.module_text(), node)
+            text = self.module_text()
+            line = statement_line(self.module, parse(text), node)  # (a statement: its `ast` twin's line)
+            if line is None:
+                line = line_in_text(self.module, text, node)
         except (SyntaxError, ValueError, RecursionError, MemoryError):
             line = None
         if line is not None:
