@@ -126,6 +126,14 @@ def parse(source: str) -> ast.Module:
     return tree
 
 
+def parsed_already(source: str) -> ast.Module | None:
+    """`parse(source)` where that text's tree is at hand (in the memo), else None."""
+    tree = _PARSED.get(source)
+    if tree is None and _HELD_FIRST_PARSE and _HELD_FIRST_PARSE[0] == source:
+        return _HELD_FIRST_PARSE[1]
+    return tree
+
+
 def _remember(source: str, tree: ast.Module) -> None:
     if len(_PARSED) >= _PARSED_KEPT:
         del _PARSED[next(iter(_PARSED))]

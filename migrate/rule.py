@@ -23,6 +23,7 @@ from typing import Any, TYPE_CHECKING, ClassVar
 from .cst_on_demand import Transformer, cst, hooks, statement_types
 
 from .names import AliasTable
+from .reused_code import code_reusing
 from .todos import superseded, todo_comment
 
 if TYPE_CHECKING:
@@ -138,8 +139,11 @@ class FileContext:
         """`module.code`: the text LibCST parsed it from where it is that tree (or the tree rendered
         last), else rendered now (rendering a large module takes as long as parsing it; a CST pass
         that changes nothing hands the next rule the same tree)."""
-        if self.parsed is None or self.parsed[0] is not module:
+        if self.parsed is None:
             self.parsed = (module, module.code)
+        elif self.parsed[0] is not module:
+            # (the top-level statements it shares with the module rendered or parsed last: their text)
+            self.parsed = (module, code_reusing(module, *self.parsed))
         return self.parsed[1]
 
     def unchanged_source(self) -> str | None:

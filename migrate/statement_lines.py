@@ -34,7 +34,7 @@ def statement_line(module: cst.Module, tree: ast.Module, node: cst.CSTNode) -> i
 
 
 def _in_block(statements: Sequence[cst.CSTNode], nodes: list[ast.stmt], node: cst.CSTNode) -> int | None:
-    lines = _lines(nodes)
+    lines = grouped_as_lines(nodes)
     if len(lines) != len(statements):
         raise _Unpaired
     for statement, twins in zip(statements, lines):
@@ -61,7 +61,7 @@ def _in_block(statements: Sequence[cst.CSTNode], nodes: list[ast.stmt], node: cs
     return None
 
 
-def _lines(nodes: list[ast.stmt]) -> list[list[ast.stmt]]:
+def grouped_as_lines(nodes: list[ast.stmt]) -> list[list[ast.stmt]]:
     """`nodes` as LibCST holds them: a run of simple statements sharing a line is one line."""
     out: list[list[ast.stmt]] = []
     last_end = 0

@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
+
+# Every module code the codemod reuses from the text it came from is compared with LibCST's own
+# render, in every test and every CLI the tests start (`tfmigrate.reused_code`).
+os.environ.setdefault("TFMIGRATE_CHECK_REUSED_CODE", "1")
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "fixtures"
