@@ -27,6 +27,10 @@ ACTIVATIONS = ("relu", "tanh", "sigmoid")
 # that calls it, from a module-level table of model_fns, or by name where other code also reads
 # it (its name logged): the Keras rewrite, which takes the function's name, must leave those.
 MODEL_FN_REFS = ("direct", "wrapper", "table", "named")
+# Where the program switches TF 1.x's v2 behaviour off itself (`tf.disable_v2_behavior()`), as
+# programs ported to TF 1.15 did: nowhere, at module level, first thing in `main`, or in a helper
+# `main` calls. The migration drops the switch wherever it is (its estimators run in TF2).
+GRAPH_SWITCHES = ("none", "module", "main", "helper")
 # Layouts whose PREDICT mode builds no loss: only these programs call predict().
 PREDICTS = ("nested_chain", "predict_first", "predict_last")
 
@@ -59,6 +63,7 @@ class Choices:
     cross_shard: bool  # TPU: `if params['use_tpu']: CrossShardOptimizer(...)`
     batch_norm: bool  # batch normalization after the first hidden layer, its UPDATE_OPS run by the train op
     model_fn_ref: str = "direct"  # MODEL_FN_REFS
+    graph_switch: str = "none"  # GRAPH_SWITCHES
 
     def summary(self) -> str:
         fields = asdict(self)
@@ -118,6 +123,7 @@ def choose(seed: int) -> Choices:
         cross_shard=estimator == "tpu" and draw.random() < 0.5,  # (minimize_inline: no optimizer variable to wrap)
         batch_norm=draw.random() < 0.25,  # drawn last: the draws before it are those of the seed without it
         model_fn_ref=_model_fn_ref(seed),
+        graph_switch=_graph_switch(seed),
     )
 
 
@@ -130,6 +136,16 @@ def _model_fn_ref(seed: int) -> str:
     return draw.choice(MODEL_FN_REFS[1:]) if draw.random() < 0.2 else "direct"
 
 
+def _graph_switch(seed: int) -> str:
+    """Drawn from its own stream, as `model_fn_ref` is; "none" for the suite's sample before it."""
+    if seed in SAMPLE_BEFORE_SWITCHES:
+        return "none"
+    draw = random.Random(f"graph_switch {seed}")
+    return draw.choice(GRAPH_SWITCHES[1:]) if draw.random() < 0.25 else "none"
+
+
 # The suite's sample (test_generated.SAMPLE) as it stood when `model_fn_ref` came: those programs stay as they were chosen.
 SAMPLE_BEFORE_REFS = frozenset({1, 5, 13, 20, 23, 29, 30, 35, 36, 42, 45, 47, 49, 59, 64, 72, 74, 78, 80, 81, 88, 93,
                                 0, 2, 3, 4, 6, 7, 8, 9, 17, 22, 67, 153})
+# ... and when `graph_switch` came.
+SAMPLE_BEFORE_SWITCHES = SAMPLE_BEFORE_REFS | {26, 11, 52}

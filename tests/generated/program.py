@@ -304,6 +304,13 @@ def render(c: Choices) -> str:
     main = main_lines(c)
     if c.model_fn_ref == "named":
         main.insert(main.index("def main():") + 1, "  print(describe())")
+    if c.graph_switch == "module":
+        header.insert(header.index("import tensorflow.compat.v1 as tf") + 1, "tf.disable_v2_behavior()")
+    elif c.graph_switch == "main":
+        main.insert(main.index("def main():") + 1, "  tf.disable_v2_behavior()")
+    elif c.graph_switch == "helper":
+        main.insert(main.index("def main():") + 1, "  use_graph_mode()")
+        main[:0] = ["def use_graph_mode():", "  tf.disable_v2_behavior()", "", ""]
     parts += [input_lines(c), main, ["if __name__ == '__main__':", "  main()"]]
     out = header[:]
     for index, part in enumerate(parts):

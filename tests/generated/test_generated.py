@@ -26,8 +26,10 @@ from .program import generate
 # `get_total_loss()` with clipped gradients; seeds 2 and 59 above were wrong then too). Then one of
 # each other reference to the model_fn (`Choices.model_fn_ref`), which the Keras rewrite must leave
 # on the strategy tier: a TPU wrapper calling it (26), a table holding it (11), its name read (52).
+# Then a program switching v2 behaviour off in a helper `main` calls (1023, `Choices.graph_switch`):
+# the switch goes and the kept estimator runs in TF2, as its note says (it stayed, on the graph tier).
 SAMPLE = [1, 5, 13, 20, 23, 29, 30, 35, 36, 42, 45, 47, 49, 59, 64, 72, 74, 78, 80, 81, 88, 93,
-          0, 2, 3, 4, 6, 7, 8, 9, 17, 22, 67, 153, 26, 11, 52]
+          0, 2, 3, 4, 6, 7, 8, 9, 17, 22, 67, 153, 26, 11, 52, 1023]
 
 
 @pytest.mark.oracle
@@ -60,7 +62,7 @@ def test_the_sample_space_draws_every_construct() -> None:
         "use": space.USES, "features": space.FEATURES, "activation": space.ACTIVATIONS,
         "estimator": ("estimator", "tpu"), "strategy": ("default", "mirrored"), "metrics": ("dict", "metric_fn"),
         "initializer": ("constant", "seeded"), "predict": (True, False), "cross_shard": (True, False),
-        "batch_norm": (True, False), "model_fn_ref": space.MODEL_FN_REFS,
+        "batch_norm": (True, False), "model_fn_ref": space.MODEL_FN_REFS, "graph_switch": space.GRAPH_SWITCHES,
     }
     for key, values in wanted.items():
         missing = [value for value in values if not seen[key][value]]
