@@ -185,11 +185,11 @@ def blocks_of(stmt: cst.CSTNode) -> list[cst.IndentedBlock]:
 def defs_left_out(module: cst.Module, entered: set[int], whole: set[int], acts_on: Callable[[cst.CSTNode], bool]) -> set[int]:
     """The defs (classes and functions, at any depth) a walk may leave out when all it acts on is
     known: every def but those holding something it acts on. Kept: the defs in `entered` (the
-    walk goes in), those in `whole` (the walk goes in, and through everything in them), those
-    holding a statement of theirs that `acts_on` says the walk acts on, and every def around
-    one of those. Read off the statements alone (no expression is walked)."""
+    walk goes in), the statements in `whole` and everything in them (the walk goes through them
+    all), the defs holding a statement of theirs that `acts_on` says the walk acts on, and every
+    def around one of those. Read off the statements alone (no expression is walked)."""
     parents: dict[int, int] = {}  # def id -> the def around it (0: module level)
-    held: set[int] = set(entered) | whole
+    held: set[int] = set(entered)
 
     def scan(body, around: int) -> None:
         for stmt in body:
@@ -201,6 +201,9 @@ def defs_left_out(module: cst.Module, entered: set[int], whole: set[int], acts_o
                 if around and acts_on(stmt):
                     held.add(around)
                 continue
+            if id(stmt) in whole:
+                held.add(inner)  # (nothing inside is looked at: none of it is left out)
+                continue
             for block in blocks_of(stmt):
                 scan(block.body, inner)
 
@@ -210,16 +213,7 @@ def defs_left_out(module: cst.Module, entered: set[int], whole: set[int], acts_o
         while node and node not in kept:
             kept.add(node)
             node = parents.get(node, 0)
-    out: set[int] = set()
-    for node in parents:
-        if node in kept:
-            continue
-        around = parents[node]
-        while around and around not in whole:
-            around = parents[around]
-        if not around:
-            out.add(node)
-    return out
+    return {node for node in parents if node not in kept}
 
 
 def nodes_within(blocks: tuple[cst.CSTNode, ...]) -> set[int]:

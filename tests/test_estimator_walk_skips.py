@@ -48,6 +48,10 @@ _SITES = {
         "est = tf.estimator.Estimator(model_fn=model_fn)\n\n\ndef predict():\n  return est.predict(input_fn)\n",
         "  est.train(input_fn, steps=1)\n",
     ),
+    "assigned at module level, used in a def under an if": (
+        "est = tf.estimator.Estimator(model_fn=model_fn)\nif True:\n  def predict():\n    return est.predict(input_fn)\n",
+        "  est.train(input_fn, steps=1)\n",
+    ),
 }
 
 # Where the program switches to graph mode: (module level, in `main`, a def of its own).
