@@ -19,8 +19,10 @@ from .cst_on_demand import cst
 from .parsing import parsed_already, statement_start
 from .statement_lines import grouped_as_lines
 
-# One module's slices, kept while it is the one rendered from (id -> (module, {id(stmt): (stmt, code)} or None)).
-_SLICES: dict[int, tuple[object, dict[int, tuple[object, str]] | None]] = {}
+# A module's code in slices: (the header's lines, {id(statement): (statement, its code)}, the footer's).
+Slices = tuple[str, dict[int, tuple[object, str]], str]
+# The last few modules rendered from: id -> (module, its slices or None where they do not tile).
+_SLICES: dict[int, tuple[object, Slices | None]] = {}
 
 
 def code_reusing(module: cst.Module, old: cst.Module, old_code: str) -> str:
@@ -32,18 +34,19 @@ def code_reusing(module: cst.Module, old: cst.Module, old_code: str) -> str:
         or module.default_newline != old.default_newline
     ):
         return module.code
-    parts = [slices[0][1]]  # (the header's lines)
+    header, statements, footer = slices
+    parts = [header]
     for stmt in module.body:
-        kept = slices.get(id(stmt))
+        kept = statements.get(id(stmt))
         parts.append(kept[1] if kept is not None and kept[0] is stmt else module.code_for_node(stmt))
-    parts.append(slices[1][1])  # (the footer's)
+    parts.append(footer)
     code = "".join(parts)
     if _CHECKED and code != module.code:
         raise AssertionError("a module's code reused from its text differs from LibCST's")
     return code
 
 
-def _slices(old: cst.Module, code: str) -> dict[int, tuple[object, str]] | None:
+def _slices(old: cst.Module, code: str) -> Slices | None:
     held = _SLICES.get(id(old))
     if held is not None and held[0] is old:
         return held[1]
@@ -53,9 +56,9 @@ def _slices(old: cst.Module, code: str) -> dict[int, tuple[object, str]] | None:
     return found[1]
 
 
-def _tile(old: cst.Module, code: str) -> dict[int, tuple[object, str]] | None:
-    """Each top-level statement's code in `code` (keys 0 and 1: the header's and the footer's), or
-    None where the slices do not tile it exactly or its `ast` is not at hand."""
+def _tile(old: cst.Module, code: str) -> Slices | None:
+    """`code` (`old`'s) in slices: the header's, each top-level statement's, the footer's; None
+    where they do not tile it exactly or its `ast` is not at hand."""
     if "\r" in code or not old.has_trailing_newline or not code.endswith("\n") or not old.body:
         return None
     tree = parsed_already(code)
@@ -68,7 +71,7 @@ def _tile(old: cst.Module, code: str) -> dict[int, tuple[object, str]] | None:
     starts = list(accumulate((len(line) + 1 for line in lines), initial=0))
     out: dict[int, tuple[object, str]] = {}
     line = len(old.header) + 1  # (1-based: where the next slice must start)
-    out[0] = (None, code[: starts[line - 1]])
+    header = code[: starts[line - 1]]
     for stmt, group in zip(old.body, groups):
         first = statement_start(group[0]) - len(stmt.leading_lines)
         last = (group[-1].end_lineno or group[-1].lineno) + _owned_after(stmt)
@@ -78,8 +81,7 @@ def _tile(old: cst.Module, code: str) -> dict[int, tuple[object, str]] | None:
         line = last + 1
     if line + len(old.footer) != len(lines):
         return None
-    out[1] = (None, code[starts[line - 1] :])
-    return out
+    return header, out, code[starts[line - 1] :]
 
 
 def _owned_after(stmt: cst.CSTNode) -> int:
