@@ -52,6 +52,20 @@ class C(object):
         # after finally
 
 
+def outer(a,
+          b):  # a signature over two lines
+    # above the first statement
+
+    def inner():
+        return a
+        # owned by inner's body
+
+    @staticmethod
+    def g(): return b
+    return inner, os.sep
+  # a comment less indented than the body
+
+
 x = f(1); y = 2
 for i in range(3):
     x += i
@@ -79,11 +93,13 @@ class Rename(cst.CSTTransformer):
         return updated.with_changes(value="renamed") if original.value == self.old else updated
 
 
-@pytest.mark.parametrize("name", ["dec2", "os", "m", "x", "re", "h", "f", "nothing"])
+@pytest.mark.parametrize("name", ["dec2", "os", "m", "x", "re", "h", "f", "a", "b", "inner", "nothing"])
 def test_reused_code_is_libcsts(name: str) -> None:
     parsing.parse(SOURCE)  # (the engine's parse of the text is at hand)
     old = cst.parse_module(SOURCE)
-    assert _tile(old, SOURCE) is not None  # (the slices tile this text: the code below is reused)
+    slices = _tile(old, SOURCE)
+    assert slices is not None  # (the slices tile this text: the code below is reused)
+    assert len(slices.defs) == 5  # f, C, C.m, outer, inner (g is one line): a changed body's head and footer kept
     new = old.visit(Rename(name))
     assert code_reusing(new, old, SOURCE) == new.code
     assert sum(stmt is kept for stmt, kept in zip(new.body, old.body)) < len(old.body) or name == "nothing"
