@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 from .cst_on_demand import Transformer, Visitor, cst, statement_types
 
 from .names import ReferenceVisitor
-from .parsing import statement_start
+from .statement_lines import grouped_as_lines
 from .cst_walk import walk
 
 if TYPE_CHECKING:
@@ -527,17 +527,6 @@ def _top_level_lines(body: list[ast.stmt]) -> list[int]:
     """The line each top-level statement as LibCST groups them (`a; b` is one line of small
     statements) starts on where its syntax begins, as PositionProvider has it (a decorated
     definition's `def` line, not its first decorator's)."""
-    lines: list[int] = []
-    last_end = 0
-    for stmt in body:
-        start = statement_start(stmt)
-        if lines and start == last_end and not isinstance(stmt, _COMPOUND_STATEMENTS):
-            last_end = stmt.end_lineno or start  # `a; b`: the same line of small statements
-            continue
-        lines.append(stmt.lineno)
-        last_end = stmt.end_lineno or start
-    return lines
+    return [group[0].lineno for group in grouped_as_lines(body)]
 
 
-_COMPOUND_STATEMENTS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.If, ast.For, ast.AsyncFor, ast.While,
-                        ast.With, ast.AsyncWith, ast.Try, ast.Match) + ((ast.TryStar,) if hasattr(ast, "TryStar") else ())

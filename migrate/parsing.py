@@ -40,13 +40,14 @@ def child_fields(kind: type) -> tuple[str, ...]:
     return found
 
 
-def _every_node_type(kind: type = ast.AST) -> Iterator[type]:
+def node_subtypes(kind: type = ast.AST) -> Iterator[type]:
+    """Every node type deriving from `kind`, at any depth."""
     for sub in kind.__subclasses__():
         yield sub
-        yield from _every_node_type(sub)
+        yield from node_subtypes(sub)
 
 
-for _kind in _every_node_type():
+for _kind in node_subtypes():
     child_fields(_kind)
 
 
@@ -114,11 +115,9 @@ def parse(source: str) -> ast.Module:
     few: a pass checks its output parses and the next pass reads that same text (a quarter of the
     parses over real code were of a text parsed just before); inside `parses_held`, the block's
     first text too. The trees are shared, so no caller may change one."""
-    tree = _PARSED.get(source)
+    tree = parsed_already(source)
     if tree is not None:
         return tree
-    if _HELD_FIRST_PARSE and _HELD_FIRST_PARSE[0] == source:
-        return _HELD_FIRST_PARSE[1]
     tree = _parse_without_gc(source)
     _remember(source, tree)
     if _HELD and not _HELD_FIRST_PARSE:

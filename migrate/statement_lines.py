@@ -13,9 +13,8 @@ import ast
 from collections.abc import Sequence
 
 from .cst_on_demand import cst
+from .textpass import COMPOUND_STATEMENTS
 
-_COMPOUND = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.If, ast.For, ast.AsyncFor, ast.While,
-             ast.With, ast.AsyncWith, ast.Try, ast.Match) + ((ast.TryStar,) if hasattr(ast, "TryStar") else ())
 
 
 class _Unpaired(Exception):
@@ -66,7 +65,7 @@ def grouped_as_lines(nodes: list[ast.stmt]) -> list[list[ast.stmt]]:
     out: list[list[ast.stmt]] = []
     last_end = 0
     for stmt in nodes:
-        if out and stmt.lineno == last_end and not isinstance(stmt, _COMPOUND) and not isinstance(out[-1][-1], _COMPOUND):
+        if out and stmt.lineno == last_end and not isinstance(stmt, COMPOUND_STATEMENTS) and not isinstance(out[-1][-1], COMPOUND_STATEMENTS):
             out[-1].append(stmt)
         else:
             out.append([stmt])

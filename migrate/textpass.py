@@ -24,35 +24,13 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from .names import AliasTable, SourceLines, canonical_name
-from .parsing import NODE_FIELDS, STATEMENT_SCANS, child_fields, index_by_type, indexed, remember_index, statement_start
+from .parsing import NODE_FIELDS, STATEMENT_SCANS, child_fields, index_by_type, indexed, node_subtypes, remember_index, statement_start
 from .todos import superseded, todo_comment
 
-_COMPOUND = (
-    ast.FunctionDef,
-    ast.AsyncFunctionDef,
-    ast.ClassDef,
-    ast.If,
-    ast.For,
-    ast.AsyncFor,
-    ast.While,
-    ast.With,
-    ast.AsyncWith,
-    ast.Try,
-    ast.TryStar,
-    ast.Match,
-)
 _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
 
-
-def _types(kind: type) -> frozenset[type]:
-    """`kind` and every node type deriving from it (a set lookup in `_walk` costs less than `isinstance`)."""
-    out = {kind}
-    for sub in kind.__subclasses__():
-        out |= _types(sub)
-    return frozenset(out)
-
-
-_STATEMENT_TYPES = _types(ast.stmt)
+# (a set lookup in `_walk` costs less than `isinstance`)
+_STATEMENT_TYPES = frozenset(node_subtypes(ast.stmt))
 _SCOPE_TYPES = frozenset(_SCOPES)
 # The other node types `_walk` reads more of than their children: f-strings and what binds names.
 _OTHER_TYPES = frozenset({ast.JoinedStr, ast.arg, ast.ExceptHandler, ast.MatchAs, ast.MatchStar, ast.MatchMapping})
